@@ -1,0 +1,5 @@
+import sys
+
+from fastmoments.cli.main import main
+
+sys.exit(main())
