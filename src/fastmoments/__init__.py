@@ -14,6 +14,15 @@ from .metrics import psnr
 from .moments import Moments
 
 # --- disk transforms (Zernike, pseudo-Zernike) ---
+from .disk import (
+    DiskMoments,
+    DiskTransform,
+    PseudoZernikeTransform,
+    ZernikeTransform,
+    order_pairs,
+    pseudo_zernike_moments,
+    zernike_moments,
+)
 
 # --- polar harmonic transforms (issue 3) ---
 
@@ -24,6 +33,13 @@ from .moments import Moments
 # --- features (issue 6) ---
 
 __all__ = [
+    "DiskMoments",
+    "DiskTransform",
+    "PseudoZernikeTransform",
+    "ZernikeTransform",
+    "order_pairs",
+    "pseudo_zernike_moments",
+    "zernike_moments",
     "Moments",
     "__version__",
     "psnr",

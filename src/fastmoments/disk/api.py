@@ -1,0 +1,170 @@
+"""One-call functions for the Zernike and pseudo-Zernike moments (they reuse cached plans)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .._array import real_dtype, resolve_device
+from .._validate import check_int
+from .families import get_family
+from .moments import DiskMoments
+from .transform import cached_transform
+
+__all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
+
+
+def order_pairs(family: str, n: int) -> list[tuple[int, int]]:
+    """All stored ``(n, m)`` (``m >= 0``) of one order: the selection of the re-layout paper's
+    single-order experiments.
+
+    >>> order_pairs("zernike", 4)
+    [(4, 0), (4, 2), (4, 4)]
+    """
+    fam = get_family(family)
+    n = check_int("n", n, minimum=0)
+    return [(n, m) for m in range(n + 1) if fam.is_valid(n, m)]
+
+
+def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: str,
+             rule: str, method: str | None, repetitions: Sequence[int] | None,
+             pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
+             memory_budget: float | None) -> DiskMoments:
+    if (order is None) == (pairs is None):
+        raise ValueError("give exactly one of order and pairs")
+    if order is not None:
+        order = check_int("order", order, minimum=0)
+    if pairs is not None:
+        fam = get_family(family)
+        try:
+            pairs = [fam.check_pair(n, m) for n, m in pairs]
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ValueError) and "valid" in str(exc):
+                raise
+            raise TypeError(f"pairs must be a sequence of (n, m) integer pairs: {exc}") from exc
+        if repetitions is not None:
+            raise ValueError("give repetitions only with order, not with pairs")
+    if isinstance(image, torch.Tensor):
+        in_dtype, in_dev = image.dtype, image.device
+    else:
+        import numpy as np
+
+        arr = np.asarray(image)
+        in_dtype, in_dev = arr.dtype, torch.device("cpu")
+    dt = real_dtype(dtype if dtype is not None else in_dtype)
+    dev = resolve_device(device, in_dev)
+    plan = cached_transform(family, _size_of(image), order or 0, k=k, quadrature=quadrature,
+                            rule=rule, method=method, repetitions=repetitions, pairs=pairs,
+                            dtype=dt, device=dev, memory_budget=memory_budget)
+    return plan.forward(image)
+
+
+def _size_of(image: Any) -> int:
+    shape = tuple(image.shape) if hasattr(image, "shape") else None
+    if shape is None:
+        import numpy as np
+
+        shape = np.shape(image)
+    if len(shape) < 2:
+        raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"image must be square (..., N, N) to map onto the unit disk, got "
+                         f"shape {tuple(shape)}; crop or pad it first")
+    return int(shape[-1])
+
+
+_DOC = r"""{title} of an image or a batch of images.
+
+    Parameters
+    ----------
+    image : array_like or torch.Tensor
+        ``(..., N, N)`` real images (NumPy or torch; float32, float64 or integers).
+    order : int
+        Highest order ``T``: every moment with ``n <= T`` is computed ({count}).
+    pairs : sequence of (n, m), optional
+        Instead of ``order``: compute only these moments (selected moments; negative ``m``
+        allowed). :func:`order_pairs` lists one order's repetitions.
+    k : int
+        Sample points per pixel and axis (thesis Eq. 3.19-3.23).
+    quadrature : {{"midpoint", "gauss"}}
+        k x k midpoint sub-regions (thesis) or a k-point Gauss-Legendre rule per axis.
+    rule : {{"inscribed", "centre"}}
+        Use pixels entirely inside the unit disk (thesis) or those whose centre is inside.
+    method : str, optional
+        Radial polynomial method: {methods}. Default ``"deng"`` (the thesis's recurrence,
+        Eq. {eqs}) for full sets, ``"jacobi"`` for selections.
+    repetitions : sequence of int, optional
+        With ``order``: compute only these repetitions.
+    device : str or torch.device, optional
+        Where to compute (default: where the input is).
+    dtype : {{"float32", "float64"}}, optional
+        Working precision (default from the input: float64 stays float64, else float32).
+    memory_budget : float, optional
+        Scratch memory in bytes (or fraction of free memory if <= 1).
+
+    Returns
+    -------
+    DiskMoments
+        ``A[n, m]``, ``A.reconstruct(...)``, ``A.invariants()``.
+
+    Raises
+    ------
+    ValueError
+        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs.
+    MemoryError
+        When even the smallest chunk does not fit in the memory budget (the message says how
+        much is needed).
+
+    Notes
+    -----
+    {notes}
+
+    float32 accuracy: against float64 the relative error of the moment vector is below
+    ``1e-5`` at ``T <= 100`` and below ``2e-4`` at ``T = 700`` (tests check the first bound).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> img = np.zeros((64, 64)); img[20:40, 24:44] = 1.0
+    >>> A = {func}(img, 10)
+    >>> bool(np.isclose(A[3, -1], np.conj(A[3, 1])))
+    True
+    >>> A.reconstruct().shape
+    (64, 64)
+"""
+
+
+def zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None, k: int = 1,
+                    quadrature: str = "midpoint", rule: str = "inscribed",
+                    method: str | None = None, repetitions: Sequence[int] | None = None,
+                    device: Any = None, dtype: Any = None,
+                    memory_budget: float | None = None) -> DiskMoments:
+    return _moments("zernike", image, order, k=k, quadrature=quadrature, rule=rule,
+                    method=method, repetitions=repetitions, pairs=pairs, device=device,
+                    dtype=dtype, memory_budget=memory_budget)
+
+
+def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None,
+                           k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
+                           method: str | None = None, repetitions: Sequence[int] | None = None,
+                           device: Any = None, dtype: Any = None,
+                           memory_budget: float | None = None) -> DiskMoments:
+    return _moments("pseudo-zernike", image, order, k=k, quadrature=quadrature, rule=rule,
+                    method=method, repetitions=repetitions, pairs=pairs, device=device,
+                    dtype=dtype, memory_budget=memory_budget)
+
+
+zernike_moments.__doc__ = _DOC.format(
+    title="Zernike moments", count="(T+1)(T+2)/2 of them, stored for m >= 0",
+    methods='"deng", "kintner", "q-recursive", "direct", "jacobi"', eqs="3.10-3.11",
+    func="zernike_moments",
+    notes=(r":math:`A_{nm} = \frac{n+1}{\pi}\sum f(x, y) R_{nm}(\rho) e^{-im\theta} \Delta x "
+           r"\Delta y` over the sample points (thesis Eq. 2.10, 3.23), with "
+           r":math:`\Delta x = \Delta y = 2/(Nk)`."))
+pseudo_zernike_moments.__doc__ = _DOC.format(
+    title="Pseudo-Zernike moments", count="(T+1)^2 of them, stored for m >= 0",
+    methods='"deng", "direct", "jacobi"', eqs="3.12-3.15", func="pseudo_zernike_moments",
+    notes=(r"Same normalization as the Zernike moments (thesis Eq. 2.16) with the radial "
+           r"polynomial of Eq. 2.14."))

@@ -1,0 +1,293 @@
+r"""The two-stage engine shared by every transform on the unit disk.
+
+Forward (analysis), for a family with kernel :math:`V_{nm} = R_{nm}(r) e^{im\theta}` and
+normalization :math:`c_{nm}`:
+
+.. math:: A_{nm} = c_{nm} \sum_{g} R^*_{nm}(r_g)\, S_{gm}, \qquad
+          S_{gm} = \sum_{p \in g} w_p f_p e^{-im\theta_p}.
+
+1. **Angular stage** (:meth:`DiskEngine._angular`): the angular sums :math:`S_{gm}` over each
+   group :math:`g` of points of equal radius. Points come as orbits of the 8 symmetries of the
+   square; an orbit's 8 images sit at angles :math:`\pm\theta_0 + \kappa\pi/2`, so
+   :math:`\sum e^{-im\theta} f = e^{-im\theta_0} F^+_{m \bmod 4} + e^{im\theta_0} F^-_{m \bmod 4}`
+   with :math:`F^\pm` 4-point DFTs of the orbit's values: two complex products per orbit and
+   repetition instead of eight (the symmetry of the thesis, Sec. 3.2, without special cases).
+2. **Radial stage** (:meth:`DiskEngine._radial`): a batched matrix product over groups, one
+   matrix per repetition, with the family's radial table. Small tables are computed once in
+   float64, cast and cached; large ones are streamed from the recurrence (each step
+   contracted at once), so no table larger than the memory budget ever exists.
+
+Synthesis (reconstruction at pixel centres, and the adjoint at the sample points) runs the two
+stages backwards: :math:`C_{gm} = \sum_n R_{nm}(r_g) a_{nm}`, then
+:math:`f_p = \mathrm{Re} \sum_{m \ge 0} \gamma_m C_{g(p)m} e^{im\theta_p}`.
+
+Work is split into chunks of radius groups sized from the memory budget, like the dynamic
+partition of the thesis (Sec. 4.3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._array import complex_dtype
+from .._memory import format_bytes, memory_budget
+from .families import DiskFamily
+from .indexing import IndexSet
+from .sampling import DiskSampling
+
+__all__ = ["DiskEngine"]
+
+_ITEM = {torch.float32: 4, torch.float64: 8}
+
+
+class DiskEngine:
+    """Angular and radial stages for one sampling, one family and one set of moments.
+
+    Parameters
+    ----------
+    sampling : DiskSampling
+        Sample points grouped by radius.
+    family : DiskFamily
+        Radial function and normalization.
+    index : IndexSet
+        The stored moments.
+    method : str
+        Radial method (see :mod:`fastmoments.disk.radial`).
+    dtype : torch.dtype
+        Working real dtype (float32 or float64).
+    device : torch.device
+        Where the work runs.
+    budget : int, optional
+        Scratch memory budget in bytes (default: a safe fraction of free memory).
+    """
+
+    def __init__(self, sampling: DiskSampling, family: DiskFamily, index: IndexSet, method: str,
+                 dtype: torch.dtype, device: torch.device, budget: int | None = None) -> None:
+        self.sampling = sampling
+        self.family = family
+        self.index = index
+        self.method = method
+        self.dtype = dtype
+        self.cdtype = complex_dtype(dtype)
+        self.device = device
+        self.budget = memory_budget(device, budget)
+        dev = device
+        s = sampling
+        self.theta0 = torch.as_tensor(s.theta0, dtype=torch.float64, device=dev)
+        self.group = torch.as_tensor(s.group, device=dev)
+        self.pix = torch.as_tensor(s.pix, device=dev)
+        used = torch.as_tensor(s.slot_used, device=dev)
+        w = torch.as_tensor(s.weight, dtype=torch.float64, device=dev)
+        self.used = used.to(dtype)
+        self.usedw = (used.to(torch.float64) * w[:, None]).to(dtype)
+        self.radius = torch.as_tensor(s.radius, dtype=torch.float64, device=dev)
+        # orbits are sorted by group: group g owns orbits [gstart[g], gstart[g+1])
+        self.gstart = np.searchsorted(s.group, np.arange(s.n_groups + 1))
+        self.ms = torch.as_tensor(index.ms, dtype=torch.long, device=dev)
+        self.m64 = self.ms.to(torch.float64)
+        self.quarter = self.ms % 4
+        self.norm = torch.as_tensor(family.norm(index), device=dev).to(dtype)
+        k = torch.arange(4, dtype=torch.float64)
+        # D[kappa, q] = (-i)^(q kappa), Dinv[q, kappa] = i^(q kappa)
+        ang = (np.pi / 2) * torch.outer(k, k)
+        self.dft = torch.polar(torch.ones_like(ang), -ang).to(self.cdtype).to(dev)
+        self.idft = torch.polar(torch.ones_like(ang), ang).to(self.cdtype).to(dev)
+        self.radial_is_complex = family.complex_radial
+        self._table: torch.Tensor | None = None
+        self._table_checked = False
+        self._exp: torch.Tensor | None = None
+        self._exp_checked = False
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_cols(self) -> int:
+        return self.index.n_cols
+
+    @property
+    def n_rows(self) -> int:
+        return self.index.n_rows
+
+    def table_bytes(self) -> int:
+        """Bytes of the full radial table in the working dtype."""
+        item = _ITEM[self.dtype] * (2 if self.radial_is_complex else 1)
+        return self.n_cols * self.n_rows * self.sampling.n_groups * item
+
+    def exp_bytes(self) -> int:
+        return self.sampling.n_orbits * self.n_cols * 2 * _ITEM[self.dtype]
+
+    # ------------------------------------------------------------------ cached tables
+    def _steps(self, g0: int, g1: int):
+        return self.family.radial_steps(self.method, self.radius[g0:g1], self.index)
+
+    def table(self) -> torch.Tensor | None:
+        """The radial table ``(cols, rows, groups)`` if it fits in a quarter of the budget
+        (computed in float64 once, then cast), else None (it will be streamed)."""
+        if not self._table_checked:
+            self._table_checked = True
+            # building needs the float64 copy as well as the cast one
+            if self.table_bytes() * (1 + 8 // _ITEM[self.dtype]) <= self.budget // 4:
+                G = self.sampling.n_groups
+                dt = torch.complex128 if self.radial_is_complex else torch.float64
+                t = torch.zeros(self.n_cols, self.n_rows, G, dtype=dt, device=self.device)
+                for cols, rows, vals in self._steps(0, G):
+                    t[cols, rows] = vals.to(dt)
+                self._table = t.to(self.cdtype if self.radial_is_complex else self.dtype)
+        return self._table
+
+    def _exponentials(self, o0: int, o1: int) -> torch.Tensor:
+        r"""``exp(-i m theta0)`` for orbits ``[o0, o1)``, shape ``(orbits, cols)``; the phase
+        :math:`m\theta_0` is formed in float64 so that high repetitions keep their accuracy."""
+        if not self._exp_checked:
+            self._exp_checked = True
+            if self.exp_bytes() <= self.budget // 8:
+                self._exp = self._make_exp(0, self.sampling.n_orbits)
+        if self._exp is not None:
+            return self._exp[o0:o1]
+        return self._make_exp(o0, o1)
+
+    def _make_exp(self, o0: int, o1: int) -> torch.Tensor:
+        phase = torch.outer(self.theta0[o0:o1], self.m64)
+        return torch.polar(torch.ones_like(phase), -phase).to(self.cdtype)
+
+    # ------------------------------------------------------------------ chunking
+    def _chunks(self, batch: int):
+        """Split the radius groups into chunks whose scratch fits in the budget."""
+        G, O = self.sampling.n_groups, self.sampling.n_orbits
+        c = _ITEM[self.dtype]
+        Mc, J = self.n_cols, self.n_rows
+        per_orbit = batch * Mc * 2 * c * 6 + batch * 8 * c * 4 + Mc * 2 * c * 3
+        per_group = batch * Mc * 2 * c * 3
+        if self.table() is None:  # streaming: recurrence state and per-step gathers
+            T = self.index.max_order + 2
+            per_group += 8 * (T + 2) * 8 + (Mc + T) * 2 * batch * c * 2 + J * 8
+        fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
+        fixed += (0 if self._exp is None else self._exp.numel() * self._exp.element_size())
+        fixed += batch * Mc * J * 2 * c * 3  # the output and its partial sums
+        avg = per_group + per_orbit * O / max(G, 1)
+        room = self.budget - fixed
+        if room < avg:
+            raise MemoryError(
+                f"this disk transform needs at least {format_bytes(fixed + avg)} of scratch "
+                f"memory for a batch of {batch} but the budget is {format_bytes(self.budget)}; "
+                "use a smaller batch, free device memory or raise memory_budget")
+        step = int(max(1, room // avg))
+        g0 = 0
+        while g0 < G:
+            g1 = min(G, g0 + step)
+            yield g0, g1, int(self.gstart[g0]), int(self.gstart[g1])
+            g0 = g1
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Moments of images ``x`` shaped ``(B, N*N)`` -> ``(B, cols, rows)`` complex."""
+        B = x.shape[0]
+        Mc, J = self.n_cols, self.n_rows
+        acc = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
+        for g0, g1, o0, o1 in self._chunks(B):
+            S = self._angular(x, g0, g1, o0, o1)
+            acc = acc + self._radial(S, g0, g1)
+        acc = acc * self.norm[:, :, None]
+        return acc.permute(2, 0, 1)
+
+    def _angular(self, x: torch.Tensor, g0: int, g1: int, o0: int, o1: int) -> torch.Tensor:
+        """Angular sums ``S[col, group - g0, b]`` for the groups ``[g0, g1)``."""
+        B = x.shape[0]
+        vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
+        vals = vals.to(self.cdtype)
+        fp = vals[..., :4] @ self.dft  # (B, O, 4)
+        fm = vals[..., 4:] @ self.dft
+        e = self._exponentials(o0, o1)  # (O, Mc)
+        q = self.quarter
+        terms = e * fp[..., q] + e.conj() * fm[..., q]  # (B, O, Mc)
+        terms = torch.view_as_real(terms.permute(2, 1, 0))  # (Mc, O, B, 2)
+        S = torch.zeros(self.n_cols, g1 - g0, B, 2, dtype=self.dtype, device=self.device)
+        S = S.index_add(1, self.group[o0:o1] - g0, terms)
+        return torch.view_as_complex(S)
+
+    def _radial(self, S: torch.Tensor, g0: int, g1: int) -> torch.Tensor:
+        """``sum_g conj(R[col, row, g]) S[col, g, b]`` -> ``(cols, rows, B)``."""
+        Mc, J = self.n_cols, self.n_rows
+        B = S.shape[-1]
+        table = self.table()
+        if table is not None:
+            t = table[:, :, g0:g1]
+            if self.radial_is_complex:
+                return torch.bmm(t.conj(), S)
+            out = torch.bmm(t, torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B))
+            return torch.view_as_complex(out.reshape(Mc, J, B, 2))
+        if self.radial_is_complex:
+            out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
+            for cols, rows, v in self._steps(g0, g1):
+                part = torch.bmm(v.conj().to(self.cdtype)[:, None, :], S[cols]).squeeze(1)
+                out = out.index_put((cols, rows), part, accumulate=True)
+            return out
+        Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
+        out = torch.zeros(Mc, J, 2 * B, dtype=self.dtype, device=self.device)
+        for cols, rows, v in self._steps(g0, g1):
+            part = torch.bmm(v.to(self.dtype)[:, None, :], Sr[cols]).squeeze(1)
+            out = out.index_put((cols, rows), part, accumulate=True)
+        return torch.view_as_complex(out.reshape(Mc, J, B, 2))
+
+    # ------------------------------------------------------------------ synthesis
+    def synthesize(self, coef: torch.Tensor, *, gamma: torch.Tensor, weighted: bool,
+                   normalized: bool) -> torch.Tensor:
+        r"""Images ``(B, N*N)`` from coefficients ``(B, cols, rows)``.
+
+        ``gamma`` (per column) weighs the repetitions (``1`` for ``m = 0`` and ``2`` for
+        ``m > 0`` in a full reconstruction of a real image). ``weighted`` multiplies by the
+        quadrature weights and sums the sample points of each pixel (the adjoint);
+        otherwise each pixel takes the value at its sample point (reconstruction with a
+        one-point sampling). ``normalized`` multiplies by :math:`c_{nm}` (the adjoint).
+        """
+        B = coef.shape[0]
+        N2 = self.sampling.size**2
+        a = coef.permute(1, 2, 0).to(self.cdtype)  # (Mc, J, B)
+        if normalized:
+            a = a * self.norm[:, :, None]
+        a = a * gamma.to(self.dtype)[:, None, None]
+        out = torch.zeros(B, N2, dtype=self.dtype, device=self.device)
+        for g0, g1, o0, o1 in self._chunks(B):
+            C = self._radial_synth(a, g0, g1)  # (Mc, Gc, B)
+            out = self._angular_synth(C, g0, o0, o1, out, weighted)
+        return out
+
+    def _radial_synth(self, a: torch.Tensor, g0: int, g1: int) -> torch.Tensor:
+        Mc, J = self.n_cols, self.n_rows
+        B = a.shape[-1]
+        Gc = g1 - g0
+        table = self.table()
+        if table is not None:
+            t = table[:, :, g0:g1].transpose(1, 2)  # (Mc, Gc, J)
+            if self.radial_is_complex:
+                return torch.bmm(t, a)
+            out = torch.bmm(t, torch.view_as_real(a).reshape(Mc, J, 2 * B))
+            return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
+        if self.radial_is_complex:
+            out = torch.zeros(Mc, Gc, B, dtype=self.cdtype, device=self.device)
+            for cols, rows, v in self._steps(g0, g1):
+                part = v.to(self.cdtype)[:, :, None] * a[cols, rows][:, None, :]
+                out = out.index_add(0, cols, part)
+            return out
+        ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
+        out = torch.zeros(Mc, Gc, 2 * B, dtype=self.dtype, device=self.device)
+        for cols, rows, v in self._steps(g0, g1):
+            part = v.to(self.dtype)[:, :, None] * ar[cols, rows][:, None, :]
+            out = out.index_add(0, cols, part)
+        return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
+
+    def _angular_synth(self, C: torch.Tensor, g0: int, o0: int, o1: int, out: torch.Tensor,
+                       weighted: bool) -> torch.Tensor:
+        B = C.shape[-1]
+        Cg = C[:, self.group[o0:o1] - g0, :]  # (Mc, O, B)
+        e = self._exponentials(o0, o1).transpose(0, 1)[:, :, None]  # (Mc, O, 1) e^{-im th}
+        On = o1 - o0
+        gp = torch.zeros(4, On, B, dtype=self.cdtype, device=self.device)
+        gp = gp.index_add(0, self.quarter, Cg * e.conj())
+        gm = torch.zeros(4, On, B, dtype=self.cdtype, device=self.device)
+        gm = gm.index_add(0, self.quarter, Cg * e)
+        # value at slot (sigma, kappa) = Re sum_q G_sigma[q] i^(q kappa)
+        vp = torch.einsum("qob,qk->bok", gp, self.idft).real
+        vm = torch.einsum("qob,qk->bok", gm, self.idft).real
+        vals = torch.cat([vp, vm], dim=-1) * (self.usedw if weighted else self.used)[o0:o1]
+        return out.index_add(1, self.pix[o0:o1].reshape(-1), vals.reshape(B, -1))

@@ -1,0 +1,178 @@
+"""Moments on the unit disk: ``A[n, m]`` for any valid index, reconstruction, invariants."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._validate import check_choice, check_int
+from ..moments import Moments
+from .transform import REPETITION_SETS, DiskTransform
+
+__all__ = ["DiskMoments"]
+
+
+class DiskMoments(Moments):
+    r"""Moments of a batch of images on the unit disk.
+
+    ``A[n, m]`` gives the moment of order ``n`` and repetition ``m`` (negative ``m``
+    included, through the family's symmetry for real images, e.g.
+    :math:`A_{n,-m} = \overline{A_{n,m}}` for Zernike), as a complex scalar for one image or an
+    array over the batch.
+
+    Attributes
+    ----------
+    plan : DiskTransform
+        The plan that computed the moments.
+    pairs : list of (n, m)
+        The stored moments (``m >= 0``), in the order of :meth:`values` and
+        :meth:`invariants`.
+    """
+
+    def __init__(self, data: torch.Tensor, plan: DiskTransform, kind: Any) -> None:
+        super().__init__(data, plan, kind, ncoef_dims=2)
+        self.family = plan.family.name
+
+    # ------------------------------------------------------------------ access
+    @property
+    def order(self) -> int:
+        return self.plan.order
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        return self.plan.index.pairs()
+
+    def __getitem__(self, key: tuple[int, int]) -> Any:
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise TypeError("index moments as A[n, m]")
+        n, m = self.plan.family.check_pair(*key)
+        sn, sm, conj = self.plan.family.stored(n, m)
+        pos = self.plan.index.position(sn, sm)
+        if pos is None:
+            raise KeyError(f"moment ({n}, {m}) was not computed by this plan "
+                           f"(order {self.order}, {self.plan.index.size} moments)")
+        v = self._data[..., pos[0], pos[1]]
+        if conj:
+            v = v.conj()
+        if not self.kind.numpy:
+            return v.resolve_conj()
+        out = v.resolve_conj().detach().cpu().numpy()
+        return out[()] if out.ndim == 0 else out
+
+    def _flat(self) -> torch.Tensor:
+        idx = self.plan.index
+        valid = torch.as_tensor(idx.valid_mask(), device=self._data.device)
+        return self._data[..., valid]
+
+    def values(self) -> Any:
+        """Stored moments as ``(..., K)`` complex, in the order of :attr:`pairs`."""
+        return self._out(self._flat())
+
+    def invariants(self) -> Any:
+        r"""Rotation invariants :math:`|A_{nm}|` as ``(..., K)`` real, in the order of
+        :attr:`pairs` (rotation by :math:`\alpha` multiplies :math:`A_{nm}` by
+        :math:`e^{-im\alpha}`, thesis Eq. 2.8-2.9)."""
+        return self._out(self._flat().abs())
+
+    def dense(self) -> Any:
+        """All moments in a dense ``(..., n_max - n_min + 1, 2 M + 1)`` array indexed
+        ``[n - n_min, m + M]`` (negative ``m`` filled in, zeros where no moment exists)."""
+        pairs = self.pairs
+        nmin = min(min(n, self.plan.family.stored(n, -m)[0]) for n, m in pairs)
+        nmax = max(max(n, self.plan.family.stored(n, -m)[0]) for n, m in pairs)
+        M = max(m for _n, m in pairs)
+        flat = self._flat()
+        out = torch.zeros(*self.batch_shape, nmax - nmin + 1, 2 * M + 1, dtype=flat.dtype,
+                          device=flat.device)
+        for i, (n, m) in enumerate(pairs):
+            out[..., n - nmin, m + M] = flat[..., i]
+            if m > 0:
+                # the stored partner of (n', -m) is (n, m): solve for n'
+                for n2 in range(nmin, nmax + 1):
+                    if (self.plan.family.is_valid(n2, -m)
+                            and self.plan.family.stored(n2, -m)[:2] == (n, m)):
+                        out[..., n2 - nmin, M - m] = flat[..., i].conj()
+        return self._out(out)
+
+    # ------------------------------------------------------------------ reconstruction
+    def reconstruct(self, orders: Any = None, repetitions: str | Iterable[int] = "all") -> Any:
+        r"""Reconstruct the image at the pixel centres from (some of) the moments.
+
+        .. math:: \hat f(x_i, y_j) = \sum_{(n, m) \in \mathcal{S}} A_{nm} V_{nm}(x_i, y_j)
+
+        (thesis Eq. 2.12); pixels outside the transform's mask are 0.
+
+        Parameters
+        ----------
+        orders : int, (lo, hi), range or iterable of int, optional
+            Orders to use: ``T`` means ``0..T``; ``(lo, hi)`` means ``lo..hi`` inclusive
+            (thesis Fig. 5.6 / 5.12). Default: all computed orders.
+        repetitions : str or iterable of int
+            ``"all"``, ``"positive"`` (:math:`m > 0`), ``"negative"`` (:math:`m < 0`),
+            ``"zero"``, ``"nonnegative"``, ``"nonpositive"`` (thesis Fig. 5.7 / 5.13), or an
+            explicit list of repetitions. Sets that are not closed under :math:`m \to -m`
+            give a complex field; its real part is returned (for a real image the sets
+            ``m > 0`` and ``m < 0`` give the same real part, as the thesis observes).
+
+        Returns
+        -------
+        array
+            ``(..., N, N)`` real, in the caller's kind and dtype.
+        """
+        plan = self.plan
+        idx = plan.index
+        keep_n = self._order_filter(orders)
+        gamma, col_keep = self._repetition_weights(repetitions)
+        n_table = torch.as_tensor(idx.order_table(), device=self._data.device)
+        mask = (n_table >= 0) & col_keep[:, None]
+        if keep_n is not None:
+            mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), device=n_table.device))
+        coef = self._data * mask.to(self._data.real.dtype)
+        coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
+        img = plan.synthesize(coef, gamma)
+        img = img.reshape(*self.batch_shape, plan.size, plan.size)
+        return self._out(img)
+
+    def _order_filter(self, orders: Any) -> set[int] | None:
+        if orders is None:
+            return None
+        if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
+            top = check_int("orders", orders, minimum=0)
+            return set(range(top + 1))
+        if isinstance(orders, tuple) and len(orders) == 2 and all(
+                isinstance(v, (int, np.integer)) for v in orders):
+            lo = check_int("orders", orders[0], minimum=None)
+            hi = check_int("orders", orders[1], minimum=None)
+            if hi < lo:
+                raise ValueError(f"orders=(lo, hi) needs lo <= hi, got {orders}")
+            return set(range(lo, hi + 1))
+        try:
+            return {check_int("orders", v, minimum=None) for v in orders}
+        except TypeError as exc:
+            raise TypeError(f"orders must be an int, (lo, hi) or an iterable of ints, "
+                            f"got {orders!r}") from exc
+
+    def _repetition_weights(self, repetitions: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        ms = torch.as_tensor(self.plan.index.ms, device=self._data.device)
+        zero = ms == 0
+        one = torch.ones(len(ms), device=ms.device)
+        if isinstance(repetitions, str):
+            check_choice("repetitions", repetitions, REPETITION_SETS)
+            if repetitions == "all":
+                gamma = torch.where(zero, one, 2 * one)
+            elif repetitions in ("positive", "negative"):
+                gamma = torch.where(zero, 0 * one, one)
+            elif repetitions == "zero":
+                gamma = torch.where(zero, one, 0 * one)
+            else:  # nonnegative, nonpositive
+                gamma = one
+            return gamma, gamma != 0
+        wanted = {check_int("repetitions", m, minimum=None) for m in repetitions}
+        # the stored column m carries +m and (through the partner rule) -m
+        gamma = torch.tensor([(1.0 if int(m) in wanted else 0.0)
+                              + (1.0 if (int(m) != 0 and -int(m) in wanted) else 0.0)
+                              for m in ms.tolist()], device=ms.device)
+        return gamma, gamma != 0
