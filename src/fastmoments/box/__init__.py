@@ -1,0 +1,16 @@
+"""Box moments: Legendre, Gegenbauer and Jacobi moments on the square and the cube.
+
+One separable engine (:mod:`.engine`) contracts one axis at a time with per-axis matrices
+(:mod:`.quadrature`) built from the orthonormal Jacobi recurrence (:mod:`.polynomials`).
+"""
+
+from .api import JacobiTransform, gegenbauer_moments, jacobi_moments, legendre_moments
+from .moments import BoxMoments
+
+__all__ = [
+    "BoxMoments",
+    "JacobiTransform",
+    "gegenbauer_moments",
+    "jacobi_moments",
+    "legendre_moments",
+]
