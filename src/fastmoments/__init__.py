@@ -27,6 +27,13 @@ from .disk import (
 # --- polar harmonic transforms (issue 3) ---
 
 # --- box moments (issue 4) ---
+from .box import (
+    BoxMoments,
+    JacobiTransform,
+    gegenbauer_moments,
+    jacobi_moments,
+    legendre_moments,
+)
 
 # --- signal transforms (issue 5) ---
 
@@ -40,6 +47,11 @@ __all__ = [
     "order_pairs",
     "pseudo_zernike_moments",
     "zernike_moments",
+    "BoxMoments",
+    "JacobiTransform",
+    "gegenbauer_moments",
+    "jacobi_moments",
+    "legendre_moments",
     "Moments",
     "__version__",
     "psnr",
