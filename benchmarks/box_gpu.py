@@ -26,7 +26,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from fastmoments.box import JacobiTransform, engine  # noqa: E402
 from fastmoments.box.phantom import phantom_tensor  # noqa: E402
