@@ -25,6 +25,7 @@ from .disk import (
 )
 
 # --- polar harmonic transforms (issue 3) ---
+from .disk import PHTMoments, PolarHarmonicTransform, pcet, pct, pst
 
 # --- box moments (issue 4) ---
 from .box import (
@@ -40,6 +41,11 @@ from .box import (
 # --- features (issue 6) ---
 
 __all__ = [
+    "PHTMoments",
+    "PolarHarmonicTransform",
+    "pcet",
+    "pct",
+    "pst",
     "DiskMoments",
     "DiskTransform",
     "PseudoZernikeTransform",

@@ -26,3 +26,8 @@ __all__ = [
     "pseudo_zernike_moments",
     "zernike_moments",
 ]
+
+# polar harmonic transforms (issue 3); importing registers the "pcet", "pct", "pst" families
+from .pht import PHTMoments, PolarHarmonicTransform, pcet, pct, pst
+
+__all__ += ["PHTMoments", "PolarHarmonicTransform", "pcet", "pct", "pst"]
