@@ -10,22 +10,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .metrics import psnr
-from .moments import Moments
-
-# --- disk transforms (Zernike, pseudo-Zernike) ---
-from .disk import (
-    DiskMoments,
-    DiskTransform,
-    PseudoZernikeTransform,
-    ZernikeTransform,
-    order_pairs,
-    pseudo_zernike_moments,
-    zernike_moments,
-)
-
-# --- polar harmonic transforms (issue 3) ---
-from .disk import PHTMoments, PolarHarmonicTransform, pcet, pct, pst
+from . import data, disk
 
 # --- box moments (issue 4) ---
 from .box import (
@@ -36,29 +21,50 @@ from .box import (
     legendre_moments,
 )
 
+# --- disk transforms (Zernike, pseudo-Zernike) ---
+# --- polar harmonic transforms (issue 3) ---
+from .disk import (
+    DiskMoments,
+    DiskTransform,
+    PHTMoments,
+    PolarHarmonicTransform,
+    PseudoZernikeTransform,
+    ZernikeTransform,
+    order_pairs,
+    pcet,
+    pct,
+    pseudo_zernike_moments,
+    pst,
+    zernike_moments,
+)
+from .metrics import psnr
+from .moments import Moments
+
 # --- signal transforms (issue 5) ---
 
 # --- features (issue 6) ---
 
 __all__ = [
-    "PHTMoments",
-    "PolarHarmonicTransform",
-    "pcet",
-    "pct",
-    "pst",
+    "BoxMoments",
     "DiskMoments",
     "DiskTransform",
+    "JacobiTransform",
+    "Moments",
+    "data",
+    "disk",
+    "PHTMoments",
+    "PolarHarmonicTransform",
     "PseudoZernikeTransform",
     "ZernikeTransform",
-    "order_pairs",
-    "pseudo_zernike_moments",
-    "zernike_moments",
-    "BoxMoments",
-    "JacobiTransform",
+    "__version__",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",
-    "Moments",
-    "__version__",
+    "order_pairs",
+    "pcet",
+    "pct",
+    "pseudo_zernike_moments",
     "psnr",
+    "pst",
+    "zernike_moments",
 ]

@@ -137,7 +137,8 @@ def as_tensor(
         t = x
         in_device = x.device
     if t.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
     if t.is_complex() and not allow_complex:
         raise ValueError(f"{name} must be real, got complex dtype {t.dtype}")
     work = dtype if dtype is not None else real_dtype(t.dtype)

@@ -12,7 +12,8 @@ from ._array import as_tensor
 __all__ = ["psnr"]
 
 
-def psnr(reference: Any, estimate: Any, *, mask: Any = None, data_range: float | None = None) -> Any:
+def psnr(reference: Any, estimate: Any, *, mask: Any = None,
+         data_range: float | None = None) -> Any:
     r"""Peak signal-to-noise ratio in decibels.
 
     .. math:: \mathrm{PSNR} = 10 \log_{10} \frac{L^2}{\mathrm{MSE}},

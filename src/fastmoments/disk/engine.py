@@ -122,17 +122,17 @@ class DiskEngine:
 
     def table(self) -> torch.Tensor | None:
         """The radial table ``(cols, rows, groups)`` if it fits in a quarter of the budget
-        (computed in float64 once, then cast), else None (it will be streamed)."""
+        (each value computed in float64, then cast), else None (it will be streamed)."""
         if not self._table_checked:
             self._table_checked = True
             # building needs the float64 copy as well as the cast one
-            if self.table_bytes() * (1 + 8 // _ITEM[self.dtype]) <= self.budget // 4:
+            if self.table_bytes() <= self.budget // 4:
                 G = self.sampling.n_groups
-                dt = torch.complex128 if self.radial_is_complex else torch.float64
+                dt = self.cdtype if self.radial_is_complex else self.dtype
                 t = torch.zeros(self.n_cols, self.n_rows, G, dtype=dt, device=self.device)
-                for cols, rows, vals in self._steps(0, G):
+                for cols, rows, vals in self._steps(0, G):  # float64 values, cast per step
                     t[cols, rows] = vals.to(dt)
-                self._table = t.to(self.cdtype if self.radial_is_complex else self.dtype)
+                self._table = t
         return self._table
 
     def _exponentials(self, o0: int, o1: int) -> torch.Tensor:

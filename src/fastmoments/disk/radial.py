@@ -24,7 +24,7 @@ Methods (Zernike):
     :math:`R_{n,n-2}`; it divides by :math:`r^2`.
 ``"direct"``
     The factorial sum, Eq. 2.6, with float64 coefficients. Cancellation destroys it past
-    order :data:`DIRECT_BREAKDOWN_ZERNIKE` (relative error above 1e-6 at the disk's edge);
+    order :data:`DIRECT_BREAKDOWN_ZERNIKE` (= 29: absolute error above 1e-6 from order 30 on);
     a warning is raised past it.
 ``"jacobi"``
     :math:`R_{nm}(r) = (-1)^{(n-m)/2} r^m P^{(m,0)}_{(n-m)/2}(1-2r^2)` by the Jacobi
@@ -32,7 +32,7 @@ Methods (Zernike):
     overflows. Used for selected moments; accurate at any order.
 
 Methods (pseudo-Zernike): ``"deng"`` (Eq. 3.12-3.15, Deng and Gwo), ``"direct"`` (Eq. 2.14,
-breakdown at :data:`DIRECT_BREAKDOWN_PSEUDO`), and ``"jacobi"`` with
+breakdown past :data:`DIRECT_BREAKDOWN_PSEUDO` = 13), and ``"jacobi"`` with
 :math:`R_{nm}(r) = (-1)^{n-m} r^m P^{(2m+1,0)}_{n-m}(1-2r)`.
 """
 
@@ -42,6 +42,7 @@ import math
 import warnings
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import torch
 
 __all__ = [
@@ -55,11 +56,12 @@ __all__ = [
 ZERNIKE_METHODS = ("deng", "kintner", "q-recursive", "direct", "jacobi")
 PSEUDO_METHODS = ("deng", "direct", "jacobi")
 
-#: Highest Zernike order at which the float64 factorial formula stays within 1e-6 relative
-#: error at every radius of a 512x512 sampling (measured by ``benchmarks/radial_methods.py``).
-DIRECT_BREAKDOWN_ZERNIKE = 44
+#: Highest Zernike order at which the float64 factorial formula stays within 1e-6 of the
+#: exact values at 2000 radii in (0, 1] (measured against the Jacobi recurrence, which agrees
+#: with mpmath to 1e-13; see ``benchmarks/radial_methods.py``).
+DIRECT_BREAKDOWN_ZERNIKE = 29
 #: Same for the pseudo-Zernike factorial formula.
-DIRECT_BREAKDOWN_PSEUDO = 22
+DIRECT_BREAKDOWN_PSEUDO = 13
 
 Step = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -112,49 +114,73 @@ class _Placement:
         self.ns = [[int(n) for n in col] for col in ns]
         self.device = device
         self.col_of = {m: c for c, m in enumerate(self.ms)}
-        self.row_of = {(n, m): j for m, col in zip(self.ms, self.ns, strict=True)
-                       for j, n in enumerate(col)}
         self.nmax = max((col[-1] for col in self.ns if col), default=0)
+        mmax = max(self.ms, default=0)
+        # lookup tables [n, m] -> column / row (-1 where the moment is not wanted)
+        self.lut_col = np.full((self.nmax + 1, max(mmax, self.nmax) + 1), -1, dtype=np.int64)
+        self.lut_row = np.full_like(self.lut_col, -1)
+        for c, (m, col) in enumerate(zip(self.ms, self.ns, strict=True)):
+            for j, n in enumerate(col):
+                self.lut_col[n, m] = c
+                self.lut_row[n, m] = j
 
     def place(self, n_vals: Sequence[int], m_vals: Sequence[int], values: torch.Tensor
               ) -> Step | None:
         """Keep the rows of ``values`` whose (n, m) is wanted; ``None`` if none is."""
-        keep, cols, rows = [], [], []
-        for i, (n, m) in enumerate(zip(n_vals, m_vals, strict=True)):
-            j = self.row_of.get((n, m))
-            if j is not None:
-                keep.append(i)
-                cols.append(self.col_of[m])
-                rows.append(j)
-        if not keep:
+        n_arr = np.asarray(n_vals, dtype=np.int64)
+        m_arr = np.asarray(m_vals, dtype=np.int64)
+        ok = (n_arr >= 0) & (n_arr <= self.nmax) & (m_arr < self.lut_col.shape[1])
+        cols = np.full(n_arr.shape, -1, dtype=np.int64)
+        rows = np.full(n_arr.shape, -1, dtype=np.int64)
+        cols[ok] = self.lut_col[n_arr[ok], m_arr[ok]]
+        rows[ok] = self.lut_row[n_arr[ok], m_arr[ok]]
+        keep = np.nonzero(cols >= 0)[0]
+        if keep.size == 0:
             return None
         dev = self.device
-        idx = torch.tensor(keep, device=dev)
-        vals = values if len(keep) == values.shape[0] else values.index_select(0, idx)
-        return (torch.tensor(cols, device=dev), torch.tensor(rows, device=dev), vals)
+        if keep.size == n_arr.size:
+            vals = values
+        else:
+            vals = values.index_select(0, torch.as_tensor(keep, device=dev))
+        return (torch.as_tensor(cols[keep], device=dev), torch.as_tensor(rows[keep], device=dev),
+                vals)
+
+    def place_range(self, n: int, m0: int, dm: int, values: torch.Tensor) -> Step | None:
+        """:meth:`place` for the repetitions ``m0, m0 + dm, ...`` of one order ``n``."""
+        count = values.shape[0]
+        return self.place(np.full(count, n), m0 + dm * np.arange(count), values)
 
 
 # ----------------------------------------------------------------------------- Zernike
 def _zernike_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
-    """Eq. 3.10-3.11: iterate over n, all m of the parity of n at once."""
+    """Eq. 3.10-3.11: iterate over n, all m of the parity of n at once.
+
+    Order n holds m = p, p+2, ..., n (p = n mod 2), stored at position i = (m - p) / 2, so
+    every term of the recurrence is a contiguous slice (no gathers)."""
     T = plan.nmax
     G = r.shape[0]
-    # rows indexed by m = 0..T+1 (one spare row so that m+1 never runs off the end)
-    prev2 = torch.zeros(T + 2, G, dtype=torch.float64, device=r.device)
-    prev1 = torch.zeros_like(prev2)
+    H = T // 2 + 2
+    bufs = [torch.zeros(H, G, dtype=torch.float64, device=r.device) for _ in range(3)]
+    prev2, prev1, cur = bufs
     for n in range(T + 1):
-        cur = torch.zeros_like(prev1)
-        cur[n] = prev1[n - 1] * r if n > 0 else torch.ones_like(r)
-        if n >= 2:
-            m = torch.arange(n % 2, n - 1, 2, device=r.device)
-            left = prev1.index_select(0, (m - 1).abs())
-            right = prev1.index_select(0, m + 1)
-            cur[m] = r * (left + right) - prev2.index_select(0, m)
-        ms = list(range(n % 2, n + 1, 2))
-        step = plan.place([n] * len(ms), ms, cur[n % 2:n + 1:2])
+        L = n // 2 + 1  # number of repetitions of order n
+        if n == 0:
+            cur[0] = 1.0
+        else:
+            # R_nn = r * R_{n-1,n-1}: the last entry of order n-1 sits at (n-1)//2
+            torch.mul(prev1[(n - 1) // 2], r, out=cur[L - 1])
+            if n >= 2:
+                if n % 2 == 0:  # m = 2i: left neighbour m-1 -> i-1 (|m-1| = 1 for i = 0)
+                    left = torch.cat([prev1[:1], prev1[: L - 2]])
+                    right = prev1[: L - 1]
+                else:  # m = 2i+1: neighbours m-1 -> i, m+1 -> i+1
+                    left = prev1[: L - 1]
+                    right = prev1[1:L]
+                torch.addcmul(-prev2[: L - 1], r, left + right, out=cur[: L - 1])
+        step = plan.place_range(n, n % 2, 2, cur[:L])
         if step is not None:
             yield step
-        prev2, prev1 = prev1, cur
+        prev2, prev1, cur = prev1, cur, prev2
 
 
 def _zernike_kintner(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
@@ -218,26 +244,23 @@ def _pseudo_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Ste
     """Eq. 3.12-3.15 (Deng and Gwo): R and the intermediate K, over n, all m at once."""
     T = plan.nmax
     G = r.shape[0]
-    R = torch.zeros(T + 2, G, dtype=torch.float64, device=r.device)  # R_{n-1, m}
-    K = torch.zeros_like(R)  # K_{n-1, m}
+    R, K, Rn, Kn = (torch.zeros(T + 2, G, dtype=torch.float64, device=r.device)
+                    for _ in range(4))
     R[0] = 1.0
     K[0] = 1.0
-    step = plan.place([0], [0], R[:1])
+    step = plan.place_range(0, 0, 1, R[:1])
     if step is not None:
         yield step
     for n in range(1, T + 1):
-        Knew = torch.zeros_like(K)
-        Knew[n] = R[n - 1] * r  # K_nn = R_nn = r^n
-        if n >= 2:
-            m = torch.arange(1, n, device=r.device)
-            Knew[m] = r * (R[m - 1] + R[m]) - K[m]  # Eq. 3.13
-        Knew[0] = 2 * r * R[0] - K[0]  # Eq. 3.14
-        Rnew = torch.zeros_like(R)
-        Rnew[n] = Knew[n]
-        m = torch.arange(0, n, device=r.device)
-        Rnew[m] = Knew[m] + Knew[m + 1] - R[m]  # Eq. 3.15
-        R, K = Rnew, Knew
-        step = plan.place([n] * (n + 1), list(range(n + 1)), R[: n + 1])
+        torch.mul(R[n - 1], r, out=Kn[n])  # K_nn = R_nn = r^n
+        if n >= 2:  # Eq. 3.13, m = 1..n-1
+            torch.addcmul(-K[1:n], r, R[0 : n - 1] + R[1:n], out=Kn[1:n])
+        torch.addcmul(-K[0], r, 2 * R[0], out=Kn[0])  # Eq. 3.14
+        Rn[n] = Kn[n]
+        torch.sub(Kn[0:n] + Kn[1 : n + 1], R[0:n], out=Rn[0:n])  # Eq. 3.15
+        R, Rn = Rn, R
+        K, Kn = Kn, K
+        step = plan.place_range(n, 0, 1, R[: n + 1])
         if step is not None:
             yield step
 

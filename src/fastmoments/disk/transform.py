@@ -119,6 +119,8 @@ class DiskTransform:
 
     def recon_engine(self) -> DiskEngine:
         """Engine on the pixel centres (one point per pixel) for reconstruction."""
+        if self._recon_engine is None and self.k == 1 and self.quadrature == "midpoint":
+            self._recon_engine = self.engine  # the sample points are the pixel centres
         if self._recon_engine is None:
             centre = disk_sampling(self.size, 1, "midpoint", self.rule)
             self._recon_engine = DiskEngine(centre, self.family, self.index, self.method,
