@@ -2,8 +2,8 @@
 
 Radial polynomials come from their factorial sums with exact rational coefficients
 (:class:`fractions.Fraction`) evaluated with mpmath carrying more digits than the sum
-cancels, so they stay exact at any order; the moments are the direct sums of thesis Eq. 3.23 over every sample point of every
-used pixel, with no symmetry and no grouping.
+cancels, so they stay exact at any order; the moments are the direct sums of thesis Eq. 3.23
+over every sample point of every used pixel, with no symmetry and no grouping.
 """
 
 from __future__ import annotations
