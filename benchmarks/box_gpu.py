@@ -28,8 +28,8 @@ import torch
 
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from fastmoments.box import JacobiTransform, engine  # noqa: E402
-from fastmoments.box.phantom import phantom_tensor  # noqa: E402
+from fastmoments.box import JacobiTransform, engine
+from fastmoments.box.phantom import phantom_tensor
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -156,7 +156,7 @@ def job(name, x, shape, order, k, alpha, beta, dev, reps, results, variants):
         if kind != "dense":
             flops = count_flops(lambda: inv(fwd()))
         ms_f = bench(fwd, dev, reps)
-        ms_i = bench(lambda: inv(j), dev, reps)
+        ms_i = bench(lambda j=j: inv(j), dev, reps)
         ms_b = bench(lambda: inv(fwd()), dev, reps)
         row = {"job": name, "variant": vname, "shape": list(shape), "order": order, "k": k,
                "alpha": alpha, "beta": beta, "dtype": "float32", "tf32": False,
@@ -170,7 +170,7 @@ def job(name, x, shape, order, k, alpha, beta, dev, reps, results, variants):
         print(f"{name:8s} {vname:34s} fwd {row['forward']['median_ms']:8.2f} inv "
               f"{row['inverse']['median_ms']:8.2f} both {row['both']['median_ms']:8.2f} ms "
               f"err {err_j:.1e}/{err_r:.1e} psnr {p:.2f}", flush=True)
-        del j, plan
+        j = plan = None
         if dev.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -217,7 +217,7 @@ def ceilings(dev: torch.device) -> dict:
     dst = torch.empty_like(big)
     ms = bench(lambda: dst.copy_(big), dev, 10)
     out["copy_GBps_read_plus_write"] = 2 * big.numel() * 4 / (statistics.median(ms) * 1e-3) / 1e9
-    del a, b, big, dst
+    a = b = big = dst = None
     torch.cuda.empty_cache()
     return out
 

@@ -107,7 +107,11 @@ class JacobiTransform:
     device : str or torch.device, optional
         Where the matrices live and the work runs (default CPU).
     block : int, optional
-        Degrees per block of the total-degree saving (default: about order/8, at least 32).
+        Degrees per block of the total-degree saving (default: about order/4, at least 32;
+        a value above the order turns the blocking off).
+    parity : bool, optional
+        Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work.
+        Default: whenever ``alpha == beta``; ``True`` with ``alpha != beta`` is an error.
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches.
 
@@ -126,7 +130,7 @@ class JacobiTransform:
     def __init__(self, shape: Any, order: int, *, alpha: float = 0.0, beta: float = 0.0,
                  k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
                  normalization: str = "jacobi", dtype: Any = torch.float32,
-                 device: Any = None, block: int | None = None,
+                 device: Any = None, block: int | None = None, parity: bool | None = None,
                  memory_budget: float | None = None) -> None:
         self.shape = _check_shape(shape)
         self.ndim = len(self.shape)
@@ -147,11 +151,18 @@ class JacobiTransform:
         self.device = resolve_device(device)
         p = self.order + 1
         if block is None:
-            block = max(32, 2 * math.ceil(p / 16))
+            block = max(32, 2 * math.ceil(p / 8))
         self.block = check_int("block", block, minimum=1)
         self.block += self.block % 2
         self.memory_budget = memory_budget
-        self.symmetric = self.alpha == self.beta
+        if parity is None:
+            parity = self.alpha == self.beta
+        elif not isinstance(parity, bool):
+            raise TypeError(f"parity must be True, False or None, got {parity!r}")
+        elif parity and self.alpha != self.beta:
+            raise ValueError("parity=True needs alpha == beta (the symmetry P(-x) = (-1)^n P(x)),"
+                             f" got alpha={self.alpha}, beta={self.beta}")
+        self.symmetric = parity
         if self.normalization == "gegenbauer":
             self.family = "gegenbauer"
         elif self.alpha == 0.0 and self.beta == 0.0:

@@ -8,59 +8,63 @@ same code runs 2-D images and 3-D volumes, on the CPU and on CUDA, and autograd 
 
 Two savings cut the GEMM work:
 
-* **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the analysis and synthesis matrices
-  satisfy :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along the axis,
-  :math:`f^\pm_i = f_i \pm f_{N-1-i}`, and even degrees are contracted with :math:`f^+`, odd
+* **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the matrices satisfy
+  :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along the axis,
+  :math:`f^\pm_i = f_i \pm f_{N-1-i}`, even degrees are contracted with :math:`f^+` and odd
   degrees with :math:`f^-`, over half of the pixels: half the multiply-adds. Reconstruction
-  computes the even and odd parts on half the pixels and unfolds them.
-* **Total-degree truncation** (:math:`m+n(+o)\le` order, the thesis's set). The first axis
-  contracted is split into blocks of degrees; a block whose smallest degree is :math:`r_0`
-  needs degrees only up to ``order - r0`` on the next axis, and so on. With blocks of
-  ``block`` degrees the work on the second axis drops from :math:`P^2` to about
-  :math:`P^2/2 + P\cdot\text{block}/2` pairs and on the third from :math:`P^3` towards
-  :math:`P^3/6`.
+  computes the even and odd parts on half of the pixels and unfolds them.
+* **Total-degree truncation** (:math:`m+n(+o)\le` order, the thesis's set). The degrees of
+  every axis but the last one contracted are split into blocks; a block whose smallest degree
+  is :math:`r_0` needs degrees only up to ``order - r0`` on the axes after it. On the second
+  axis this halves the work, on the third it cuts it towards a sixth.
 
-Coefficient blocks are keyed by ``(start, stop, step)`` tuples (step 2 for a parity class),
-never by tensors; the blocks of one call are the same in analysis and synthesis.
+Inside the engine each axis's degrees are stored by *class*: all of them (no parity), or the
+even degrees followed by the odd ones, so that every block is a contiguous range of rows and
+every GEMM is large; the result is put back in natural degree order by one gather. Blocks are
+keyed by ``(start, stop)`` row ranges (plain integers, never tensors) and are the same in
+analysis and synthesis, which are exact adjoints of each other.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 __all__ = ["AxisOp", "analyze", "block_keys", "synthesize"]
 
-#: A block of degrees on one axis: ``(start, stop, step)`` as for ``slice``.
-Block = tuple[int, int, int]
+#: A block of rows on one axis, in the engine's class order: ``(start, stop)``.
+Block = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class AxisOp:
-    """One axis's matrix ``full`` (rows = degrees, columns = pixels), with its parity halves.
+    """One axis's matrix ``full`` (rows = degrees, columns = pixels), split by parity class.
 
-    ``even`` holds rows 0, 2, 4, ... over the first ``ceil(N/2)`` columns and ``odd`` rows
-    1, 3, 5, ... over the first ``floor(N/2)`` columns; both are ``None`` when the axis has no
-    parity symmetry (``alpha != beta`` or a subset of the pixels).
+    ``classes`` holds, per class, ``(first_row, degrees, matrix)``: the class's rows start at
+    ``first_row`` in the engine's order, ``degrees`` lists their degrees (ascending) and
+    ``matrix`` is their part of ``full`` over the pixels the class uses (the first
+    ``ceil(N/2)`` for even degrees, ``floor(N/2)`` for odd ones, all ``N`` without parity).
     """
 
     full: torch.Tensor
-    even: torch.Tensor | None = None
-    odd: torch.Tensor | None = None
+    classes: tuple[tuple[int, tuple[int, ...], torch.Tensor], ...]
+    symmetric: bool
 
     @classmethod
     def build(cls, full: torch.Tensor, symmetric: bool) -> AxisOp:
+        p, n = full.shape
         if not symmetric:
-            return cls(full)
-        n = full.shape[1]
+            return cls(full, ((0, tuple(range(p)), full),), False)
         c, h = n - n // 2, n // 2
-        return cls(full, full[0::2, :c].contiguous(), full[1::2, :h].contiguous())
-
-    @property
-    def symmetric(self) -> bool:
-        return self.even is not None
+        even = tuple(range(0, p, 2))
+        odd = tuple(range(1, p, 2))
+        classes = [(0, even, full[0::2, :c].contiguous())]
+        if odd:
+            classes.append((len(even), odd, full[1::2, :h].contiguous()))
+        return cls(full, tuple(classes), True)
 
     @property
     def npix(self) -> int:
@@ -70,58 +74,70 @@ class AxisOp:
     def nrows(self) -> int:
         return int(self.full.shape[0])
 
+    def degree_of_row(self, row: int) -> int:
+        for first, degrees, _m in self.classes:
+            if first <= row < first + len(degrees):
+                return degrees[row - first]
+        raise IndexError(row)  # pragma: no cover
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
+    def order_index(self, device: torch.device) -> torch.Tensor | None:
+        """Row (engine order) of each degree, or ``None`` when the orders agree."""
+        if not self.symmetric:
+            return None
+        pos = [0] * self.nrows
+        for first, degrees, _m in self.classes:
+            for j, d in enumerate(degrees):
+                pos[d] = first + j
+        return torch.tensor(pos, device=device)
 
 
-def _stage_rows(nmax: int, symmetric: bool, split: bool, block: int):
-    """Row classes of one stage: ``[(parity, nrows, [(key_slice, j0, j1), ...]), ...]``.
-
-    ``parity`` is ``None`` (all degrees, step 1) or 0/1 (even/odd degrees, step 2); rows
-    ``j0:j1`` of the class's GEMM output hold the degrees of ``key_slice``.
-    """
-    classes = [(None, 0, 1)] if not symmetric else [(0, 0, 2), (1, 1, 2)]
+def _class_rows(op: AxisOp, nmax: int) -> list[tuple[int, int, int]]:
+    """Per class: ``(class index, first row, rows with degree <= nmax)``."""
     out = []
-    for parity, first, step in classes:
-        nrows = (nmax - first) // step + 1 if nmax >= first else 0
-        if nrows == 0:
-            continue
-        if split and block < nmax + 1:
-            pieces = []
-            for lo in range(0, nmax + 1, block):
-                hi = min(lo + block, nmax + 1)
-                j0 = max(0, _ceil_div(lo - first, step))
-                j1 = min(nrows, _ceil_div(hi - first, step))
-                if j1 > j0:
-                    pieces.append(((first + step * j0, first + step * j1, step), j0, j1))
-        else:
-            pieces = [((first, first + step * nrows, step), 0, nrows)]
-        out.append((parity, nrows, pieces))
+    for ci, (first, degrees, _m) in enumerate(op.classes):
+        n = sum(1 for d in degrees if d <= nmax)
+        if n:
+            out.append((ci, first, n))
     return out
 
 
-def _limit(order: int, total: bool, key: tuple[Block, ...]) -> int:
-    return order - sum(s[0] for s in key) if total else order
+def _pieces(first: int, n: int, op: AxisOp, split: bool, block: int) -> list[tuple[int, int]]:
+    """Split rows ``first .. first + n`` into blocks spanning about ``block`` degrees."""
+    if not split:
+        return [(0, n)]
+    step = block // 2 if op.symmetric else block
+    step = max(step, 1)
+    return [(j, min(j + step, n)) for j in range(0, n, step)]
 
 
-def block_keys(nrows: list[int], symmetric: list[bool], order: int, total: bool,
-               block: int) -> list[tuple[Block, ...]]:
-    """The coefficient blocks (one slice per axis) that :func:`analyze` produces."""
-    nsp = len(nrows)
-    keys: list[tuple[Block, ...]] = [()]
+def _splits(stage: int, nsp: int, total: bool) -> bool:
+    """Whether stage ``stage`` splits its degrees into blocks (all but the last stage)."""
+    return total and stage < nsp - 1
+
+
+def _limit(ops: list[AxisOp], order: int, total: bool, key: dict[int, Block]) -> int:
+    if not total:
+        return order
+    return order - sum(ops[ax].degree_of_row(r[0]) for ax, r in key.items())
+
+
+def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[tuple[Block, ...]]:
+    """The coefficient blocks (one row range per axis) that :func:`analyze` produces."""
+    nsp = len(ops)
+    keys: list[dict[int, Block]] = [{}]
     for stage in range(nsp):
         ax = nsp - 1 - stage
-        split = total and stage < nsp - 1
+        split = _splits(stage, nsp, total)
         new = []
         for key in keys:
-            nmax = min(_limit(order, total, key), nrows[ax] - 1)
+            nmax = min(_limit(ops, order, total, key), ops[ax].nrows - 1)
             if nmax < 0:
                 continue
-            for _parity, _n, pieces in _stage_rows(nmax, symmetric[ax], split, block):
-                new.extend((s, *key) for s, _j0, _j1 in pieces)
+            for _ci, first, n in _class_rows(ops[ax], nmax):
+                for j0, j1 in _pieces(first, n, ops[ax], split, block):
+                    new.append({**key, ax: (first + j0, first + j1)})
         keys = new
-    return keys
+    return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
 
 def _contract(t: torch.Tensor, dim: int, mat: torch.Tensor) -> torch.Tensor:
@@ -153,11 +169,10 @@ def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     return even, odd
 
 
-def _unfold(even: torch.Tensor | None, odd: torch.Tensor | None, dim: int, n: int) -> torch.Tensor:
+def _unfold(even: torch.Tensor, odd: torch.Tensor | None, dim: int, n: int) -> torch.Tensor:
     """Inverse of the parity split: full axis from the even part (ceil) and odd part (floor)."""
     h = n // 2
     c = n - h
-    assert even is not None  # degree 0 is always present
     lo = even.narrow(dim, 0, h)
     first = lo if odd is None else lo + odd
     last = lo if odd is None else lo - odd
@@ -168,41 +183,77 @@ def _unfold(even: torch.Tensor | None, odd: torch.Tensor | None, dim: int, n: in
     return torch.cat(parts, dim)
 
 
+def _to_natural(t: torch.Tensor, ops: list[AxisOp]) -> torch.Tensor:
+    """Reorder the coefficient axes from class order to degree order (one gather)."""
+    idx = [op.order_index(t.device) for op in ops]
+    if all(i is None for i in idx):
+        return t
+    nsp = len(ops)
+    full = []
+    for ax, (op, i) in enumerate(zip(ops, idx, strict=True)):
+        i = torch.arange(op.nrows, device=t.device) if i is None else i
+        shape = [1] * nsp
+        shape[ax] = op.nrows
+        full.append(i.reshape(shape))
+    return t[(slice(None), *full)]
+
+
+def _to_classes(t: torch.Tensor, ops: list[AxisOp]) -> torch.Tensor:
+    """Reorder the coefficient axes from degree order to class order (one gather)."""
+    nsp = len(ops)
+    if not any(op.symmetric for op in ops):
+        return t
+    full = []
+    for ax, op in enumerate(ops):
+        degs = [d for _f, degrees, _m in op.classes for d in degrees]
+        shape = [1] * nsp
+        shape[ax] = op.nrows
+        full.append(torch.tensor(degs, device=t.device).reshape(shape))
+    return t[(slice(None), *full)]
+
+
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
             outside: torch.Tensor | None) -> torch.Tensor:
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
-    Returns the dense coefficients ``(B, P_0, ..., P_{d-1})``; with ``total`` the entries
-    outside the set (``outside`` is their boolean mask) are zero.
+    Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
+    the entries outside the set (``outside`` is their boolean mask) are zero.
     """
     nsp = len(ops)
-    items: list[tuple[tuple[Block, ...], torch.Tensor]] = [((), x)]
+    # an item's tensor is either plain or already folded along the axis it goes to next
+    items: list[tuple[dict[int, Block], Any]] = [({}, x)]
     for stage in range(nsp):
         ax = nsp - 1 - stage
         dim = 1 + ax
         op = ops[ax]
-        split = total and stage < nsp - 1
+        split = _splits(stage, nsp, total)
+        fold_next = stage < nsp - 1 and ops[ax - 1].symmetric
         new = []
         for key, t in items:
-            nmax = min(_limit(order, total, key), op.nrows - 1)
+            nmax = min(_limit(ops, order, total, key), op.nrows - 1)
             if nmax < 0:
                 continue
-            if op.symmetric:
-                te, to = _fold(t, dim)
-                inputs = {0: (te, op.even), 1: (to, op.odd)}
+            if isinstance(t, tuple):
+                inputs = t
             else:
-                inputs = {None: (t, op.full)}
-            for parity, nrows, pieces in _stage_rows(nmax, op.symmetric, split, block):
-                tp, mat = inputs[parity]
-                y = _contract(tp, dim, mat[:nrows])
-                for s, j0, j1 in pieces:
-                    new.append(((s, *key), y if (j0 == 0 and j1 == nrows) else
-                                y.narrow(dim, j0, j1 - j0)))
+                inputs = _fold(t, dim) if op.symmetric else (t,)
+            for ci, first, n in _class_rows(op, nmax):
+                y = _contract(inputs[ci], dim, op.classes[ci][2][:n])
+                ys = _fold(y, dim - 1) if fold_next else None
+                for j0, j1 in _pieces(first, n, op, split, block):
+                    whole = j0 == 0 and j1 == n
+                    if ys is not None:
+                        part: Any = ys if whole else tuple(
+                            v.narrow(dim, j0, j1 - j0) for v in ys)
+                    else:
+                        part = y if whole else y.narrow(dim, j0, j1 - j0)
+                    new.append(({**key, ax: (first + j0, first + j1)}, part))
         items = new
     shape = (x.shape[0], *(op.nrows for op in ops))
-    out = torch.zeros(shape, dtype=x.dtype, device=x.device)
+    out = x.new_zeros(shape)
     for key, t in items:
-        out[(slice(None), *(slice(*s) for s in key))] = t
+        out[(slice(None), *(slice(*key[ax]) for ax in range(nsp)))] = t
+    out = _to_natural(out, ops)
     if outside is not None:
         out = out.masked_fill(outside, 0.0)
     return out
@@ -218,9 +269,10 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     nsp = len(ops)
     if outside is not None:
         c = c.masked_fill(outside, 0.0)
-    keys = block_keys([op.nrows for op in ops], [op.symmetric for op in ops], order, total, block)
+    c = _to_classes(c, ops)
+    keys = block_keys(ops, order, total, block)
     items: dict[tuple[Block, ...], torch.Tensor] = {
-        k: c[(slice(None), *(slice(*s) for s in k))] for k in keys}
+        k: c[(slice(None), *(slice(*r) for r in k))] for k in keys}
     for ax in range(nsp):
         dim = 1 + ax
         op = ops[ax]
@@ -229,31 +281,23 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
             groups.setdefault(key[1:], []).append((key[0], t))
         new: dict[tuple[Block, ...], torch.Tensor] = {}
         for rest, members in groups.items():
+            parts = []
+            for first, degrees, mat in op.classes:
+                mine = sorted((m for m in members if first <= m[0][0] < first + len(degrees)),
+                              key=lambda m: m[0][0])
+                if not mine:
+                    parts.append(None)
+                    continue
+                j0 = mine[0][0][0] - first
+                j1 = mine[-1][0][1] - first
+                if sum(r[1] - r[0] for r, _t in mine) != j1 - j0:
+                    raise AssertionError("blocks are not contiguous")  # pragma: no cover
+                t = mine[0][1] if len(mine) == 1 else torch.cat([m[1] for m in mine], dim)
+                parts.append(_contract(t, dim, mat[j0:j1].transpose(0, 1)))
             if op.symmetric:
-                even = _synth_class([m for m in members if m[0][0] % 2 == 0], op.even, dim, 0)
-                odd = _synth_class([m for m in members if m[0][0] % 2 == 1], op.odd, dim, 1)
-                new[rest] = _unfold(even, odd, dim, op.npix)
+                new[rest] = _unfold(parts[0], parts[1] if len(parts) > 1 else None, dim,
+                                    op.npix)
             else:
-                new[rest] = _synth_class(members, op.full, dim, None)
+                new[rest] = parts[0]
         items = new
     return items[()]
-
-
-def _synth_class(members: list[tuple[Block, torch.Tensor]], mat: torch.Tensor, dim: int,
-                 parity: int | None) -> torch.Tensor | None:
-    """Contract blocks of consecutive degrees of one parity class with ``mat`` transposed."""
-    if not members:
-        return None
-    members = sorted(members, key=lambda m: m[0][0])
-    step = 1 if parity is None else 2
-    first = 0 if parity is None else parity
-    start = members[0][0][0]
-    stop = start
-    for s, _t in members:
-        if s[0] != stop and stop != start:
-            raise AssertionError("coefficient blocks are not contiguous")  # pragma: no cover
-        stop = s[0] + step * len(range(*s))
-    j0 = (start - first) // step
-    j1 = (stop - first) // step
-    t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], dim)
-    return _contract(t, dim, mat[j0:j1].transpose(0, 1))

@@ -99,7 +99,9 @@ def jacobi_norms(n_max: int, alpha: float, beta: float) -> np.ndarray:
 
 
 def gegenbauer_scale(n_max: int, lam: float) -> np.ndarray:
-    r"""Factors :math:`c_n` with :math:`G_n^{(\lambda)} = c_n P_n^{(\lambda-1/2,\lambda-1/2)}` (Eq. 20).
+    r"""The factors :math:`c_n` of Eq. 20.
+
+    :math:`G_n^{(\lambda)} = c_n P_n^{(\lambda-1/2,\lambda-1/2)}` with
 
     .. math:: c_n = \frac{\Gamma(\lambda+\tfrac12)\,\Gamma(n+2\lambda)}
                          {\Gamma(2\lambda)\,\Gamma(n+\lambda+\tfrac12)}
