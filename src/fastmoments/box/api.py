@@ -450,7 +450,7 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
     >>> float(J[0, 0].round(3)), float(J[1, 0].round(12))   # mean along W; nothing along H
     (0.5, 0.0)
     >>> rec = J.reconstruct()
-    >>> bool(np.abs(rec - img).max() < 1e-2)
+    >>> bool(np.abs(rec - img).mean() < 2e-3)    # the error shrinks as k grows
     True
     """
     return _moments(x, order, alpha, beta, ndim, k, quadrature, truncation, "jacobi", device)
