@@ -1,0 +1,34 @@
+"""Gaussian smoothing and Morlet wavelet transforms by the (attenuated) sliding Fourier transform.
+
+Methods of Y. Yamashita and T. Wakahara, "Morlet wavelet transform using attenuated sliding
+Fourier transform and kernel integral for graphic processing unit" (2022): the cost per sample
+does not grow with σ.
+
+* :func:`gaussian_filter` / :class:`GaussianFilter`: smoothing and first/second derivatives;
+* :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
+* :func:`cwt` / :class:`CWT` with :class:`Morlet`: many scales at once.
+
+Modules: :mod:`.coefficients` (least-squares fits), :mod:`.sliding` (SFT/ASFT engines),
+:mod:`.boundary` (scipy.ndimage modes), :mod:`.direct` (truncated convolution).
+"""
+
+from __future__ import annotations
+
+from .boundary import MODES
+from .cwt import CWT, cwt
+from .gaussian import GaussianFilter, gaussian_filter
+from .morlet import MorletTransform, morlet_transform
+from .sliding import ENGINES
+from .wavelets import Morlet
+
+__all__ = [
+    "CWT",
+    "ENGINES",
+    "MODES",
+    "GaussianFilter",
+    "Morlet",
+    "MorletTransform",
+    "cwt",
+    "gaussian_filter",
+    "morlet_transform",
+]

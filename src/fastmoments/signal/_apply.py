@@ -1,0 +1,76 @@
+"""Running a filter bank along one axis of a batch: extension, chunking, output kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .._memory import memory_budget, rows_per_chunk
+from .._validate import check_choice
+from .boundary import MODES, extend
+from .sliding import ENGINES
+
+__all__ = ["DEFAULT_ENGINE", "apply_bank", "normalize_axis", "resolve_engine"]
+
+# Default engine per device, from benchmarks/results/signal_engines.* (fastest accurate one).
+DEFAULT_ENGINE = {
+    ("cpu", "sft"): "prefix",
+    ("cpu", "asft"): "sliding",
+    ("cuda", "sft"): "prefix",
+    ("cuda", "asft"): "sliding",
+}
+
+
+def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    """Check an axis index against ``ndim`` and make it non-negative."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{name} must be an integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}={axis} is out of range for an input with {ndim} dimensions")
+    return axis % ndim
+
+
+def resolve_engine(engine: str, method: str, device: torch.device) -> str:
+    """The engine to use: ``"auto"`` picks the measured default for the device."""
+    check_choice("engine", engine, ("auto", *ENGINES))
+    if method == "direct":
+        return "direct"
+    if engine == "auto":
+        return DEFAULT_ENGINE[(device.type, method)]
+    if engine == "prefix" and method == "asft":
+        raise ValueError("engine='prefix' computes the plain SFT only; with method='asft' use "
+                         "engine='recursive' or 'sliding' (or 'auto')")
+    return engine
+
+
+def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
+               budget: int | float | None = None) -> torch.Tensor:
+    """Apply ``bank`` along ``axis`` of the tensor ``t``.
+
+    Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex.
+    """
+    check_choice("mode", mode, MODES)
+    axis = normalize_axis(axis, t.ndim)
+    moved = torch.movedim(t, axis, -1)
+    shape = moved.shape
+    n = shape[-1]
+    if n == 0:
+        raise ValueError(f"x must have at least one sample along axis {axis}, "
+                         f"got shape {tuple(t.shape)}")
+    rows = moved.reshape(-1, n)
+    pad = bank.pad
+    m = n + 2 * pad
+    n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
+    item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
+    per_row = item * (n_rows * (m + 1) * (6 if engine != "direct" else 1) + bank.n_channels * n * 2)
+    chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
+                           what=f"filtering signals of {n} samples with {n_rows} SFT rows")
+    outs = []
+    for i in range(0, rows.shape[0], chunk):
+        xp = extend(rows[i:i + chunk], pad, pad, mode, cval)
+        outs.append(bank.apply(xp, n, engine))
+    y = torch.cat(outs, dim=0) if len(outs) > 1 else outs[0]  # (B, C, n)
+    y = y.reshape(*shape[:-1], bank.n_channels, n)
+    y = torch.movedim(y, -2, 0)  # (C, *batch, n)
+    return torch.movedim(y, -1, axis + 1)

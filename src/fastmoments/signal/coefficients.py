@@ -1,0 +1,353 @@
+"""Least-squares Fourier-series fits of the Gaussian, its derivatives and the Morlet wavelet.
+
+Yamashita & Wakahara (2022, "Morlet wavelet transform using attenuated sliding Fourier transform
+and kernel integral for GPU", below *the paper*) approximate a kernel on the window
+``-K <= k <= K`` by a short series in ``cos(β p k)`` and ``sin(β p k)`` with ``β = π / K``:
+
+* Gaussian ``G[k] = sqrt(γ/π) exp(-γ k²)``, ``γ = 1 / (2σ²)`` (Eq. 1), by
+  ``Σ_{p=0}^{P} a_p cos(β p k)`` (Eq. 9);
+* ``G_D[k] = -2γk G[k]`` (Eq. 2) by ``Σ_{p=1}^{P} b_p sin(β p k)`` (Eq. 10);
+* ``G_DD[k] = (4γ²k² - 2γ) G[k]`` (Eq. 3) by ``Σ_{p=0}^{P} d_p cos(β p k)`` (Eq. 11);
+* the Morlet wavelet ``ψ_{σ,ξ}[k]`` (Eq. 52) by ``Σ_{p=P_S}^{P_S+P_D-1} m_p cos(β p k) +
+  l_p sin(β p k)`` (Eq. 53).
+
+The coefficients minimise the squared error on the window (Eq. 12). The half-width ``K``
+(equivalently ``β``) is chosen as the paper does for its Table 1: the ratio ``K / σ`` that
+minimises the relative RMSE of the smoothing kernel (Eq. 48) for each ``P``; derivatives use
+the same ``K``. For the Morlet wavelet, ``K`` and the first order ``P_S`` minimise Eq. 66.
+
+Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+__all__ = [
+    "GaussianFit",
+    "MorletFit",
+    "fit_gaussian",
+    "fit_morlet",
+    "gaussian_kernel",
+    "gaussian_ratio",
+    "morlet_constants",
+    "morlet_kernel",
+]
+
+_TABLE_K = 256  # the window of the paper's Table 1
+
+
+def gaussian_kernel(k: np.ndarray, sigma: float, order: int) -> np.ndarray:
+    """Sampled Gaussian (Eq. 1) or its first / second derivative (Eqs. 2-3), float64.
+
+    >>> float(gaussian_kernel(np.array([0.0]), 1.0, 0)[0])  # 1 / sqrt(2π)
+    0.3989422804014327
+    """
+    k = np.asarray(k, dtype=np.float64)
+    gamma = 1.0 / (2.0 * sigma * sigma)
+    g = math.sqrt(gamma / math.pi) * np.exp(-gamma * k * k)
+    if order == 0:
+        return g
+    if order == 1:
+        return -2.0 * gamma * k * g
+    if order == 2:
+        return (4.0 * gamma * gamma * k * k - 2.0 * gamma) * g
+    raise ValueError(f"order must be 0, 1 or 2, got {order}")
+
+
+def morlet_constants(xi: float) -> tuple[float, float]:
+    """``(C_ξ, κ_ξ)`` of Eqs. 50-51.
+
+    >>> c, kappa = morlet_constants(6.0)
+    >>> round(c, 12), kappa < 1e-7
+    (1.0, True)
+    """
+    c = (1.0 + math.exp(-xi * xi) - 2.0 * math.exp(-0.75 * xi * xi)) ** -0.5
+    return c, math.exp(-0.5 * xi * xi)
+
+
+def morlet_kernel(k: np.ndarray, sigma: float, xi: float) -> np.ndarray:
+    """The discrete Morlet wavelet ``ψ_{σ,ξ}[k]`` of Eq. 52 (complex128).
+
+    ``ψ = C_ξ π^{-1/4} σ^{-1/2} exp(-k²/(2σ²)) (exp(iξk/σ) - κ_ξ)``: Eq. 49 dilated by σ with
+    the ``1/sqrt(σ)`` normalisation (the paper's Eq. 52 prints ``π^{-1/4}`` in the denominator,
+    which contradicts Eq. 49; we follow Eq. 49).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    c, kappa = morlet_constants(xi)
+    amp = c * math.pi ** -0.25 / math.sqrt(sigma)
+    return amp * np.exp(-0.5 * (k / sigma) ** 2) * (np.exp(1j * xi * k / sigma) - kappa)
+
+
+def _rel_rmse(approx: np.ndarray, exact: np.ndarray) -> float:
+    den = float(np.sum(np.abs(exact) ** 2))
+    return math.sqrt(float(np.sum(np.abs(approx - exact) ** 2)) / den) if den > 0 else 0.0
+
+
+def _lstsq(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    return np.linalg.lstsq(basis, target, rcond=None)[0]
+
+
+# ---------------------------------------------------------------------------------- Gaussian
+@dataclass(frozen=True)
+class GaussianFit:
+    """Fitted coefficients of the Gaussian and its derivatives on ``[-K, K]``.
+
+    Attributes
+    ----------
+    sigma, terms, K : float, int, int
+        Standard deviation, ``P`` and the window half-width (``β = π/K``).
+    a, b, d : numpy.ndarray
+        ``a_p`` (p = 0..P) for G, ``b_p`` (p = 1..P, stored with ``b[0] = 0``) for G_D and
+        ``d_p`` (p = 0..P) for G_DD (Eqs. 9-11).
+    rmse : tuple of float
+        Relative RMSE (Eq. 48, window ``[-W, W]`` with ``W = max(3K, 10σ)``) of the fitted
+        G, G_D and G_DD, zero outside ``[-K, K]``.
+    """
+
+    sigma: float
+    terms: int
+    K: int
+    a: np.ndarray
+    b: np.ndarray
+    d: np.ndarray
+    rmse: tuple[float, float, float]
+
+    @property
+    def beta(self) -> float:
+        return math.pi / self.K
+
+
+def _fit_gaussian_k(sigma: float, terms: int, K: float) -> tuple[np.ndarray, ...]:
+    k = np.arange(-math.floor(K), math.floor(K) + 1, dtype=np.float64)
+    beta = math.pi / K
+    p = np.arange(terms + 1)
+    cos = np.cos(beta * np.outer(k, p))
+    sin = np.sin(beta * np.outer(k, p[1:]))
+    a = _lstsq(cos, gaussian_kernel(k, sigma, 0))
+    b = np.concatenate([[0.0], _lstsq(sin, gaussian_kernel(k, sigma, 1))])
+    d = _lstsq(cos, gaussian_kernel(k, sigma, 2))
+    return a, b, d
+
+
+def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float) -> tuple[float, float, float]:
+    w = math.ceil(window)
+    j = np.arange(-w, w + 1, dtype=np.float64)
+    inside = np.abs(j) <= math.floor(K)
+    beta = math.pi / K
+    p = np.arange(len(a))
+    cos = np.cos(beta * np.outer(j, p)) * inside[:, None]
+    sin = np.sin(beta * np.outer(j, p)) * inside[:, None]
+    return (
+        _rel_rmse(cos @ a, gaussian_kernel(j, sigma, 0)),
+        _rel_rmse(sin @ b, gaussian_kernel(j, sigma, 1)),
+        _rel_rmse(cos @ d, gaussian_kernel(j, sigma, 2)),
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def gaussian_ratio(terms: int) -> float:
+    """``K / σ`` minimising the Gaussian's relative RMSE (Eq. 48) at ``K = 256`` (Table 1).
+
+    >>> round(gaussian_ratio(4), 2)
+    3.85
+    """
+    def err(sigma: float) -> float:
+        a, b, d = _fit_gaussian_k(sigma, terms, _TABLE_K)
+        return _gaussian_rmse(sigma, _TABLE_K, a, b, d, 3 * _TABLE_K)[0]
+
+    lo, hi = _TABLE_K / 9.0, _TABLE_K / 1.5
+    grid = np.geomspace(lo, hi, 48)
+    best = min(grid, key=err)
+    i = int(np.searchsorted(grid, best))
+    res = minimize_scalar(err, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]),
+                          method="bounded", options={"xatol": 1e-6})
+    return _TABLE_K / float(res.x)
+
+
+@functools.lru_cache(maxsize=512)
+def fit_gaussian(sigma: float, terms: int, K: int | None = None) -> GaussianFit:
+    """Fit ``a_p, b_p, d_p`` for ``σ`` and ``P = terms`` (cached per ``(σ, P, K)``).
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation in samples.
+    terms : int
+        ``P``, the highest order of the cosine series.
+    K : int, optional
+        Window half-width. By default ``K = round(r_P σ)`` with ``r_P`` from
+        :func:`gaussian_ratio`; for small σ (``K < 64``) the neighbouring integers are tried
+        and the one with the smallest RMSE of G is kept.
+
+    Examples
+    --------
+    >>> fit = fit_gaussian(85.0, 4)
+    >>> fit.K, fit.rmse[0] < 4e-4
+    (327, True)
+    """
+    window = max(3.0 * (K or gaussian_ratio(terms) * sigma), 10.0 * sigma)
+    if K is None:
+        k0 = max(1, round(gaussian_ratio(terms) * sigma))
+        cands = range(max(1, k0 - 3), k0 + 4) if k0 < 64 else (k0,)
+        best = None
+        for kk in cands:
+            a, b, d = _fit_gaussian_k(sigma, terms, kk)
+            e = _gaussian_rmse(sigma, kk, a, b, d, window)
+            if best is None or e[0] < best[0][0]:
+                best = (e, kk, a, b, d)
+        e, K, a, b, d = best
+    else:
+        a, b, d = _fit_gaussian_k(sigma, terms, K)
+        e = _gaussian_rmse(sigma, K, a, b, d, window)
+    for arr in (a, b, d):
+        arr.setflags(write=False)
+    return GaussianFit(float(sigma), int(terms), int(K), a, b, d, e)
+
+
+@functools.lru_cache(maxsize=8)
+def default_gaussian_terms(order: int, target: float = 1e-4) -> int:
+    """Smallest ``P`` whose fitted kernel of ``order`` has relative RMSE ≤ ``target``
+    (evaluated at the paper's ``K = 256``).
+
+    >>> default_gaussian_terms(0), default_gaussian_terms(1), default_gaussian_terms(2)
+    (5, 7, 7)
+    """
+    for terms in range(2, 16):
+        sigma = _TABLE_K / gaussian_ratio(terms)
+        if fit_gaussian(sigma, terms, _TABLE_K).rmse[order] <= target:
+            return terms
+    raise ValueError(  # pragma: no cover
+        f"no number of terms up to 15 reaches relative RMSE {target}")
+
+
+# ---------------------------------------------------------------------------------- Morlet
+@dataclass(frozen=True)
+class MorletFit:
+    """Direct-method fit of the Morlet wavelet (Eq. 53) on ``[-K, K]``.
+
+    Attributes
+    ----------
+    sigma, xi : float
+        Scale and ξ.
+    K, first, terms : int
+        Window half-width, ``P_S`` and ``P_D``.
+    m, l : numpy.ndarray
+        Complex coefficients of ``cos(β p k)`` and ``sin(β p k)`` for
+        ``p = P_S .. P_S + P_D - 1`` (for the plain SFT, ``m`` is real and ``l`` imaginary).
+    rmse : float
+        Relative RMSE of Eq. 66 (window ``[-5K, 5K]``).
+    """
+
+    sigma: float
+    xi: float
+    K: int
+    first: int
+    terms: int
+    m: np.ndarray
+    l: np.ndarray
+    rmse: float
+
+    @property
+    def beta(self) -> float:
+        return math.pi / self.K
+
+
+def _fit_morlet_k(sigma, xi, K, first, terms, shift=0):
+    """Fit ``exp(-αk) ψ[k - n0]`` (``n0 = shift``; the ASFT target, see Eq. 40) on ``[-K, K]``."""
+    kmax = math.floor(K)
+    k = np.arange(-kmax, kmax + 1, dtype=np.float64)
+    beta = math.pi / K
+    p = np.arange(first, first + terms)
+    basis = np.concatenate([np.cos(beta * np.outer(k, p)), np.sin(beta * np.outer(k, p))], axis=1)
+    alpha = shift / (sigma * sigma)
+    target = np.exp(-alpha * k) * morlet_kernel(k - shift, sigma, xi)
+    coef = _lstsq(basis, target.real) + 1j * _lstsq(basis, target.imag)
+    m, l = coef[:terms], coef[terms:]
+    # effective kernel on [-5K, 5K] (in the output's frame, j = k - n0)
+    w = 5 * kmax
+    j = np.arange(-w, w + 1, dtype=np.float64)
+    kw = j + shift
+    inside = np.abs(kw) <= kmax
+    approx = (np.exp(alpha * kw) * inside) * (
+        np.cos(beta * np.outer(kw, p)) @ m + np.sin(beta * np.outer(kw, p)) @ l)
+    return m, l, _rel_rmse(approx, morlet_kernel(j, sigma, xi))
+
+
+_MORLET_REF_SIGMA = 32.0
+
+
+@functools.lru_cache(maxsize=256)
+def morlet_design(xi: float, terms: int) -> tuple[float, int]:
+    """``(K/σ, P_S)`` minimising Eq. 66 for ξ and ``P_D = terms`` at a reference σ = 32.
+
+    The relative RMSE depends on σ only through ``K/σ`` once σ is a few samples (the
+    continuum limit), so the design found at the reference σ is reused at every σ.
+    """
+    sigma = _MORLET_REF_SIGMA
+    best = None
+    # centre of the wavelet's spectrum at p ≈ ξ K / (π σ): try the bands of orders around it
+    for ratio in np.arange(2.0, 8.01, 0.5):
+        centre = round(xi * ratio / math.pi - (terms - 1) / 2)
+        for first in sorted({0, *range(max(0, centre - 1), max(0, centre + 2))}):
+            e = _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms)[2]
+            if best is None or e < best[0]:
+                best = (e, float(ratio), first)
+    _, ratio0, first = best
+    res = minimize_scalar(
+        lambda r: _fit_morlet_k(sigma, xi, round(r * sigma), first, terms)[2],
+        bounds=(ratio0 - 0.5, ratio0 + 0.5), method="bounded", options={"xatol": 1e-3})
+    return float(round(res.x * sigma) / sigma), first
+
+
+@functools.lru_cache(maxsize=64)
+def default_morlet_terms(xi: float, target: float = 1e-4) -> int:
+    """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``."""
+    for terms in range(6, 24):
+        ratio, first = morlet_design(xi, terms)
+        sigma = _MORLET_REF_SIGMA
+        if _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms)[2] <= target:
+            return terms
+    raise ValueError(  # pragma: no cover
+        f"no P_D from 6 to 23 reaches relative RMSE {target} for xi={xi}")
+
+
+@functools.lru_cache(maxsize=1024)
+def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
+               K: int | None = None, first: int | None = None) -> MorletFit:
+    """Fit the direct-method coefficients ``m_p, l_p`` (cached per plain values).
+
+    ``shift = n0 > 0`` fits the attenuated (ASFT) form: the series times ``exp(α k)`` with
+    ``α = n0/σ²`` approximates ``ψ[k - n0]`` (Eq. 40 applied to the wavelet's envelope).
+
+    >>> fit = fit_morlet(60.0, 6.0, 10)
+    >>> fit.rmse < 1e-4
+    True
+    """
+    ratio, first0 = morlet_design(float(xi), int(terms))
+    if K is None or first is None:
+        k0 = max(1, round(ratio * sigma))
+        ks = range(max(1, k0 - 2), k0 + 3) if k0 < 48 else (k0,)
+        # the attenuated target is not zero-mean: its best band can start lower
+        firsts = range(max(0, first0 - 1), first0 + 2) if (k0 < 48 or shift) else (first0,)
+        if K is not None:
+            ks = (K,)
+        if first is not None:
+            firsts = (first,)
+        best = None
+        for kk in ks:
+            for f in firsts:
+                m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift)
+                if best is None or e < best[0]:
+                    best = (e, kk, f, m, l)
+        e, K, first, m, l = best
+    else:
+        m, l, e = _fit_morlet_k(sigma, xi, K, first, terms, shift)
+    m.setflags(write=False)
+    l.setflags(write=False)
+    return MorletFit(float(sigma), float(xi), int(K), int(first), int(terms), m, l, float(e))

@@ -1,0 +1,203 @@
+"""Continuous wavelet transform over many scales at once (PyWavelets-style interface)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._array import as_tensor, to_output
+from .._memory import memory_budget as _budget
+from .._validate import check_choice, check_positive_float
+from ._apply import apply_bank, normalize_axis, resolve_engine
+from .direct import DirectBank
+from .morlet import APPROXIMATIONS, METHODS, MorletTransform
+from .sliding import SFTBank
+from .wavelets import Morlet
+
+__all__ = ["CWT", "cwt"]
+
+
+def _stack_banks(banks: Sequence[Any]):
+    """One bank whose channel ``i`` is the single channel of ``banks[i]``."""
+    if isinstance(banks[0], DirectBank):
+        w = max(b.pad for b in banks)
+        taps = np.zeros((len(banks), 2 * w + 1), dtype=np.complex128)
+        for i, b in enumerate(banks):
+            taps[i, w - b.pad: w + b.pad + 1] = b.taps[0]
+        return DirectBank(taps, complex_output=True)
+    cat = {name: np.concatenate([getattr(b, name) for b in banks])
+           for name in ("omega", "alpha", "half", "shift", "mu", "nu")}
+    channel = np.concatenate([np.full(b.n_rows, i, dtype=np.int64) for i, b in enumerate(banks)])
+    return SFTBank(**cat, channel=channel, n_channels=len(banks), complex_output=True)
+
+
+class CWT:
+    """Plan for the Morlet continuous wavelet transform at a set of scales.
+
+    All scales share one bank of SFT rows, so one pass over the signal (one prefix sum, or one
+    set of doubling passes) serves every scale; scales are processed in groups that fit the
+    memory budget.
+
+    Parameters
+    ----------
+    scales : sequence of float
+        Scales σ in samples (the standard deviation of each wavelet's envelope).
+    wavelet : Morlet
+        The wavelet (default ``Morlet(xi=6.0)``).
+    method, approximation, terms, truncate
+        As in :class:`~fastmoments.signal.MorletTransform`, used at every scale.
+
+    Attributes
+    ----------
+    plans : list of MorletTransform
+        One plan per scale (their ``rmse`` is the accuracy at that scale).
+    rmse : float
+        The largest relative RMSE (Eq. 66) over the scales.
+    """
+
+    def __init__(self, scales: Sequence[float], wavelet: Morlet | None = None, *,
+                 method: str = "sft", approximation: str = "direct", terms: int | None = None,
+                 truncate: float = 4.0) -> None:
+        wavelet = Morlet() if wavelet is None else wavelet
+        if not isinstance(wavelet, Morlet):
+            raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
+        arr = np.atleast_1d(np.asarray(scales, dtype=np.float64))
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"scales must be a non-empty 1-D sequence, got shape {arr.shape}")
+        self.scales = tuple(check_positive_float("scales", float(s)) for s in arr)
+        self.wavelet = wavelet
+        self.method = check_choice("method", method, METHODS)
+        self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
+        self.plans = [_plan(s, wavelet.xi, self.method, self.approximation, terms, truncate)
+                      for s in self.scales]
+        self.rmse = max(p.rmse for p in self.plans)
+
+    def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
+        """``ξ / (2π σ) / sampling_period`` for each scale (PyWavelets' convention)."""
+        dt = check_positive_float("sampling_period", sampling_period)
+        return np.array([self.wavelet.center_frequency / s / dt for s in self.scales])
+
+    @functools.cached_property
+    def _order(self) -> np.ndarray:
+        return np.argsort([p.bank.pad for p in self.plans], kind="stable")
+
+    def _groups(self, n: int, itemsize: int, device: torch.device, budget) -> list[list[int]]:
+        room = _budget(device, budget)
+        groups, cur, cur_rows, cur_pad = [], [], 0, 0
+        for i in self._order:
+            b = self.plans[i].bank
+            rows = getattr(b, "n_rows", 2) // 4  # work is done row group by row group
+            pad = max(cur_pad, b.pad)
+            need = 8 * itemsize * (cur_rows + rows) * (n + 2 * pad + 1)
+            if cur and need > room:
+                groups.append(cur)
+                cur, cur_rows, pad = [], 0, b.pad
+            cur.append(int(i))
+            cur_rows += rows
+            cur_pad = pad
+        groups.append(cur)
+        return groups
+
+    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
+                 engine: str = "auto", memory_budget: float | None = None) -> Any:
+        """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out."""
+        t, kind = as_tensor(x, "x", min_ndim=1)
+        ax = normalize_axis(axis, t.ndim)
+        eng = resolve_engine(engine, self.method, t.device)
+        itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
+        out = None
+        for group in self._groups(t.shape[ax], itemsize, t.device, memory_budget):
+            bank = _group_bank(tuple(self.plans[i] for i in group))
+            y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
+                           budget=memory_budget)
+            if out is None:
+                if len(group) == len(self.scales):
+                    out = y
+                    break
+                out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
+                                  device=y.device)
+            out[torch.as_tensor(group, device=y.device)] = y
+        return to_output(out, kind)
+
+
+@functools.lru_cache(maxsize=64)
+def _group_bank(plans: tuple[MorletTransform, ...]):
+    return _stack_banks([p.bank for p in plans])
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(sigma, xi, method, approximation, terms, truncate) -> MorletTransform:
+    return MorletTransform(sigma, xi, method=method, approximation=approximation, terms=terms,
+                           truncate=truncate)
+
+
+@functools.lru_cache(maxsize=32)
+def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
+    return CWT(scales, Morlet(xi), method=method, approximation=approximation, terms=terms,
+               truncate=truncate)
+
+
+def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, axis: int = -1,
+        *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
+        method: str = "sft", approximation: str = "direct", terms: int | None = None,
+        engine: str = "auto", truncate: float = 4.0,
+        memory_budget: float | None = None) -> tuple[Any, np.ndarray]:
+    """Morlet continuous wavelet transform, ``(coefficients, frequencies)`` as in PyWavelets.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real signals; transformed along ``axis``; never modified.
+    scales : float or sequence of float
+        Scales σ in samples: the standard deviation of the wavelet's Gaussian envelope.
+    wavelet : Morlet, optional
+        Default ``Morlet(xi=6.0)``.
+    axis : int
+        Axis of ``x`` holding time.
+    sampling_period : float
+        Sampling period used to express ``frequencies``.
+    mode, cval, method, approximation, terms, engine, truncate, memory_budget
+        As in :func:`~fastmoments.signal.morlet_transform`.
+
+    Returns
+    -------
+    coefficients : numpy.ndarray or torch.Tensor
+        Complex, ``(len(scales), *x.shape)``: ``W[i, ..., n] = Σ_k ψ_{σ_i,ξ}[k] x[..., n - k]``
+        with the wavelet of Eq. 52 (unit energy at every scale).
+    frequencies : numpy.ndarray
+        ``ξ / (2π σ_i) / sampling_period``.
+
+    Notes
+    -----
+    Each scale costs ``O(P_D N)`` whatever σ (Yamashita & Wakahara 2022, Secs. 3-4), so a
+    scalogram of many large scales costs no more than one of small scales. The relative RMSE
+    (Eq. 66) of every scale's wavelet is ≤ 1e-4 by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.arange(4096)
+    >>> x = np.sin(2 * np.pi * 0.05 * t)
+    >>> coef, freqs = cwt(x, [5.0, 19.1, 60.0])
+    >>> coef.shape, int(np.argmax(np.abs(coef[:, 2048])))
+    ((3, 4096), 1)
+    >>> round(float(freqs[1]), 4)
+    0.05
+    """
+    scales_t = tuple(float(s) for s in np.atleast_1d(np.asarray(scales, dtype=np.float64)))
+    wavelet = Morlet() if wavelet is None else wavelet
+    if not isinstance(wavelet, Morlet):
+        raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
+    for s in scales_t:
+        if not (math.isfinite(s) and s > 0):
+            raise ValueError(f"scales must be finite and > 0, got {s}")
+    plan = _cwt_plan(scales_t, wavelet.xi, check_choice("method", method, METHODS),
+                     check_choice("approximation", approximation, APPROXIMATIONS), terms,
+                     float(truncate))
+    coef = plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget)
+    return coef, plan.frequencies(sampling_period)

@@ -1,0 +1,267 @@
+"""Gaussian smoothing and its first and second derivatives at a cost independent of σ.
+
+The paper's Sec. 2: ``x_G = G * x``, ``x_GD = G_D * x``, ``x_GDD = G_DD * x`` (Eqs. 4-6),
+computed from ``P + 1`` sliding Fourier transform components (Eqs. 13-15), or from the attenuated
+transform shifted by ``n0`` samples (Eqs. 40-47), or by truncated convolution.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._array import as_tensor, to_output
+from .._validate import check_choice, check_int, check_positive_float
+from ._apply import apply_bank, normalize_axis, resolve_engine
+from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
+from .direct import DirectBank
+from .sliding import SFTBank
+
+__all__ = ["METHODS", "GaussianFilter", "gaussian_filter"]
+
+METHODS = ("sft", "asft", "direct")
+
+
+def default_shift(sigma: float) -> int:
+    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the paper uses ``n0 = 10`` at σ ≈ 60-90).
+
+    The attenuation is ``α = n0/σ²`` (Eq. 40 with ``n0 = α/(2γ)``), i.e. a memory of about
+    ``σ²/n0 = 16σ`` samples, short enough that float32 filters do not drift, while the
+    asymmetric window ``[-K - n0, K - n0]`` adds little error (at σ = 100 the relative RMSE of
+    the smoothing kernel goes from 6.0e-5 to 6.3e-5 with ``n0 = 6``, to 7.0e-5 with ``n0 = 12``).
+    """
+    return max(1, round(sigma / 16.0))
+
+
+class GaussianFilter:
+    """Plan for Gaussian smoothing (``order`` 0, 1 or 2) along one axis.
+
+    Build it once for ``σ`` and the options; call it on any number of signals.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation in samples (> 0).
+    order : int
+        0 (smoothing, Eq. 4), 1 (first derivative, Eq. 5) or 2 (second derivative, Eq. 6).
+    method : {"sft", "asft", "direct"}
+        Sliding Fourier transform (Eqs. 13-15), attenuated SFT with shift ``n0``
+        (Eqs. 45-47) or truncated convolution.
+    terms : int, optional
+        ``P``, the number of cosine terms beyond ``p = 0``. Default: the smallest ``P`` whose
+        fitted kernel has relative RMSE ≤ 1e-4 (5 for order 0, 7 for orders 1 and 2 at the
+        paper's K = 256; raised by up to 3 where this σ, method and shift need it).
+    shift : int, optional
+        ASFT shift ``n0`` (default ``max(1, round(σ/16))``).
+    truncate : float
+        Half-width of the direct method's kernel in σ (default 4, as scipy.ndimage).
+
+    Attributes
+    ----------
+    K : int
+        Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
+    rmse : float
+        Relative RMSE of the kernel actually applied against the exact sampled kernel on
+        ``[-W, W]``, ``W = max(3K, 10σ)`` (Eq. 48). The filtered output's relative error
+        is about this value for broadband signals.
+
+    Notes
+    -----
+    ``G[k] = sqrt(γ/π) exp(-γk²)`` with ``γ = 1/(2σ²)`` is approximated on ``[-K, K]`` by
+    ``Σ a_p cos(βpk)`` (Eq. 9), so ``x_G[n] ≈ Σ a_p c_p[n]`` with the SFT components
+    ``c_p[n] = Σ_{|k|≤K} x[n-k] cos(βpk)`` (Eq. 13). With the ASFT, the weights ``e^{αk}``
+    turn ``G[k]`` into ``e^{α²/(4γ)} G[k - n0]`` (Eq. 40), so the output is read ``n0`` samples
+    later (Eq. 45); the derivatives pick up the terms ``α a_p`` and ``2α b_p, α² a_p``
+    (Eqs. 46-47, derived here from ``G_D[k-n0] = E e^{αk} (G_D[k] + α G[k])`` and
+    ``G_DD[k-n0] = E e^{αk} (G_DD[k] + 2α G_D[k] + α² G[k])``, ``E = e^{-α²/(4γ)}``).
+
+    float32 results (engines ``"prefix"`` and ``"sliding"``, or ``"recursive"`` with ASFT)
+    agree with float64 to a relative RMSE below 1e-5 (tested).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = GaussianFilter(100.0)
+    >>> plan.K, plan.terms, plan.rmse < 1e-4
+    (424, 5, True)
+    >>> y = plan(np.ones(1000))
+    >>> bool(np.allclose(y, 1.0, atol=1e-4))
+    True
+    """
+
+    def __init__(self, sigma: float, *, order: int = 0, method: str = "sft",
+                 terms: int | None = None, shift: int | None = None,
+                 truncate: float = 4.0) -> None:
+        self.sigma = check_positive_float("sigma", sigma)
+        self.order = check_int("order", order, minimum=0, maximum=2)
+        self.method = check_choice("method", method, METHODS)
+        self.terms = (default_gaussian_terms(self.order) if terms is None
+                      else check_int("terms", terms, minimum=1, maximum=64))
+        self.truncate = check_positive_float("truncate", truncate)
+        self.shift = 0
+        if self.method == "asft":
+            self.shift = (default_shift(self.sigma) if shift is None
+                          else check_int("shift", shift, minimum=1))
+        elif shift is not None:
+            raise ValueError("shift is only used with method='asft'")
+        for _ in range(4 if terms is None and self.method != "direct" else 1):
+            self.bank = _gaussian_bank(self.sigma, self.order, self.method, self.terms,
+                                       self.shift, self.truncate)
+            self.K = int(self.bank.pad - self.shift)
+            w = math.ceil(max(3 * self.K, 10 * self.sigma)) + self.shift
+            j = np.arange(-w, w + 1)
+            exact = gaussian_kernel(j, self.sigma, self.order)
+            diff = self.bank.kernel(j)[0] - exact
+            self.rmse = float(np.sqrt(np.sum(diff ** 2) / np.sum(exact ** 2)))
+            if self.rmse <= 1e-4:
+                break
+            self.terms += 1
+
+    def kernel(self, j: np.ndarray) -> np.ndarray:
+        """The impulse response actually applied, at integer offsets ``j`` (float64)."""
+        return self.bank.kernel(np.asarray(j))[0]
+
+    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
+                 engine: str = "auto", memory_budget: float | None = None) -> Any:
+        """Filter ``x`` along ``axis``; NumPy in gives NumPy out, torch in gives torch out."""
+        t, kind = as_tensor(x, "x", min_ndim=1)
+        normalize_axis(axis, t.ndim)
+        eng = resolve_engine(engine, self.method, t.device)
+        y = apply_bank(self.bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
+                       budget=memory_budget)[0]
+        return to_output(y, kind)
+
+    def __repr__(self) -> str:
+        return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, method={self.method!r}, "
+                f"terms={self.terms}, K={self.K}, shift={self.shift}, rmse={self.rmse:.2e})")
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_bank(sigma, order, method, terms, shift, truncate):
+    if method == "direct":
+        w = math.ceil(truncate * sigma)
+        taps = gaussian_kernel(np.arange(-w, w + 1), sigma, order)[None, :]
+        return DirectBank(taps, complex_output=False)
+    fit = fit_gaussian(sigma, terms)
+    p = np.arange(terms + 1)
+    zeros = np.zeros(terms + 1)
+    if method == "sft":
+        mu, nu = [(fit.a, zeros), (zeros, -fit.b), (fit.d, zeros)][order]
+        alpha = 0.0
+    else:
+        alpha = shift / sigma**2
+        e = math.exp(-0.5 * (shift / sigma) ** 2)  # exp(-α²/(4γ))
+        mu, nu = [
+            (e * fit.a, zeros),
+            (e * alpha * fit.a, -e * fit.b),
+            (e * (fit.d + alpha**2 * fit.a), -e * 2 * alpha * fit.b),
+        ][order]
+    rows = terms + 1
+    return SFTBank(
+        omega=fit.beta * p, alpha=np.full(rows, alpha), half=np.full(rows, fit.K),
+        shift=np.full(rows, shift), mu=mu.astype(np.complex128), nu=nu.astype(np.complex128),
+        channel=np.zeros(rows, dtype=np.int64), n_channels=1, complex_output=False)
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_plan(sigma, order, method, terms, shift, truncate) -> GaussianFilter:
+    return GaussianFilter(sigma, order=order, method=method, terms=terms, shift=shift,
+                          truncate=truncate)
+
+
+def _per_axis(name: str, value: Any, n: int) -> list:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        if len(value) != n:
+            raise ValueError(f"{name} must be a scalar or have one entry per axis ({n}), "
+                             f"got {len(value)} entries")
+        return list(value)
+    return [value] * n
+
+
+def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequence[int] = 0,
+                    axis: int = -1, axes: Sequence[int] | None = None, mode: str = "reflect",
+                    cval: float = 0.0, method: str = "sft", terms: int | None = None,
+                    shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
+                    memory_budget: float | None = None) -> Any:
+    """Gaussian smoothing, or its first or second derivative, with cost independent of σ.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real input of any shape; never modified.
+    sigma : float or sequence of float
+        Standard deviation(s) in samples, one per axis in ``axes``.
+    order : int or sequence of int
+        Derivative order 0, 1 or 2 (per axis).
+    axis : int
+        The axis filtered when ``axes`` is not given.
+    axes : sequence of int, optional
+        Several axes, filtered one after the other (separable n-D filter).
+    mode : {"reflect", "nearest", "mirror", "wrap", "constant"}
+        Extension beyond the ends, as in :func:`scipy.ndimage.gaussian_filter1d`.
+    cval : float
+        Value outside the signal for ``mode="constant"``.
+    method : {"sft", "asft", "direct"}
+        See :class:`GaussianFilter`.
+    terms : int, optional
+        ``P`` (default: relative RMSE ≤ 1e-4).
+    shift : int, optional
+        ASFT shift ``n0``.
+    engine : {"auto", "prefix", "recursive", "sliding"}
+        How the SFT components are computed (see :mod:`fastmoments.signal.sliding`);
+        ``"auto"`` uses the fastest accurate engine measured on the device.
+    truncate : float
+        Kernel half-width in σ for ``method="direct"``.
+    memory_budget : float, optional
+        Scratch memory in bytes (or a fraction of the free memory).
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        Same shape as ``x``, float32 or float64 by the package's dtype policy.
+
+    Raises
+    ------
+    ValueError
+        For σ ≤ 0, bad axes, unknown ``mode``/``method``/``engine``, NaN or infinity in ``x``.
+
+    Notes
+    -----
+    Filters ``x_G[n] = Σ_k G[k] x[n-k]`` (Eqs. 4-6 of Yamashita & Wakahara 2022) with
+    ``G`` replaced by its least-squares Fourier fit on ``[-K, K]`` (Eqs. 9-15, 45-47). The
+    relative error against the exact Gaussian is :attr:`GaussianFilter.rmse` (≤ 1e-4 by
+    default) for every σ; float32 adds less than 1e-5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.zeros(201); x[100] = 1.0
+    >>> y = gaussian_filter(x, 10.0)
+    >>> round(float(y[100]), 5), round(1 / np.sqrt(2 * np.pi) / 10, 5)
+    (0.03989, 0.03989)
+    >>> img = np.random.default_rng(0).random((32, 32))
+    >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
+    (32, 32)
+    """
+    t, kind = as_tensor(x, "x", min_ndim=1)
+    if axes is None:
+        axes_list = [normalize_axis(axis, t.ndim)]
+    else:
+        axes_list = [normalize_axis(a, t.ndim, "axes") for a in axes]
+        if len(set(axes_list)) != len(axes_list):
+            raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
+    sigmas = _per_axis("sigma", sigma, len(axes_list))
+    orders = _per_axis("order", order, len(axes_list))
+    y = t
+    for ax, s, o in zip(axes_list, sigmas, orders, strict=True):
+        s = check_positive_float("sigma", s)
+        o = check_int("order", o, minimum=0, maximum=2)
+        plan = _cached_plan(s, o, check_choice("method", method, METHODS),
+                            terms if terms is None else check_int("terms", terms, minimum=1),
+                            shift, float(truncate))
+        y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget)
+    return to_output(y, kind)

@@ -1,0 +1,266 @@
+"""The Morlet wavelet transform by the (attenuated) sliding Fourier transform (paper's Sec. 3)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from .._array import as_tensor, to_output
+from .._validate import check_choice, check_int, check_positive_float
+from ._apply import apply_bank, normalize_axis, resolve_engine
+from .coefficients import (
+    default_morlet_terms,
+    fit_gaussian,
+    fit_morlet,
+    morlet_constants,
+    morlet_kernel,
+)
+from .direct import DirectBank
+from .sliding import SFTBank
+
+__all__ = ["APPROXIMATIONS", "METHODS", "MorletTransform", "morlet_bank", "morlet_transform"]
+
+METHODS = ("sft", "asft", "direct")
+APPROXIMATIONS = ("direct", "multiplication")
+_TARGET = 1e-4
+
+
+def _default_shift(sigma: float) -> int:
+    return max(1, round(sigma / 16.0))
+
+
+def _direct_rows(sigma, xi, terms, shift):
+    fit = fit_morlet(sigma, xi, terms, shift)
+    p = np.arange(fit.first, fit.first + terms)
+    rows = len(p)
+    return dict(omega=fit.beta * p, alpha=np.full(rows, shift / sigma**2),
+                half=np.full(rows, fit.K), shift=np.full(rows, shift),
+                mu=fit.m.astype(np.complex128), nu=(-fit.l).astype(np.complex128))
+
+
+def _multiplication_rows(sigma, xi, terms, shift):
+    """Rows of Eq. 60 (SFT) / Eq. 61 (ASFT), derived for the target ``e^{-αk} ψ[k - n0]``."""
+    fit = fit_gaussian(sigma, terms)
+    c, kappa = morlet_constants(xi)
+    gamma = 0.5 / sigma**2
+    amp = c * math.pi ** -0.25 / math.sqrt(sigma) * sigma * math.sqrt(2 * math.pi)
+    amp *= math.exp(-gamma * shift**2)
+    phase = np.exp(-1j * xi * shift / sigma)
+    omega0 = xi / sigma
+    om, mu = [], []
+    for p in range(terms + 1):
+        if p == 0:
+            om.append(omega0)
+            mu.append(amp * phase * fit.a[0])
+        else:
+            for sign in (1, -1):
+                om.append(omega0 + sign * fit.beta * p)
+                mu.append(amp * phase * fit.a[p] / 2)
+    mu = np.asarray(mu, dtype=np.complex128)
+    nu = -1j * mu  # e^{iωk} = cos ωk + i sin ωk
+    om = np.asarray(om)
+    if kappa * amp > 1e-18:
+        om = np.concatenate([om, fit.beta * np.arange(terms + 1)])
+        mu = np.concatenate([mu, -kappa * amp * fit.a.astype(np.complex128)])
+        nu = np.concatenate([nu, np.zeros(terms + 1, dtype=np.complex128)])
+    rows = len(om)
+    return dict(omega=om, alpha=np.full(rows, shift / sigma**2), half=np.full(rows, fit.K),
+                shift=np.full(rows, shift), mu=mu, nu=nu)
+
+
+def morlet_rows(sigma: float, xi: float, method: str, approximation: str, terms: int,
+                shift: int) -> dict:
+    """Float64 row tables (see :class:`~fastmoments.signal.sliding.SFTBank`) for one scale."""
+    shift = shift if method == "asft" else 0
+    if approximation == "direct":
+        return _direct_rows(sigma, xi, terms, shift)
+    return _multiplication_rows(sigma, xi, terms, shift)
+
+
+@functools.lru_cache(maxsize=512)
+def morlet_bank(sigma: float, xi: float, method: str, approximation: str, terms: int,
+                shift: int, truncate: float):
+    """A one-channel bank (or direct kernel) for the Morlet transform at scale σ (cached)."""
+    if method == "direct":
+        w = math.ceil(truncate * sigma)
+        return DirectBank(morlet_kernel(np.arange(-w, w + 1), sigma, xi)[None, :],
+                          complex_output=True)
+    rows = morlet_rows(sigma, xi, method, approximation, terms, shift)
+    n = len(rows["omega"])
+    return SFTBank(**rows, channel=np.zeros(n, dtype=np.int64), n_channels=1,
+                   complex_output=True)
+
+
+def kernel_rmse(bank, sigma: float, xi: float) -> float:
+    """Relative RMSE of Eq. 66 of the applied kernel (window ``[-5K, 5K]``)."""
+    w = 5 * bank.pad
+    j = np.arange(-w, w + 1)
+    exact = morlet_kernel(j, sigma, xi)
+    diff = bank.kernel(j)[0] - exact
+    return float(np.sqrt(np.sum(np.abs(diff) ** 2) / np.sum(np.abs(exact) ** 2)))
+
+
+def default_terms(xi: float, method: str, approximation: str) -> int:
+    """``P_D`` (direct) or ``P_M`` (multiplication) reaching relative RMSE ≤ 1e-4 at σ = 32."""
+    if approximation == "direct":
+        return default_morlet_terms(float(xi), _TARGET)
+    for terms in range(4, 16):
+        bank = morlet_bank(32.0, float(xi), method, approximation, terms,
+                           _default_shift(32.0), 4.0)
+        if kernel_rmse(bank, 32.0, float(xi)) <= _TARGET:
+            return terms
+    return 15  # pragma: no cover
+
+
+class MorletTransform:
+    """Plan for the Morlet wavelet transform at one scale σ along one axis.
+
+    ``x_M[n] = Σ_k ψ_{σ,ξ}[k] x[n - k]`` with the wavelet of Eq. 52, computed from sliding
+    Fourier transform components at a cost independent of σ.
+
+    Parameters
+    ----------
+    sigma : float
+        Scale: standard deviation of the wavelet's envelope, in samples (> 0).
+    xi : float
+        ξ of Eq. 49 (> 0).
+    method : {"sft", "asft", "direct"}
+        Plain SFT, attenuated SFT (shift ``n0``) or truncated convolution.
+    approximation : {"direct", "multiplication"}
+        Sec. 3.1: fit ψ by orders ``P_S .. P_S + P_D - 1`` with the best ``P_S`` for ξ (Eq. 53),
+        or Sec. 3.2: the Gaussian's fit times ``e^{iξk/σ} - κ`` (Eqs. 56-61).
+    terms : int, optional
+        ``P_D`` or ``P_M``; default: relative RMSE (Eq. 66) ≤ 1e-4 (raised by up to 3 for
+        this σ where needed).
+    shift : int, optional
+        ASFT shift ``n0`` (default ``max(1, round(σ/16))``).
+    truncate : float
+        Kernel half-width in σ for ``method="direct"``.
+
+    Attributes
+    ----------
+    rmse : float
+        Relative RMSE (Eq. 66) of the kernel applied, against Eq. 52.
+
+    Notes
+    -----
+    With the ASFT the coefficients are fitted to ``e^{-αk} ψ[k - n0]`` on ``[-K, K]`` (Eq. 40
+    applied to the envelope: ``e^{-αk} ψ[k-n0] = e^{-γ n0²} C π^{-1/4} σ^{-1/2} e^{-γk²}
+    (e^{iξ(k-n0)/σ} - κ)``), so that no approximation error is added by the attenuation.
+    float32 results agree with float64 to a relative RMSE below 1e-5 (tested).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = MorletTransform(40.0, 6.0)
+    >>> plan.rmse < 1e-4
+    True
+    >>> n = np.arange(2000)
+    >>> y = plan(np.cos(6.0 / 40.0 * n))
+    >>> y.dtype, bool(abs(abs(y[1000]) - abs(y[1100])) < 1e-3)
+    (dtype('complex128'), True)
+    """
+
+    def __init__(self, sigma: float, xi: float = 6.0, *, method: str = "sft",
+                 approximation: str = "direct", terms: int | None = None,
+                 shift: int | None = None, truncate: float = 4.0) -> None:
+        self.sigma = check_positive_float("sigma", sigma)
+        self.xi = check_positive_float("xi", xi)
+        self.method = check_choice("method", method, METHODS)
+        self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
+        self.truncate = check_positive_float("truncate", truncate)
+        if self.method == "asft":
+            self.shift = (_default_shift(self.sigma) if shift is None
+                          else check_int("shift", shift, minimum=1))
+        elif shift is not None:
+            raise ValueError("shift is only used with method='asft'")
+        else:
+            self.shift = 0
+        self.terms = (default_terms(self.xi, self.method, self.approximation) if terms is None
+                      else check_int("terms", terms, minimum=1, maximum=64))
+        for _ in range(4 if terms is None and self.method != "direct" else 1):
+            self.bank = morlet_bank(self.sigma, self.xi, self.method, self.approximation,
+                                    self.terms, self.shift, self.truncate)
+            self.rmse = kernel_rmse(self.bank, self.sigma, self.xi)
+            if self.rmse <= _TARGET:
+                break
+            self.terms += 1
+        self.K = int(self.bank.pad - self.shift)
+
+    @property
+    def first(self) -> int | None:
+        """``P_S`` of the direct approximation (``None`` otherwise)."""
+        if self.method == "direct" or self.approximation != "direct":
+            return None
+        return fit_morlet(self.sigma, self.xi, self.terms, self.shift).first
+
+    def kernel(self, j: np.ndarray) -> np.ndarray:
+        """The complex impulse response actually applied, at integer offsets ``j``."""
+        return self.bank.kernel(np.asarray(j))[0]
+
+    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
+                 engine: str = "auto", memory_budget: float | None = None) -> Any:
+        """Transform real ``x`` along ``axis``; returns complex, same shape and kind."""
+        t, kind = as_tensor(x, "x", min_ndim=1)
+        normalize_axis(axis, t.ndim)
+        eng = resolve_engine(engine, self.method, t.device)
+        y = apply_bank(self.bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
+                       budget=memory_budget)[0]
+        return to_output(y, kind)
+
+    def __repr__(self) -> str:
+        return (f"MorletTransform(sigma={self.sigma}, xi={self.xi}, method={self.method!r}, "
+                f"approximation={self.approximation!r}, terms={self.terms}, K={self.K}, "
+                f"rmse={self.rmse:.2e})")
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_plan(sigma, xi, method, approximation, terms, shift, truncate) -> MorletTransform:
+    return MorletTransform(sigma, xi, method=method, approximation=approximation, terms=terms,
+                           shift=shift, truncate=truncate)
+
+
+def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
+                     mode: str = "reflect", cval: float = 0.0, method: str = "sft",
+                     approximation: str = "direct", terms: int | None = None,
+                     shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
+                     memory_budget: float | None = None) -> Any:
+    """Morlet wavelet transform at scale σ (Eqs. 49-55 and 60-61 of Yamashita & Wakahara 2022).
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real signals; the transform runs along ``axis``. Never modified.
+    sigma : float
+        Scale in samples (> 0).
+    xi : float
+        ξ of the wavelet (> 0).
+    axis, mode, cval, method, approximation, terms, shift, engine, truncate, memory_budget
+        As in :class:`MorletTransform` and :func:`~fastmoments.signal.gaussian_filter`.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        Complex64 (float32 input) or complex128, same shape as ``x``:
+        ``x_M[n] = Σ_k ψ_{σ,ξ}[k] x[n - k]``.
+
+    Raises
+    ------
+    ValueError
+        For σ ≤ 0 or ξ ≤ 0, a bad axis, an unknown option, NaN or infinity in ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = morlet_transform(np.random.default_rng(0).standard_normal(512), 8.0, 6.0)
+    >>> y.shape, y.dtype
+    ((512,), dtype('complex128'))
+    """
+    plan = _cached_plan(check_positive_float("sigma", sigma), check_positive_float("xi", xi),
+                        check_choice("method", method, METHODS),
+                        check_choice("approximation", approximation, APPROXIMATIONS),
+                        terms, shift, float(truncate))
+    return plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget)
