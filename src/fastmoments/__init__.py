@@ -41,25 +41,41 @@ from .metrics import psnr
 from .moments import Moments
 
 # --- signal transforms (issue 5) ---
+from .signal import (
+    CWT,
+    GaussianFilter,
+    Morlet,
+    MorletTransform,
+    cwt,
+    gaussian_filter,
+    morlet_transform,
+)
 
 # --- features (issue 6) ---
 
 __all__ = [
+    "CWT",
     "BoxMoments",
     "DiskMoments",
     "DiskTransform",
+    "GaussianFilter",
     "JacobiTransform",
     "Moments",
+    "Morlet",
+    "MorletTransform",
     "PHTMoments",
     "PolarHarmonicTransform",
     "PseudoZernikeTransform",
     "ZernikeTransform",
     "__version__",
+    "cwt",
     "data",
     "disk",
+    "gaussian_filter",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",
+    "morlet_transform",
     "order_pairs",
     "pcet",
     "pct",
