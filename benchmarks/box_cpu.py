@@ -221,27 +221,25 @@ def figures(rows: list[dict], quick: bool, figdir: str) -> dict:
             c[hide] = (1, 1, 1, 0)
         return c
 
+    surf = {"shade": False, "linewidth": 0, "antialiased": False, "rstride": 1, "cstride": 1}
     yy, xx = np.mgrid[0:h, 0:w]
-    hide = (yy < ch) & (xx >= cw)
-    ax.plot_surface(xx, yy, np.full_like(xx, d, dtype=float), facecolors=colours(faces["top"],
-                    hide), rstride=1, cstride=1, shade=False, linewidth=0)
+    ax.plot_surface(xx, yy, np.full(xx.shape, float(d)),
+                    facecolors=colours(faces["top"], (yy < ch) & (xx >= cw)), **surf)
     zz, xx2 = np.mgrid[0:d, 0:w]
-    ax.plot_surface(xx2, np.zeros_like(xx2, dtype=float), zz, shade=False, linewidth=0,
-                    facecolors=colours(faces["front"], (zz >= cd) & (xx2 >= cw)), rstride=1,
-                    cstride=1)
+    ax.plot_surface(xx2, np.zeros(xx2.shape), zz,
+                    facecolors=colours(faces["front"], (zz >= cd) & (xx2 >= cw)), **surf)
     zz, yy2 = np.mgrid[0:d, 0:h]
-    ax.plot_surface(np.full_like(yy2, w, dtype=float), yy2, zz, shade=False, linewidth=0,
-                    facecolors=colours(faces["right"], (zz >= cd) & (yy2 < ch)), rstride=1,
-                    cstride=1)
+    ax.plot_surface(np.full(yy2.shape, float(w)), yy2, zz,
+                    facecolors=colours(faces["right"], (zz >= cd) & (yy2 < ch)), **surf)
     yy3, xx3 = np.mgrid[0:ch, cw:w]
-    ax.plot_surface(xx3, yy3, np.full_like(xx3, cd, dtype=float), shade=False, linewidth=0,
-                    facecolors=colours(faces["cut_z"]), rstride=1, cstride=1)
+    ax.plot_surface(xx3, yy3, np.full(xx3.shape, float(cd)),
+                    facecolors=colours(faces["cut_z"]), **surf)
     zz4, xx4 = np.mgrid[cd:d, cw:w]
-    ax.plot_surface(xx4, np.full_like(xx4, ch, dtype=float), zz4, shade=False, linewidth=0,
-                    facecolors=colours(faces["cut_y"]), rstride=1, cstride=1)
+    ax.plot_surface(xx4, np.full(xx4.shape, float(ch)), zz4,
+                    facecolors=colours(faces["cut_y"]), **surf)
     zz5, yy5 = np.mgrid[cd:d, 0:ch]
-    ax.plot_surface(np.full_like(yy5, cw, dtype=float), yy5, zz5, shade=False, linewidth=0,
-                    facecolors=colours(faces["cut_x"]), rstride=1, cstride=1)
+    ax.plot_surface(np.full(yy5.shape, float(cw)), yy5, zz5,
+                    facecolors=colours(faces["cut_x"]), **surf)
     ax.set_box_aspect((w, h, d))
     ax.view_init(elev=25, azim=-60)
     ax.set_axis_off()
