@@ -32,6 +32,7 @@ import torch
 
 from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
+from . import triton_radial
 from .families import DiskFamily
 from .indexing import IndexSet
 from .sampling import DiskSampling
@@ -94,6 +95,9 @@ class DiskEngine:
         self.dft = torch.polar(torch.ones_like(ang), -ang).to(self.cdtype).to(dev)
         self.idft = torch.polar(torch.ones_like(ang), ang).to(self.cdtype).to(dev)
         self.radial_is_complex = family.complex_radial
+        self.fused = self._can_fuse()
+        if self.fused:
+            self.jn = torch.as_tensor([len(c) for c in index.ns], dtype=torch.int32, device=dev)
         self._table: torch.Tensor | None = None
         self._table_checked = False
         self._exp: torch.Tensor | None = None
@@ -116,6 +120,22 @@ class DiskEngine:
     def exp_bytes(self) -> int:
         return self.sampling.n_orbits * self.n_cols * 2 * _ITEM[self.dtype]
 
+    def _can_fuse(self) -> bool:
+        """The fused Triton radial kernels apply to the Jacobi method of the Zernike and
+        pseudo-Zernike families with full columns (orders m, m+step, ... without gaps)."""
+        if self.method != "jacobi" or self.family.name not in ("zernike", "pseudo-zernike"):
+            return False
+        if not triton_radial.available(self.device):
+            return False
+        step = 2 if self.family.name == "zernike" else 1
+        return all(list(col) == list(range(m, m + step * len(col), step))
+                   for m, col in zip(self.index.ms, self.index.ns, strict=True))
+
+    def _tensor_index(self, idx: torch.Tensor | slice) -> torch.Tensor:
+        if isinstance(idx, slice):
+            return torch.arange(idx.start, idx.stop, idx.step or 1, device=self.device)
+        return idx
+
     # ------------------------------------------------------------------ cached tables
     def _steps(self, g0: int, g1: int):
         return self.family.radial_steps(self.method, self.radius[g0:g1], self.index)
@@ -131,7 +151,7 @@ class DiskEngine:
                 dt = self.cdtype if self.radial_is_complex else self.dtype
                 t = torch.zeros(self.n_cols, self.n_rows, G, dtype=dt, device=self.device)
                 for cols, rows, vals in self._steps(0, G):  # float64 values, cast per step
-                    t[cols, rows] = vals.to(dt)
+                    t[self._tensor_index(cols), rows] = vals.to(dt)
                 self._table = t
         return self._table
 
@@ -158,7 +178,10 @@ class DiskEngine:
         Mc, J = self.n_cols, self.n_rows
         per_orbit = batch * Mc * 2 * c * 6 + batch * 8 * c * 4 + Mc * 2 * c * 3
         per_group = batch * Mc * 2 * c * 3
-        if self.table() is None:  # streaming: recurrence state and per-step gathers
+        if self.fused:  # partial sums over radius blocks
+            block_g, _ = triton_radial._blocks(2 * batch)
+            per_group += (Mc * J * 2 * batch * c) // block_g + Mc * 2 * batch * c
+        elif self.table() is None:  # streaming: recurrence state and per-step gathers
             T = self.index.max_order + 2
             per_group += 8 * (T + 2) * 8 + (Mc + T) * 2 * batch * c * 2 + J * 8
         fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
@@ -209,6 +232,11 @@ class DiskEngine:
         """``sum_g conj(R[col, row, g]) S[col, g, b]`` -> ``(cols, rows, B)``."""
         Mc, J = self.n_cols, self.n_rows
         B = S.shape[-1]
+        if self.fused:
+            Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
+            out = _FusedForward.apply(Sr, self.radius[g0:g1], self.ms, self.jn, J,
+                                      self.family.name == "zernike")
+            return torch.view_as_complex(out.reshape(Mc, J, B, 2).contiguous())
         table = self.table()
         if table is not None:
             t = table[:, :, g0:g1]
@@ -220,13 +248,13 @@ class DiskEngine:
             out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
             for cols, rows, v in self._steps(g0, g1):
                 part = torch.bmm(v.conj().to(self.cdtype)[:, None, :], S[cols]).squeeze(1)
-                out = out.index_put((cols, rows), part, accumulate=True)
+                out = out.index_put((self._tensor_index(cols), rows), part, accumulate=True)
             return out
         Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
         out = torch.zeros(Mc, J, 2 * B, dtype=self.dtype, device=self.device)
         for cols, rows, v in self._steps(g0, g1):
             part = torch.bmm(v.to(self.dtype)[:, None, :], Sr[cols]).squeeze(1)
-            out = out.index_put((cols, rows), part, accumulate=True)
+            out = out.index_put((self._tensor_index(cols), rows), part, accumulate=True)
         return torch.view_as_complex(out.reshape(Mc, J, B, 2))
 
     # ------------------------------------------------------------------ synthesis
@@ -256,6 +284,11 @@ class DiskEngine:
         Mc, J = self.n_cols, self.n_rows
         B = a.shape[-1]
         Gc = g1 - g0
+        if self.fused:
+            ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
+            out = _FusedSynthesis.apply(ar, self.radius[g0:g1], self.ms, self.jn,
+                                        self.family.name == "zernike")
+            return torch.view_as_complex(out.reshape(Mc, Gc, B, 2).contiguous())
         table = self.table()
         if table is not None:
             t = table[:, :, g0:g1].transpose(1, 2)  # (Mc, Gc, J)
@@ -266,14 +299,14 @@ class DiskEngine:
         if self.radial_is_complex:
             out = torch.zeros(Mc, Gc, B, dtype=self.cdtype, device=self.device)
             for cols, rows, v in self._steps(g0, g1):
-                part = v.to(self.cdtype)[:, :, None] * a[cols, rows][:, None, :]
-                out = out.index_add(0, cols, part)
+                part = v.to(self.cdtype)[:, :, None] * a[self._tensor_index(cols), rows][:, None, :]
+                out = out.index_add(0, self._tensor_index(cols), part)
             return out
         ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
         out = torch.zeros(Mc, Gc, 2 * B, dtype=self.dtype, device=self.device)
         for cols, rows, v in self._steps(g0, g1):
-            part = v.to(self.dtype)[:, :, None] * ar[cols, rows][:, None, :]
-            out = out.index_add(0, cols, part)
+            part = v.to(self.dtype)[:, :, None] * ar[self._tensor_index(cols), rows][:, None, :]
+            out = out.index_add(0, self._tensor_index(cols), part)
         return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
 
     def _angular_synth(self, C: torch.Tensor, g0: int, o0: int, o1: int, out: torch.Tensor,
@@ -291,3 +324,36 @@ class DiskEngine:
         vm = torch.einsum("qob,qk->bok", gm, self.idft).real
         vals = torch.cat([vp, vm], dim=-1) * (self.usedw if weighted else self.used)[o0:o1]
         return out.index_add(1, self.pix[o0:o1].reshape(-1), vals.reshape(B, -1))
+
+
+class _FusedForward(torch.autograd.Function):
+    """Fused radial contraction; its adjoint (for autograd) is the fused synthesis."""
+
+    @staticmethod
+    def forward(ctx, S, r, ms, jn, n_rows, zernike):  # noqa: D102
+        ctx.save_for_backward(r, ms, jn)
+        ctx.zernike = zernike
+        return triton_radial.radial_forward(r, S, ms, jn, n_rows, zernike)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        r, ms, jn = ctx.saved_tensors
+        return (triton_radial.radial_synthesis(r, grad, ms, jn, ctx.zernike),
+                None, None, None, None, None)
+
+
+class _FusedSynthesis(torch.autograd.Function):
+    """Fused radial synthesis; its adjoint is the fused forward contraction."""
+
+    @staticmethod
+    def forward(ctx, a, r, ms, jn, zernike):  # noqa: D102
+        ctx.save_for_backward(r, ms, jn)
+        ctx.zernike = zernike
+        ctx.n_rows = a.shape[1]
+        return triton_radial.radial_synthesis(r, a, ms, jn, zernike)
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        r, ms, jn = ctx.saved_tensors
+        return (triton_radial.radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike),
+                None, None, None, None)

@@ -75,9 +75,23 @@ class DiskFamily:
         """``(n_cols, n_rows)`` float64 normalization (0 in padding)."""
         raise NotImplementedError  # pragma: no cover
 
-    def check_method(self, method: str | None, selection: bool = False) -> str:
+    def check_method(self, method: str | None, selection: bool = False,
+                     device: torch.device | None = None) -> str:
+        """The radial method: the user's choice, checked, or the default for the job.
+
+        Full sets default to :attr:`default_method` (the thesis's recurrence) on the CPU and
+        to :attr:`selection_method` (the Jacobi recurrence, run by the fused Triton kernels)
+        on a GPU where Triton is available.
+        """
         if method is None:
-            return self.selection_method if selection else self.default_method
+            if selection:
+                return self.selection_method
+            if device is not None and self.selection_method:
+                from . import triton_radial
+
+                if device.type == "cuda" and triton_radial.available(device):
+                    return self.selection_method
+            return self.default_method
         return check_choice("method", method, self.methods)
 
     def radial_steps(self, method: str, r: torch.Tensor, index: IndexSet) -> Iterator:

@@ -278,13 +278,21 @@ class PolarHarmonicTransform(DiskTransform):
         if self.s < 2.0:  # fail at build time, not at the first call
             family.radial(torch.as_tensor(self.sampling.radius[:1]), torch.zeros(1))
         self._kernel: torch.Tensor | None = None
+        self._used_pixels: torch.Tensor | None = None
         self._nufft: Any = None
 
     # ------------------------------------------------------------------ sizes
+    def kernel_pixels(self) -> int:
+        """Pixels the dense kernel covers: all ``N*N`` on a GPU (no gather pass over the
+        batch), only the used ones on the CPU (fewer flops)."""
+        if self.device.type == "cuda":
+            return self.size * self.size
+        return int(self.mask.sum())
+
     def kernel_bytes(self) -> int:
         """Bytes of the dense kernel matrix of the ``"gemm"`` method."""
         item = 4 if self.dtype == torch.float32 else 8
-        return self.size * self.size * 2 * self.index.size * item
+        return self.kernel_pixels() * 2 * self.index.size * item
 
     def method_for(self, batch: int) -> str:
         """The method that :meth:`forward` uses for a batch of ``batch`` images."""
@@ -313,10 +321,10 @@ class PolarHarmonicTransform(DiskTransform):
 
     # ------------------------------------------------------------------ dense kernel
     def kernel(self) -> torch.Tensor:
-        r"""The dense kernel ``(N*N, 2K)``: columns ``[Re W | Im W]`` with
-        :math:`W[p, j] = c_{n_j} \sum_{s \in p} w_s R^*_{n_j}(r_s) e^{-i l_j \theta_s}`
-        over the stored moments ``j`` (in the order of the dense layout's valid slots);
-        built once in float64, then cast."""
+        r"""The dense kernel, transposed: ``(2K, pixels)`` with rows ``[Re W; Im W]``,
+        :math:`W[j, p] = c_{n_j} \sum_{s \in p} w_s R^*_{n_j}(r_s) e^{-i l_j \theta_s}` over
+        the stored moments ``j`` (in the order of the dense layout's valid slots) and the
+        pixels of :meth:`kernel_pixels`; built once in float64, then cast."""
         if self._kernel is None:
             need = self.kernel_bytes()
             budget = memory_budget(self.device, self._budget)
@@ -326,13 +334,18 @@ class PolarHarmonicTransform(DiskTransform):
                     f"{self.index.size} moments of {self.size}x{self.size} images, over half "
                     f"the memory budget ({format_bytes(budget)}); use method='engine' or "
                     "'nufft', or raise memory_budget")
-            self._kernel = _build_kernel(self, self.dtype)
+            self._kernel = _build_kernel(self)
         return self._kernel
 
     def _gemm_forward(self, x: torch.Tensor) -> torch.Tensor:
-        W = self.kernel()
+        WT = self.kernel()
         K = self.index.size
-        prod = x @ W  # (B, 2K)
+        if WT.shape[1] != x.shape[1]:
+            if self._used_pixels is None:
+                self._used_pixels = torch.as_tensor(np.flatnonzero(self.mask),
+                                                    device=self.device)
+            x = x[:, self._used_pixels]
+        prod = x @ WT.T  # (B, 2K)
         vals = torch.complex(prod[:, :K], prod[:, K:])
         out = torch.zeros(x.shape[0], self.index.n_cols, self.index.n_rows,
                           dtype=complex_dtype(self.dtype), device=self.device)
@@ -341,33 +354,67 @@ class PolarHarmonicTransform(DiskTransform):
         return out
 
 
-def _build_kernel(plan: PolarHarmonicTransform, dtype: torch.dtype) -> torch.Tensor:
-    dev = plan.device
+def _build_kernel(plan: PolarHarmonicTransform) -> torch.Tensor:
+    dev, dtype = plan.device, plan.dtype
     r, theta, w, pix = (torch.tensor(a, device=dev)
                         for a in sample_points(plan.size, plan.k, plan.quadrature, plan.rule))
     fam: PolarHarmonicFamily = plan.family  # type: ignore[assignment]
-    pairs = plan.index.pairs()  # column by column = valid slots in row-major order
-    norm = fam.norm(plan.index)[plan.index.valid_mask()]
-    K = len(pairs)
+    idx = plan.index
+    norm = fam.norm(idx)
     N2 = plan.size * plan.size
-    W = torch.zeros(N2, 2 * K, dtype=dtype, device=dev)
+    npx = plan.kernel_pixels()
+    if npx == N2:
+        target = pix
+    else:
+        pos = torch.full((N2,), -1, dtype=torch.long, device=dev)
+        used = torch.as_tensor(np.flatnonzero(plan.mask), device=dev)
+        pos[used] = torch.arange(used.numel(), device=dev)
+        target = pos[pix]
+    order = torch.argsort(target)  # points in pixel order: contiguous writes below
+    r, theta, w, target = r[order], theta[order], w[order], target[order]
+    one_point = plan.k == 1  # each pixel holds exactly one sample point
+    dense_rows = one_point and target.numel() == npx  # then target == arange(npx)
+    K = idx.size
     P = r.shape[0]
-    step = max(1, int(2**25 // max(P, 1)))  # about 0.5 GB of complex128 scratch per block
-    for j0 in range(0, K, step):
-        blk = pairs[j0:j0 + step]
-        n = torch.tensor([p[0] for p in blk], device=dev)
-        m = torch.tensor([p[1] for p in blk], dtype=torch.float64, device=dev)
-        c = torch.as_tensor(norm[j0:j0 + step], device=dev)
-        rad = fam.radial(r, n).conj()  # (b, P)
-        ang = torch.polar(torch.ones(len(blk), P, dtype=torch.float64, device=dev),
-                          -m[:, None] * theta[None, :])
-        vals = (rad * ang) * (w[None, :] * c[:, None])
-        acc = torch.zeros(len(blk), N2, dtype=torch.complex128, device=dev)
-        acc.index_add_(1, pix, vals)
-        acc = acc.transpose(0, 1)
-        W[:, j0:j0 + len(blk)] = acc.real.to(dtype)
-        W[:, K + j0:K + j0 + len(blk)] = acc.imag.to(dtype)
-    return W
+    WT = torch.zeros(2 * K, npx, dtype=dtype, device=dev)
+    orders = sorted({n for col in idx.ns for n in col})
+    row_of = {n: i for i, n in enumerate(orders)}
+    cnorm = {n: c for col, cs in zip(idx.ns, norm, strict=True)
+             for n, c in zip(col, cs, strict=False)}
+
+    def radial_normed(ns: Sequence[int]) -> torch.Tensor:  # c_n conj(R_n(r_p)), (b, P)
+        R = fam.radial(r, torch.tensor(ns, device=dev)).conj()
+        return R * torch.tensor([cnorm[n] for n in ns], dtype=torch.float64, device=dev)[:, None]
+
+    Rall = radial_normed(orders) if len(orders) * P * 16 <= 2**28 else None  # <= 256 MiB
+    step = max(1, 2**23 // max(P, 1))  # rows per block: about 128 MiB of complex128
+    buf = torch.empty(step, P, dtype=torch.complex128, device=dev)  # reused (no page faults)
+    j = 0
+    for c, m in enumerate(idx.ms):
+        E = torch.polar(w, -float(m) * theta)  # w_p exp(-i m theta_p)
+        col = idx.ns[c]
+        for i0 in range(0, len(col), step):
+            ns = col[i0:i0 + step]
+            b = len(ns)
+            if Rall is not None:
+                R = Rall[torch.tensor([row_of[n] for n in ns], device=dev)]
+            else:
+                R = radial_normed(ns)
+            vals = torch.mul(R, E[None, :], out=buf[:b])  # (b, P) complex128
+            if dense_rows:
+                WT[j:j + b].copy_(vals.real)
+                WT[K + j:K + j + b].copy_(vals.imag)
+            elif one_point:
+                WT[j:j + b, target] = vals.real.to(dtype)
+                WT[K + j:K + j + b, target] = vals.imag.to(dtype)
+            else:
+                acc = torch.zeros(2, b, npx, dtype=torch.float64, device=dev)
+                acc[0].index_add_(1, target, vals.real)
+                acc[1].index_add_(1, target, vals.imag)
+                WT[j:j + b] = acc[0].to(dtype)
+                WT[K + j:K + j + b] = acc[1].to(dtype)
+            j += b
+    return WT
 
 
 def choose_method(device_type: str, size: int, index: IndexSet, k: int, batch: int,

@@ -63,7 +63,7 @@ DIRECT_BREAKDOWN_ZERNIKE = 29
 #: Same for the pseudo-Zernike factorial formula.
 DIRECT_BREAKDOWN_PSEUDO = 13
 
-Step = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+Step = tuple[torch.Tensor | slice, torch.Tensor, torch.Tensor]
 
 
 def radial_steps(family: str, method: str, r: torch.Tensor, ms: Sequence[int],
@@ -84,8 +84,10 @@ def radial_steps(family: str, method: str, r: torch.Tensor, ms: Sequence[int],
 
     Yields
     ------
-    cols, rows : torch.LongTensor
-        Column and row positions of the block.
+    cols : torch.LongTensor or slice
+        Column positions of the block (a slice when they are evenly spaced).
+    rows : torch.LongTensor
+        Row positions of the block.
     values : torch.Tensor
         ``(len(cols), G)`` float64 values :math:`R_{n m}(r)`.
     """
@@ -142,8 +144,7 @@ class _Placement:
             vals = values
         else:
             vals = values.index_select(0, torch.as_tensor(keep, device=dev))
-        return (torch.as_tensor(cols[keep], device=dev), torch.as_tensor(rows[keep], device=dev),
-                vals)
+        return (_as_index(cols[keep], dev), torch.as_tensor(rows[keep], device=dev), vals)
 
     def place_range(self, n: int, m0: int, dm: int, values: torch.Tensor) -> Step | None:
         """:meth:`place` for the repetitions ``m0, m0 + dm, ...`` of one order ``n``."""
@@ -151,12 +152,23 @@ class _Placement:
         return self.place(np.full(count, n), m0 + dm * np.arange(count), values)
 
 
+def _as_index(idx: np.ndarray, device: torch.device) -> torch.Tensor | slice:
+    """A slice when ``idx`` is an increasing arithmetic progression (views instead of
+    gathers downstream), else a tensor."""
+    if idx.size == 1:
+        return slice(int(idx[0]), int(idx[0]) + 1)
+    d = np.diff(idx)
+    if d[0] > 0 and np.all(d == d[0]):
+        return slice(int(idx[0]), int(idx[-1]) + 1, int(d[0]))
+    return torch.as_tensor(idx, device=device)
+
+
 # ----------------------------------------------------------------------------- Zernike
 def _zernike_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
     """Eq. 3.10-3.11: iterate over n, all m of the parity of n at once.
 
     Order n holds m = p, p+2, ..., n (p = n mod 2), stored at position i = (m - p) / 2, so
-    every term of the recurrence is a contiguous slice (no gathers)."""
+    every term of the recurrence is a contiguous slice, computed in place."""
     T = plan.nmax
     G = r.shape[0]
     H = T // 2 + 2
@@ -170,13 +182,19 @@ def _zernike_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[St
             # R_nn = r * R_{n-1,n-1}: the last entry of order n-1 sits at (n-1)//2
             torch.mul(prev1[(n - 1) // 2], r, out=cur[L - 1])
             if n >= 2:
-                if n % 2 == 0:  # m = 2i: left neighbour m-1 -> i-1 (|m-1| = 1 for i = 0)
-                    left = torch.cat([prev1[:1], prev1[: L - 2]])
-                    right = prev1[: L - 1]
+                if n % 2 == 0:
+                    # m = 0: R_n0 = 2 r R_{n-1,1} - R_{n-2,0}
+                    torch.mul(prev1[0], 2 * r, out=cur[0])
+                    cur[0].sub_(prev2[0])
+                    # m = 2i, i >= 1: neighbours m-1 -> i-1 and m+1 -> i
+                    if L > 2:
+                        out = cur[1 : L - 1]
+                        torch.add(prev1[0 : L - 2], prev1[1 : L - 1], out=out)
+                        out.mul_(r).sub_(prev2[1 : L - 1])
                 else:  # m = 2i+1: neighbours m-1 -> i, m+1 -> i+1
-                    left = prev1[: L - 1]
-                    right = prev1[1:L]
-                torch.addcmul(-prev2[: L - 1], r, left + right, out=cur[: L - 1])
+                    out = cur[0 : L - 1]
+                    torch.add(prev1[0 : L - 1], prev1[1:L], out=out)
+                    out.mul_(r).sub_(prev2[0 : L - 1])
         step = plan.place_range(n, n % 2, 2, cur[:L])
         if step is not None:
             yield step
@@ -254,10 +272,15 @@ def _pseudo_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Ste
     for n in range(1, T + 1):
         torch.mul(R[n - 1], r, out=Kn[n])  # K_nn = R_nn = r^n
         if n >= 2:  # Eq. 3.13, m = 1..n-1
-            torch.addcmul(-K[1:n], r, R[0 : n - 1] + R[1:n], out=Kn[1:n])
-        torch.addcmul(-K[0], r, 2 * R[0], out=Kn[0])  # Eq. 3.14
+            out = Kn[1:n]
+            torch.add(R[0 : n - 1], R[1:n], out=out)
+            out.mul_(r).sub_(K[1:n])
+        torch.mul(R[0], 2 * r, out=Kn[0])  # Eq. 3.14
+        Kn[0].sub_(K[0])
         Rn[n] = Kn[n]
-        torch.sub(Kn[0:n] + Kn[1 : n + 1], R[0:n], out=Rn[0:n])  # Eq. 3.15
+        out = Rn[0:n]
+        torch.add(Kn[0:n], Kn[1 : n + 1], out=out)  # Eq. 3.15
+        out.sub_(R[0:n])
         R, Rn = Rn, R
         K, Kn = Kn, K
         step = plan.place_range(n, 0, 1, R[: n + 1])

@@ -40,8 +40,10 @@ class DiskTransform:
     rule : {"inscribed", "centre"}
         Which pixels are used: those entirely inside the disk (thesis) or whose centre is.
     method : str, optional
-        Radial method (:mod:`fastmoments.disk.radial`); default ``"deng"`` for full sets and
-        ``"jacobi"`` for selections.
+        Radial method (:mod:`fastmoments.disk.radial`); default ``"deng"`` (the thesis's
+        recurrence) for full sets on the CPU, ``"jacobi"`` for selections and for full sets
+        on a CUDA device with Triton (it runs in the fused kernels of
+        :mod:`fastmoments.disk.triton_radial`).
     repetitions : sequence of int, optional
         Compute only these repetitions (all orders of each).
     pairs : sequence of (n, m), optional
@@ -75,7 +77,7 @@ class DiskTransform:
         self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
         selection = pairs is not None or repetitions is not None
-        self.method = self.family.check_method(method, selection=selection)
+        self.method = self.family.check_method(method, selection=selection, device=self.device)
         if index is not None:
             self.index = index
         elif pairs is not None:
