@@ -107,11 +107,15 @@ class JacobiTransform:
     device : str or torch.device, optional
         Where the matrices live and the work runs (default CPU).
     block : int, optional
-        Degrees per block of the total-degree saving (default: about order/4, at least 32;
-        a value above the order turns the blocking off).
+        Degrees per block of the total-degree saving. Default: 64 for volumes, none for
+        images (where the saving touches only the cheaper second product and measured
+        slower on an H100). A value above the order turns the blocking off.
     parity : bool, optional
-        Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work.
-        Default: whenever ``alpha == beta``; ``True`` with ``alpha != beta`` is an error.
+        Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work by
+        folding the input. Default ``False``: the folds cost memory passes that outweighed
+        the saved products in our measurements (see ``docs/box.md``); ``True`` needs
+        ``alpha == beta``. The tables are always built from half the points when
+        ``alpha == beta``.
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches.
 
@@ -149,14 +153,13 @@ class JacobiTransform:
                 raise ValueError("lam must be != 0 for Gegenbauer moments (alpha = beta = -1/2)")
         self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
-        p = self.order + 1
         if block is None:
-            block = max(32, 2 * math.ceil(p / 8))
+            block = 64 if (self.ndim == 3 and self.truncation == "total") else self.order + 2
         self.block = check_int("block", block, minimum=1)
         self.block += self.block % 2
         self.memory_budget = memory_budget
         if parity is None:
-            parity = self.alpha == self.beta
+            parity = False
         elif not isinstance(parity, bool):
             raise TypeError(f"parity must be True, False or None, got {parity!r}")
         elif parity and self.alpha != self.beta:
