@@ -1,0 +1,119 @@
+"""Helpers of the polar harmonic transform benchmarks: environment, timers, real patches."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+
+#: the paper's GTX 1060 times (Yang et al. 2020, Tables 5 and 6), seconds
+PAPER = {
+    "patches_512": {"pct": 1.6742, "pst": 1.6691, "pcet": 1.7136},
+    "synthetic_2048": {"pct": 5.726, "pst": 5.674, "pcet": 5.745},
+}
+
+
+def environment(device: torch.device) -> dict[str, Any]:
+    """Device, versions and date, recorded with every result file."""
+    info: dict[str, Any] = {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_threads": torch.get_num_threads(),
+        "device": str(device),
+    }
+    try:
+        import finufft
+
+        info["finufft"] = finufft.__version__
+    except ImportError:
+        info["finufft"] = None
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+        info["cuda"] = torch.version.cuda
+        info["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
+    return info
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2,
+           repeat: int = 5) -> dict[str, float]:
+    """Median, min and max of ``repeat`` calls after ``warmup`` calls, in seconds (CUDA
+    events on a GPU, the wall clock on a CPU)."""
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    times = []
+    for _ in range(repeat):
+        if device.type == "cuda":
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "repeat": repeat}
+
+
+def wall(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
+    """Run once and return (result, seconds), synchronized."""
+    sync(device)
+    t0 = time.perf_counter()
+    out = fn()
+    sync(device)
+    return out, time.perf_counter() - t0
+
+
+def real_patches(count: int = 128, size: int = 512, seed: int = 0) -> np.ndarray:
+    """``count`` grey ``size x size`` patches (float32, 0..255) cut at random places from the
+    scikit-image photographs (resized to twice the patch size), randomly rotated by multiples
+    of 90 degrees and mirrored: a stand-in for the paper's 128 traffic-scene patches."""
+    from fastmoments.data import sample_image
+
+    names = ("camera", "astronaut", "coffee", "moon", "brick", "coins")
+    big = [sample_image(n, 2 * size).astype(np.float32) for n in names]
+    rng = np.random.default_rng(seed)
+    out = np.empty((count, size, size), dtype=np.float32)
+    for i in range(count):
+        img = big[i % len(big)]
+        r0, c0 = rng.integers(0, size + 1, size=2)
+        p = img[r0:r0 + size, c0:c0 + size]
+        p = np.rot90(p, int(rng.integers(4)))
+        if rng.integers(2):
+            p = p[:, ::-1]
+        out[i] = p
+    return out
+
+
+def rel_err(got: Any, ref: Any) -> float:
+    got = torch.as_tensor(got).detach().cpu().to(torch.complex128)
+    ref = torch.as_tensor(ref).detach().cpu().to(torch.complex128)
+    return float(torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref))
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
