@@ -1,0 +1,34 @@
+"""Moment features for recognition (thesis Chapter 6): feature vectors of image sets, moment
+selection by variance, distances (Eq. 6.4-6.5), all-pairs statistics, and the GB2312 character
+experiment (:mod:`.experiment`, command ``fastmoments characters``).
+"""
+
+from .distance import (
+    THESIS_EDGES,
+    PairStatistics,
+    feature_distances,
+    nearest_neighbours,
+    pair_statistics,
+)
+from .extract import KINDS, FeatureSet, features, moment_pairs
+from .glyphs import find_font, gb2312_characters, render_glyphs
+from .selection import moment_variances, select_by_variance, top_by_variance, variance_table
+
+__all__ = [
+    "KINDS",
+    "THESIS_EDGES",
+    "FeatureSet",
+    "PairStatistics",
+    "feature_distances",
+    "features",
+    "find_font",
+    "gb2312_characters",
+    "moment_pairs",
+    "moment_variances",
+    "nearest_neighbours",
+    "pair_statistics",
+    "render_glyphs",
+    "select_by_variance",
+    "top_by_variance",
+    "variance_table",
+]
