@@ -52,12 +52,14 @@ from .signal import (
 )
 
 # --- features (issue 6) ---
+from .features import FeatureSet, feature_distances, features, pair_statistics
 
 __all__ = [
     "CWT",
     "BoxMoments",
     "DiskMoments",
     "DiskTransform",
+    "FeatureSet",
     "GaussianFilter",
     "JacobiTransform",
     "Moments",
@@ -71,12 +73,15 @@ __all__ = [
     "cwt",
     "data",
     "disk",
+    "feature_distances",
+    "features",
     "gaussian_filter",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",
     "morlet_transform",
     "order_pairs",
+    "pair_statistics",
     "pcet",
     "pct",
     "pseudo_zernike_moments",
