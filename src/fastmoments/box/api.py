@@ -205,7 +205,7 @@ class JacobiTransform:
         m = self.order if order is None else order
         if m not in self._outside:
             if not self.total and m == self.order:
-                self._outside[m] = None
+                mask = None
             else:
                 idx = torch.arange(self.order + 1, device=self.device, dtype=torch.int32)
                 if self.total:
@@ -219,7 +219,10 @@ class JacobiTransform:
                     mask = big[:, None] | big[None, :]
                     if self.ndim == 3:
                         mask = mask[None, :, :] | big[:, None, None]
-                self._outside[m] = mask
+            # keep the plan's own mask and the last partial order only (each is P^ndim bytes)
+            for key in [k for k in self._outside if k != self.order]:
+                del self._outside[key]
+            self._outside[m] = mask
         return self._outside[m]
 
     def _chunk(self, batch: int) -> int:
@@ -269,6 +272,8 @@ class JacobiTransform:
         t = t.to(device=self.device, dtype=self.dtype)
         batch = tuple(t.shape[:-self.ndim])
         b = math.prod(batch)
+        if b == 0:
+            return BoxMoments(t.new_zeros((*batch, *self.coef_shape)), self, kind)
         flat = t.reshape(b, *self.shape)
         ops = [self._analysis[n] for n in self.shape]
         out = []
@@ -316,6 +321,11 @@ class JacobiTransform:
         ops, out_shape, drop = self._ops(table, region)
         batch = tuple(c.shape[:-self.ndim])
         b = math.prod(batch)
+        if b == 0:
+            out = c.new_zeros((*batch, *out_shape))
+            for ax in sorted(drop, reverse=True):
+                out = out.squeeze(len(batch) + ax)
+            return out, drop
         flat = c.reshape(b, *self.coef_shape)
         step = self._chunk(b) if b > 1 else 1
         parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,

@@ -47,11 +47,15 @@ class AxisOp:
     ``first_row`` in the engine's order, ``degrees`` lists their degrees (ascending) and
     ``matrix`` is their part of ``full`` over the pixels the class uses (the first
     ``ceil(N/2)`` for even degrees, ``floor(N/2)`` for odd ones, all ``N`` without parity).
+    ``to_rows`` and ``to_degrees`` are the permutations between degree order and the engine's
+    row order (``None`` without parity), kept on the device so that no call copies indices.
     """
 
     full: torch.Tensor
     classes: tuple[tuple[int, tuple[int, ...], torch.Tensor], ...]
     symmetric: bool
+    to_rows: torch.Tensor | None = None
+    to_degrees: torch.Tensor | None = None
 
     @classmethod
     def build(cls, full: torch.Tensor, symmetric: bool) -> AxisOp:
@@ -64,7 +68,12 @@ class AxisOp:
         classes = [(0, even, full[0::2, :c].contiguous())]
         if odd:
             classes.append((len(even), odd, full[1::2, :h].contiguous()))
-        return cls(full, tuple(classes), True)
+        degrees = list(even + odd)
+        rows = [0] * p
+        for r, d in enumerate(degrees):
+            rows[d] = r
+        return cls(full, tuple(classes), True, torch.tensor(rows, device=full.device),
+                   torch.tensor(degrees, device=full.device))
 
     @property
     def npix(self) -> int:
@@ -79,16 +88,6 @@ class AxisOp:
             if first <= row < first + len(degrees):
                 return degrees[row - first]
         raise IndexError(row)  # pragma: no cover
-
-    def order_index(self, device: torch.device) -> torch.Tensor | None:
-        """Row (engine order) of each degree, or ``None`` when the orders agree."""
-        if not self.symmetric:
-            return None
-        pos = [0] * self.nrows
-        for first, degrees, _m in self.classes:
-            for j, d in enumerate(degrees):
-                pos[d] = first + j
-        return torch.tensor(pos, device=device)
 
 
 def _class_rows(op: AxisOp, nmax: int) -> list[tuple[int, int, int]]:
@@ -183,9 +182,9 @@ def _unfold(even: torch.Tensor, odd: torch.Tensor | None, dim: int, n: int) -> t
     return torch.cat(parts, dim)
 
 
-def _to_natural(t: torch.Tensor, ops: list[AxisOp]) -> torch.Tensor:
-    """Reorder the coefficient axes from class order to degree order (one gather)."""
-    idx = [op.order_index(t.device) for op in ops]
+def _permute(t: torch.Tensor, ops: list[AxisOp], which: str) -> torch.Tensor:
+    """Reorder the coefficient axes between degree order and class order (one gather)."""
+    idx = [getattr(op, which) for op in ops]
     if all(i is None for i in idx):
         return t
     nsp = len(ops)
@@ -195,20 +194,6 @@ def _to_natural(t: torch.Tensor, ops: list[AxisOp]) -> torch.Tensor:
         shape = [1] * nsp
         shape[ax] = op.nrows
         full.append(i.reshape(shape))
-    return t[(slice(None), *full)]
-
-
-def _to_classes(t: torch.Tensor, ops: list[AxisOp]) -> torch.Tensor:
-    """Reorder the coefficient axes from degree order to class order (one gather)."""
-    nsp = len(ops)
-    if not any(op.symmetric for op in ops):
-        return t
-    full = []
-    for ax, op in enumerate(ops):
-        degs = [d for _f, degrees, _m in op.classes for d in degrees]
-        shape = [1] * nsp
-        shape[ax] = op.nrows
-        full.append(torch.tensor(degs, device=t.device).reshape(shape))
     return t[(slice(None), *full)]
 
 
@@ -253,7 +238,7 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     out = x.new_zeros(shape)
     for key, t in items:
         out[(slice(None), *(slice(*key[ax]) for ax in range(nsp)))] = t
-    out = _to_natural(out, ops)
+    out = _permute(out, ops, "to_rows")
     if outside is not None:
         out = out.masked_fill(outside, 0.0)
     return out
@@ -269,7 +254,7 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     nsp = len(ops)
     if outside is not None:
         c = c.masked_fill(outside, 0.0)
-    c = _to_classes(c, ops)
+    c = _permute(c, ops, "to_degrees")
     keys = block_keys(ops, order, total, block)
     items: dict[tuple[Block, ...], torch.Tensor] = {
         k: c[(slice(None), *(slice(*r) for r in k))] for k in keys}
