@@ -1,6 +1,6 @@
 r"""Radial polynomials of the Zernike and pseudo-Zernike families, as step generators.
 
-Every method computes, in float64, the values :math:`R_{nm}(r_g)` at the distinct radii
+Every method computes the values :math:`R_{nm}(r_g)` at the distinct radii
 :math:`r_g` of a sampling and hands them out in *steps*: each step is a block of rows of the
 radial table together with the ``(column, row)`` positions where those rows belong. The disk
 engine either stores the steps in a cached table (small jobs) or contracts each step with the
@@ -76,7 +76,9 @@ def radial_steps(family: str, method: str, r: torch.Tensor, ms: Sequence[int],
     method : str
         One of :data:`ZERNIKE_METHODS` or :data:`PSEUDO_METHODS`.
     r : torch.Tensor
-        Radii, float64, shape ``(G,)``.
+        Radii, shape ``(G,)``. The recurrence runs in their dtype: the engine always passes
+        float64 (tables are computed in float64 and cast once); float32 radii reproduce the
+        single-precision comparisons of the papers (``benchmarks/radial_methods.py``).
     ms : sequence of int
         Repetitions (``m >= 0``) of the table's columns.
     ns : sequence of sequences of int
@@ -89,7 +91,7 @@ def radial_steps(family: str, method: str, r: torch.Tensor, ms: Sequence[int],
     rows : torch.LongTensor
         Row positions of the block.
     values : torch.Tensor
-        ``(len(cols), G)`` float64 values :math:`R_{n m}(r)`.
+        ``(len(cols), G)`` values :math:`R_{n m}(r)` in the dtype of ``r``.
     """
     if method == "direct":
         limit = DIRECT_BREAKDOWN_ZERNIKE if family == "zernike" else DIRECT_BREAKDOWN_PSEUDO
@@ -172,7 +174,7 @@ def _zernike_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[St
     T = plan.nmax
     G = r.shape[0]
     H = T // 2 + 2
-    bufs = [torch.zeros(H, G, dtype=torch.float64, device=r.device) for _ in range(3)]
+    bufs = [torch.zeros(H, G, dtype=r.dtype, device=r.device) for _ in range(3)]
     prev2, prev1, cur = bufs
     for n in range(T + 1):
         L = n // 2 + 1  # number of repetitions of order n
@@ -203,7 +205,7 @@ def _zernike_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[St
 
 def _zernike_kintner(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
     """Kintner's recurrence in n at fixed m, every wanted m at once."""
-    ms = torch.tensor(plan.ms, dtype=torch.float64, device=r.device)[:, None]
+    ms = torch.tensor(plan.ms, dtype=r.dtype, device=r.device)[:, None]
     T = plan.nmax
     r2 = r * r
     Rm = r[None, :] ** ms  # R_{m,m}
@@ -250,7 +252,7 @@ def _zernike_qrecursive(family: str, r: torch.Tensor, plan: _Placement) -> Itera
         # at r = 0 the 1/r^2 term is undefined: R_nm(0) = 0 for m > 0, (-1)^(n/2) for m = 0
         if bool(at_zero.any()):
             fix = torch.tensor([((-1.0) ** (n // 2)) if m == 0 else 0.0 for m in ms],
-                               dtype=torch.float64, device=r.device)
+                               dtype=r.dtype, device=r.device)
             block[:, at_zero] = fix[:, None]
         step = plan.place([n] * len(ms), ms, block)
         if step is not None:
@@ -262,7 +264,7 @@ def _pseudo_deng(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Ste
     """Eq. 3.12-3.15 (Deng and Gwo): R and the intermediate K, over n, all m at once."""
     T = plan.nmax
     G = r.shape[0]
-    R, K, Rn, Kn = (torch.zeros(T + 2, G, dtype=torch.float64, device=r.device)
+    R, K, Rn, Kn = (torch.zeros(T + 2, G, dtype=r.dtype, device=r.device)
                     for _ in range(4))
     R[0] = 1.0
     K[0] = 1.0
@@ -325,7 +327,7 @@ def _jacobi(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
     mlist = plan.ms
     if not mlist:
         return
-    m = torch.tensor(mlist, dtype=torch.float64, device=dev)[:, None]
+    m = torch.tensor(mlist, dtype=r.dtype, device=dev)[:, None]
     a = m if zern else 2 * m + 1  # alpha; beta = 0
     x = (1 - 2 * r * r) if zern else (1 - 2 * r)
     x = x[None, :]
@@ -335,10 +337,11 @@ def _jacobi(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
     zero_r = (r == 0)[None, :] & (m > 0)
     jmax = max(((col[-1] - mm) // (2 if zern else 1)) for mm, col in zip(mlist, plan.ns,
                                                                         strict=True) if col)
-    p_prev = torch.zeros(len(mlist), r.shape[0], dtype=torch.float64, device=dev)
+    p_prev = torch.zeros(len(mlist), r.shape[0], dtype=r.dtype, device=dev)
     p_cur = torch.ones_like(p_prev)
     scale = base_log.expand_as(p_cur).clone()  # log of the common factor
-    big = 1e150
+    big = 1e150 if r.dtype == torch.float64 else 1e30
+    tiny = torch.finfo(r.dtype).tiny
     for j in range(jmax + 1):
         if j == 1:
             p_prev, p_cur = p_cur, ((a + 2) * x + a) / 2 * p_cur
@@ -350,7 +353,7 @@ def _jacobi(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
             den = 2 * (jj + 1) * (jj + a + 1) * c
             p_prev, p_cur = p_cur, (num1 * p_cur - num2 * p_prev) / den
         # rescale so that nothing overflows; the exponent travels in `scale`
-        mag = p_cur.abs().clamp_min(1e-300)
+        mag = p_cur.abs().clamp_min(tiny)
         resc = mag > big
         if bool(resc.any()):
             f = torch.where(resc, mag, torch.ones_like(mag))

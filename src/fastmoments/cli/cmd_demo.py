@@ -1,0 +1,37 @@
+"""``fastmoments demo``: Zernike and pseudo-Zernike reconstructions of a real photograph."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo", help="reconstruct scikit-image's camera from its Zernike and pseudo-Zernike "
+                     "moments (about a minute on a 2-core CPU)",
+        description="Computes Zernike and pseudo-Zernike moments of the camera photograph "
+                    "shipped with scikit-image, reconstructs it at several orders T and "
+                    "sub-pixel counts k, and writes a figure grid (rows k, columns T, as "
+                    "Fig. 5.2 of the Zernike thesis), PSNR tables and timings.")
+    p.add_argument("--out", default="fastmoments-demo", help="output folder")
+    p.add_argument("--size", type=int, default=128, help="image side (default 128)")
+    p.add_argument("--orders", default="20,40,80", help="orders T (default 20,40,80)")
+    p.add_argument("--k", default="1,3,5", help="sub-pixel points per axis (default 1,3,5)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data import sample_image
+    from ._disk_run import parse_ints, run_studies
+
+    orders = parse_ints(args.orders, "orders")
+    ks = parse_ints(args.k, "k")
+    img = sample_image("camera", args.size)
+    report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=orders, ks=ks,
+                         device=args.device, out=Path(args.out),
+                         label="scikit-image camera")
+    print(f"fastmoments demo: figures, PSNR tables and timings in {report.parent}/ "
+          f"(start with {report})")
+    return 0
