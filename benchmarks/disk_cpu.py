@@ -18,11 +18,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disk_common import environment, timeit, write_results  # noqa: E402
-
-import fastmoments as fm  # noqa: E402
-from fastmoments.disk import DiskTransform  # noqa: E402
-from fastmoments.disk.transform import _cached  # noqa: E402
+import fastmoments as fm
+from disk_common import environment, timeit, write_results
+from fastmoments.disk import DiskTransform
+from fastmoments.disk.transform import _cached
 
 
 def cold(fn):
