@@ -20,10 +20,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disk_common import environment, out_dir, sync, timeit, write_results  # noqa: E402
-
-import fastmoments as fm  # noqa: E402
-from fastmoments.disk import DiskTransform, order_pairs  # noqa: E402
+import fastmoments as fm
+from disk_common import environment, out_dir, sync, timeit, write_results
+from fastmoments.disk import DiskTransform, order_pairs
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -86,7 +85,7 @@ def main() -> None:
         rows.append(row)
         print({k_: (v if not isinstance(v, dict) else round(v["median_s"], 5))
                for k_, v in row.items()}, flush=True)
-        del p, A
+        p = A = None  # release GPU memory before the next size
         torch.cuda.empty_cache()
 
     for fam in ("zernike", "pseudo-zernike"):

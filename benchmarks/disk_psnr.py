@@ -22,11 +22,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disk_common import environment, out_dir, write_results  # noqa: E402
-
-import fastmoments as fm  # noqa: E402
-from fastmoments.disk.study import reconstruction_study  # noqa: E402
-from fastmoments.viz import figures  # noqa: E402
+import fastmoments as fm
+from disk_common import environment, out_dir, write_results
+from fastmoments.disk.study import reconstruction_study
+from fastmoments.viz import figures
 
 torch.backends.cuda.matmul.allow_tf32 = False
 

@@ -22,11 +22,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from disk_common import environment, write_results  # noqa: E402
+from tests.reference_disk import radial_exact
 
-from fastmoments.disk import disk_sampling, get_family  # noqa: E402
-from fastmoments.disk.radial import radial_steps  # noqa: E402
-from tests.reference_disk import radial_exact  # noqa: E402
+from disk_common import environment, write_results
+from fastmoments.disk import disk_sampling, get_family
+from fastmoments.disk.radial import radial_steps
 
 ORDERS = [50, 100, 200, 500, 1000]
 METHODS = {"zernike": ["deng", "kintner", "q-recursive", "direct", "jacobi"],
