@@ -85,11 +85,16 @@ def extend(x: torch.Tensor, left: int, right: int, mode: str, cval: float = 0.0)
     torch.Tensor
         ``(..., left + N + right)``, differentiable with respect to ``x``.
     """
-    n = x.shape[-1]
-    idx = extension_indices(n, left, right, mode)
-    index = torch.from_numpy(np.maximum(idx, 0)).to(x.device)
+    index, outside = _device_indices(x.shape[-1], left, right, mode, x.device)
     out = x.index_select(-1, index)
     if mode == "constant":
-        outside = torch.from_numpy(idx < 0).to(x.device)
-        out = torch.where(outside, torch.as_tensor(cval, dtype=x.dtype, device=x.device), out)
+        out = torch.where(outside, float(cval), out)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _device_indices(n: int, left: int, right: int, mode: str, device: torch.device):
+    idx = extension_indices(n, left, right, mode)
+    index = torch.from_numpy(np.maximum(idx, 0)).to(device)
+    outside = torch.from_numpy(idx < 0).to(device) if mode == "constant" else None
+    return index, outside

@@ -52,19 +52,22 @@ ENGINES = ("prefix", "recursive", "sliding")
 _SCAN_BLOCK = 32
 
 
-def scan_linear(x: torch.Tensor, r: torch.Tensor, *, block: int = _SCAN_BLOCK) -> torch.Tensor:
+def scan_linear(x: torch.Tensor, r: torch.Tensor, dtype: torch.dtype | None = None, *,
+                block: int = _SCAN_BLOCK) -> torch.Tensor:
     """First-order linear recurrence ``v[j] = x[j] + r v[j - 1]`` along the last axis.
 
-    ``x`` is ``(..., R, M)`` (real or complex) and ``r`` ``(R,)`` complex; the result is complex.
-    The scan is blocked: within a block of ``block`` samples it is the product with the lower
-    triangular Toeplitz matrix ``T[i, j] = r^{i-j}``; the block ends are scanned recursively with
-    ``r^block`` and added back with the powers ``r^{i+1}``.
+    ``x`` is ``(..., R, M)`` (real or complex), ``r`` ``(R,)`` complex128 and ``dtype`` the
+    complex working dtype of the result (default ``r.dtype``). The scan is blocked: within a
+    block of ``block`` samples it is the product with the lower triangular Toeplitz matrix
+    ``T[i, j] = r^{i-j}``; the block ends are scanned recursively with ``r^block`` and added back
+    with the powers ``r^{i+1}``. All powers are computed in float64 from ``r`` and rounded once,
+    so the working precision only enters through the accumulation itself.
 
     >>> x = torch.ones(1, 5, dtype=torch.float64)
     >>> scan_linear(x, torch.tensor([0.5 + 0j], dtype=torch.complex128)).real
     tensor([[1.0000, 1.5000, 1.7500, 1.8750, 1.9375]], dtype=torch.float64)
     """
-    cdt = r.dtype
+    cdt = r.dtype if dtype is None else dtype
     m = x.shape[-1]
     if m == 0:
         return x.to(cdt)
@@ -79,18 +82,45 @@ def scan_linear(x: torch.Tensor, r: torch.Tensor, *, block: int = _SCAN_BLOCK) -
     r64 = r.to(torch.complex128)
     e = torch.arange(b + 1, device=r.device, dtype=torch.float64)
     # |r|^e e^{i e arg r}; 0^0 = 1 keeps underflowed powers (strong attenuation) finite
-    pw = torch.polar(r64.abs()[:, None] ** e, r64.angle()[:, None] * e).to(cdt)  # (R, b+1)
+    pw64 = torch.polar(r64.abs()[:, None] ** e, r64.angle()[:, None] * e)  # (R, b+1)
+    pw = pw64.to(cdt)
     i = torch.arange(b, device=r.device)
     diff = i[:, None] - i[None, :]
     tri = pw[:, diff.clamp(min=0)] * (diff >= 0)  # (R, b, b)
     local = torch.einsum("rij,...rbj->...rbi", tri, xb)
     if nb > 1:
         ends = local[..., -1]  # (..., R, nb)
-        carry = scan_linear(ends, pw[:, b], block=block)  # state at each block's end
+        carry = scan_linear(ends, pw64[:, b], cdt, block=block)  # state at each block's end
         prev = torch.nn.functional.pad(torch.view_as_real(carry[..., :-1]), (0, 0, 1, 0))
         prev = torch.view_as_complex(prev)  # state before each block
         local = local + prev[..., None] * pw[:, None, 1:]
     return local.reshape(*x.shape[:-1], nb * b)[..., :m]
+
+
+def _cumsum(f: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    """Inclusive cumulative sum along the last axis, in two levels (blocks, then block totals).
+
+    Same result as :func:`torch.cumsum` up to rounding; it keeps the GPU busy when there are
+    few long rows (one SFT row per order ``p``), where a row-per-block scan would not.
+    """
+    m = f.shape[-1]
+    if m <= 2 * block:
+        return torch.cumsum(f, dim=-1)
+    nb = -(-m // block)
+    fr = torch.view_as_real(f) if f.is_complex() else f
+    extra = (0, 0) if f.is_complex() else ()
+    padded = torch.nn.functional.pad(fr, (*extra, 0, nb * block - m))
+    if f.is_complex():
+        padded = torch.view_as_complex(padded)
+    blocks = torch.cumsum(padded.reshape(*f.shape[:-1], nb, block), dim=-1)
+    totals = torch.cumsum(blocks[..., -1], dim=-1)  # (..., nb)
+    offset = torch.nn.functional.pad(
+        torch.view_as_real(totals[..., :-1]) if f.is_complex() else totals[..., :-1],
+        (*extra, 1, 0))
+    if f.is_complex():
+        offset = torch.view_as_complex(offset)
+    out = blocks + offset[..., None]
+    return out.reshape(*f.shape[:-1], nb * block)[..., :m]
 
 
 @dataclass(eq=False)
@@ -186,6 +216,7 @@ class SFTBank:
             t = {
                 "q": as_t(q, dtype=torch.complex128).to(cdt),
                 "q64": as_t(q, dtype=torch.complex128),
+                "omega": as_t(self.omega, dtype=torch.float64),
                 "a": as_t(a).to(cdt if self.complex_output else dtype),
                 "b": as_t(b).to(cdt if self.complex_output else dtype),
             }
@@ -200,7 +231,7 @@ class SFTBank:
         small = self.n_rows * m * 16 <= 2**26
         rows = slice(None) if small else slice(r0, r1)
         j = torch.arange(m, dtype=torch.float64, device=device)
-        om = torch.as_tensor(self.omega[rows], dtype=torch.float64, device=device)
+        om = self.tables(torch.float64, device)["omega"][rows]
         ph = torch.remainder(om[:, None] * j, 2 * math.pi)  # phases reduced mod 2π in float64
         rot = torch.polar(torch.ones_like(ph), ph)
         if small:
@@ -251,7 +282,7 @@ class SFTBank:
         m = xp.shape[-1]
         rot = self._rotation(r0, r1, m, xp.device)
         f = xp.to(torch.float64)[:, None, :] * rot
-        u = torch.cumsum(f, dim=-1)  # U[j + 1] = Σ_{i<=j}
+        u = _cumsum(f)  # U[j + 1] = Σ_{i<=j}
         hi = u[..., start + length - 1: start + length - 1 + n]
         if start == 0:
             lo = torch.nn.functional.pad(torch.view_as_real(u[..., : n - 1]), (0, 0, 1, 0))
@@ -263,10 +294,10 @@ class SFTBank:
 
     def _recursive(self, xp, n, r0, r1, start, length, t):
         q = t["q"][r0:r1]
+        q64 = t["q64"][r0:r1]
         g = r1 - r0
         xr = torch.flip(xp, dims=(-1,))[:, None, :].expand(-1, g, -1)
-        v = torch.flip(scan_linear(xr, q), dims=(-1,))  # v[m] = x[m] + q v[m+1]
-        q64 = t["q64"][r0:r1]
+        v = torch.flip(scan_linear(xr, q64, q.dtype), dims=(-1,))  # v[m] = x[m] + q v[m+1]
         ql = torch.polar(q64.abs() ** length, q64.angle() * length).to(q.dtype)
         lo = v[..., start: start + n]
         end = start + length + n

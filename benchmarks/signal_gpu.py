@@ -1,0 +1,347 @@
+"""Benchmark of the signal transforms (issue 5) on a GPU and on 2 CPU threads, in one run.
+
+Times Gaussian smoothing (orders 0-2), the Morlet transform and a 64-scale CWT for every
+engine ("prefix", "recursive", "sliding") and method ("sft", "asft", "direct"), against σ and
+N, eagerly (the public call, input checks included) and as a captured CUDA graph of the filter
+core (extension + bank); checks each result against a float64 reference (the exact kernel
+truncated at 10σ, convolved by FFT in float64); measures the float32 drift on 10^7 samples;
+measures the card's copy bandwidth; compares with scipy.ndimage on 2 CPU threads.
+
+Usage (from the repository root): ``PYTHONPATH=src python benchmarks/signal_gpu.py --out DIR``
+(``--quick`` for a small smoke run). Writes ``signal_gpu.json`` and ``signal_gpu.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import fastmoments
+from fastmoments.signal import CWT, GaussianFilter, MorletTransform
+from fastmoments.signal.boundary import extend
+from fastmoments.signal.coefficients import gaussian_kernel, morlet_kernel
+
+
+def timer(fn, *, warmup=3, repeat=20, cuda=True):
+    """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        if cuda:
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times), min(times), max(times)
+
+
+def fft_reference(x64: torch.Tensor, taps: np.ndarray, mode: str = "reflect") -> torch.Tensor:
+    """``y[n] = Σ_j h[j] x[n - j]`` in float64 by FFT; ``taps`` holds h on [-W, W]."""
+    w = (len(taps) - 1) // 2
+    n = x64.shape[-1]
+    xp = extend(x64, w, w, mode)
+    size = xp.shape[-1] + len(taps) - 1
+    h = torch.as_tensor(taps, device=x64.device)
+    if h.is_complex():
+        y = torch.fft.ifft(torch.fft.fft(xp, size) * torch.fft.fft(h, size))
+    else:
+        y = torch.fft.irfft(torch.fft.rfft(xp, size) * torch.fft.rfft(h, size), size)
+    return y[..., 2 * w: 2 * w + n]
+
+
+def rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    a = a.to(b.dtype)
+    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+
+
+def graph_core(plan, x: torch.Tensor, engine: str):
+    """CUDA-graph of the filter core (extension + SFT bank) on a static input."""
+    bank, n = plan.bank, x.shape[-1]
+    static = x.reshape(-1, n).clone()
+
+    def core():
+        return bank.apply(extend(static, bank.pad, bank.pad, "reflect"), n, engine)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            core()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = core()
+    return g, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=240.0,
+                    help="skip the sections that would start after this many seconds")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cuda = torch.cuda.is_available()
+    dev = torch.device("cuda" if cuda else "cpu")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    quick = args.quick
+    rng = np.random.default_rng(0)
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "device": torch.cuda.get_device_name() if cuda else platform.processor(),
+        "torch": torch.__version__, "cuda": torch.version.cuda, "numpy": np.__version__,
+        "python": sys.version.split()[0], "fastmoments": fastmoments.__version__,
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import scipy
+        env["scipy"] = scipy.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    rows = []
+
+    def record(**kw):
+        rows.append(kw)
+        print(json.dumps(kw), flush=True)
+
+    t_start = time.perf_counter()
+
+    def dump():
+        with open(os.path.join(args.out, "signal_gpu.json"), "w") as fh:
+            json.dump({"env": env, "rows": rows}, fh, indent=1)
+
+    def run_section(fn, k):
+        if time.perf_counter() - t_start > args.budget_s:
+            print(f"SKIP section {k}: time budget spent", flush=True)
+            env.setdefault("skipped_sections", []).append(k)
+            return
+        t0 = time.perf_counter()
+        try:
+            fn()
+        except Exception as exc:  # keep what the other sections measured
+            print(f"FAILED section {k}: {exc!r}", flush=True)
+            env.setdefault("failed_sections", []).append(f"{k}: {exc!r}")
+        print(f"section {k} took {time.perf_counter() - t0:.1f} s", flush=True)
+        dump()
+
+    # ---------------------------------------------------------------- bandwidth ceiling
+    if cuda:
+        big = torch.empty(2**28, dtype=torch.float32, device=dev)  # 1 GiB
+        big.uniform_()
+        dst = torch.empty_like(big)
+        ms = timer(lambda: dst.copy_(big), repeat=10)[0]
+        env["copy_bandwidth_GBps"] = 2 * big.numel() * 4 / ms / 1e6
+        del big, dst
+        print("copy bandwidth GB/s", env["copy_bandwidth_GBps"], flush=True)
+
+    n = 4096 if quick else 102400
+    sigmas = [16.0, 256.0] if quick else [16.0, 64.0, 256.0, 1024.0, 8192.0]
+    x64 = torch.as_tensor(rng.standard_normal(n), device=dev)
+    x32 = x64.float()
+
+    # ---------------------------------------------------------------- Gaussian vs sigma
+    combos = [("sft", "prefix"), ("sft", "sliding"), ("sft", "recursive"),
+              ("asft", "sliding"), ("asft", "recursive"), ("direct", "direct")]
+
+    def section_0():
+        for sigma in sigmas:
+            for order in (0, 1, 2):
+                w = math.ceil(10 * sigma)
+                ref = fft_reference(x64, gaussian_kernel(np.arange(-w, w + 1), sigma, order))
+                for method, engine in combos:
+                    if method == "direct" and (order != 0 or (quick and sigma > 16)):
+                        continue
+                    plan = GaussianFilter(sigma, order=order, method=method)
+                    eng = "auto" if method == "direct" else engine
+                    for dtype, x in (("float32", x32), ("float64", x64)):
+                        y = plan(x, engine=eng)
+                        t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
+                                        cuda=cuda, repeat=5 if method == "direct" else 20)
+                        t_graph = (None,) * 3
+                        if cuda and method != "direct":
+                            g, _ = graph_core(plan, x, engine)
+                            t_graph = timer(g.replay)
+                        record(kind="gaussian", sigma=sigma, order=order, n=n, method=method,
+                               engine=engine, dtype=dtype, terms=plan.terms, K=plan.K,
+                               kernel_rmse=plan.rmse, rel_err=rel(y, ref),
+                               ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
+                               graph_ms=t_graph[0], graph_ms_min=t_graph[1],
+                               graph_ms_max=t_graph[2])
+
+    run_section(section_0, 0)
+
+    # ---------------------------------------------------------------- Morlet vs sigma
+    def section_1():
+        for sigma in sigmas:
+            w = math.ceil(10 * sigma)
+            ref = fft_reference(x64, morlet_kernel(np.arange(-w, w + 1), sigma, 6.0))
+            for method, engine in combos:
+                for approx in ("direct", "multiplication"):
+                    if method == "direct" and (approx != "direct" or (quick and sigma > 16)):
+                        continue
+                    plan = MorletTransform(sigma, 6.0, method=method, approximation=approx)
+                    eng = "auto" if method == "direct" else engine
+                    for dtype, x in (("float32", x32), ("float64", x64)):
+                        y = plan(x, engine=eng)
+                        t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
+                                        cuda=cuda, repeat=5 if method == "direct" else 20)
+                        t_graph = (None,) * 3
+                        if cuda and method != "direct":
+                            g, _ = graph_core(plan, x, engine)
+                            t_graph = timer(g.replay)
+                        record(kind="morlet", sigma=sigma, n=n, method=method, engine=engine,
+                               approximation=approx, dtype=dtype, terms=plan.terms, K=plan.K,
+                               kernel_rmse=plan.rmse, rel_err=rel(y, ref),
+                               ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
+                               graph_ms=t_graph[0], graph_ms_min=t_graph[1],
+                               graph_ms_max=t_graph[2])
+
+    run_section(section_1, 1)
+
+    # ---------------------------------------------------------------- time vs N (σ = 16)
+    def section_2():
+        for nn in ([100, 1000, 4096] if quick else [100, 1000, 10000, 102400, 1000000]):
+            xs = torch.as_tensor(rng.standard_normal(nn), device=dev, dtype=torch.float32)
+            for kind, plan in (("gaussian", GaussianFilter(16.0)),
+                               ("morlet", MorletTransform(16.0))):
+                for engine in ("prefix", "sliding", "direct"):
+                    p = plan if engine != "direct" else (
+                        GaussianFilter(16.0, method="direct") if kind == "gaussian"
+                        else MorletTransform(16.0, method="direct"))
+                    eng = "auto" if engine == "direct" else engine
+                    t = timer(lambda p=p, xs=xs, eng=eng: p(xs, engine=eng), cuda=cuda)
+                    tg = (None,) * 3
+                    if cuda and engine != "direct":
+                        g, _ = graph_core(p, xs, engine)
+                        tg = timer(g.replay)
+                    record(kind=f"{kind}_vs_n", sigma=16.0, n=nn, engine=engine, dtype="float32",
+                           ms=t[0], ms_min=t[1], ms_max=t[2], graph_ms=tg[0])
+
+    run_section(section_2, 2)
+
+    # ---------------------------------------------------------------- batch of 1000 signals
+    def section_3():
+        nb = 8 if quick else 1000
+        xb = torch.as_tensor(rng.standard_normal((nb, n)), device=dev, dtype=torch.float32)
+        for engine in ("prefix", "sliding"):
+            plan = GaussianFilter(256.0)
+            y = plan(xb, engine=engine)
+            t = timer(lambda plan=plan, engine=engine: plan(xb, engine=engine), cuda=cuda,
+                      warmup=1, repeat=5)
+            w = math.ceil(10 * 256.0)
+            ref = fft_reference(xb[:4].double(), gaussian_kernel(np.arange(-w, w + 1), 256.0, 0))
+            gbps = 2 * xb.numel() * 4 / t[0] / 1e6
+            record(kind="gaussian_batch", sigma=256.0, n=n, batch=nb, engine=engine,
+                   dtype="float32", ms=t[0], ms_min=t[1], ms_max=t[2], GBps=gbps,
+                   bandwidth_fraction=gbps / env.get("copy_bandwidth_GBps", float("nan")),
+                   rel_err=rel(y[:4], ref))
+            del y
+
+    run_section(section_3, 3)
+
+    # ---------------------------------------------------------------- 64-scale CWT
+    def section_4():
+        scales = np.geomspace(2.0, 1024.0, 64)
+        refs = None
+        for method, engine in (("sft", "prefix"), ("sft", "sliding"), ("asft", "sliding"),
+                               ("direct", "direct")):
+            if quick and method == "direct":
+                continue
+            plan = CWT(scales, method=method)
+            eng = "auto" if method == "direct" else engine
+            y = plan(x32, engine=eng)
+            if refs is None:
+                refs = []
+                for s in scales:
+                    w = math.ceil(10 * s)
+                    refs.append(fft_reference(x64, morlet_kernel(np.arange(-w, w + 1), s, 6.0)))
+                refs = torch.stack(refs)
+            t = timer(lambda plan=plan, eng=eng: plan(x32, engine=eng), cuda=cuda,
+                      warmup=1, repeat=3 if method == "direct" else 10)
+            record(kind="cwt64", n=n, scales="geomspace(2,1024,64)", method=method, engine=engine,
+                   dtype="float32", ms=t[0], ms_min=t[1], ms_max=t[2], rel_err=rel(y, refs),
+                   kernel_rmse=plan.rmse)
+            del y
+
+    run_section(section_4, 4)
+
+    # ---------------------------------------------------------------- float32 drift on 1e7
+    def section_5():
+        nl = 200000 if quick else 10_000_000
+        xl64 = torch.as_tensor(rng.random(nl), device=dev)  # positive mean: the hard case
+        xl32 = xl64.float()
+        for sigma in (64.0,):
+            for method, engine in (("sft", "recursive"), ("sft", "prefix"), ("sft", "sliding"),
+                                   ("asft", "recursive"), ("asft", "sliding")):
+                plan = GaussianFilter(sigma, method=method)
+                y64 = plan(xl64, engine=engine)
+                y32 = plan(xl32, engine=engine)
+                w = math.ceil(10 * sigma)
+                tail = slice(nl - 100000, nl)
+                ref = fft_reference(xl64[tail.start - 2 * w: nl],
+                                    gaussian_kernel(np.arange(-w, w + 1), sigma, 0))[2 * w:]
+                # error of the last 100000 samples (where the drift is largest)
+                record(kind="float32_drift", n=nl, sigma=sigma, method=method, engine=engine,
+                       err64=rel(y64[..., tail][: -w], ref[: -w]),
+                       err32=rel(y32[..., tail][: -w], ref[: -w]),
+                       err32_vs_64=rel(y32, y64))
+
+    run_section(section_5, 5)
+
+    # ---------------------------------------------------------------- CPU, 2 threads
+    def section_6():
+        torch.set_num_threads(2)
+        try:
+            os.sched_setaffinity(0, {0, 1})
+        except (AttributeError, OSError):  # pragma: no cover
+            pass
+        from scipy.ndimage import gaussian_filter1d
+        xc = rng.standard_normal(n)
+        for sigma in ([16.0, 256.0] if quick else [16.0, 256.0, 8192.0]):
+            rep = 3 if sigma > 1000 else 7
+            ts = timer(lambda sigma=sigma: gaussian_filter1d(xc, sigma), cuda=False, repeat=rep,
+                       warmup=1)
+            w = math.ceil(10 * sigma)
+            ref = fft_reference(torch.as_tensor(xc),
+                                gaussian_kernel(np.arange(-w, w + 1), sigma, 0))
+            ys = torch.as_tensor(gaussian_filter1d(xc, sigma))
+            record(kind="cpu_gaussian", sigma=sigma, n=n, impl="scipy.ndimage.gaussian_filter1d",
+                   dtype="float64", ms=ts[0], ms_min=ts[1], ms_max=ts[2], rel_err=rel(ys, ref))
+            for engine in ("prefix", "recursive", "sliding"):
+                for dtype in ("float64", "float32"):
+                    plan = GaussianFilter(sigma)
+                    xx = xc.astype(dtype)
+                    t = timer(lambda plan=plan, xx=xx, engine=engine: plan(xx, engine=engine),
+                              cuda=False, repeat=rep, warmup=1)
+                    y = torch.as_tensor(plan(xx, engine=engine))
+                    record(kind="cpu_gaussian", sigma=sigma, n=n, impl=f"fastmoments sft/{engine}",
+                           dtype=dtype, ms=t[0], ms_min=t[1], ms_max=t[2], rel_err=rel(y, ref),
+                           speedup_vs_scipy=ts[0] / t[0])
+
+    run_section(section_6, 6)
+
+    dump()
+    print("ENV", json.dumps(env))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
