@@ -194,7 +194,7 @@ def figures(rows: list[dict], quick: bool, figdir: str) -> dict:
                            dtype=torch.float64)
     J = plan.forward(vol)
     d, h, w = vol.shape
-    cd, ch, cw = d // 2, h // 2 + h // 8, w // 2
+    cd, ch, cw = d // 2, h // 2, w // 2
     fig = plt.figure(figsize=(11, 4))
     for idx, (plane, i) in enumerate((("xy", cd), ("xz", ch), ("yz", cw))):
         ax = fig.add_subplot(1, 4, idx + 1)
@@ -203,14 +203,18 @@ def figures(rows: list[dict], quick: bool, figdir: str) -> dict:
         ax.set_xticks([])
         ax.set_yticks([])
     ax = fig.add_subplot(1, 4, 4, projection="3d")
+    # the box shown: the head's extent, with the octant towards the viewer cut away
+    d0, d1 = d // 8, d - d // 8
+    h0, h1 = h // 8, h - h // 8
+    w0, w1 = w // 8, w - w // 8
     t = time.perf_counter()
     faces = {
-        "top": J.reconstruct(region=(d - 1, slice(None), slice(None))),     # (h, w) at z=d
-        "front": J.reconstruct(region=(slice(None), 0, slice(None))),       # (d, w) at y=0
-        "right": J.reconstruct(region=(slice(None), slice(None), w - 1)),   # (d, h) at x=w
-        "cut_z": J.reconstruct(region=(cd, slice(0, ch), slice(cw, w))),
-        "cut_y": J.reconstruct(region=(slice(cd, d), ch, slice(cw, w))),
-        "cut_x": J.reconstruct(region=(slice(cd, d), slice(0, ch), cw)),
+        "top": J.reconstruct(region=(d1 - 1, slice(h0, h1), slice(w0, w1))),
+        "front": J.reconstruct(region=(slice(d0, d1), h0, slice(w0, w1))),
+        "right": J.reconstruct(region=(slice(d0, d1), slice(h0, h1), w1 - 1)),
+        "cut_z": J.reconstruct(region=(cd, slice(h0, ch), slice(cw, w1))),
+        "cut_y": J.reconstruct(region=(slice(cd, d1), ch, slice(cw, w1))),
+        "cut_x": J.reconstruct(region=(slice(cd, d1), slice(h0, ch), cw)),
     }
     clip_s = time.perf_counter() - t
     cmap = plt.get_cmap("gray")
@@ -221,26 +225,43 @@ def figures(rows: list[dict], quick: bool, figdir: str) -> dict:
             c[hide] = (1, 1, 1, 0)
         return c
 
-    surf = {"shade": False, "linewidth": 0, "antialiased": False, "rstride": 1, "cstride": 1}
-    yy, xx = np.mgrid[0:h, 0:w]
-    ax.plot_surface(xx, yy, np.full(xx.shape, float(d)),
-                    facecolors=colours(faces["top"], (yy < ch) & (xx >= cw)), **surf)
-    zz, xx2 = np.mgrid[0:d, 0:w]
-    ax.plot_surface(xx2, np.zeros(xx2.shape), zz,
-                    facecolors=colours(faces["front"], (zz >= cd) & (xx2 >= cw)), **surf)
-    zz, yy2 = np.mgrid[0:d, 0:h]
-    ax.plot_surface(np.full(yy2.shape, float(w)), yy2, zz,
-                    facecolors=colours(faces["right"], (zz >= cd) & (yy2 < ch)), **surf)
-    yy3, xx3 = np.mgrid[0:ch, cw:w]
-    ax.plot_surface(xx3, yy3, np.full(xx3.shape, float(cd)),
-                    facecolors=colours(faces["cut_z"]), **surf)
-    zz4, xx4 = np.mgrid[cd:d, cw:w]
-    ax.plot_surface(xx4, np.full(xx4.shape, float(ch)), zz4,
-                    facecolors=colours(faces["cut_y"]), **surf)
-    zz5, yy5 = np.mgrid[cd:d, 0:ch]
-    ax.plot_surface(np.full(yy5.shape, float(cw)), yy5, zz5,
-                    facecolors=colours(faces["cut_x"]), **surf)
-    ax.set_box_aspect((w, h, d))
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    polys, cols = [], []
+
+    def face(values, fixed_axis, fixed_at, start, hide=None):
+        """Quads of one face: ``values`` indexed by the two free axes in (z, y, x) order."""
+        rgba = colours(values, hide)
+        free = [a for a in (0, 1, 2) if a != fixed_axis]
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                if rgba[i, j, 3] == 0:
+                    continue
+                quad = []
+                for di, dj in ((0, 0), (1, 0), (1, 1), (0, 1)):
+                    p = [0.0, 0.0, 0.0]
+                    p[fixed_axis] = fixed_at
+                    p[free[0]] = start[0] + i + di
+                    p[free[1]] = start[1] + j + dj
+                    quad.append((p[2], p[1], p[0]))          # plot as (x, y, z)
+                polys.append(quad)
+                cols.append(rgba[i, j])
+
+    yy, xx = np.mgrid[h0:h1, w0:w1]
+    face(faces["top"], 0, d1, (h0, w0), (yy < ch) & (xx >= cw))
+    zz, xx = np.mgrid[d0:d1, w0:w1]
+    face(faces["front"], 1, h0, (d0, w0), (zz >= cd) & (xx >= cw))
+    zz, yy = np.mgrid[d0:d1, h0:h1]
+    face(faces["right"], 2, w1, (d0, h0), (zz >= cd) & (yy < ch))
+    face(faces["cut_z"], 0, cd, (h0, cw))
+    face(faces["cut_y"], 1, ch, (cd, cw))
+    face(faces["cut_x"], 2, cw, (cd, h0))
+    ax.add_collection3d(Poly3DCollection(polys, facecolors=cols, edgecolors="none",
+                                         linewidths=0, antialiased=False))
+    ax.set_xlim(w0, w1)
+    ax.set_ylim(h0, h1)
+    ax.set_zlim(d0, d1)
+    ax.set_box_aspect((w1 - w0, h1 - h0, d1 - d0))
     ax.view_init(elev=25, azim=-60)
     ax.set_axis_off()
     ax.set_title("clipped volume (faces from the moments)", fontsize=8)
