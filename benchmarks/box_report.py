@@ -39,6 +39,9 @@ def main(path: str) -> int:
              f"ceilings in the same run: float32 GEMM 8192^3 "
              f"{meta.get('sgemm_8192_tflops_tf32_off', 0):.1f} TFLOP/s, device copy "
              f"{meta.get('copy_GBps_read_plus_write', 0):.0f} GB/s (read + write).", "",
+             "Engine: " + meta.get("engine", "v1, the first version (commit e6818b7: parity "
+                                   "classes interleaved in step-2 blocks, blocks at every "
+                                   "stage); variant names are that version's") + ".", "",
              "Median of 10 timed calls after 2 warm-ups (CUDA events), [min, max]. Error = "
              "relative L2 distance to a float64 reference computed with plain separable "
              "products on the same device. 'thesis / ours' divides the thesis's published time "
