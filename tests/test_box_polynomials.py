@@ -155,3 +155,27 @@ def test_matrices_are_cached_read_only():
     assert analysis_matrix(16, 5, 0.3, 0.3, 2, "midpoint") is A
     with pytest.raises(ValueError):
         A[0, 0] = 1.0
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.3, 0.7), (-0.8, -0.8)])
+def test_matrix_rows_at_order_2000(a, b):
+    """Analysis and synthesis rows of degree 2000 agree with a direct mpmath evaluation."""
+    n_pix, order, k = 16, 2000, 2
+    A = analysis_matrix(n_pix, order, a, b, k, "midpoint")
+    S = synthesis_matrix(n_pix, order, a, b)
+    assert np.isfinite(A).all() and np.isfinite(S).all()
+    delta = 2.0 / n_pix
+    with mpmath.workdps(30):
+        n = order
+        rho = (mpmath.mpf(2) ** (a + b + 1) / (2 * n + a + b + 1) * mpmath.gamma(n + a + 1)
+               * mpmath.gamma(n + b + 1) / (mpmath.gamma(n + a + b + 1) * mpmath.factorial(n)))
+        for i in (0, 5, 15):
+            tot = mpmath.mpf(0)
+            for r in range(k):
+                x = mpmath.mpf(-1) + (i * k + r + mpmath.mpf(1) / 2) * delta / k
+                tot += delta / k * mpmath.jacobi(n, a, b, x) * (1 - x) ** a * (1 + x) ** b
+            ref = float(tot / rho)
+            assert abs(A[n, i] - ref) <= 1e-9 * max(abs(ref), 1e-3)
+            centre = mpmath.mpf(-1) + (i + mpmath.mpf(1) / 2) * delta
+            ref_s = float(mpmath.jacobi(n, a, b, centre))
+            assert abs(S[n, i] - ref_s) <= 1e-9 * max(abs(ref_s), 1.0)
