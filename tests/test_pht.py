@@ -136,7 +136,7 @@ def test_s_below_two_needs_no_centre_point():
 def test_known_values():
     """Constant image: M_00 = area / pi; every other PCET moment with l % 4 != 0 vanishes."""
     N = 32
-    M = fm.pcet(np.ones((N, N)), 3, 5, dtype="float64")
+    M = fm.pcet(np.ones((N, N)), 3, 5, dtype="float64", method="engine")
     area = fm.disk.pixel_mask(N).sum() * (2 / N) ** 2
     assert abs(M[0, 0] - area / math.pi) < 1e-14
     for n in range(-3, 4):
@@ -148,7 +148,7 @@ def test_known_values():
 @pytest.mark.parametrize("kind", KINDS)
 def test_rotation_and_mirror_invariance(kind, rng):
     img = rng.random((20, 20))
-    plan = PolarHarmonicTransform(kind, 20, 6, 6, dtype="float64")
+    plan = PolarHarmonicTransform(kind, 20, 6, 6, method="engine", dtype="float64")
     M = plan.forward(img)
     a = M.invariants()
     for other in (np.rot90(img), np.rot90(img, 2), np.rot90(img, 3)):
@@ -289,7 +289,7 @@ def test_adjoint(kind, rng):
 # ----------------------------------------------------------------------------- selections
 def test_paper_selection_and_partners(rng):
     img = rng.random((2, 16, 16))
-    M = fm.pcet(img, 5, 4, nmin=1, lmin=1, dtype="float64")
+    M = fm.pcet(img, 5, 4, nmin=1, lmin=1, dtype="float64", method="engine")
     assert sorted(M.pairs) == sorted((n, l) for n in range(1, 6) for l in range(1, 5))
     assert M.invariants().shape == (2, 20)
     np.testing.assert_allclose(M[-2, -3], np.conj(M[2, 3]))
@@ -336,14 +336,19 @@ def test_nufft_missing_falls_back_with_one_warning(monkeypatch, rng):
 
 def test_auto_method_rule():
     idx = pht_family("pcet").selection([(n, l) for n in range(1, 26) for l in range(1, 26)])
-    assert choose_method("cuda", 512, idx, 1, 128, 2**30, 40 * 2**30) == "gemm"
-    assert choose_method("cuda", 512, idx, 1, 128, 2**36, 40 * 2**30) == "engine"
-    assert choose_method("cpu", 512, idx, 1, 128, 2**30, 8 * 2**30) == "engine"
-    big = pht_family("pcet").full(60)
-    expect = "nufft" if nufft_mod.have_finufft() else "engine"
-    assert choose_method("cpu", 512, big, 1, 1, 2**40, 8 * 2**30) == expect
+    GiB = 2**30
+    assert choose_method("cuda", 512, idx, 1, 128, GiB, 40 * GiB) == "gemm"
+    assert choose_method("cuda", 512, idx, 1, 128, 64 * GiB, 40 * GiB) == "engine"
+    assert choose_method("cpu", 512, idx, 1, 128, GiB, 8 * GiB) == "gemm"
+    assert choose_method("cpu", 512, idx, 1, 1, GiB, 8 * GiB, kernel_ready=True) == "gemm"
+    fallback = "nufft" if nufft_mod.have_finufft() else "engine"
+    assert choose_method("cpu", 512, idx, 1, 4, GiB, 8 * GiB) == fallback
+    assert choose_method("cpu", 512, idx, 1, 128, 3 * GiB, 8 * GiB) == fallback
+    small = pht_family("pst").full(3)
+    assert choose_method("cpu", 64, small, 1, 1, 2**20, 8 * GiB) == "engine"
     plan = PolarHarmonicTransform("pcet", 16, 2, 2)
     assert plan.method_for(4) == "engine"
+    assert plan.method_for(64) == "gemm"
 
 
 def test_gemm_memory_error():
