@@ -171,8 +171,8 @@ class DiskEngine:
         return torch.polar(torch.ones_like(phase), -phase).to(self.cdtype)
 
     # ------------------------------------------------------------------ chunking
-    def _chunks(self, batch: int):
-        """Split the radius groups into chunks whose scratch fits in the budget."""
+    def _group_step(self, batch: int) -> int | None:
+        """How many radius groups fit in one chunk for ``batch`` images (None: not one)."""
         G, O = self.sampling.n_groups, self.sampling.n_orbits
         c = _ITEM[self.dtype]
         Mc, J = self.n_cols, self.n_rows
@@ -184,17 +184,52 @@ class DiskEngine:
         elif self.table() is None:  # streaming: recurrence state and per-step gathers
             T = self.index.max_order + 2
             per_group += 8 * (T + 2) * 8 + (Mc + T) * 2 * batch * c * 2 + J * 8
-        fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
-        fixed += (0 if self._exp is None else self._exp.numel() * self._exp.element_size())
-        fixed += batch * Mc * J * 2 * c * 3  # the output and its partial sums
+        room = self.budget - self._fixed_bytes(batch)
         avg = per_group + per_orbit * O / max(G, 1)
-        room = self.budget - fixed
+        self._last_need = self._fixed_bytes(batch) + avg
         if room < avg:
+            return None
+        return int(max(1, room // avg))
+
+    def _fixed_bytes(self, batch: int) -> int:
+        fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
+        fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
+        fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
+        fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
+        return fixed
+
+    def batch_size(self, batch: int) -> int:
+        """The largest number of images (at most ``batch``) that one pass can take; large
+        batches are split into passes of this size.
+
+        Raises
+        ------
+        MemoryError
+            When not even one image fits; the message says how much memory is needed.
+        """
+        if self._group_step(batch) is not None:
+            return batch
+        lo, hi = 1, batch
+        if self._group_step(1) is None:
             raise MemoryError(
-                f"this disk transform needs at least {format_bytes(fixed + avg)} of scratch "
-                f"memory for a batch of {batch} but the budget is {format_bytes(self.budget)}; "
-                "use a smaller batch, free device memory or raise memory_budget")
-        step = int(max(1, room // avg))
+                f"this disk transform needs at least {format_bytes(self._last_need)} of "
+                f"scratch memory for one image but the budget is {format_bytes(self.budget)};"
+                " free device memory or raise memory_budget")
+        while lo < hi:  # largest b with a feasible plan
+            mid = (lo + hi + 1) // 2
+            if self._group_step(mid) is not None:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _chunks(self, batch: int):
+        """Split the radius groups into chunks whose scratch fits in the budget."""
+        G = self.sampling.n_groups
+        step = self._group_step(batch)
+        if step is None:  # callers split batches first; this is a safety net
+            raise MemoryError(f"a batch of {batch} does not fit in the memory budget "
+                              f"{format_bytes(self.budget)}")
         g0 = 0
         while g0 < G:
             g1 = min(G, g0 + step)
@@ -204,6 +239,12 @@ class DiskEngine:
     # ------------------------------------------------------------------ forward
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Moments of images ``x`` shaped ``(B, N*N)`` -> ``(B, cols, rows)`` complex."""
+        b = self.batch_size(x.shape[0])
+        if b < x.shape[0]:
+            return torch.cat([self._forward(x[i:i + b]) for i in range(0, x.shape[0], b)])
+        return self._forward(x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
         B = x.shape[0]
         Mc, J = self.n_cols, self.n_rows
         acc = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
@@ -268,6 +309,11 @@ class DiskEngine:
         otherwise each pixel takes the value at its sample point (reconstruction with a
         one-point sampling). ``normalized`` multiplies by :math:`c_{nm}` (the adjoint).
         """
+        b = self.batch_size(coef.shape[0])
+        if b < coef.shape[0]:
+            return torch.cat([self.synthesize(coef[i:i + b], gamma=gamma, weighted=weighted,
+                                              normalized=normalized)
+                              for i in range(0, coef.shape[0], b)])
         B = coef.shape[0]
         N2 = self.sampling.size**2
         a = coef.permute(1, 2, 0).to(self.cdtype)  # (Mc, J, B)
