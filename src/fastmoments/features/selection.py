@@ -47,7 +47,7 @@ def moment_variances(moments: FeatureSet | Any, *, kind: str = "complex") -> np.
     --------
     >>> import numpy as np
     >>> a = np.array([[1 + 1j], [3 - 1j]])
-    >>> moment_variances(a).tolist(), moment_variances(a, kind="real").tolist()
+    >>> moment_variances(a).round(12).tolist(), moment_variances(a, kind="real").tolist()
     ([2.0], [1.0])
     """
     kind = check_choice("kind", kind, KINDS)
