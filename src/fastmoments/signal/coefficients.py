@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from scipy.optimize import minimize_scalar
 
 __all__ = [
@@ -90,7 +91,28 @@ def _rel_rmse(approx: np.ndarray, exact: np.ndarray) -> float:
 
 
 def _lstsq(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
-    return np.linalg.lstsq(basis, target, rcond=None)[0]
+    """Least squares (Eq. 12) for the nearly orthogonal Fourier bases used here.
+
+    The columns ``cos(βpk)``, ``sin(βpk)`` on ``k = -K..K`` are orthogonal up to one endpoint
+    term, so the normal equations are well conditioned and solved by Cholesky; zero columns
+    (``sin(0·k)``) get a zero coefficient, and a rank-deficient basis (``P ≥ K`` at tiny σ)
+    falls back to pivoted QR (LAPACK gelsy).
+    """
+    norms = np.einsum("ij,ij->j", basis, basis)
+    keep = norms > 1e-12 * norms.max()
+    b = basis[:, keep]
+    gram = b.T @ b
+    out = np.zeros((basis.shape[1], *target.shape[1:]))
+    try:
+        low = np.linalg.cholesky(gram)
+        d = np.diag(low) ** 2
+        if d.min() < 1e-10 * d.max():
+            raise np.linalg.LinAlgError("ill-conditioned")
+        rhs = b.T @ target
+        out[keep] = scipy.linalg.cho_solve((low, True), rhs, check_finite=False)
+    except np.linalg.LinAlgError:
+        out[keep] = scipy.linalg.lstsq(b, target, lapack_driver="gelsy", check_finite=False)[0]
+    return out
 
 
 # ---------------------------------------------------------------------------------- Gaussian
@@ -129,9 +151,9 @@ def _fit_gaussian_k(sigma: float, terms: int, K: float) -> tuple[np.ndarray, ...
     p = np.arange(terms + 1)
     cos = np.cos(beta * np.outer(k, p))
     sin = np.sin(beta * np.outer(k, p[1:]))
-    a = _lstsq(cos, gaussian_kernel(k, sigma, 0))
+    ad = _lstsq(cos, np.stack([gaussian_kernel(k, sigma, 0), gaussian_kernel(k, sigma, 2)], 1))
+    a, d = np.ascontiguousarray(ad[:, 0]), np.ascontiguousarray(ad[:, 1])
     b = np.concatenate([[0.0], _lstsq(sin, gaussian_kernel(k, sigma, 1))])
-    d = _lstsq(cos, gaussian_kernel(k, sigma, 2))
     return a, b, d
 
 
@@ -267,16 +289,19 @@ def _fit_morlet_k(sigma, xi, K, first, terms, shift=0):
     basis = np.concatenate([np.cos(beta * np.outer(k, p)), np.sin(beta * np.outer(k, p))], axis=1)
     alpha = shift / (sigma * sigma)
     target = np.exp(-alpha * k) * morlet_kernel(k - shift, sigma, xi)
-    coef = _lstsq(basis, target.real) + 1j * _lstsq(basis, target.imag)
+    sol = _lstsq(basis, np.stack([target.real, target.imag], axis=1))
+    coef = sol[:, 0] + 1j * sol[:, 1]
     m, l = coef[:terms], coef[terms:]
-    # effective kernel on [-5K, 5K] (in the output's frame, j = k - n0)
+    # Eq. 66 on [-5K, 5K] in the output's frame j = k - n0: inside the window the error is
+    # e^{αk} times the fit's residual; outside it is the exact wavelet itself
+    inside_err = np.exp(alpha * k) * (basis @ coef - target)
     w = 5 * kmax
     j = np.arange(-w, w + 1, dtype=np.float64)
-    kw = j + shift
-    inside = np.abs(kw) <= kmax
-    approx = (np.exp(alpha * kw) * inside) * (
-        np.cos(beta * np.outer(kw, p)) @ m + np.sin(beta * np.outer(kw, p)) @ l)
-    return m, l, _rel_rmse(approx, morlet_kernel(j, sigma, xi))
+    exact = morlet_kernel(j, sigma, xi)
+    energy = float(np.sum(np.abs(exact) ** 2))
+    outside = np.abs(j + shift) > kmax
+    err2 = float(np.sum(np.abs(inside_err) ** 2)) + float(np.sum(np.abs(exact[outside]) ** 2))
+    return m, l, math.sqrt(err2 / energy)
 
 
 _MORLET_REF_SIGMA = 32.0
