@@ -235,3 +235,17 @@ def test_bad_images():
         fm.features(np.zeros((8, 8)), orders=2.5)
     with pytest.raises(ValueError, match="kind must be one of"):
         FeatureSet.with_kind(fm.features(np.zeros((8, 8)), orders=1), "angle")
+
+
+@pytest.mark.parametrize("family", ["pseudo-zernike", "zernike"])
+def test_dense_algorithm_equals_engine(images, family, device):
+    x = torch.as_tensor(images, device=device)
+    a = fm.features(x, family=family, orders=7, algorithm="dense")
+    b = fm.features(x, family=family, orders=7, algorithm="engine")
+    torch.testing.assert_close(a.moments, b.moments, rtol=0, atol=1e-15)
+    sel = [(5, -3), (2, 0), (7, 1)] if family == "pseudo-zernike" else [(5, -3), (2, 0)]
+    a = fm.features(x.float(), family=family, select=sel, algorithm="dense")
+    b = fm.features(x.float(), family=family, select=sel, algorithm="engine")
+    torch.testing.assert_close(a.moments, b.moments, rtol=0, atol=2e-6)
+    with pytest.raises(ValueError, match="algorithm must be one of 'auto', 'dense', 'engine'"):
+        fm.features(x, algorithm="fft")

@@ -115,7 +115,8 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
                    ink: int = 0, recognition: bool = True,
                    recognition_orders: tuple[int, ...] = (2, 4, 6, 8, 10, 12),
                    noise: tuple[float, ...] = (0.0, 0.3), seed: int = 0,
-                   figures: bool = True, progress: bool | None = False) -> dict[str, Any]:
+                   figures: bool = True, progress: bool | None = False,
+                   glyphs: tuple[list[str], np.ndarray] | None = None) -> dict[str, Any]:
     """Run the Chapter 6 experiment and write its results to ``out``.
 
     Parameters
@@ -141,6 +142,9 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
         Draw the PNG figures (needs matplotlib).
     progress : bool, optional
         Progress bars.
+    glyphs : (list of str, ndarray), optional
+        Characters and their ``(n, 24, 24)`` bool masks rendered beforehand (for machines
+        without the font); default: render them here.
 
     Returns
     -------
@@ -180,9 +184,18 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
         return t1
 
     t_start = t0 = time.perf_counter()
-    font = find_font()
-    chars = gb2312_characters(limit)
-    masks = render_glyphs(chars)
+    if glyphs is None:
+        font = find_font()
+        chars = gb2312_characters(limit)
+        masks = render_glyphs(chars)
+    else:
+        font = Path("(glyphs given)")
+        chars, masks = list(glyphs[0]), np.asarray(glyphs[1], dtype=bool)
+        if masks.shape != (len(chars), 24, 24):
+            raise ValueError(f"glyphs must be (characters, (n, 24, 24) masks), got "
+                             f"{len(chars)} characters and shape {masks.shape}")
+        if limit is not None:
+            chars, masks = chars[:limit], masks[:limit]
     images = glyph_images(masks, ink=ink)
     x = torch.as_tensor(images, device=dev)
     t0 = tick("render", t0)

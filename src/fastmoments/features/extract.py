@@ -36,7 +36,8 @@ from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
 from ..disk.transform import DiskTransform
 
-__all__ = ["KINDS", "FeatureSet", "features", "moment_pairs"]
+__all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
+           "moment_pairs"]
 
 #: The ways a complex moment becomes real feature columns.
 KINDS = ("complex", "real", "magnitude")
@@ -206,6 +207,37 @@ def _plan(family: str, size: int, stored: tuple[tuple[int, int], ...], k: int, q
                          method=fam.selection_method)
 
 
+#: ``features(algorithm=...)`` choices.
+ALGORITHMS = ("auto", "dense", "engine")
+
+#: Largest dense analysis matrix (pixels x moments, float64 real + imaginary parts) that
+#: ``algorithm="auto"`` builds.
+DENSE_LIMIT_BYTES = 64 * 2**20
+
+
+@lru_cache(maxsize=16)
+def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
+           rule: str, dtype: torch.dtype, device: str,
+           budget: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, as real and imaginary
+    parts in ``dtype``: the float64 disk engine applied to the unit images, so that it holds
+    exactly the engine's sampling, weights and normalization."""
+    fam = get_family(family)
+    stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in pairs}))
+    plan = _plan(family, size, stored, k, quadrature, rule, torch.float64, device, budget)
+    cols, rows, conj = _gather(plan, pairs)
+    npix = size * size
+    mat = torch.empty(npix, len(pairs), dtype=torch.complex128, device=plan.device)
+    step = max(1, min(npix, (32 * 2**20) // (8 * npix)))
+    for s in range(0, npix, step):
+        b = min(step, npix - s)
+        eye = torch.zeros(b, npix, dtype=torch.float64, device=plan.device)
+        eye[torch.arange(b), torch.arange(s, s + b)] = 1.0
+        vals = plan.engine.forward(eye)[:, cols, rows]
+        mat[s: s + b] = torch.where(conj, vals.conj(), vals)
+    return (mat.real.to(dtype).contiguous(), mat.imag.to(dtype).contiguous())
+
+
 def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
     fam = plan.family
     cols, rows, conj = [], [], []
@@ -224,7 +256,8 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
              kind: str = "complex", select: int | Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
              batch_size: int | None = None, device: Any = None, dtype: Any = None,
-             memory_budget: float | None = None, progress: bool | None = None) -> FeatureSet:
+             memory_budget: float | None = None, progress: bool | None = None,
+             algorithm: str = "auto") -> FeatureSet:
     r"""Moment feature vectors of a set of images.
 
     Parameters
@@ -258,6 +291,12 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         Scratch memory in bytes (or a fraction of the free memory if <= 1).
     progress : bool, optional
         Show a progress bar (default: when there are more than 8 batches).
+    algorithm : {"auto", "dense", "engine"}
+        ``"engine"`` runs the two-stage disk engine on every batch; ``"dense"`` applies the
+        analysis matrix (pixels x moments, built once per geometry by the float64 engine from
+        the unit images and cached) as two real matrix products, far faster for the small
+        images and few moments of feature work; ``"auto"`` takes ``"dense"`` while that matrix
+        is at most :data:`DENSE_LIMIT_BYTES` in float64.
 
     Returns
     -------
@@ -321,6 +360,14 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     plan = _plan(fam.name, size, stored, check_int("k", k, minimum=1), quadrature, rule, dt,
                  str(dev), memory_budget)
     cols, rows, conj = _gather(plan, candidates)
+    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
+    if algorithm == "auto":
+        dense_bytes = size * size * len(candidates) * 16
+        algorithm = "dense" if dense_bytes <= DENSE_LIMIT_BYTES else "engine"
+    mats = None
+    if algorithm == "dense":
+        mats = _dense(fam.name, size, tuple(candidates), k, quadrature, rule, dt, str(dev),
+                      memory_budget)
 
     if batch_size is None:
         per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
@@ -334,9 +381,12 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         xb = x[s: s + batch_size].to(device=dev, dtype=dt)
         if not bool(torch.isfinite(xb).all()):
             raise ValueError("images contains NaN or infinity")
-        coef = plan.engine.forward(xb.reshape(xb.shape[0], -1))
-        vals = coef[:, cols, rows]
-        out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
+        flat = xb.reshape(xb.shape[0], -1)
+        if mats is not None:
+            out[s: s + batch_size] = torch.complex(flat @ mats[0], flat @ mats[1])
+        else:
+            vals = plan.engine.forward(flat)[:, cols, rows]
+            out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
 
     fs = FeatureSet(fam.name, kind, list(candidates), _column_names(candidates, kind), out,
                     kind_in)
