@@ -351,6 +351,26 @@ def test_auto_method_rule():
     assert plan.method_for(64) == "gemm"
 
 
+@pytest.mark.parametrize("all_pixels", [False, True])
+@pytest.mark.parametrize("N,k", [(16, 1), (15, 1), (15, 2)])
+def test_gemm_fold_matches_plain(N, k, all_pixels, monkeypatch, rng):
+    """The 180-degree fold of the GEMM gives the plain GEMM's moments (odd and even N, with
+    and without a centre pixel; all pixels as on a GPU, or only the used ones)."""
+    if all_pixels:  # the GPU layout: contiguous halves and a flip, no gathers
+        monkeypatch.setattr(PolarHarmonicTransform, "_kernel_base",
+                            lambda self: np.arange(self.size * self.size))
+    img = rng.random((3, N, N))
+    pairs = _pairs("pcet", 3, 4)
+    ref = reference("pcet", img, pairs, k=k)
+    for fold in (True, False):
+        plan = PolarHarmonicTransform("pcet", N, 3, 4, k=k, method="gemm", dtype="float64")
+        plan._fold = fold
+        np.testing.assert_allclose(_get(plan.forward(img), pairs), ref, rtol=0, atol=1e-14)
+    half = (N * N + 1) // 2 if all_pixels else (int(plan.mask.sum()) + 1) // 2
+    plan._fold = True
+    assert plan.kernel_pixels() == half
+
+
 def test_gemm_memory_error():
     plan = PolarHarmonicTransform("pcet", 64, 20, 20, method="gemm", memory_budget=2**20)
     with pytest.raises(MemoryError, match="method='gemm' needs"):

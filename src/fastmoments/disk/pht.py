@@ -281,17 +281,31 @@ class PolarHarmonicTransform(DiskTransform):
         self.eps = check_positive_float("eps", eps)
         if self.s < 2.0:  # fail at build time, not at the first call
             family.radial(torch.as_tensor(self.sampling.radius[:1]), torch.zeros(1))
-        self._kernel: torch.Tensor | None = None
-        self._used_pixels: torch.Tensor | None = None
+        self._kernel: dict[str, Any] | None = None
+        self._fold = True  # the 180-degree fold of the "gemm" method (False: plain GEMM)
         self._nufft: Any = None
 
     # ------------------------------------------------------------------ sizes
-    def kernel_pixels(self) -> int:
-        """Pixels the dense kernel covers: all ``N*N`` on a GPU (no gather pass over the
-        batch), only the used ones on the CPU (fewer flops)."""
+    def _kernel_base(self) -> np.ndarray:
+        """Pixels a dense kernel may cover: all ``N*N`` on a GPU (slices, no gather pass over
+        the batch), only the used ones on the CPU (fewer flops)."""
         if self.device.type == "cuda":
-            return self.size * self.size
-        return int(self.mask.sum())
+            return np.arange(self.size * self.size)
+        return np.flatnonzero(self.mask)
+
+    def _fold_pixels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Representatives ``p < N*N - 1 - p`` of the pixel pairs related by the rotation by
+        180 degrees (flat index ``p -> N*N - 1 - p``), and the centre pixel (odd ``N``)."""
+        base = self._kernel_base()
+        partner = self.size * self.size - 1 - base
+        return base[base < partner], base[base == partner]
+
+    def kernel_pixels(self) -> int:
+        """Columns of the dense kernel: about half the pixels with the 180-degree fold."""
+        if not self._fold:
+            return int(self._kernel_base().size)
+        rep, centre = self._fold_pixels()
+        return int(rep.size + centre.size)
 
     def kernel_bytes(self) -> int:
         """Bytes of the dense kernel matrix of the ``"gemm"`` method."""
@@ -325,11 +339,18 @@ class PolarHarmonicTransform(DiskTransform):
     __call__ = forward
 
     # ------------------------------------------------------------------ dense kernel
-    def kernel(self) -> torch.Tensor:
-        r"""The dense kernel, transposed: ``(2K, pixels)`` with rows ``[Re W; Im W]``,
-        :math:`W[j, p] = c_{n_j} \sum_{s \in p} w_s R^*_{n_j}(r_s) e^{-i l_j \theta_s}` over
-        the stored moments ``j`` (in the order of the dense layout's valid slots) and the
-        pixels of :meth:`kernel_pixels`; built once in float64, then cast."""
+    def kernel(self) -> dict[str, Any]:
+        r"""The dense kernel of the ``"gemm"`` method, built once in float64 and cast.
+
+        ``W[j, p] = c_{n_j} \sum_{s \in p} w_s R^*_{n_j}(r_s) e^{-i l_j \theta_s}`` over the
+        stored moments ``j`` (in the order of the dense layout's valid slots) and pixels
+        ``p``, stored transposed with real and imaginary parts stacked, ``(2K, pixels)``.
+
+        With the 180-degree fold (the default) a pixel and its image under the rotation by
+        :math:`\pi` are summed (even ``l``) or subtracted (odd ``l``) before the product,
+        since :math:`e^{-il(\theta + \pi)} = (-1)^l e^{-il\theta}`: two products over half
+        the pixels, half the flops and half the kernel.
+        """
         if self._kernel is None:
             need = self.kernel_bytes()
             budget = memory_budget(self.device, self._budget)
@@ -339,27 +360,65 @@ class PolarHarmonicTransform(DiskTransform):
                     f"{self.index.size} moments of {self.size}x{self.size} images, over half "
                     f"the memory budget ({format_bytes(budget)}); use method='engine' or "
                     "'nufft', or raise memory_budget")
-            self._kernel = _build_kernel(self)
+            dev = self.device
+            if not self._fold:
+                self._kernel = {"W": _build_kernel(self, self._kernel_base())}
+                if self.device.type != "cuda":
+                    self._kernel["pixels"] = torch.as_tensor(self._kernel_base(), device=dev)
+                return self._kernel
+            rep, centre = self._fold_pixels()
+            W = _build_kernel(self, np.concatenate([rep, centre]))
+            K = self.index.size
+            ms = np.array([m for _n, m in self.index.pairs()])
+            je, jo = np.flatnonzero(ms % 2 == 0), np.flatnonzero(ms % 2 == 1)
+            contiguous = rep.size == 0 or (rep[0] == 0 and rep[-1] == rep.size - 1)
+            self._kernel = {
+                "We": W[np.concatenate([je, K + je])].contiguous(),
+                "Wo": W[np.concatenate([jo, K + jo])].contiguous(),
+                "je": torch.as_tensor(je, device=dev), "jo": torch.as_tensor(jo, device=dev),
+                "h": int(rep.size), "contiguous": bool(contiguous),
+                "rep": torch.as_tensor(rep, device=dev),
+                "partner": torch.as_tensor(self.size**2 - 1 - rep, device=dev),
+                "centre": torch.as_tensor(centre, device=dev),
+            }
+            del W
         return self._kernel
 
     def _gemm_forward(self, x: torch.Tensor) -> torch.Tensor:
-        WT = self.kernel()
+        kern = self.kernel()
         K = self.index.size
-        if WT.shape[1] != x.shape[1]:
-            if self._used_pixels is None:
-                self._used_pixels = torch.as_tensor(np.flatnonzero(self.mask),
-                                                    device=self.device)
-            x = x[:, self._used_pixels]
-        prod = x @ WT.T  # (B, 2K)
-        vals = torch.complex(prod[:, :K], prod[:, K:])
         out = torch.zeros(x.shape[0], self.index.n_cols, self.index.n_rows,
                           dtype=complex_dtype(self.dtype), device=self.device)
         valid = torch.as_tensor(self.index.valid_mask(), device=self.device)
+        if not self._fold:
+            if "pixels" in kern:
+                x = x[:, kern["pixels"]]
+            prod = x @ kern["W"].T  # (B, 2K)
+            out[:, valid] = torch.complex(prod[:, :K], prod[:, K:])
+            return out
+        h = kern["h"]
+        if kern["contiguous"]:  # all pixels (GPU): slices and one flip, no gathers
+            xr, xp = x[:, :h], x[:, x.shape[1] - h:].flip(-1)
+        else:
+            xr, xp = x[:, kern["rep"]], x[:, kern["partner"]]
+        xc = x[:, kern["centre"]]
+        vals = torch.zeros(x.shape[0], K, dtype=out.dtype, device=self.device)
+        for sign, W, j in ((1, kern["We"], kern["je"]), (-1, kern["Wo"], kern["jo"])):
+            if j.numel() == 0:
+                continue
+            folded = xr + xp if sign > 0 else xr - xp
+            if xc.shape[1]:
+                folded = torch.cat([folded, xc], dim=1)
+            prod = folded @ W.T
+            k = j.numel()
+            vals[:, j] = torch.complex(prod[:, :k], prod[:, k:])
         out[:, valid] = vals
         return out
 
 
-def _build_kernel(plan: PolarHarmonicTransform) -> torch.Tensor:
+def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Tensor:
+    """The kernel ``(2K, len(pixels))`` over the given pixels (sample points elsewhere are
+    left out)."""
     dev, dtype = plan.device, plan.dtype
     r, theta, w, pix = (torch.tensor(a, device=dev)
                         for a in sample_points(plan.size, plan.k, plan.quadrature, plan.rule))
@@ -367,14 +426,12 @@ def _build_kernel(plan: PolarHarmonicTransform) -> torch.Tensor:
     idx = plan.index
     norm = fam.norm(idx)
     N2 = plan.size * plan.size
-    npx = plan.kernel_pixels()
-    if npx == N2:
-        target = pix
-    else:
-        pos = torch.full((N2,), -1, dtype=torch.long, device=dev)
-        used = torch.as_tensor(np.flatnonzero(plan.mask), device=dev)
-        pos[used] = torch.arange(used.numel(), device=dev)
-        target = pos[pix]
+    npx = int(pixels.size)
+    pos = torch.full((N2,), -1, dtype=torch.long, device=dev)
+    pos[torch.as_tensor(pixels, device=dev)] = torch.arange(npx, device=dev)
+    target = pos[pix]
+    keep = target >= 0
+    r, theta, w, target = r[keep], theta[keep], w[keep], target[keep]
     order = torch.argsort(target)  # points in pixel order: contiguous writes below
     r, theta, w, target = r[order], theta[order], w[order], target[order]
     one_point = plan.k == 1  # each pixel holds exactly one sample point
