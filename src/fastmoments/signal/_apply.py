@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
+from .._array import as_tensor
 from .._memory import memory_budget, rows_per_chunk
 from .._validate import check_choice
 from .boundary import MODES, extend
 from .sliding import ENGINES
 
-__all__ = ["DEFAULT_ENGINE", "apply_bank", "normalize_axis", "resolve_engine"]
+__all__ = ["DEFAULT_ENGINE", "apply_bank", "as_signal", "normalize_axis", "resolve_engine"]
 
 # Default engine per device, from benchmarks/results/signal_engines.* (fastest accurate one).
 # float32 "recursive" is not accurate enough for the plain SFT (it drifts), so it is never the
@@ -22,6 +24,14 @@ DEFAULT_ENGINE = {
     ("cuda", "sft"): "prefix",
     ("cuda", "asft"): "recursive",
 }
+
+
+def as_signal(x: Any) -> tuple[torch.Tensor, Any]:
+    """:func:`~fastmoments._array.as_tensor` for signals, refusing 0-d input by name."""
+    ndim = x.ndim if isinstance(x, torch.Tensor) else np.ndim(x)
+    if ndim < 1:
+        raise ValueError("x must have at least 1 dimension (a signal), got a scalar")
+    return as_tensor(x, "x", min_ndim=1)
 
 
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:

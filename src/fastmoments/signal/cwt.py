@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, to_output
+from .._array import to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice, check_positive_float
-from ._apply import apply_bank, normalize_axis, resolve_engine
+from ._apply import apply_bank, as_signal, normalize_axis, resolve_engine
 from .direct import DirectBank
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
@@ -106,7 +106,7 @@ class CWT:
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None) -> Any:
         """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out."""
-        t, kind = as_tensor(x, "x", min_ndim=1)
+        t, kind = as_signal(x)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8

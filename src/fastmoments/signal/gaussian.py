@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .._array import as_tensor, to_output
+from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import apply_bank, normalize_axis, resolve_engine
+from ._apply import apply_bank, as_signal, normalize_axis, resolve_engine
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
 from .sliding import SFTBank
@@ -128,7 +128,7 @@ class GaussianFilter:
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None) -> Any:
         """Filter ``x`` along ``axis``; NumPy in gives NumPy out, torch in gives torch out."""
-        t, kind = as_tensor(x, "x", min_ndim=1)
+        t, kind = as_signal(x)
         normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         y = apply_bank(self.bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
@@ -247,7 +247,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
     (32, 32)
     """
-    t, kind = as_tensor(x, "x", min_ndim=1)
+    t, kind = as_signal(x)
     if axes is None:
         axes_list = [normalize_axis(axis, t.ndim)]
     else:

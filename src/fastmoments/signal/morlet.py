@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._array import as_tensor, to_output
+from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import apply_bank, normalize_axis, resolve_engine
+from ._apply import apply_bank, as_signal, normalize_axis, resolve_engine
 from .coefficients import (
     default_morlet_terms,
     fit_gaussian,
@@ -204,7 +204,7 @@ class MorletTransform:
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None) -> Any:
         """Transform real ``x`` along ``axis``; returns complex, same shape and kind."""
-        t, kind = as_tensor(x, "x", min_ndim=1)
+        t, kind = as_signal(x)
         normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         y = apply_bank(self.bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
