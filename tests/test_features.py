@@ -249,3 +249,15 @@ def test_dense_algorithm_equals_engine(images, family, device):
     torch.testing.assert_close(a.moments, b.moments, rtol=0, atol=2e-6)
     with pytest.raises(ValueError, match="algorithm must be one of 'auto', 'dense', 'engine'"):
         fm.features(x, algorithm="fft")
+
+
+@pytest.mark.parametrize("algorithm", ["dense", "engine"])
+@pytest.mark.parametrize("where", [(0, 0), (8, 8)])      # a corner outside the disk, the centre
+def test_nan_or_inf_anywhere_is_refused(algorithm, where):
+    x = np.zeros((3, 16, 16))
+    x[1][where] = np.inf
+    with pytest.raises(ValueError, match="images contains NaN or infinity"):
+        fm.features(x, orders=3, algorithm=algorithm, batch_size=2)
+    x[1][where] = np.nan
+    with pytest.raises(ValueError, match="images contains NaN or infinity"):
+        fm.features(x, orders=3, algorithm=algorithm)

@@ -372,19 +372,26 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     if batch_size is None:
         per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
         budget = _memory_budget(dev, memory_budget)
-        batch_size = int(max(1, min(4096, budget // 16 // max(per_image, 1))))
+        cap = 65536 if mats is not None else 4096
+        batch_size = int(max(1, min(cap, budget // 16 // max(per_image, 1))))
     batch_size = check_int("batch_size", batch_size, minimum=1)
     out = torch.empty(n_img, len(candidates), dtype=torch.complex128 if dt == torch.float64
                       else torch.complex64, device=dev)
     starts = range(0, n_img, batch_size)
     for s in _progress(starts, total=len(starts), desc=f"{fam.name} features", show=progress):
         xb = x[s: s + batch_size].to(device=dev, dtype=dt)
-        if not bool(torch.isfinite(xb).all()):
-            raise ValueError("images contains NaN or infinity")
         flat = xb.reshape(xb.shape[0], -1)
         if mats is not None:
-            out[s: s + batch_size] = torch.complex(flat @ mats[0], flat @ mats[1])
+            # every pixel enters every moment (times 0 outside the disk), so NaN or infinity
+            # anywhere shows in the small result: check that instead of the images
+            re, im = flat @ mats[0], flat @ mats[1]
+            if not bool(torch.isfinite(re).all() & torch.isfinite(im).all()):
+                raise ValueError("images contains NaN or infinity (or values so large that "
+                                 "the moments overflow)")
+            out[s: s + batch_size] = torch.complex(re, im)
         else:
+            if not bool(torch.isfinite(xb).all()):
+                raise ValueError("images contains NaN or infinity")
             vals = plan.engine.forward(flat)[:, cols, rows]
             out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
 
