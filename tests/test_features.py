@@ -261,3 +261,14 @@ def test_nan_or_inf_anywhere_is_refused(algorithm, where):
     x[1][where] = np.nan
     with pytest.raises(ValueError, match="images contains NaN or infinity"):
         fm.features(x, orders=3, algorithm=algorithm)
+
+
+def test_orders_cover_negative_orders_of_pcet():
+    from fastmoments.disk.families import FAMILIES
+
+    if "pcet" not in FAMILIES:
+        pytest.skip("the polar complex exponential family is not registered")
+    pairs = moment_pairs("pcet", 1)
+    assert set(pairs) == set(FAMILIES["pcet"].full(1).pairs())
+    assert (-1, 0) in pairs and (-1, 1) in pairs
+    assert moment_pairs("pcet", [1]) == [p for p in pairs if abs(p[0]) == 1]

@@ -51,7 +51,8 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     family : str
         A registered disk family (``"zernike"``, ``"pseudo-zernike"``, ...).
     orders : int or iterable of int
-        ``T`` means every order ``0..T``; an iterable names the orders.
+        ``T`` means every order ``0..T``; an iterable names the orders (an order ``n`` stands
+        for ``n`` and ``-n`` in families with negative orders, such as ``"pcet"``).
 
     Examples
     --------
@@ -63,7 +64,9 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     fam = get_family(family)
     wanted = _orders(orders)
     top = max(abs(n) for n in wanted)
-    pairs = [p for p in fam.full(top).pairs() if p[0] in wanted]
+    # the family's own full set up to ``top`` (for the polar complex exponentials it holds
+    # negative orders too); an order names both signs of n
+    pairs = [p for p in fam.full(top).pairs() if abs(p[0]) in wanted]
     if not pairs:
         raise ValueError(f"orders={orders!r} gives no {family} moment")
     return sorted(pairs)
@@ -314,6 +317,9 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
 
     Notes
     -----
+    Scratch memory is bounded by the batch size; the result holds ``n_images x len(pairs)``
+    complex moments (with ``select=c``, every candidate's moments until the ``c`` are chosen).
+
     Moments use the thesis's normalization (Eq. 2.10, 2.16), so the numbers are comparable with
     Tables 6.1-6.8. float32 feature values agree with float64 to about ``1e-6`` relative to the
     largest feature (tested at ``2e-5``); distances between features carry the same absolute
