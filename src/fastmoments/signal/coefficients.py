@@ -216,7 +216,8 @@ def fit_gaussian(sigma: float, terms: int, K: int | None = None) -> GaussianFit:
     window = max(3.0 * (K or gaussian_ratio(terms) * sigma), 10.0 * sigma)
     if K is None:
         k0 = max(1, round(gaussian_ratio(terms) * sigma))
-        cands = range(max(1, k0 - 3), k0 + 4) if k0 < 64 else (k0,)
+        # K >= P keeps the frequencies β p <= π: no two orders alias on the integer grid
+        cands = range(max(1, k0 - 3, terms), max(k0 + 4, terms + 1)) if k0 < 64 else (k0,)
         best = None
         for kk in cands:
             a, b, d = _fit_gaussian_k(sigma, terms, kk)
@@ -364,9 +365,18 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
             ks = (K,)
         if first is not None:
             firsts = (first,)
+        # the sampled carrier's frequency, folded into [0, π] (ξ/σ > π aliases on the grid)
+        folded = abs((xi / sigma + math.pi) % (2 * math.pi) - math.pi)
         best = None
-        for kk in ks:
-            for f in firsts:
+        for kk in sorted({*ks, *(f + terms - 1 for f in firsts)}):
+            if K is not None and kk != K:
+                continue
+            centre = round(folded * kk / math.pi - (terms - 1) / 2)
+            cands = set(firsts) | {centre - 1, centre, centre + 1} if first is None else {first}
+            for f in sorted(cands):
+                # orders up to K only (β p <= π): no two orders alias on the integer grid
+                if f < 0 or f + terms - 1 > kk:
+                    continue
                 m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift)
                 if best is None or e < best[0]:
                     best = (e, kk, f, m, l)
