@@ -374,6 +374,30 @@ def test_gemm_fold_matches_plain(N, k, all_pixels, monkeypatch, rng):
     assert plan.kernel_pixels() == half
 
 
+def test_streaming_and_gemm_chunks_match(rng, monkeypatch):
+    """A batch over a quarter of the budget is streamed in chunks, and the GEMM splits the
+    batch when its scratch does not fit: same moments as in one go."""
+    img = rng.random((4, 100, 16, 16)).astype(np.float32)  # 400 KB as float32
+    ref = PolarHarmonicTransform("pcet", 16, 12, 12, method="gemm").forward(img)
+    small = PolarHarmonicTransform("pcet", 16, 12, 12, method="gemm", memory_budget=2**20)
+    assert small._fold and small.kernel_bytes() < 2**19
+    chunks: list[int] = []
+    chunk = PolarHarmonicTransform._gemm_chunk
+    monkeypatch.setattr(PolarHarmonicTransform, "_gemm_chunk",
+                        lambda self, x, k: chunks.append(x.shape[0]) or chunk(self, x, k))
+    got = small.forward(img)
+    assert chunks == [256, 144]  # streamed: a quarter of the budget per chunk
+    assert isinstance(got.values(), np.ndarray) and got.batch_shape == (4, 100)
+    np.testing.assert_allclose(got.values(), ref.values(), rtol=1e-6, atol=1e-7)
+    x = torch.as_tensor(img.reshape(400, 256)).repeat(3, 1)  # 3 KB of scratch per image
+    chunks.clear()
+    out = small._gemm_forward(x)
+    assert len(chunks) == 2 and sum(chunks) == 1200
+    np.testing.assert_allclose(out[800:].numpy(),
+                               ref.data.reshape(400, *ref.data.shape[-2:]).numpy(),
+                               rtol=1e-6, atol=1e-7)
+
+
 def test_gemm_memory_error():
     plan = PolarHarmonicTransform("pcet", 64, 20, 20, method="gemm", memory_budget=2**20)
     with pytest.raises(MemoryError, match="method='gemm' needs"):

@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import complex_dtype, real_dtype, resolve_device
-from .._memory import format_bytes, memory_budget
+from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
+from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int, check_positive_float
 from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
@@ -325,7 +325,15 @@ class PolarHarmonicTransform(DiskTransform):
 
     # ------------------------------------------------------------------ forward
     def forward(self, image: Any) -> PHTMoments:
-        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`."""
+        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.
+
+        A batch that is not yet a tensor on the plan's device and whose working copy would
+        take more than a quarter of the memory budget is streamed: converted, moved and
+        transformed in chunks (e.g. images in host memory and a plan on a GPU).
+        """
+        streamed = self._stream(image)
+        if streamed is not None:
+            return streamed
         x, kind, batch = self._images(image)
         method = self.method_for(x.shape[0])
         if method == "engine":
@@ -340,6 +348,27 @@ class PolarHarmonicTransform(DiskTransform):
         return PHTMoments(coef, self, kind)
 
     __call__ = forward
+
+    def _stream(self, image: Any) -> PHTMoments | None:
+        on_device = isinstance(image, torch.Tensor) and image.device == self.device
+        shape = tuple(image.shape) if hasattr(image, "shape") else np.shape(image)
+        if on_device or len(shape) < 3 or shape[-2:] != (self.size, self.size):
+            return None  # nothing to stream (or a bad shape: forward() says why)
+        item = 4 if self.dtype == torch.float32 else 8
+        per_image = self.size * self.size * item
+        count = int(np.prod(shape[:-2]))
+        budget = memory_budget(self.device, self._budget)
+        if count * per_image <= budget // 4:
+            return None
+        step = rows_per_chunk(per_image, budget // 4, count, what="streaming the images")
+        flat = image.reshape(count, self.size, self.size)
+        parts = [PolarHarmonicTransform.forward(self, flat[i:i + step]).data
+                 for i in range(0, count, step)]
+        coef = torch.cat(parts).reshape(*shape[:-2], self.index.n_cols, self.index.n_rows)
+        kind = ArrayKind(numpy=not isinstance(image, torch.Tensor),
+                         device=image.device if isinstance(image, torch.Tensor)
+                         else torch.device("cpu"))
+        return PHTMoments(coef, self, kind)
 
     # ------------------------------------------------------------------ dense kernel
     def kernel(self) -> dict[str, Any]:
@@ -388,7 +417,24 @@ class PolarHarmonicTransform(DiskTransform):
         return self._kernel
 
     def _gemm_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The GEMM method on ``x`` (B, N*N), in chunks of images whose scratch (gathered or
+        folded copies) fits in the memory budget."""
         kern = self.kernel()
+        item = 4 if self.dtype == torch.float32 else 8
+        scratch = 0
+        if self._fold:
+            scratch = 3 * kern["h"] * item
+        elif "pixels" in kern:
+            scratch = int(kern["pixels"].numel()) * item
+        if scratch:
+            budget = memory_budget(self.device, self._budget)
+            step = rows_per_chunk(scratch, budget, x.shape[0], what="method='gemm'")
+            if step < x.shape[0]:
+                return torch.cat([self._gemm_chunk(x[i:i + step], kern)
+                                  for i in range(0, x.shape[0], step)])
+        return self._gemm_chunk(x, kern)
+
+    def _gemm_chunk(self, x: torch.Tensor, kern: dict[str, Any]) -> torch.Tensor:
         K = self.index.size
         out = torch.zeros(x.shape[0], self.index.n_cols, self.index.n_rows,
                           dtype=complex_dtype(self.dtype), device=self.device)
