@@ -1,0 +1,174 @@
+"""CPU benchmark of the Morlet CWT (issue 5): fastmoments against fCWT, PyWavelets, ssqueezepy.
+
+A 64-scale Morlet CWT of N = 102400 samples (scales log-spaced from 2 to 1024 samples, ξ = 6),
+with torch and the peers limited to the threads given (default 2; fCWT also on 1 thread).
+Accuracy: each library's |W| against |W| of the exact float64 convolution with the Morlet
+wavelet of Eq. 49 (truncated at 10σ), after one least-squares real factor per scale (the
+libraries normalise their wavelets differently); the median over scales and the worst scale are
+reported. Peers are benchmark-only dependencies (``pip install fCWT ssqueezepy PyWavelets``;
+fCWT needs Debian's ``libfftw3-single3``).
+
+Usage: ``PYTHONPATH=src python benchmarks/signal_cpu.py [--threads 2] [--n 102400]``.
+Writes ``benchmarks/results/signal_cpu.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def timer(fn, repeat=5, warmup=1):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(ts), min(ts), max(ts)
+
+
+def magnitude_error(w: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """Per-scale relative error of |w| vs |ref| after the best real factor; (median, max)."""
+    errs = []
+    for a, b in zip(np.abs(w), np.abs(ref), strict=True):
+        c = float(np.dot(a, b) / max(np.dot(a, a), 1e-300))
+        errs.append(float(np.linalg.norm(c * a - b) / np.linalg.norm(b)))
+    return float(np.median(errs)), float(np.max(errs))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--n", type=int, default=102400)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+    from scipy.signal import fftconvolve
+
+    import fastmoments
+    from fastmoments.signal import CWT, Morlet
+    from fastmoments.signal.coefficients import morlet_kernel
+
+    torch.set_num_threads(args.threads)
+    n, xi = args.n, 6.0
+    scales = np.geomspace(2.0, 1024.0, 64)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n)
+    x32 = x.astype(np.float32)
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+           "threads": args.threads, "torch": torch.__version__, "numpy": np.__version__,
+           "fastmoments": fastmoments.__version__, "python": sys.version.split()[0],
+           "note": "shared 2-core machine; other jobs were running (timings are noisy)"}
+    t0 = time.perf_counter()
+    ref = np.stack([
+        fftconvolve(np.pad(x, math.ceil(10 * s), mode="symmetric"),
+                    morlet_kernel(np.arange(-math.ceil(10 * s), math.ceil(10 * s) + 1), s, xi),
+                    mode="valid") for s in scales])
+    print(f"reference in {time.perf_counter() - t0:.1f} s", flush=True)
+    rows = []
+
+    def record(**kw):
+        rows.append(kw)
+        print(json.dumps(kw), flush=True)
+
+    for dtype, data in (("float32", x32), ("float64", x)):
+        for method in ("sft", "asft"):
+            t0 = time.perf_counter()
+            plan = CWT(scales, Morlet(xi), method=method)
+            build = time.perf_counter() - t0
+            w = plan(data)
+            t = timer(lambda plan=plan, data=data: plan(data), repeat=3)
+            rel = float(np.linalg.norm(w - ref) / np.linalg.norm(ref))
+            med, worst = magnitude_error(w, ref)
+            record(impl=f"fastmoments cwt {method} (engine auto)", dtype=dtype,
+                   threads=args.threads, ms=t[0], ms_min=t[1], ms_max=t[2],
+                   plan_build_s=build, rel_err_complex=rel, mag_err_median=med,
+                   mag_err_max=worst)
+
+    try:
+        import fcwt
+
+        env["fCWT"] = getattr(fcwt, "__version__", "installed")
+        fs = 1.0
+        f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
+        for nth in sorted({1, args.threads}):
+            # fCWT's Morlet(σ_f) carries exp(2πi t) under an envelope of σ_f: ξ = 2π σ_f
+            morl = fcwt.Morlet(xi / (2 * np.pi))
+            sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, fs, f0, f1, len(scales))
+            obj = fcwt.FCWT(morl, nth, False, True)
+            out = np.zeros((len(scales), n), dtype=np.complex64)
+            obj.cwt(x32, sc, out)
+            t = timer(lambda obj=obj, sc=sc, out=out: obj.cwt(x32, sc, out), repeat=5)
+            freqs = np.zeros(len(scales), dtype=np.float32)
+            sc.getFrequencies(freqs)
+            order = np.argsort(-freqs)  # highest frequency = smallest scale first
+            med, worst = magnitude_error(out[order].astype(np.complex128), ref)
+            record(impl="fCWT", dtype="float32", threads=nth, ms=t[0], ms_min=t[1],
+                   ms_max=t[2], mag_err_median=med, mag_err_max=worst)
+    except ImportError as exc:
+        env["fCWT"] = f"not installed: {exc}"
+
+    try:
+        import pywt
+
+        env["PyWavelets"] = pywt.__version__
+        wav = f"cmor2.0-{xi / (2 * np.pi)}"  # exp(-t²/2) exp(i ξ t): Eq. 49 without κ
+        coef, _ = pywt.cwt(x, scales, wav, method="fft")
+        t = timer(lambda: pywt.cwt(x, scales, wav, method="fft"), repeat=3)
+        med, worst = magnitude_error(coef, ref)
+        record(impl="PyWavelets cwt method=fft", dtype="float64", threads=1, ms=t[0],
+               ms_min=t[1], ms_max=t[2], mag_err_median=med, mag_err_max=worst,
+               mag_err_per_scale=[magnitude_error(coef[i:i + 1], ref[i:i + 1])[0]
+                                  for i in range(len(scales))])
+    except ImportError as exc:
+        env["PyWavelets"] = f"not installed: {exc}"
+
+    try:
+        import ssqueezepy
+
+        env["ssqueezepy"] = ssqueezepy.__version__
+        os.environ["SSQ_PARALLEL"] = "1" if args.threads > 1 else "0"
+        wx, _ = ssqueezepy.cwt(x, ("morlet", {"mu": xi}), scales=scales.astype(np.float64),
+                               padtype="reflect", l1_norm=False, astensor=False)
+        t = timer(lambda: ssqueezepy.cwt(x, ("morlet", {"mu": xi}), scales=scales,
+                                         padtype="reflect", l1_norm=False, astensor=False),
+                  repeat=3)
+        med, worst = magnitude_error(np.asarray(wx), ref)
+        record(impl="ssqueezepy cwt", dtype="float64", threads=args.threads, ms=t[0],
+               ms_min=t[1], ms_max=t[2], mag_err_median=med, mag_err_max=worst)
+    except ImportError as exc:
+        env["ssqueezepy"] = f"not installed: {exc}"
+
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "signal_cpu.json"), "w") as fh:
+        json.dump({"env": env, "rows": rows}, fh, indent=1)
+    lines = [f"CPU, {args.threads} threads, 64-scale Morlet CWT (ξ = 6, scales 2-1024) of "
+             f"N = {n}; {env['date']}; {env['machine']}; {env['note']}", "",
+             "| implementation | dtype | threads | median ms (min-max) "
+             "| |W| error median / worst |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['impl']} | {r['dtype']} | {r['threads']} | {r['ms']:.0f} "
+                     f"({r['ms_min']:.0f}-{r['ms_max']:.0f}) | {r['mag_err_median']:.1e} / "
+                     f"{r['mag_err_max']:.1e} |")
+    with open(os.path.join(args.out, "signal_cpu.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
