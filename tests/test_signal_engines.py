@@ -53,10 +53,11 @@ def test_scan_linear_matches_the_recursion(rng):
     np.testing.assert_allclose(v, ref, rtol=0, atol=1e-11)
 
 
-def test_two_level_cumsum(rng):
-    f = torch.tensor(rng.standard_normal((3, 5000)) + 1j * rng.standard_normal((3, 5000)))
-    np.testing.assert_allclose(_cumsum(f, block=256).numpy(), torch.cumsum(f, -1).numpy(),
-                               atol=1e-11)
+def test_two_level_cumsum(rng, device):
+    f = torch.tensor(rng.standard_normal((3, 5000)) + 1j * rng.standard_normal((3, 5000)),
+                     device=device)
+    np.testing.assert_allclose(_cumsum(f, block=256).cpu().numpy(),
+                               torch.cumsum(f, -1).cpu().numpy(), atol=1e-11)
 
 
 @pytest.mark.parametrize("mode", MODES)
