@@ -56,7 +56,7 @@ def test_scan_linear_matches_the_recursion(rng):
 def test_two_level_cumsum(rng, device):
     f = torch.tensor(rng.standard_normal((3, 5000)) + 1j * rng.standard_normal((3, 5000)),
                      device=device)
-    np.testing.assert_allclose(_cumsum(f, block=256).cpu().numpy(),
+    np.testing.assert_allclose(_cumsum(f, block=256, two_level=True).cpu().numpy(),
                                torch.cumsum(f, -1).cpu().numpy(), atol=1e-11)
 
 

@@ -97,7 +97,7 @@ def scan_linear(x: torch.Tensor, r: torch.Tensor, dtype: torch.dtype | None = No
     return local.reshape(*x.shape[:-1], nb * b)[..., :m]
 
 
-def _cumsum(f: torch.Tensor, block: int = 1024) -> torch.Tensor:
+def _cumsum(f: torch.Tensor, block: int = 1024, two_level: bool | None = None) -> torch.Tensor:
     """Inclusive cumulative sum along the last axis, in two levels (blocks, then block totals).
 
     Same result as :func:`torch.cumsum` up to rounding; it keeps the GPU busy when there are
@@ -105,7 +105,9 @@ def _cumsum(f: torch.Tensor, block: int = 1024) -> torch.Tensor:
     H100 the Gaussian's graph time went from 0.30 to 0.16 ms). CPU tensors use one pass.
     """
     m = f.shape[-1]
-    if m <= 2 * block or f.device.type != "cuda":
+    if two_level is None:
+        two_level = f.device.type == "cuda"
+    if m <= 2 * block or not two_level:
         # on the CPU one pass is faster (measured: benchmarks/results/signal_gpu_run1.json)
         return torch.cumsum(f, dim=-1)
     nb = -(-m // block)
