@@ -241,7 +241,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     >>> import numpy as np
     >>> x = np.zeros(201); x[100] = 1.0
     >>> y = gaussian_filter(x, 10.0)
-    >>> round(float(y[100]), 5), round(1 / np.sqrt(2 * np.pi) / 10, 5)
+    >>> round(float(y[100]), 5), round(float(1 / np.sqrt(2 * np.pi) / 10), 5)
     (0.03989, 0.03989)
     >>> img = np.random.default_rng(0).random((32, 32))
     >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
