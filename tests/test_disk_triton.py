@@ -21,9 +21,9 @@ SCRIPT = textwrap.dedent("""
     for fam in ("zernike", "pseudo-zernike"):
         img = rng.random((2, 14, 14))
         ref = DiskTransform(fam, 14, 9, k=2, method="jacobi", dtype=torch.float64)
-        ref.engine.fused = False
+        ref.engine.fused = ref.engine.fused_angular = False
         fused = DiskTransform(fam, 14, 9, k=2, method="jacobi", dtype=torch.float64)
-        assert fused.engine.fused
+        assert fused.engine.fused and fused.engine.fused_angular
         A, B = ref.forward(img), fused.forward(img)
         assert np.abs(A.numpy() - B.numpy()).max() < 1e-13
         assert np.abs(A.reconstruct() - B.reconstruct()).max() < 1e-12
@@ -34,6 +34,14 @@ SCRIPT = textwrap.dedent("""
         y = torch.tensor(img[0], requires_grad=True)
         ref.forward(y).data.abs().sum().backward()
         assert (x.grad - y.grad).abs().max() < 1e-12
+        f32 = DiskTransform(fam, 14, 9, k=2, method="jacobi").forward(img.astype("float32"))
+        assert np.abs(f32.numpy() - A.numpy()).max() < 1e-5 * np.abs(A.numpy()).max()
+    # order 200: the running exponent is rescaled many times
+    img = rng.random((10, 10))
+    ref = DiskTransform("zernike", 10, 200, method="deng", dtype=torch.float64)
+    ref.engine.fused_angular = False
+    got = DiskTransform("zernike", 10, 200, method="jacobi", dtype=torch.float64).forward(img)
+    assert np.abs(got.numpy() - ref.forward(img).numpy()).max() < 1e-12
     print("ok")
 """)
 

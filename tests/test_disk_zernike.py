@@ -57,7 +57,7 @@ def test_higher_order_against_exact_rationals(family, rng):
 def test_radial_recurrence_accurate_at_order_1000(family):
     r = np.array([0.05, 0.61, 0.97, 0.999])
     T = 1000
-    wanted = [(1000, 0), (1000, 2), (1000, 500), (1000, 998), (999, 1), (1000, 100)]
+    wanted = [(1000, 0), (1000, 500), (1000, 998), (999, 1)]
     fam = fm.disk.get_family(family)
     wanted = [p for p in wanted if fam.is_valid(*p)]
     index = fam.full(T)

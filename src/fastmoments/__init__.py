@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 from . import data, disk
 
-# --- box moments (issue 4) ---
+# box moments: Legendre, Gegenbauer, Jacobi in 2-D and 3-D (fastmoments.box)
 from .box import (
     BoxMoments,
     JacobiTransform,
@@ -21,8 +21,7 @@ from .box import (
     legendre_moments,
 )
 
-# --- disk transforms (Zernike, pseudo-Zernike) ---
-# --- polar harmonic transforms (issue 3) ---
+# disk transforms: Zernike, pseudo-Zernike, polar harmonic (fastmoments.disk)
 from .disk import (
     DiskMoments,
     DiskTransform,
@@ -37,10 +36,13 @@ from .disk import (
     pst,
     zernike_moments,
 )
+
+# moment features for recognition (fastmoments.features)
+from .features import FeatureSet, feature_distances, features, pair_statistics
 from .metrics import psnr
 from .moments import Moments
 
-# --- signal transforms (issue 5) ---
+# signal transforms: Gaussian smoothing, Morlet wavelets (fastmoments.signal)
 from .signal import (
     CWT,
     GaussianFilter,
@@ -50,9 +52,6 @@ from .signal import (
     gaussian_filter,
     morlet_transform,
 )
-
-# --- features (issue 6) ---
-from .features import FeatureSet, feature_distances, features, pair_statistics
 
 __all__ = [
     "CWT",

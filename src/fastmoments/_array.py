@@ -146,9 +146,16 @@ def as_tensor(
         work = complex_dtype(work)
     dev = resolve_device(device, in_device)
     t = t.to(device=dev, dtype=work)
-    if check_finite and t.numel() and not bool(torch.isfinite(t).all()):
+    if check_finite and t.numel() and not _all_finite(t):
         raise ValueError(f"{name} contains NaN or infinity")
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+def _all_finite(t: torch.Tensor) -> bool:
+    """One read pass: NaN and infinity propagate into the minimum or maximum."""
+    r = torch.view_as_real(t) if t.is_complex() else t
+    lo, hi = torch.aminmax(r)
+    return bool(torch.isfinite(lo) & torch.isfinite(hi))
 
 
 def to_output(t: torch.Tensor, kind: ArrayKind) -> Any:

@@ -98,6 +98,12 @@ class DiskEngine:
         self.fused = self._can_fuse()
         if self.fused:
             self.jn = torch.as_tensor([len(c) for c in index.ns], dtype=torch.int32, device=dev)
+        # the fused angular kernel serves every family (it does not involve R_nm)
+        self.fused_angular = triton_radial.available(device)
+        counts = np.diff(self.gstart)
+        self.max_orbits = int(counts.max()) if counts.size else 0
+        self.gstart_t = torch.as_tensor(self.gstart, dtype=torch.int64, device=dev)
+        self.ms32 = self.ms.to(torch.int32)
         self._table: torch.Tensor | None = None
         self._table_checked = False
         self._exp: torch.Tensor | None = None
@@ -261,6 +267,12 @@ class DiskEngine:
         vals = vals.to(self.cdtype)
         fp = vals[..., :4] @ self.dft  # (B, O, 4)
         fm = vals[..., 4:] @ self.dft
+        if self.fused_angular and not (torch.is_grad_enabled() and x.requires_grad):
+            # gradients take the torch path below
+            gs = self.gstart_t[g0:g1 + 1] - o0
+            S = triton_radial.angular_forward(fp, fm, self.theta0[o0:o1], gs, self.ms32,
+                                              g1 - g0, self.max_orbits)
+            return torch.view_as_complex(S)
         e = self._exponentials(o0, o1)  # (O, Mc)
         q = self.quarter
         terms = e * fp[..., q] + e.conj() * fm[..., q]  # (B, O, Mc)

@@ -127,7 +127,8 @@ class DiskMoments(Moments):
         keep_n = self._order_filter(orders)
         gamma, col_keep = self._repetition_weights(repetitions)
         n_table = torch.as_tensor(idx.order_table(), device=self._data.device)
-        mask = (n_table >= 0) & col_keep[:, None]
+        valid = torch.as_tensor(idx.valid_mask(), device=self._data.device)
+        mask = valid & col_keep[:, None]  # orders may be negative (PCET): use the slot mask
         if keep_n is not None:
             mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), device=n_table.device))
         coef = self._data * mask.to(self._data.real.dtype)

@@ -15,8 +15,8 @@ The radial values use the Jacobi three-term recurrence in degree,
 :math:`R_{nm}(r) = (-1)^j r^m P^{(\alpha, 0)}_j(x)` with :math:`\alpha = m`,
 :math:`x = 1 - 2r^2`, :math:`n = m + 2j` (Zernike) or :math:`\alpha = 2m + 1`,
 :math:`x = 1 - 2r`, :math:`n = m + j` (pseudo-Zernike), in float64 with a running exponent
-(the factor :math:`r^m` is kept as a logarithm, and the polynomial is rescaled whenever it
-passes :math:`10^{100}`), so nothing underflows or overflows at any order. This is the
+(the factor :math:`r^m` is kept as a base-2 logarithm, and the polynomial is rescaled by
+exactly :math:`2^{-332}` whenever it passes :math:`10^{100}`), so nothing underflows or overflows at any order. This is the
 ``"jacobi"`` method of :mod:`fastmoments.disk.radial`, which agrees with exact rational
 arithmetic to 5e-11 at order 1000 (tests). Products with the angular sums are float32 or
 float64 as the plan's dtype.
@@ -65,8 +65,8 @@ if _HAVE_TRITON:
         else:
             a = 2.0 * m + 1.0
             x = 1.0 - 2.0 * r
-        logr = tl.log(tl.where(r > 0, r, 1.0))
-        # r^m as a logarithm; at r = 0 it is 0 for m > 0 and 1 for m = 0
+        logr = tl.log2(tl.where(r > 0, r, 1.0))
+        # r^m as a base-2 logarithm; at r = 0 it is 0 for m > 0 and 1 for m = 0
         at_zero = -1.0e300 * tl.minimum(m, 1.0)
         scale = tl.where(r == 0, at_zero, m * logr)
         return a, x, scale
@@ -102,7 +102,7 @@ if _HAVE_TRITON:
         s = tl.load(s_ptr + c * s_sc + offs_g[:, None] * s_sg + offs_b[None, :],
                     mask=gmask[:, None] & bmask[None, :], other=0.0)
         a, x, scale = _jacobi_start(r, m, ZERNIKE)
-        e = tl.exp(scale)
+        e = tl.exp2(scale)
         p_prev = tl.zeros([BLOCK_G], dtype=tl.float64)
         p_cur = tl.zeros([BLOCK_G], dtype=tl.float64) + 1.0
         sign = 1.0
@@ -120,11 +120,14 @@ if _HAVE_TRITON:
             sign = -sign
             big = tl.abs(p_cur) > 1.0e100
             if tl.max(big.to(tl.int32), axis=0) > 0:
-                f = tl.where(big, 1.0e-100, 1.0)
+                # rescale by exactly 2^-332 (Triton types a literal that fits in float32 as
+                # float32, so only small integers are used as constants)
+                shift = tl.where(big, -332.0, 0.0).to(tl.float64)
+                f = tl.exp2(shift)
                 p_cur = p_cur * f
                 p_prev = p_prev * f
-                scale = scale + tl.where(big, 230.25850929940458, 0.0)
-                e = tl.exp(scale)
+                scale = scale - shift
+                e = tl.exp2(scale)
 
     @triton.jit
     def _radial_syn_kernel(r_ptr, a_ptr, m_ptr, jn_ptr, out_ptr, G, NB2,
@@ -143,7 +146,7 @@ if _HAVE_TRITON:
         bmask = offs_b < NB2
         r = tl.load(r_ptr + offs_g, mask=gmask, other=0.5)
         alpha, x, scale = _jacobi_start(r, m, ZERNIKE)
-        e = tl.exp(scale)
+        e = tl.exp2(scale)
         p_prev = tl.zeros([BLOCK_G], dtype=tl.float64)
         p_cur = tl.zeros([BLOCK_G], dtype=tl.float64) + 1.0
         sign = 1.0
@@ -160,11 +163,14 @@ if _HAVE_TRITON:
             sign = -sign
             big = tl.abs(p_cur) > 1.0e100
             if tl.max(big.to(tl.int32), axis=0) > 0:
-                f = tl.where(big, 1.0e-100, 1.0)
+                # rescale by exactly 2^-332 (Triton types a literal that fits in float32 as
+                # float32, so only small integers are used as constants)
+                shift = tl.where(big, -332.0, 0.0).to(tl.float64)
+                f = tl.exp2(shift)
                 p_cur = p_cur * f
                 p_prev = p_prev * f
-                scale = scale + tl.where(big, 230.25850929940458, 0.0)
-                e = tl.exp(scale)
+                scale = scale - shift
+                e = tl.exp2(scale)
         tl.store(out_ptr + c * o_sc + offs_g[:, None] * o_sg + offs_b[None, :], acc,
                  mask=gmask[:, None] & bmask[None, :])
 
@@ -216,4 +222,88 @@ def radial_synthesis(r: torch.Tensor, a: torch.Tensor, ms: torch.Tensor, jn: tor
                              out.stride(0), out.stride(1),
                              ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
                              INTERPRET=interp, JMAX=J if interp else 0, num_warps=4)
+    return out
+
+
+# ----------------------------------------------------------------------------- angular stage
+if _HAVE_TRITON:
+
+    @triton.jit
+    def _angular_fwd_kernel(fp_ptr, fm_ptr, th_ptr, tt_ptr, gs_ptr, m_ptr, out_ptr, G, MC,
+                            f_sb, f_so, o_sc, o_sg, o_sb,
+                            BLOCK_M: tl.constexpr, GB: tl.constexpr, DOUBLE: tl.constexpr,
+                            INTERPRET: tl.constexpr, MAXO: tl.constexpr):
+        gblk = tl.program_id(0)
+        mb = tl.program_id(1)
+        b = tl.program_id(2)
+        offs_m = mb * BLOCK_M + tl.arange(0, BLOCK_M)
+        mmask = offs_m < MC
+        mi = tl.load(m_ptr + offs_m, mask=mmask, other=0)
+        m = mi.to(tl.float64)
+        q2 = (mi % 4) * 2
+        for gi in range(GB):
+            g = gblk * GB + gi
+            gvalid = g < G
+            o0 = tl.load(gs_ptr + g, mask=gvalid, other=0)
+            o1 = tl.load(gs_ptr + g + 1, mask=gvalid, other=0)
+            if DOUBLE:
+                acc_re = tl.zeros([BLOCK_M], dtype=tl.float64)
+                acc_im = tl.zeros([BLOCK_M], dtype=tl.float64)
+            else:
+                acc_re = tl.zeros([BLOCK_M], dtype=tl.float32)
+                acc_im = tl.zeros([BLOCK_M], dtype=tl.float32)
+            # the interpreter cannot bound a loop by a loaded value (see radial kernels)
+            for k in range(0, MAXO if INTERPRET else o1 - o0):
+                o = o0 + k
+                ok = o < o1
+                if DOUBLE:
+                    th = tl.load(th_ptr + o, mask=ok, other=0.0)
+                    c = tl.cos(m * th)
+                    s = tl.sin(m * th)
+                else:
+                    # the phase in turns, reduced to [-1/2, 1/2) in float64, then float32
+                    t = m * tl.load(tt_ptr + o, mask=ok, other=0.0)
+                    t = t - tl.floor(t + 0.5)
+                    ang = t.to(tl.float32) * 6.2831854820251465
+                    c = tl.cos(ang)
+                    s = tl.sin(ang)
+                base = b * f_sb + o * f_so + q2
+                msk = mmask & ok
+                fpr = tl.load(fp_ptr + base, mask=msk, other=0.0)
+                fpi = tl.load(fp_ptr + base + 1, mask=msk, other=0.0)
+                fmr = tl.load(fm_ptr + base, mask=msk, other=0.0)
+                fmi = tl.load(fm_ptr + base + 1, mask=msk, other=0.0)
+                # e^{-i ph} F+ + e^{+i ph} F-
+                acc_re += c * (fpr + fmr) + s * (fpi - fmi)
+                acc_im += c * (fpi + fmi) + s * (fmr - fpr)
+            dst = out_ptr + offs_m * o_sc + g * o_sg + b * o_sb
+            tl.store(dst, acc_re, mask=mmask & gvalid)
+            tl.store(dst + 1, acc_im, mask=mmask & gvalid)
+
+
+def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
+                    gstart: torch.Tensor, ms: torch.Tensor, n_groups: int,
+                    max_orbits: int) -> torch.Tensor:
+    r"""Angular sums ``S[c, g, b] = sum_{o in g} e^{-i m_c th_o} F+[b, o, m_c % 4]
+    + e^{i m_c th_o} F-[b, o, m_c % 4]`` as a real view ``(C, G, B, 2)``.
+
+    ``fp``/``fm`` are ``(B, O, 4)`` complex (the orbits' 4-point DFTs), ``theta0`` float64
+    ``(O,)``, ``gstart`` int ``(G + 1,)`` the first orbit of each group (orbits sorted by
+    group), relative to the first orbit passed.
+    """
+    B, _O, _ = fp.shape
+    C = ms.shape[0]
+    fpr = torch.view_as_real(fp.contiguous())  # (B, O, 4, 2)
+    turns = theta0 / (2 * torch.pi)
+    fmr = torch.view_as_real(fm.contiguous())
+    out = torch.empty(C, n_groups, B, 2, dtype=fpr.dtype, device=fp.device)
+    block_m = 64
+    gb = 8
+    interp = _interpreting()
+    grid = (triton.cdiv(n_groups, gb), triton.cdiv(C, block_m), B)
+    _angular_fwd_kernel[grid](fpr, fmr, theta0, turns, gstart, ms, out, n_groups, C,
+                              fpr.stride(0), fpr.stride(1), out.stride(0), out.stride(1),
+                              out.stride(2), BLOCK_M=block_m, GB=gb,
+                              DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,
+                              MAXO=max_orbits if interp else 0, num_warps=2)
     return out
