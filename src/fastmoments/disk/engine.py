@@ -98,6 +98,8 @@ class DiskEngine:
         self.fused = self._can_fuse()
         if self.fused:
             self.jn = torch.as_tensor([len(c) for c in index.ns], dtype=torch.int32, device=dev)
+            self.jcoef = triton_radial.jacobi_coefficients(self.ms, index.n_rows,
+                                                           family.name == "zernike")
         # the fused angular kernel serves every family (it does not involve R_nm)
         self.fused_angular = triton_radial.available(device)
         counts = np.diff(self.gstart)
@@ -288,7 +290,7 @@ class DiskEngine:
         if self.fused:
             Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
             out = _FusedForward.apply(Sr, self.radius[g0:g1], self.ms, self.jn, J,
-                                      self.family.name == "zernike")
+                                      self.family.name == "zernike", self.jcoef)
             return torch.view_as_complex(out.reshape(Mc, J, B, 2).contiguous())
         table = self.table()
         if table is not None:
@@ -345,7 +347,7 @@ class DiskEngine:
         if self.fused:
             ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
             out = _FusedSynthesis.apply(ar, self.radius[g0:g1], self.ms, self.jn,
-                                        self.family.name == "zernike")
+                                        self.family.name == "zernike", self.jcoef)
             return torch.view_as_complex(out.reshape(Mc, Gc, B, 2).contiguous())
         table = self.table()
         if table is not None:
@@ -388,30 +390,30 @@ class _FusedForward(torch.autograd.Function):
     """Fused radial contraction; its adjoint (for autograd) is the fused synthesis."""
 
     @staticmethod
-    def forward(ctx, S, r, ms, jn, n_rows, zernike):  # noqa: D102
-        ctx.save_for_backward(r, ms, jn)
+    def forward(ctx, S, r, ms, jn, n_rows, zernike, coef):  # noqa: D102
+        ctx.save_for_backward(r, ms, jn, coef)
         ctx.zernike = zernike
-        return triton_radial.radial_forward(r, S, ms, jn, n_rows, zernike)
+        return triton_radial.radial_forward(r, S, ms, jn, n_rows, zernike, coef)
 
     @staticmethod
     def backward(ctx, grad):  # noqa: D102
-        r, ms, jn = ctx.saved_tensors
-        return (triton_radial.radial_synthesis(r, grad, ms, jn, ctx.zernike),
-                None, None, None, None, None)
+        r, ms, jn, coef = ctx.saved_tensors
+        return (triton_radial.radial_synthesis(r, grad, ms, jn, ctx.zernike, coef),
+                None, None, None, None, None, None)
 
 
 class _FusedSynthesis(torch.autograd.Function):
     """Fused radial synthesis; its adjoint is the fused forward contraction."""
 
     @staticmethod
-    def forward(ctx, a, r, ms, jn, zernike):  # noqa: D102
-        ctx.save_for_backward(r, ms, jn)
+    def forward(ctx, a, r, ms, jn, zernike, coef):  # noqa: D102
+        ctx.save_for_backward(r, ms, jn, coef)
         ctx.zernike = zernike
         ctx.n_rows = a.shape[1]
-        return triton_radial.radial_synthesis(r, a, ms, jn, zernike)
+        return triton_radial.radial_synthesis(r, a, ms, jn, zernike, coef)
 
     @staticmethod
     def backward(ctx, grad):  # noqa: D102
-        r, ms, jn = ctx.saved_tensors
-        return (triton_radial.radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike),
-                None, None, None, None)
+        r, ms, jn, coef = ctx.saved_tensors
+        return (triton_radial.radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike, coef),
+                None, None, None, None, None)

@@ -16,10 +16,10 @@ The radial values use the Jacobi three-term recurrence in degree,
 :math:`x = 1 - 2r^2`, :math:`n = m + 2j` (Zernike) or :math:`\alpha = 2m + 1`,
 :math:`x = 1 - 2r`, :math:`n = m + j` (pseudo-Zernike), in float64 with a running exponent
 (the factor :math:`r^m` is kept as a base-2 logarithm, and the polynomial is rescaled by
-exactly :math:`2^{-332}` whenever it passes :math:`10^{100}`), so nothing underflows or overflows at any order. This is the
-``"jacobi"`` method of :mod:`fastmoments.disk.radial`, which agrees with exact rational
-arithmetic to 5e-11 at order 1000 (tests). Products with the angular sums are float32 or
-float64 as the plan's dtype.
+exactly :math:`2^{-332}` whenever it passes :math:`10^{100}`), so nothing underflows or
+overflows at any order. This is the ``"jacobi"`` method of :mod:`fastmoments.disk.radial`,
+which agrees with exact rational arithmetic to 5e-11 at order 1000 (tests). Products with
+the angular sums are float32 or float64 as the plan's dtype.
 
 The kernels are only used on CUDA devices when Triton is importable; everything has a torch
 path that is the reference and the CPU path. Under ``TRITON_INTERPRET=1`` they also run on
@@ -72,19 +72,7 @@ if _HAVE_TRITON:
         return a, x, scale
 
     @triton.jit
-    def _jacobi_next(p_cur, p_prev, j, a, x):
-        """P_{j+1} from P_j (p_cur) and P_{j-1} (p_prev), beta = 0."""
-        jf = j * 1.0
-        c = 2.0 * jf + a
-        num1 = (c + 1.0) * ((c + 2.0) * c * x + a * a)
-        num2 = 2.0 * (jf + a) * jf * (c + 2.0)
-        den = 2.0 * (jf + 1.0) * (jf + a + 1.0) * tl.where(j == 0, 1.0, c)
-        first = ((a + 2.0) * x + a) * 0.5
-        nxt = tl.where(j == 0, first * p_cur, (num1 * p_cur - num2 * p_prev) / den)
-        return nxt
-
-    @triton.jit
-    def _radial_fwd_kernel(r_ptr, s_ptr, m_ptr, jn_ptr, out_ptr, G, NB2,
+    def _radial_fwd_kernel(r_ptr, s_ptr, m_ptr, jn_ptr, k_ptr, out_ptr, G, NB2, k_sc,
                            s_sc, s_sg, o_sblk, o_sc, o_sj,
                            ZERNIKE: tl.constexpr, BLOCK_G: tl.constexpr,
                            BLOCK_B: tl.constexpr, INTERPRET: tl.constexpr,
@@ -114,23 +102,27 @@ if _HAVE_TRITON:
             part = tl.sum(val[:, None] * s, axis=0)
             tl.store(out_ptr + gb * o_sblk + c * o_sc + j * o_sj + offs_b, part,
                      mask=bmask & (j < jn))
-            nxt = _jacobi_next(p_cur, p_prev, j, a, x)
+            kp = k_ptr + c * k_sc + 3 * j  # host-computed (A, B, C) of this step
+            nxt = (tl.load(kp) * x + tl.load(kp + 1)) * p_cur - tl.load(kp + 2) * p_prev
             p_prev = p_cur
             p_cur = nxt
             sign = -sign
-            big = tl.abs(p_cur) > 1.0e100
-            if tl.max(big.to(tl.int32), axis=0) > 0:
-                # rescale by exactly 2^-332 (Triton types a literal that fits in float32 as
-                # float32, so only small integers are used as constants)
-                shift = tl.where(big, -332.0, 0.0).to(tl.float64)
-                f = tl.exp2(shift)
-                p_cur = p_cur * f
-                p_prev = p_prev * f
-                scale = scale - shift
-                e = tl.exp2(scale)
+            # 8 steps multiply by less than 1e22 (P_j at x = 1, alpha <= 2001), so a check
+            # every 8 steps against 1e100 cannot overflow and costs one reduction in 8
+            if j % 8 == 7:
+                big = tl.abs(p_cur) > 1.0e100
+                if tl.max(big.to(tl.int32), axis=0) > 0:
+                    # rescale by exactly 2^-332 (Triton types a literal that fits in float32
+                    # as float32, so only small integers are used as constants)
+                    shift = tl.where(big, -332.0, 0.0).to(tl.float64)
+                    f = tl.exp2(shift)
+                    p_cur = p_cur * f
+                    p_prev = p_prev * f
+                    scale = scale - shift
+                    e = tl.exp2(scale)
 
     @triton.jit
-    def _radial_syn_kernel(r_ptr, a_ptr, m_ptr, jn_ptr, out_ptr, G, NB2,
+    def _radial_syn_kernel(r_ptr, a_ptr, m_ptr, jn_ptr, k_ptr, out_ptr, G, NB2, k_sc,
                            a_sc, a_sj, o_sc, o_sg,
                            ZERNIKE: tl.constexpr, BLOCK_G: tl.constexpr,
                            BLOCK_B: tl.constexpr, INTERPRET: tl.constexpr,
@@ -157,20 +149,24 @@ if _HAVE_TRITON:
                            other=0.0)
             val = (sign * p_cur * e).to(coef.dtype)
             acc += val[:, None] * coef[None, :]
-            nxt = _jacobi_next(p_cur, p_prev, j, alpha, x)
+            kp = k_ptr + c * k_sc + 3 * j  # host-computed (A, B, C) of this step
+            nxt = (tl.load(kp) * x + tl.load(kp + 1)) * p_cur - tl.load(kp + 2) * p_prev
             p_prev = p_cur
             p_cur = nxt
             sign = -sign
-            big = tl.abs(p_cur) > 1.0e100
-            if tl.max(big.to(tl.int32), axis=0) > 0:
-                # rescale by exactly 2^-332 (Triton types a literal that fits in float32 as
-                # float32, so only small integers are used as constants)
-                shift = tl.where(big, -332.0, 0.0).to(tl.float64)
-                f = tl.exp2(shift)
-                p_cur = p_cur * f
-                p_prev = p_prev * f
-                scale = scale - shift
-                e = tl.exp2(scale)
+            # 8 steps multiply by less than 1e22 (P_j at x = 1, alpha <= 2001), so a check
+            # every 8 steps against 1e100 cannot overflow and costs one reduction in 8
+            if j % 8 == 7:
+                big = tl.abs(p_cur) > 1.0e100
+                if tl.max(big.to(tl.int32), axis=0) > 0:
+                    # rescale by exactly 2^-332 (Triton types a literal that fits in float32
+                    # as float32, so only small integers are used as constants)
+                    shift = tl.where(big, -332.0, 0.0).to(tl.float64)
+                    f = tl.exp2(shift)
+                    p_cur = p_cur * f
+                    p_prev = p_prev * f
+                    scale = scale - shift
+                    e = tl.exp2(scale)
         tl.store(out_ptr + c * o_sc + offs_g[:, None] * o_sg + offs_b[None, :], acc,
                  mask=gmask[:, None] & bmask[None, :])
 
@@ -179,16 +175,39 @@ def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "") == "1"
 
 
+#: radius block and warps of the forward kernel (chosen by benchmarks/disk_gpu.py's sweep)
+FORWARD_BLOCK_G = int(os.environ.get("FASTMOMENTS_RADIAL_BLOCK_G", "0")) or None
+FORWARD_WARPS = int(os.environ.get("FASTMOMENTS_RADIAL_WARPS", "0")) or None
+
+
 def _blocks(nb2: int) -> tuple[int, int]:
+    """(radii, batch columns) handled by one program of the forward kernel."""
     block_b = 1
     while block_b < min(nb2, 16):
         block_b *= 2
-    block_g = max(32, 2048 // (block_b * 4))
-    return block_g, block_b
+    if FORWARD_BLOCK_G:
+        return FORWARD_BLOCK_G, block_b
+    # one reduction over the radii per order and program: make it cover many radii
+    return max(64, 8192 // block_b), block_b
+
+
+def jacobi_coefficients(ms: torch.Tensor, n_rows: int, zernike: bool) -> torch.Tensor:
+    """``(C, n_rows, 3)`` float64 (A, B, C) with P_{j+1} = (A x + B) P_j - C P_{j-1} for the
+    Jacobi polynomials P^(alpha, 0), alpha = m (Zernike) or 2m + 1 (pseudo-Zernike); computed
+    once per plan so that the kernels do no division."""
+    a = ms.to(torch.float64)[:, None].cpu()
+    a = a if zernike else 2 * a + 1
+    j = torch.arange(n_rows, dtype=torch.float64)[None, :]
+    c = 2 * j + a
+    den = 2 * (j + 1) * (j + a + 1) * torch.where(j == 0, torch.ones_like(c), c)
+    ca = torch.where(j == 0, (a + 2) / 2, (c + 1) * (c + 2) * c / den)
+    cb = torch.where(j == 0, a / 2 + 0 * j, (c + 1) * a * a / den)
+    cc = torch.where(j == 0, 0 * c, 2 * (j + a) * j * (c + 2) / den)
+    return torch.stack([ca, cb, cc], dim=-1).contiguous().to(ms.device)
 
 
 def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch.Tensor,
-                   n_rows: int, zernike: bool) -> torch.Tensor:
+                   n_rows: int, zernike: bool, coef: torch.Tensor) -> torch.Tensor:
     """``out[c, j, :] = sum_g R_{n_j m_c}(r_g) S[c, g, :]`` for real ``S`` ``(C, G, NB2)``.
 
     ``jn[c]`` is the number of rows of column ``c`` (orders ``m, m+2, ...`` or ``m, m+1,
@@ -201,24 +220,30 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
     part = torch.zeros(ngb, C, n_rows, NB2, dtype=S.dtype, device=S.device)
     grid = (C, ngb, triton.cdiv(NB2, block_b))
     interp = _interpreting()
-    _radial_fwd_kernel[grid](r, S, ms, jn, part, G, NB2, S.stride(0), S.stride(1),
+    _radial_fwd_kernel[grid](r, S, ms, jn, coef, part, G, NB2, coef.stride(0),
+                             S.stride(0), S.stride(1),
                              part.stride(0), part.stride(1), part.stride(2),
                              ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
-                             INTERPRET=interp, JMAX=n_rows if interp else 0, num_warps=4)
+                             INTERPRET=interp, JMAX=n_rows if interp else 0,
+                             num_warps=FORWARD_WARPS or 8)
     return part.sum(0)
 
 
 def radial_synthesis(r: torch.Tensor, a: torch.Tensor, ms: torch.Tensor, jn: torch.Tensor,
-                     zernike: bool) -> torch.Tensor:
+                     zernike: bool, coef: torch.Tensor) -> torch.Tensor:
     """``C[c, g, :] = sum_j R_{n_j m_c}(r_g) a[c, j, :]`` for real ``a`` ``(C, J, NB2)``."""
     C, J, NB2 = a.shape
     a = a.contiguous()
     G = r.shape[0]
-    block_g, block_b = _blocks(NB2)
+    block_b = 1
+    while block_b < min(NB2, 16):
+        block_b *= 2
+    block_g = max(32, 2048 // (block_b * 4))
     out = torch.empty(C, G, NB2, dtype=a.dtype, device=a.device)
     grid = (C, triton.cdiv(G, block_g), triton.cdiv(NB2, block_b))
     interp = _interpreting()
-    _radial_syn_kernel[grid](r, a, ms, jn, out, G, NB2, a.stride(0), a.stride(1),
+    _radial_syn_kernel[grid](r, a, ms, jn, coef, out, G, NB2, coef.stride(0),
+                             a.stride(0), a.stride(1),
                              out.stride(0), out.stride(1),
                              ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
                              INTERPRET=interp, JMAX=J if interp else 0, num_warps=4)
