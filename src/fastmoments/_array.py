@@ -130,8 +130,11 @@ def as_tensor(
             raise TypeError(f"{name} must be an array or a tensor, got {type(x).__name__}") from exc
         if arr.dtype == object or arr.dtype.kind not in "biufc":
             raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr)) if arr.dtype.kind != "b" else \
-            torch.from_numpy(arr.astype(np.float32))
+        if arr.dtype.kind == "b":
+            arr = arr.astype(np.float32)
+        elif not arr.flags.c_contiguous or not arr.flags.writeable:
+            arr = arr.copy(order="C")  # (np.ascontiguousarray would make 0-d input 1-d)
+        t = torch.from_numpy(arr)
         in_device = torch.device("cpu")
     else:
         t = x
