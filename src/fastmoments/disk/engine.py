@@ -93,6 +93,8 @@ class DiskEngine:
         # D[kappa, q] = (-i)^(q kappa), Dinv[q, kappa] = i^(q kappa)
         ang = (np.pi / 2) * torch.outer(k, k)
         self.dft = torch.polar(torch.ones_like(ang), -ang).to(self.cdtype).to(dev)
+        self.dft_re = self.dft.real.contiguous()
+        self.dft_im = self.dft.imag.contiguous()
         self.idft = torch.polar(torch.ones_like(ang), ang).to(self.cdtype).to(dev)
         self.radial_is_complex = family.complex_radial
         self.fused = self._can_fuse()
@@ -110,6 +112,8 @@ class DiskEngine:
         self._table_checked = False
         self._exp: torch.Tensor | None = None
         self._exp_checked = False
+        self._cs: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._cs_checked = False
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -202,6 +206,7 @@ class DiskEngine:
     def _fixed_bytes(self, batch: int) -> int:
         fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
         fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
+        fixed += 0 if self._cs is None else 2 * self._cs[0].numel() * self._cs[0].element_size()
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
         fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
         return fixed
@@ -266,22 +271,42 @@ class DiskEngine:
         """Angular sums ``S[col, group - g0, b]`` for the groups ``[g0, g1)``."""
         B = x.shape[0]
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
-        vals = vals.to(self.cdtype)
-        fp = vals[..., :4] @ self.dft  # (B, O, 4)
-        fm = vals[..., 4:] @ self.dft
+        # 4-point DFTs of the two half-orbits, in real arithmetic: F = re + i im
+        pr, pi = vals[..., :4] @ self.dft_re, vals[..., :4] @ self.dft_im
+        mr, mi = vals[..., 4:] @ self.dft_re, vals[..., 4:] @ self.dft_im
         if self.fused_angular and not (torch.is_grad_enabled() and x.requires_grad):
             # gradients take the torch path below
+            fp = torch.complex(pr, pi)
+            fm = torch.complex(mr, mi)
             gs = self.gstart_t[g0:g1 + 1] - o0
             S = triton_radial.angular_forward(fp, fm, self.theta0[o0:o1], gs, self.ms32,
                                               g1 - g0, self.max_orbits)
             return torch.view_as_complex(S)
-        e = self._exponentials(o0, o1)  # (O, Mc)
+        # e^{-i m th} F+ + e^{i m th} F-  =  (c u1 + s u2) + i (c u3 + s u4)
+        cos, sin = self._cos_sin(o0, o1)  # (O, Mc)
         q = self.quarter
-        terms = e * fp[..., q] + e.conj() * fm[..., q]  # (B, O, Mc)
-        terms = torch.view_as_real(terms.permute(2, 1, 0))  # (Mc, O, B, 2)
+        u1, u2 = (pr + mr)[..., q], (pi - mi)[..., q]  # (B, O, Mc)
+        u3, u4 = (pi + mi)[..., q], (mr - pr)[..., q]
+        terms = torch.stack([cos * u1 + sin * u2, cos * u3 + sin * u4], dim=-1)
+        terms = terms.permute(2, 1, 0, 3)  # (Mc, O, B, 2)
         S = torch.zeros(self.n_cols, g1 - g0, B, 2, dtype=self.dtype, device=self.device)
         S = S.index_add(1, self.group[o0:o1] - g0, terms)
         return torch.view_as_complex(S)
+
+    def _cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
+        r"""``cos(m theta0)`` and ``sin(m theta0)`` for orbits ``[o0, o1)``, ``(orbits, cols)``
+        in the working dtype; the phase is formed in float64. Cached when small."""
+        if self._cs is None and not self._cs_checked:
+            self._cs_checked = True
+            if self.exp_bytes() <= self.budget // 8:
+                self._cs = self._make_cos_sin(0, self.sampling.n_orbits)
+        if self._cs is not None:
+            return self._cs[0][o0:o1], self._cs[1][o0:o1]
+        return self._make_cos_sin(o0, o1)
+
+    def _make_cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
+        phase = torch.outer(self.theta0[o0:o1], self.m64)
+        return torch.cos(phase).to(self.dtype), torch.sin(phase).to(self.dtype)
 
     def _radial(self, S: torch.Tensor, g0: int, g1: int) -> torch.Tensor:
         """``sum_g conj(R[col, row, g]) S[col, g, b]`` -> ``(cols, rows, B)``."""
@@ -390,13 +415,13 @@ class _FusedForward(torch.autograd.Function):
     """Fused radial contraction; its adjoint (for autograd) is the fused synthesis."""
 
     @staticmethod
-    def forward(ctx, S, r, ms, jn, n_rows, zernike, coef):  # noqa: D102
+    def forward(ctx, S, r, ms, jn, n_rows, zernike, coef):
         ctx.save_for_backward(r, ms, jn, coef)
         ctx.zernike = zernike
         return triton_radial.radial_forward(r, S, ms, jn, n_rows, zernike, coef)
 
     @staticmethod
-    def backward(ctx, grad):  # noqa: D102
+    def backward(ctx, grad):
         r, ms, jn, coef = ctx.saved_tensors
         return (triton_radial.radial_synthesis(r, grad, ms, jn, ctx.zernike, coef),
                 None, None, None, None, None, None)
@@ -406,14 +431,14 @@ class _FusedSynthesis(torch.autograd.Function):
     """Fused radial synthesis; its adjoint is the fused forward contraction."""
 
     @staticmethod
-    def forward(ctx, a, r, ms, jn, zernike, coef):  # noqa: D102
+    def forward(ctx, a, r, ms, jn, zernike, coef):
         ctx.save_for_backward(r, ms, jn, coef)
         ctx.zernike = zernike
         ctx.n_rows = a.shape[1]
         return triton_radial.radial_synthesis(r, a, ms, jn, zernike, coef)
 
     @staticmethod
-    def backward(ctx, grad):  # noqa: D102
+    def backward(ctx, grad):
         r, ms, jn, coef = ctx.saved_tensors
         return (triton_radial.radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike, coef),
                 None, None, None, None, None)

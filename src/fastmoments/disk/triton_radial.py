@@ -60,16 +60,35 @@ if _HAVE_TRITON:
     @triton.jit
     def _jacobi_start(r, m, ZERNIKE: tl.constexpr):
         if ZERNIKE:
-            a = m
             x = 1.0 - 2.0 * r * r
         else:
-            a = 2.0 * m + 1.0
             x = 1.0 - 2.0 * r
         logr = tl.log2(tl.where(r > 0, r, 1.0))
         # r^m as a base-2 logarithm; at r = 0 it is 0 for m > 0 and 1 for m = 0
         at_zero = -1.0e300 * tl.minimum(m, 1.0)
         scale = tl.where(r == 0, at_zero, m * logr)
-        return a, x, scale
+        return x, scale
+
+    @triton.jit
+    def _jacobi_step(p_cur, p_prev, scale, e, x, kp, j):
+        """One step P_{j+1} = (A x + B) P_j - C P_{j-1} with host-computed (A, B, C) at
+        ``kp``, and the running exponent: 8 steps multiply by less than 1e22 (P_j at x = 1,
+        alpha <= 2001), so a check every 8 steps against 1e100 cannot overflow and costs one
+        reduction in 8. The rescaling is by exactly 2^-332 (Triton types a literal that fits
+        in float32 as float32, so only small integers serve as constants)."""
+        nxt = (tl.load(kp) * x + tl.load(kp + 1)) * p_cur - tl.load(kp + 2) * p_prev
+        p_prev = p_cur
+        p_cur = nxt
+        if j % 8 == 7:
+            big = tl.abs(p_cur) > 1.0e100
+            if tl.max(big.to(tl.int32), axis=0) > 0:
+                shift = tl.where(big, -332.0, 0.0).to(tl.float64)
+                f = tl.exp2(shift)
+                p_cur = p_cur * f
+                p_prev = p_prev * f
+                scale = scale - shift
+                e = tl.exp2(scale)
+        return p_cur, p_prev, scale, e
 
     @triton.jit
     def _radial_fwd_kernel(r_ptr, s_ptr, m_ptr, jn_ptr, k_ptr, out_ptr, G, NB2, k_sc,
@@ -89,7 +108,7 @@ if _HAVE_TRITON:
         r = tl.load(r_ptr + offs_g, mask=gmask, other=0.5)
         s = tl.load(s_ptr + c * s_sc + offs_g[:, None] * s_sg + offs_b[None, :],
                     mask=gmask[:, None] & bmask[None, :], other=0.0)
-        a, x, scale = _jacobi_start(r, m, ZERNIKE)
+        x, scale = _jacobi_start(r, m, ZERNIKE)
         e = tl.exp2(scale)
         p_prev = tl.zeros([BLOCK_G], dtype=tl.float64)
         p_cur = tl.zeros([BLOCK_G], dtype=tl.float64) + 1.0
@@ -102,24 +121,9 @@ if _HAVE_TRITON:
             part = tl.sum(val[:, None] * s, axis=0)
             tl.store(out_ptr + gb * o_sblk + c * o_sc + j * o_sj + offs_b, part,
                      mask=bmask & (j < jn))
-            kp = k_ptr + c * k_sc + 3 * j  # host-computed (A, B, C) of this step
-            nxt = (tl.load(kp) * x + tl.load(kp + 1)) * p_cur - tl.load(kp + 2) * p_prev
-            p_prev = p_cur
-            p_cur = nxt
+            p_cur, p_prev, scale, e = _jacobi_step(p_cur, p_prev, scale, e, x,
+                                                   k_ptr + c * k_sc + 3 * j, j)
             sign = -sign
-            # 8 steps multiply by less than 1e22 (P_j at x = 1, alpha <= 2001), so a check
-            # every 8 steps against 1e100 cannot overflow and costs one reduction in 8
-            if j % 8 == 7:
-                big = tl.abs(p_cur) > 1.0e100
-                if tl.max(big.to(tl.int32), axis=0) > 0:
-                    # rescale by exactly 2^-332 (Triton types a literal that fits in float32
-                    # as float32, so only small integers are used as constants)
-                    shift = tl.where(big, -332.0, 0.0).to(tl.float64)
-                    f = tl.exp2(shift)
-                    p_cur = p_cur * f
-                    p_prev = p_prev * f
-                    scale = scale - shift
-                    e = tl.exp2(scale)
 
     @triton.jit
     def _radial_syn_kernel(r_ptr, a_ptr, m_ptr, jn_ptr, k_ptr, out_ptr, G, NB2, k_sc,
@@ -137,7 +141,7 @@ if _HAVE_TRITON:
         offs_b = bb * BLOCK_B + tl.arange(0, BLOCK_B)
         bmask = offs_b < NB2
         r = tl.load(r_ptr + offs_g, mask=gmask, other=0.5)
-        alpha, x, scale = _jacobi_start(r, m, ZERNIKE)
+        x, scale = _jacobi_start(r, m, ZERNIKE)
         e = tl.exp2(scale)
         p_prev = tl.zeros([BLOCK_G], dtype=tl.float64)
         p_cur = tl.zeros([BLOCK_G], dtype=tl.float64) + 1.0
@@ -149,24 +153,9 @@ if _HAVE_TRITON:
                            other=0.0)
             val = (sign * p_cur * e).to(coef.dtype)
             acc += val[:, None] * coef[None, :]
-            kp = k_ptr + c * k_sc + 3 * j  # host-computed (A, B, C) of this step
-            nxt = (tl.load(kp) * x + tl.load(kp + 1)) * p_cur - tl.load(kp + 2) * p_prev
-            p_prev = p_cur
-            p_cur = nxt
+            p_cur, p_prev, scale, e = _jacobi_step(p_cur, p_prev, scale, e, x,
+                                                   k_ptr + c * k_sc + 3 * j, j)
             sign = -sign
-            # 8 steps multiply by less than 1e22 (P_j at x = 1, alpha <= 2001), so a check
-            # every 8 steps against 1e100 cannot overflow and costs one reduction in 8
-            if j % 8 == 7:
-                big = tl.abs(p_cur) > 1.0e100
-                if tl.max(big.to(tl.int32), axis=0) > 0:
-                    # rescale by exactly 2^-332 (Triton types a literal that fits in float32
-                    # as float32, so only small integers are used as constants)
-                    shift = tl.where(big, -332.0, 0.0).to(tl.float64)
-                    f = tl.exp2(shift)
-                    p_cur = p_cur * f
-                    p_prev = p_prev * f
-                    scale = scale - shift
-                    e = tl.exp2(scale)
         tl.store(out_ptr + c * o_sc + offs_g[:, None] * o_sg + offs_b[None, :], acc,
                  mask=gmask[:, None] & bmask[None, :])
 
