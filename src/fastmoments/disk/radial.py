@@ -340,6 +340,7 @@ def _jacobi(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
     p_prev = torch.zeros(len(mlist), r.shape[0], dtype=r.dtype, device=dev)
     p_cur = torch.ones_like(p_prev)
     scale = base_log.expand_as(p_cur).clone()  # log of the common factor
+    factor = torch.exp(scale)  # recomputed only when the exponent moves
     big = 1e150 if r.dtype == torch.float64 else 1e30
     tiny = torch.finfo(r.dtype).tiny
     for j in range(jmax + 1):
@@ -360,8 +361,9 @@ def _jacobi(family: str, r: torch.Tensor, plan: _Placement) -> Iterator[Step]:
             p_cur = p_cur / f
             p_prev = p_prev / f
             scale = scale + torch.log(f)
+            factor = torch.exp(scale)
         sign = -1.0 if j % 2 else 1.0
-        vals = sign * p_cur * torch.exp(scale)
+        vals = sign * p_cur * factor
         vals = torch.where(zero_r, torch.zeros_like(vals), vals)
         n_vals = [mm + (2 * j if zern else j) for mm in mlist]
         step = plan.place(n_vals, mlist, vals)
