@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from disk_common import sync, timeit  # noqa: F401  (shared timers, re-exported to the pht scripts)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
@@ -46,36 +47,6 @@ def environment(device: torch.device) -> dict[str, Any]:
         info["cuda"] = torch.version.cuda
         info["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
     return info
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2,
-           repeat: int = 5) -> dict[str, float]:
-    """Median, min and max of ``repeat`` calls after ``warmup`` calls, in seconds (CUDA
-    events on a GPU, the wall clock on a CPU)."""
-    for _ in range(warmup):
-        fn()
-    sync(device)
-    times = []
-    for _ in range(repeat):
-        if device.type == "cuda":
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) / 1e3)
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "repeat": repeat}
 
 
 def wall(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
