@@ -88,6 +88,11 @@ class DiskEngine:
         self.ms = torch.as_tensor(index.ms, dtype=torch.long, device=dev)
         self.m64 = self.ms.to(torch.float64)
         self.quarter = self.ms % 4
+        # columns grouped by m mod 4 (the angular stage works class by class)
+        order = np.argsort(np.asarray(index.ms) % 4, kind="stable")
+        self.class_order = torch.as_tensor(order, device=dev)
+        self.class_inverse = torch.as_tensor(np.argsort(order), device=dev)
+        self.class_bounds = np.searchsorted(np.asarray(index.ms)[order] % 4, np.arange(5))
         self.norm = torch.as_tensor(family.norm(index), device=dev).to(dtype)
         k = torch.arange(4, dtype=torch.float64)
         # D[kappa, q] = (-i)^(q kappa), Dinv[q, kappa] = i^(q kappa)
@@ -282,20 +287,33 @@ class DiskEngine:
             S = triton_radial.angular_forward(fp, fm, self.theta0[o0:o1], gs, self.ms32,
                                               g1 - g0, self.max_orbits)
             return torch.view_as_complex(S)
-        # e^{-i m th} F+ + e^{i m th} F-  =  (c u1 + s u2) + i (c u3 + s u4)
-        cos, sin = self._cos_sin(o0, o1)  # (O, Mc)
-        q = self.quarter
-        u1, u2 = (pr + mr)[..., q], (pi - mi)[..., q]  # (B, O, Mc)
-        u3, u4 = (pi + mi)[..., q], (mr - pr)[..., q]
-        terms = torch.stack([cos * u1 + sin * u2, cos * u3 + sin * u4], dim=-1)
-        terms = terms.permute(2, 1, 0, 3)  # (Mc, O, B, 2)
-        S = torch.zeros(self.n_cols, g1 - g0, B, 2, dtype=self.dtype, device=self.device)
-        S = S.index_add(1, self.group[o0:o1] - g0, terms)
-        return torch.view_as_complex(S)
+        # e^{-i m th} F+ + e^{i m th} F-  =  (c u1 + s u2) + i (c u3 + s u4), where u takes
+        # its value at q = m mod 4: the columns are visited class by class (cos/sin tables are
+        # stored in that order), so every product is a broadcast, with no gather
+        cos, sin = self._cos_sin(o0, o1)  # (O, Mc), columns in class order
+        u1, u2 = (pr + mr).transpose(0, 1), (pi - mi).transpose(0, 1)  # (O, B, 4)
+        u3, u4 = (pi + mi).transpose(0, 1), (mr - pr).transpose(0, 1)
+        On = o1 - o0
+        tre = torch.empty(On, self.n_cols, B, dtype=self.dtype, device=self.device)
+        tim = torch.empty_like(tre)
+        for q in range(4):
+            a, b = self.class_bounds[q], self.class_bounds[q + 1]
+            if a == b:
+                continue
+            c, s = cos[:, a:b, None], sin[:, a:b, None]  # (O, Mq, 1)
+            tre[:, a:b] = c * u1[:, None, :, q] + s * u2[:, None, :, q]
+            tim[:, a:b] = c * u3[:, None, :, q] + s * u4[:, None, :, q]
+        # sum the orbits of each group: rows of contiguous (cols x batch) blocks
+        gidx = self.group[o0:o1] - g0
+        shape = (g1 - g0, self.n_cols, B)
+        Sre = torch.zeros(shape, dtype=self.dtype, device=self.device).index_add_(0, gidx, tre)
+        Sim = torch.zeros(shape, dtype=self.dtype, device=self.device).index_add_(0, gidx, tim)
+        return torch.complex(Sre, Sim).transpose(0, 1)[self.class_inverse]
 
     def _cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""``cos(m theta0)`` and ``sin(m theta0)`` for orbits ``[o0, o1)``, ``(orbits, cols)``
-        in the working dtype; the phase is formed in float64. Cached when small."""
+        r"""``cos(m theta0)`` and ``sin(m theta0)`` for orbits ``[o0, o1)``, shaped
+        ``(orbits, cols)`` with the columns in class order (``m mod 4``), in the working
+        dtype; the phase is formed in float64. Cached when small."""
         if self._cs is None and not self._cs_checked:
             self._cs_checked = True
             if self.exp_bytes() <= self.budget // 8:
@@ -305,7 +323,7 @@ class DiskEngine:
         return self._make_cos_sin(o0, o1)
 
     def _make_cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
-        phase = torch.outer(self.theta0[o0:o1], self.m64)
+        phase = torch.outer(self.theta0[o0:o1], self.m64[self.class_order])
         return torch.cos(phase).to(self.dtype), torch.sin(phase).to(self.dtype)
 
     def _radial(self, S: torch.Tensor, g0: int, g1: int) -> torch.Tensor:
