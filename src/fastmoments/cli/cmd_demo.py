@@ -15,8 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "sub-pixel counts k, and writes a figure grid (rows k, columns T, as "
                     "Fig. 5.2 of the Zernike thesis), PSNR tables and timings.")
     p.add_argument("--out", default="fastmoments-demo", help="output folder")
-    p.add_argument("--size", type=int, default=128, help="image side (default 128)")
-    p.add_argument("--orders", default="20,40,80", help="orders T (default 20,40,80)")
+    p.add_argument("--size", type=int, default=256, help="image side (default 256)")
+    p.add_argument("--orders", default="40,80,160", help="orders T (default 40,80,160)")
     p.add_argument("--k", default="1,3,5", help="sub-pixel points per axis (default 1,3,5)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.set_defaults(func=run)
