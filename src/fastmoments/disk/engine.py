@@ -22,7 +22,12 @@ stages backwards: :math:`C_{gm} = \sum_n R_{nm}(r_g) a_{nm}`, then
 :math:`f_p = \mathrm{Re} \sum_{m \ge 0} \gamma_m C_{g(p)m} e^{im\theta_p}`.
 
 Work is split into chunks of radius groups sized from the memory budget, like the dynamic
-partition of the thesis (Sec. 4.3).
+partition of the thesis (Sec. 4.3); batches that do not fit are split.
+
+On a CUDA device with Triton, the forward angular stage and (for the Jacobi method of the
+Zernike families) both radial stages run in fused kernels (:mod:`.triton_radial`); the torch
+code here stays the reference and the CPU path, and carries the gradients of the angular
+stage.
 """
 
 from __future__ import annotations
