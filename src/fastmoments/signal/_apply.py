@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor
+from .._array import as_tensor, to_output
 from .._memory import memory_budget, rows_per_chunk
 from .._validate import check_choice
 from .boundary import MODES, extend
@@ -86,3 +86,15 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     y = y.reshape(*shape[:-1], bank.n_channels, n)
     y = torch.movedim(y, -2, 0)  # (C, *batch, n)
     return torch.movedim(y, -1, axis + 1)
+
+
+def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,
+                 memory_budget: float | None) -> Any:
+    """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
+    (input checks, engine choice, boundary extension, output in the caller's kind)."""
+    t, kind = as_signal(x)
+    normalize_axis(axis, t.ndim)
+    eng = resolve_engine(engine, method, t.device)
+    y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
+                   budget=memory_budget)[0]
+    return to_output(y, kind)

@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import apply_bank, as_signal, normalize_axis, resolve_engine
+from ._apply import filter_along
 from .coefficients import (
     default_morlet_terms,
     fit_gaussian,
@@ -204,12 +203,8 @@ class MorletTransform:
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None) -> Any:
         """Transform real ``x`` along ``axis``; returns complex, same shape and kind."""
-        t, kind = as_signal(x)
-        normalize_axis(axis, t.ndim)
-        eng = resolve_engine(engine, self.method, t.device)
-        y = apply_bank(self.bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
-                       budget=memory_budget)[0]
-        return to_output(y, kind)
+        return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget)
 
     def __repr__(self) -> str:
         return (f"MorletTransform(sigma={self.sigma}, xi={self.xi}, method={self.method!r}, "
