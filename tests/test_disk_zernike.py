@@ -402,3 +402,15 @@ def test_psnr():
         fm.psnr(a, np.zeros((3, 3)))
     batch = fm.psnr(np.stack([a, a]), np.stack([b, a]), data_range=2.0)
     assert batch.shape == (2,) and np.isinf(batch[1])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_dense_layout_matches_indexing(family, rng):
+    A = FUNCS[family](rng.random((2, 20, 20)), 12, dtype="float64")
+    D = A.dense()
+    assert D.shape == (2, 13, 25)
+    fam = fm.disk.get_family(family)
+    for n in range(13):
+        for m in range(-12, 13):
+            want = A[n, m] if fam.is_valid(n, m) else 0
+            np.testing.assert_array_equal(D[:, n, m + 12], want)

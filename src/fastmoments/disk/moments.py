@@ -87,14 +87,25 @@ class DiskMoments(Moments):
         flat = self._flat()
         out = torch.zeros(*self.batch_shape, nmax - nmin + 1, 2 * M + 1, dtype=flat.dtype,
                           device=flat.device)
+        fam = self.plan.family
+        rows, cols, src, conj = [], [], [], []
         for i, (n, m) in enumerate(pairs):
-            out[..., n - nmin, m + M] = flat[..., i]
+            rows.append(n - nmin)
+            cols.append(m + M)
+            src.append(i)
+            conj.append(False)
             if m > 0:
-                # the stored partner of (n', -m) is (n, m): solve for n'
-                for n2 in range(nmin, nmax + 1):
-                    if (self.plan.family.is_valid(n2, -m)
-                            and self.plan.family.stored(n2, -m)[:2] == (n, m)):
-                        out[..., n2 - nmin, M - m] = flat[..., i].conj()
+                # the stored partner of (n', -m) is (n, m); every family maps n' to n or -n
+                for n2 in {n, -n}:
+                    if fam.is_valid(n2, -m) and fam.stored(n2, -m)[:2] == (n, m):
+                        rows.append(n2 - nmin)
+                        cols.append(M - m)
+                        src.append(i)
+                        conj.append(True)
+        dev = flat.device
+        vals = flat[..., torch.as_tensor(src, device=dev)]
+        vals = torch.where(torch.as_tensor(conj, device=dev), vals.conj(), vals)
+        out[..., torch.as_tensor(rows, device=dev), torch.as_tensor(cols, device=dev)] = vals
         return self._out(out)
 
     # ------------------------------------------------------------------ reconstruction
