@@ -25,7 +25,6 @@ import json
 import math
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,45 +33,19 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fastmoments as fm
+from disk_common import timeit  # shared timers (CUDA events / wall clock)
 from fastmoments.features import THESIS_EDGES, pair_statistics
 from fastmoments.features.experiment import glyph_images, run_characters
 
 
 def timed(fn, device: torch.device, repeat: int, warmup: int = 2) -> dict:
-    """Median and spread of ``repeat`` runs after ``warmup`` (CUDA events on a GPU)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        if device.type == "cuda":
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-                enable_timing=True)
-            torch.cuda.synchronize(device)
-            start.record()
-            fn()
-            stop.record()
-            torch.cuda.synchronize(device)
-            times.append(start.elapsed_time(stop) / 1e3)
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "repeat": repeat}
+    return timeit(fn, device, warmup=warmup, repeat=repeat)
 
 
 def cpu_timed(fn, repeat: int, warmup: int = 1) -> dict:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "repeat": repeat}
+    return timeit(fn, torch.device("cpu"), warmup=warmup, repeat=repeat)
 
 
 def dense_basis(N: int, pairs) -> np.ndarray:
