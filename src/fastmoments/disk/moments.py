@@ -141,7 +141,8 @@ class DiskMoments(Moments):
         valid = torch.as_tensor(idx.valid_mask(), device=self._data.device)
         mask = valid & col_keep[:, None]  # orders may be negative (PCET): use the slot mask
         if keep_n is not None:
-            mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), device=n_table.device))
+            mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), dtype=n_table.dtype,
+                                                         device=n_table.device))
         coef = self._data * mask.to(self._data.real.dtype)
         coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
         img = plan.synthesize(coef, gamma)

@@ -640,20 +640,7 @@ class PHTMoments(DiskMoments):
                 repetitions = range(lo, hi + 1)
             else:
                 repetitions = [m for m in repetitions if abs(int(m)) <= lmax]
-        plan = self.plan
-        idx = plan.index
-        keep_n = self._order_filter(orders)
-        gamma, col_keep = self._repetition_weights(repetitions)
-        dev = self._data.device
-        # the valid slots (orders may be negative for PCET, so no "n >= 0" test here)
-        mask = torch.as_tensor(idx.valid_mask(), device=dev) & col_keep[:, None]
-        if keep_n is not None:
-            n_table = torch.as_tensor(idx.order_table(), device=dev)
-            mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), dtype=n_table.dtype,
-                                                         device=dev))
-        coef = self._data * mask.to(self._data.real.dtype)
-        img = plan.synthesize(coef.reshape(-1, idx.n_cols, idx.n_rows), gamma)
-        return self._out(img.reshape(*self.batch_shape, plan.size, plan.size))
+        return super().reconstruct(orders=orders, repetitions=repetitions)
 
 
 # ---------------------------------------------------------------------------- one-call
