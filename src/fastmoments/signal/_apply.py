@@ -10,20 +10,25 @@ import torch
 from .._array import as_tensor, to_output
 from .._memory import memory_budget, rows_per_chunk
 from .._validate import check_choice
+from . import triton_sft
 from .boundary import MODES, extend
+from .chunked import chunked_apply, fused_eligible
 from .sliding import ENGINES
 
 __all__ = ["DEFAULT_ENGINE", "apply_bank", "as_signal", "normalize_axis", "resolve_engine"]
 
-# Default engine per device, from benchmarks/results/signal_engines.* (fastest accurate one).
-# float32 "recursive" is not accurate enough for the plain SFT (it drifts), so it is never the
-# SFT default; for the ASFT it is accurate and faster than "sliding" on both devices.
+# Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
+# "chunked" (matrix products; fused Triton kernels for float32 on CUDA) beats the row-by-row
+# engines on both devices and is accurate in float32 for the SFT and the ASFT.
 DEFAULT_ENGINE = {
-    ("cpu", "sft"): "prefix",
-    ("cpu", "asft"): "recursive",
-    ("cuda", "sft"): "prefix",
-    ("cuda", "asft"): "recursive",
+    ("cpu", "sft"): "chunked",
+    ("cpu", "asft"): "chunked",
+    ("cuda", "sft"): "chunked",
+    ("cuda", "asft"): "chunked",
 }
+
+# chunk length of the torch chunked engine per device (CPU: larger products run faster)
+_CHUNK = {"cpu": 64, "cuda": 32}
 
 
 def as_signal(x: Any) -> tuple[torch.Tensor, Any]:
@@ -49,10 +54,10 @@ def resolve_engine(engine: str, method: str, device: torch.device) -> str:
     if method == "direct":
         return "direct"
     if engine == "auto":
-        return DEFAULT_ENGINE[(device.type, method)]
+        return DEFAULT_ENGINE.get((device.type, method), "chunked")
     if engine == "prefix" and method == "asft":
         raise ValueError("engine='prefix' computes the plain SFT only; with method='asft' use "
-                         "engine='recursive' or 'sliding' (or 'auto')")
+                         "engine='chunked', 'recursive' or 'sliding' (or 'auto')")
     return engine
 
 
@@ -73,19 +78,37 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     rows = moved.reshape(-1, n)
     pad = bank.pad
     m = n + 2 * pad
-    n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
     item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
-    per_row = item * (n_rows * (m + 1) * (6 if engine != "direct" else 1) + bank.n_channels * n * 2)
+    out_items = bank.n_channels * n * (2 if getattr(bank, "complex_output", False) else 1)
+    if engine == "chunked":
+        per_row = item * (2 * m + 2 * out_items) + 8 * m  # + float64 anchors
+    else:
+        n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
+        per_row = item * (n_rows * (m + 1) * (6 if engine != "direct" else 1) + 2 * out_items)
     chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
-                           what=f"filtering signals of {n} samples with {n_rows} SFT rows")
+                           what=f"filtering signals of {n} samples with {bank.n_channels} "
+                                "output channels")
     outs = []
     for i in range(0, rows.shape[0], chunk):
-        xp = extend(rows[i:i + chunk], pad, pad, mode, cval)
-        outs.append(bank.apply(xp, n, engine))
+        part = rows[i:i + chunk]
+        if engine == "chunked":
+            outs.append(_chunked(bank, part, mode, cval))
+        else:
+            xp = extend(part, pad, pad, mode, cval)
+            outs.append(bank.apply(xp, n, engine))
     y = torch.cat(outs, dim=0) if len(outs) > 1 else outs[0]  # (B, C, n)
     y = y.reshape(*shape[:-1], bank.n_channels, n)
     y = torch.movedim(y, -2, 0)  # (C, *batch, n)
     return torch.movedim(y, -1, axis + 1)
+
+
+def _chunked(bank, rows: torch.Tensor, mode: str, cval: float) -> torch.Tensor:
+    """The chunked engine: fused Triton kernels for float32 on CUDA when they apply (and no
+    gradient is needed), else the torch implementation."""
+    if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
+            and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
+        return triton_sft.fused_apply(bank, rows, mode, cval)
+    return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32))
 
 
 def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,

@@ -39,9 +39,9 @@ def _stack_banks(banks: Sequence[Any]):
 class CWT:
     """Plan for the Morlet continuous wavelet transform at a set of scales.
 
-    All scales share one bank of SFT rows, so one pass over the signal (one prefix sum, or one
-    set of doubling passes) serves every scale; scales are processed in groups that fit the
-    memory budget.
+    All scales share one bank of SFT rows: the chunked engine (the default) runs every scale in
+    one pass (two fused kernels on a GPU); the row-by-row engines process the scales in groups
+    that fit the memory budget.
 
     Parameters
     ----------
@@ -111,7 +111,11 @@ class CWT:
         eng = resolve_engine(engine, self.method, t.device)
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
         out = None
-        for group in self._groups(t.shape[ax], itemsize, t.device, memory_budget):
+        if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
+            groups = [list(range(len(self.scales)))]
+        else:
+            groups = self._groups(t.shape[ax], itemsize, t.device, memory_budget)
+        for group in groups:
             bank = _group_bank(tuple(self.plans[i] for i in group))
             y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
                            budget=memory_budget)

@@ -14,7 +14,9 @@ with complex weights ``μ, ν`` and the integer shift ``n0`` of the ASFT (Eq. 45
 
     S[m] = Σ_{s=0}^{2K} x[m + s] q^s.
 
-Three engines compute ``S`` (select with ``engine=``):
+Three engines here compute ``S`` row by row (select with ``engine=``); the fourth,
+``"chunked"`` (:mod:`.chunked`, with fused GPU kernels in :mod:`.triton_sft`), computes the
+whole bank at once as small matrix products and is the default on every device:
 
 ``"prefix"``
     Kernel integrals (Sec. 2.2, Eqs. 16-20): ``S[m] = e^{-iωm} (U[m + 2K + 1] - U[m])`` with the
@@ -47,7 +49,7 @@ from .._array import complex_dtype
 
 __all__ = ["ENGINES", "SFTBank", "scan_linear"]
 
-ENGINES = ("prefix", "recursive", "sliding")
+ENGINES = ("chunked", "prefix", "recursive", "sliding")
 
 _SCAN_BLOCK = 32
 
@@ -254,15 +256,16 @@ class SFTBank:
         n : int
             Output length.
         engine : str
-            One of :data:`ENGINES`.
+            ``"prefix"``, ``"recursive"`` or ``"sliding"`` (the row-by-row engines; the
+            chunked engine takes unextended signals: :func:`.chunked.chunked_apply`).
 
         Returns
         -------
         torch.Tensor
             ``(B, n_channels, n)``, real or complex in the working precision.
         """
-        if engine not in ENGINES:  # pragma: no cover - checked by callers
-            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        if engine not in ENGINES[1:]:  # pragma: no cover - checked by callers
+            raise ValueError(f"engine must be one of {ENGINES[1:]}, got {engine!r}")
         if engine == "prefix" and np.any(self.alpha != 0):
             raise ValueError("engine='prefix' computes the plain SFT only (alpha = 0); "
                              "use method='sft', or engine='recursive' or 'sliding' for the ASFT")

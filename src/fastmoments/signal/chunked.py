@@ -1,0 +1,346 @@
+"""The chunked engine: a bank of SFT/ASFT filters as small dense matrix products.
+
+A bank's output channel is ``y[n] = Σ_r comb_r(S_r[n])`` with ``comb_r(z) = A_r Re z + B_r Im z``
+and the window sums (see :mod:`.sliding`; the signal index is shifted by ``off = n0 - K`` so that
+output ``n`` reads the extended samples ``x̃[n + off .. n + off + L - 1]``, ``L = 2K + 1``)
+
+    S_r[n] = Σ_{s=0}^{L-1} x̃[n + off + s] q_r^s,        q_r = e^{-α_r + iω_r}.
+
+Cut the output into chunks of ``C`` samples. For ``n = cC + i`` (``0 ≤ i < C``)
+
+    S[n] = locA[c, i] - q^L locB[c, i] + q^{C-i} S[(c+1)C],
+
+    locA[c, i] = Σ_{s=i}^{C-1} x̃[cC + off + s] q^{s-i},   locB: the same at ``cC + off + L``.
+
+Every factor has modulus ≤ 1, so the decomposition is stable for the SFT and the ASFT alike (no
+history accumulates, unlike a prefix sum or a first-order recursion over the whole signal).
+Summed over the rows, the two local terms are two ``C × C`` real (or complex) matrices ``H_A``,
+``H_B`` applied to the chunk and to the chunk ``L`` samples later: the filter's near field, whose
+cost does not depend on the number of rows. The far field is the anchor ``S[(c+1)C]`` (one
+complex number per row and chunk) spread over the chunk by the ``2R × C`` matrix ``F``. The
+anchors are windowed sums of the chunk totals ``σ[c] = Σ_{s<C} x̃[cC + off + s] q^s``:
+
+    S[cC] = Σ_{j<F} q^{jC} σ[c + j] + q^{FC} pre[c + F],   F = ⌊L/C⌋,
+
+with ``pre[c]`` the total of the first ``L mod C`` samples of chunk ``c``; they are formed in
+float64 from float64 prefix sums (SFT, ``|q| = 1``) or a float64 recursion over chunks (ASFT).
+
+All tables are computed in float64 from the bank's row parameters and rounded once to the working
+precision. Per output sample the work is ``2C + 2R`` multiply-adds (real output), plus ``4R``
+per sample of the window for the chunk totals; it is all matrix products, so it runs at
+BLAS speed on the CPU and on tensor cores on the GPU (:mod:`.triton_sft`, which uses two levels
+of chunks and the same tables).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .boundary import extend
+from .sliding import scan_linear
+
+__all__ = ["CHUNK", "GroupTables", "chunked_apply", "group_tables"]
+
+CHUNK = 32
+_SCRATCH_BYTES = 4 << 20
+
+
+def _powers(alpha: np.ndarray, omega: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``q^e = e^{-α e} e^{iω e}`` for rows (first axis) and exponents ``e`` (float64/complex128).
+
+    The phase ``ω e`` is reduced modulo 2π in float64 before the exponential.
+    """
+    e = np.asarray(e, dtype=np.float64)
+    a = np.asarray(alpha, dtype=np.float64)[(...,) + (None,) * e.ndim]
+    w = np.asarray(omega, dtype=np.float64)[(...,) + (None,) * e.ndim]
+    phase = np.mod(w * e, 2 * np.pi)
+    return np.exp(-a * e) * np.exp(1j * phase)
+
+
+def _powers_bc(alpha: np.ndarray, omega: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``q^e`` with ``alpha``, ``omega`` and ``e`` broadcast together (no outer product)."""
+    e = np.asarray(e, dtype=np.float64)
+    return np.exp(-alpha * e) * np.exp(1j * np.mod(omega * e, 2 * np.pi))
+
+
+@dataclass(frozen=True)
+class GroupTables:
+    """Float64 tables of one row group (rows sharing ``K``, ``n0`` and the output channel).
+
+    Attributes
+    ----------
+    rows : slice
+        The group's rows in the bank.
+    channel, L, off, F, rem : int
+        Output channel, window length ``2K + 1``, offset ``n0 - K``, ``⌊L/C⌋`` and ``L mod C``.
+    q : numpy.ndarray
+        ``(R,)`` complex128, ``e^{-α + iω}``.
+    alpha, omega : numpy.ndarray
+        ``(R,)`` row parameters.
+    qmat, qpre : numpy.ndarray
+        ``(C, R)`` complex128: ``q^s`` and the same with the rows ``s ≥ rem`` zeroed.
+    ha, hb : numpy.ndarray
+        ``(C, C)`` near-field matrices (complex128 for complex output, else float64):
+        ``y_near[i] = Σ_s xA[s] ha[s, i] + Σ_s xB[s] hb[s, i]``.
+    far : numpy.ndarray
+        ``(2R, C)``: ``y_far[i] = Σ_r Re E_r far[r, i] + Im E_r far[R + r, i]``.
+    """
+
+    rows: slice
+    channel: int
+    L: int
+    off: int
+    F: int
+    rem: int
+    q: np.ndarray
+    alpha: np.ndarray
+    omega: np.ndarray
+    qmat: np.ndarray
+    qpre: np.ndarray
+    ha: np.ndarray
+    hb: np.ndarray
+    far: np.ndarray
+
+
+def group_tables(bank, chunk: int = CHUNK) -> list[GroupTables]:
+    """The tables of every row group of ``bank`` (cached on the bank)."""
+    key = ("chunked", chunk)
+    if key in bank._tables:
+        return bank._tables[key]
+    out = []
+    c = chunk
+    s = np.arange(c)
+    lag = s[:, None] - s[None, :]  # s - i
+    upper = lag >= 0
+    for r0, r1, ch, half, shift in bank.groups:
+        alpha, omega = bank.alpha[r0:r1], bank.omega[r0:r1]
+        q = np.exp(-alpha + 1j * omega)
+        big_l = 2 * half + 1
+        # comb_r(z) = A Re z + B Im z, A and B from Z = w^K S (see SFTBank.tables)
+        wk = np.exp(half * (alpha - 1j * omega))
+        a = bank.mu[r0:r1] * wk.real + bank.nu[r0:r1] * wk.imag
+        b = bank.nu[r0:r1] * wk.real - bank.mu[r0:r1] * wk.imag
+        if not bank.complex_output:
+            a, b = a.real, b.real
+
+        def comb(z, a=a, b=b):  # z: (R, ...) complex -> Σ_r A_r Re z_r + B_r Im z_r
+            shape = (-1,) + (1,) * (z.ndim - 1)
+            return (a.reshape(shape) * z.real + b.reshape(shape) * z.imag).sum(0)
+
+        p_near = _powers(alpha, omega, np.maximum(lag, 0))  # (R, C, C)
+        p_far = _powers(alpha, omega, big_l + np.maximum(lag, 0))
+        ha = np.where(upper, comb(p_near), 0)
+        hb = np.where(upper, -comb(p_far), 0)
+        tail = _powers(alpha, omega, c - s)  # q^{C-i}: (R, C)
+        far = np.concatenate([a[:, None] * tail.real + b[:, None] * tail.imag,  # Re E_r
+                              b[:, None] * tail.real - a[:, None] * tail.imag])  # Im E_r
+        qmat = _powers(alpha, omega, s).T  # (C, R)
+        rem = big_l % c
+        qpre = np.where((s < rem)[:, None], qmat, 0)
+        out.append(GroupTables(rows=slice(r0, r1), channel=ch, L=big_l, off=shift - half,
+                               F=big_l // c, rem=rem, q=q, alpha=alpha, omega=omega,
+                               qmat=qmat, qpre=qpre, ha=ha, hb=hb, far=far))
+    bank._tables[key] = out
+    return out
+
+
+def _interleave(m: np.ndarray) -> np.ndarray:
+    """``(K, C)`` complex -> ``(K, 2C)`` real with columns ``re_0, im_0, re_1, ...`` (so that a
+    real product with it can be viewed as complex without a copy)."""
+    return np.stack([m.real, m.imag], axis=-1).reshape(m.shape[0], -1)
+
+
+class _Stacked:
+    """The tables of all row groups of a bank, padded to ``R_max`` rows and stacked (torch)."""
+
+    def __init__(self, groups: list[GroupTables], chunk: int, dtype: torch.dtype,
+                 device: torch.device) -> None:
+        self.chunk = chunk
+        self.n_groups = len(groups)
+        self.r_max = rm = max(g.q.shape[0] for g in groups)
+        self.F = np.array([g.F for g in groups])
+        self.sft = all(np.all(g.alpha == 0) for g in groups)
+        cplx = np.iscomplexobj(groups[0].ha)
+
+        def pad_rows(v, fill=0.0):
+            out = np.full(rm, fill, dtype=v.dtype)
+            out[: len(v)] = v
+            return out
+
+        alpha = np.stack([pad_rows(g.alpha) for g in groups])  # (G, R_max)
+        omega = np.stack([pad_rows(g.omega) for g in groups])
+        ha, hb, far, tot = [], [], [], []
+        for g in groups:
+            r = g.q.shape[0]
+            fr = np.zeros((2 * rm, g.far.shape[1]), dtype=g.far.dtype)
+            fr[:r], fr[rm: rm + r] = g.far[:r], g.far[r:]
+            qm = np.zeros((chunk, 2 * rm), dtype=np.complex128)
+            qm[:, :r], qm[:, rm: rm + r] = g.qmat, g.qpre
+            if cplx:
+                ha.append(_interleave(g.ha))
+                hb.append(_interleave(g.hb))
+                far.append(_interleave(fr))
+            else:
+                ha.append(g.ha)
+                hb.append(g.hb)
+                far.append(fr)
+            tot.append(_interleave(qm))  # σ then pre, (re, im) pairs
+
+        def t(a):
+            return torch.as_tensor(np.ascontiguousarray(np.stack(a)), device=device).to(dtype)
+
+        self.ha, self.hb, self.far, self.tot = t(ha), t(hb), t(far), t(tot)
+        self.alpha, self.omega = alpha, omega
+        self.device = device
+        c64 = functools.partial(torch.as_tensor, device=device, dtype=torch.complex128)
+        self.tail = c64(_powers_bc(alpha, omega, self.F[:, None] * chunk))  # q^{FC}: (G, R)
+        self.rho = c64(_powers_bc(alpha, omega, chunk))  # q^C
+        self.rho_f = c64(_powers_bc(alpha * chunk, omega * chunk, self.F[:, None]))  # q^{FC}
+        self._rot: dict = {}
+        self._index: dict = {}
+
+    def rotations(self, n_sig: int) -> torch.Tensor:
+        """``ρ^c = q^{cC}``, ``(G, n_sig, R_max)`` complex128."""
+        if n_sig not in self._rot:
+            c = np.arange(n_sig)
+            table = _powers(self.alpha * self.chunk, self.omega * self.chunk, c)  # (G, R, n)
+            self._rot = {n_sig: torch.as_tensor(table.transpose(0, 2, 1), device=self.device)}
+        return self._rot[n_sig]
+
+    def index(self, n_sig: int, count: int, gs: slice) -> torch.Tensor:
+        """Flat indices ``i * n_sig + c + F_g`` for ``c = 1 .. count`` and the groups ``gs``
+        (``i`` counting from the first of them), ``(len(gs) * count,)``."""
+        key = (n_sig, count, gs.start, gs.stop)
+        if key not in self._index:
+            if len(self._index) > 256:
+                self._index.clear()
+            c = np.arange(1, count + 1)
+            f = self.F[gs]
+            idx = np.arange(len(f))[:, None] * n_sig + c[None, :] + f[:, None]
+            self._index[key] = torch.as_tensor(idx.reshape(-1), device=self.device)
+        return self._index[key]
+
+
+def _stacked(bank, groups, chunk, dtype, device) -> _Stacked:
+    key = ("chunked-stacked", chunk, dtype, str(device))
+    if key not in bank._tables:
+        bank._tables[key] = _Stacked(groups, chunk, dtype, device)
+    return bank._tables[key]
+
+
+def _anchors(tot: torch.Tensor, st: _Stacked, count: int, gs: slice) -> torch.Tensor:
+    """Anchors ``S[cC]`` for ``c = 1 .. count``: ``(B, G, count, R_max)`` complex128.
+
+    ``tot`` holds the chunk totals ``σ`` and the partial totals ``pre`` of every group,
+    ``(B, G, n_sig, 2 R_max)`` complex128, for the groups ``gs``. ``S[cC] = W[c] +
+    q^{FC} pre[c + F]`` with the windowed sum ``W[c] = Σ_{j<F} ρ^j σ[c + j]``, ``ρ = q^C``.
+    """
+    g, n_sig = tot.shape[1:3]
+    rm = st.r_max
+    sig, pre = tot[..., :rm], tot[..., rm:]
+    far_idx = st.index(n_sig, count, gs)  # c + F in the (G, n_sig) layout
+    if st.sft:
+        # |ρ| = 1: W[c] = ρ^{-c} (U[c + F] - U[c]), U[c] = Σ_{c' < c} ρ^{c'} σ[c'] (float64)
+        rot = st.rotations(n_sig)[gs]
+        u = torch.cumsum(sig * rot, dim=2)  # u[c] = U[c + 1]
+        hi = u.flatten(1, 2).index_select(1, far_idx - 1).unflatten(1, (g, count))
+        w = (hi - u[:, :, :count]) * rot[:, 1: count + 1].conj()
+    else:
+        # V[c] = σ[c] + ρ V[c+1] (decaying, float64); W[c] = V[c] - ρ^F V[c+F]
+        flipped = torch.flip(sig, (2,)).transpose(2, 3).flatten(1, 2)  # (B, G R, n_sig)
+        v = scan_linear(flipped, st.rho[gs].flatten()).unflatten(1, (g, rm))
+        v = torch.flip(v, (3,)).transpose(2, 3)  # (B, G, n_sig, R)
+        hi = v.flatten(1, 2).index_select(1, far_idx).unflatten(1, (g, count))
+        w = v[:, :, 1: count + 1] - st.rho_f[gs, None, :] * hi
+    pre_f = pre.flatten(1, 2).index_select(1, far_idx).unflatten(1, (g, count))
+    return w + st.tail[gs, None, :] * pre_f
+
+
+def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
+                  chunk: int = CHUNK) -> torch.Tensor:
+    """Apply ``bank`` to signals ``rows`` ``(B, N)`` by the chunked algorithm (torch).
+
+    Returns ``(B, n_channels, N)``, real or complex in the working precision of ``rows`` (a
+    view of a slightly longer buffer). This is the reference implementation of
+    :func:`fastmoments.signal.triton_sft.fused_apply` and the CPU engine: a few batched
+    matrix products per row group, and the anchors of all groups at once in float64.
+    """
+    groups = group_tables(bank, chunk)
+    wdt = rows.dtype
+    st = _stacked(bank, groups, chunk, wdt, rows.device)
+    bsz, n = rows.shape
+    cplx = bank.complex_output
+    n_out = -(-n // chunk)
+    n_sig = n_out + int(st.F.max()) + 2
+    # extent of the extended signal every group reads (signal coordinates)
+    lo = min(g.off for g in groups)
+    hi = max(max(g.off + n_sig * chunk, g.off + g.L + n_out * chunk) for g in groups)
+    left, right = max(0, -lo), max(0, hi - n)
+    xe = extend(rows, left, right, mode, cval)
+    width = chunk * (2 if cplx else 1)
+    single = len({g.channel for g in groups}) == len(groups)
+    # in-place products into one output buffer, unless a gradient is recorded
+    grad = torch.is_grad_enabled() and rows.requires_grad
+    alloc = torch.empty if single and not grad else torch.zeros
+    out = alloc(bsz, bank.n_channels, n_out, width, dtype=wdt, device=rows.device)
+    parts: list = []
+    # groups are processed in blocks whose float64 scratch stays small (cache-sized)
+    per_group = 16 * n_sig * st.r_max * bsz
+    block = max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+    for g0 in range(0, st.n_groups, block):
+        gs = slice(g0, min(g0 + block, st.n_groups))
+        # chunk totals σ and pre of these groups: (B, G, n_sig, 4 R_max)
+        views, tots = [], []
+        if not grad:
+            tot = torch.empty(bsz, gs.stop - g0, n_sig, 4 * st.r_max, dtype=wdt,
+                              device=rows.device)
+        for i in range(g0, gs.stop):
+            g = groups[i]
+            a0 = left + g.off
+            xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
+            b0 = a0 + g.L
+            xb = xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
+            if grad:
+                tots.append(torch.matmul(xs, st.tot[i]))
+            else:
+                torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tot[:, i - g0])
+            views.append((g, xs[:, :n_out], xb))
+        if grad:
+            tot = torch.stack(tots, dim=1)
+        tot64 = torch.view_as_complex(tot.to(torch.float64).unflatten(-1, (-1, 2)))
+        anchor = _anchors(tot64, st, n_out, gs)  # S[(c+1)C]
+        e = torch.cat([anchor.real, anchor.imag], dim=-1).to(wdt)  # (B, G, n_out, 2 R_max)
+        for i, (g, xa, xb) in enumerate(views, start=g0):
+            if grad:
+                y = (torch.matmul(xa, st.ha[i]) + torch.matmul(xb, st.hb[i])
+                     + torch.matmul(e[:, i - g0], st.far[i]))
+                parts.append((g.channel, y))
+                continue
+            y = out[:, g.channel]  # (B, n_out, width), written in place
+            if single:
+                torch.bmm(xa, st.ha[i].expand(bsz, -1, -1), out=y)
+            else:
+                y.baddbmm_(xa, st.ha[i].expand(bsz, -1, -1))
+            y.baddbmm_(xb, st.hb[i].expand(bsz, -1, -1))
+            y.baddbmm_(e[:, i - g0], st.far[i].expand(bsz, -1, -1))
+    if grad:
+        for ch, y in parts:
+            out = out.index_add(1, torch.tensor([ch], device=rows.device), y[:, None])
+    out = out.flatten(2)
+    if cplx:
+        out = torch.view_as_complex(out.unflatten(-1, (-1, 2)))
+    return out[..., :n]
+
+
+def fused_eligible(bank, chunk: int = CHUNK) -> bool:
+    """Whether the fused kernels apply: one row group per channel, and ``α C ≤ 1``
+    (the in-tile anchor recursion divides by ``q^C``)."""
+    chans = [g[2] for g in bank.groups]
+    return (len(set(chans)) == len(chans)
+            and float(np.max(bank.alpha, initial=0.0)) * chunk <= 1.0
+            and math.isfinite(float(np.max(bank.omega, initial=0.0))))
