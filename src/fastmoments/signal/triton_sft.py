@@ -182,33 +182,22 @@ if triton is not None:
         qim = tl.load(q_ptr + ((g * 2 + 1) * C + s_i) * RP + r_i)
         wre = tl.load(w1_ptr + ((g * 2) * BC + ci) * RP + r_i)
         wim = tl.load(w1_ptr + ((g * 2 + 1) * BC + ci) * RP + r_i)
-        cfull = remt // C
-        rem_c = remt - cfull * C
-        wc_re = tl.sum(tl.where(ci == cfull, wre, 0.0), axis=0)  # q^{cfull C}
-        wc_im = tl.sum(tl.where(ci == cfull, wim, 0.0), axis=0)
         for k in range(ITERS):
             w = tl.minimum(tl.program_id(0) + k * n_prog, n_work - 1)  # the last repeats
             b = w // nt1
             t = w - b * nt1
             base = x_ptr + b.to(tl.int64) * stride_xb
             x = _load_tile(base, t * (BC * C) + off, local, n, cval, MODE, BC * C)
-            sre = tl.dot(x, qre, input_precision=PREC)  # chunk totals σ_c
+            sre = tl.dot(x, qre, input_precision=PREC)
             sim = tl.dot(x, qim, input_precision=PREC)
-            tre = wre * sre - wim * sim  # q^{cC} σ_c
-            tim = wre * sim + wim * sre
-            # partial total of the first remT samples: the chunks c < cfull, then the first
-            # rem_c samples of chunk cfull (no second product)
-            xrow = tl.sum(tl.where(ci == cfull, x, 0.0), axis=0)[:, None]  # (C, 1)
-            pq_re = tl.sum(tl.where(s_i < rem_c, xrow * qre, 0.0), axis=0)  # (RP,)
-            pq_im = tl.sum(tl.where(s_i < rem_c, xrow * qim, 0.0), axis=0)
+            xm = tl.where(local < remt, x, 0.0)
+            pre_re = tl.dot(xm, qre, input_precision=PREC)
+            pre_im = tl.dot(xm, qim, input_precision=PREC)
             out = tau_ptr + ((b.to(tl.int64) * n_groups + g) * nt1 + t) * 4 * RP + tl.arange(0, RP)
-            tl.store(out, tl.sum(tre, axis=0))
-            tl.store(out + RP, tl.sum(tim, axis=0))
-            full = ci < cfull
-            tl.store(out + 2 * RP, tl.sum(tl.where(full, tre, 0.0), axis=0)
-                     + wc_re * pq_re - wc_im * pq_im)
-            tl.store(out + 3 * RP, tl.sum(tl.where(full, tim, 0.0), axis=0)
-                     + wc_re * pq_im + wc_im * pq_re)
+            tl.store(out, tl.sum(wre * sre - wim * sim, axis=0))
+            tl.store(out + RP, tl.sum(wre * sim + wim * sre, axis=0))
+            tl.store(out + 2 * RP, tl.sum(wre * pre_re - wim * pre_im, axis=0))
+            tl.store(out + 3 * RP, tl.sum(wre * pre_im + wim * pre_re, axis=0))
 
     @triton.jit
     def _sft_output(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, n_work, n_prog, y_ptr,
