@@ -77,6 +77,14 @@ def memory_budget(device: torch.device, budget: int | float | None = None) -> in
     return max(out, 64 * 2**20)
 
 
+def below_minimum(total_bytes: int, budget: int | float | None) -> bool:
+    """Whether ``total_bytes`` fits any default budget (:func:`memory_budget` never returns less
+    than 64 MiB without an explicit budget), so that small jobs skip the memory query (a
+    driver call on CUDA)."""
+    return (budget is None and not os.environ.get("FASTMOMENTS_MEMORY_BUDGET")
+            and total_bytes <= 64 * 2**20)
+
+
 def rows_per_chunk(bytes_per_row: int, budget: int, total_rows: int, *, what: str,
                    fixed_bytes: int = 0) -> int:
     """How many rows of ``bytes_per_row`` fit in ``budget`` (at least one).

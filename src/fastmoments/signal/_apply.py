@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .._array import as_tensor, to_output
-from .._memory import memory_budget, rows_per_chunk
+from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._validate import check_choice
 from . import triton_sft
 from .boundary import MODES, extend
@@ -85,9 +85,12 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     else:
         n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
         per_row = item * (n_rows * (m + 1) * (6 if engine != "direct" else 1) + 2 * out_items)
-    chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
-                           what=f"filtering signals of {n} samples with {bank.n_channels} "
-                                "output channels")
+    if below_minimum(per_row * rows.shape[0], budget):
+        chunk = rows.shape[0]
+    else:
+        chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
+                               what=f"filtering signals of {n} samples with "
+                                    f"{bank.n_channels} output channels")
     outs = []
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
