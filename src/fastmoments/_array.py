@@ -154,11 +154,21 @@ def as_tensor(
     return t, ArrayKind(numpy=is_numpy, device=in_device)
 
 
-def _all_finite(t: torch.Tensor) -> bool:
-    """One read pass: NaN and infinity propagate into the minimum or maximum."""
+def finite_flag(t: torch.Tensor) -> torch.Tensor:
+    """0-d bool tensor on ``t``'s device: whether every entry is finite, without waiting for it.
+
+    One read pass: NaN and infinity propagate into the minimum or maximum. Callers on a GPU can
+    queue their work first and read the flag afterwards (one synchronisation, overlapped).
+    """
+    if t.numel() == 0:
+        return torch.ones((), dtype=torch.bool, device=t.device)
     r = torch.view_as_real(t) if t.is_complex() else t
     lo, hi = torch.aminmax(r)
-    return bool(torch.isfinite(lo) & torch.isfinite(hi))
+    return torch.isfinite(torch.stack((lo, hi))).all()
+
+
+def _all_finite(t: torch.Tensor) -> bool:
+    return bool(finite_flag(t))
 
 
 def to_output(t: torch.Tensor, kind: ArrayKind) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, to_output
+from .._array import as_tensor, finite_flag, to_output
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._validate import check_choice
 from . import triton_sft
@@ -15,7 +15,8 @@ from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .sliding import ENGINES
 
-__all__ = ["DEFAULT_ENGINE", "apply_bank", "as_signal", "normalize_axis", "resolve_engine"]
+__all__ = ["DEFAULT_ENGINE", "apply_bank", "as_signal", "normalize_axis", "require_finite",
+           "resolve_engine"]
 
 # Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
 # "chunked" (matrix products; fused Triton kernels for float32 on CUDA) beats the row-by-row
@@ -31,12 +32,24 @@ DEFAULT_ENGINE = {
 _CHUNK = {"cpu": 64, "cuda": 32}
 
 
-def as_signal(x: Any) -> tuple[torch.Tensor, Any]:
-    """:func:`~fastmoments._array.as_tensor` for signals, refusing 0-d input by name."""
+def as_signal(x: Any) -> tuple[torch.Tensor, Any, torch.Tensor]:
+    """:func:`~fastmoments._array.as_tensor` for signals, refusing 0-d input by name.
+
+    Returns the tensor, its kind and a device flag telling whether it is finite; callers queue
+    their work and then call :func:`require_finite` (so that on a GPU the check's
+    synchronisation overlaps the filtering instead of preceding it).
+    """
     ndim = x.ndim if isinstance(x, torch.Tensor) else np.ndim(x)
     if ndim < 1:
         raise ValueError("x must have at least 1 dimension (a signal), got a scalar")
-    return as_tensor(x, "x", min_ndim=1)
+    t, kind = as_tensor(x, "x", min_ndim=1, check_finite=False)
+    return t, kind, finite_flag(t)
+
+
+def require_finite(flag: torch.Tensor, name: str = "x") -> None:
+    """Raise the input error for a false :func:`~fastmoments._array.finite_flag`."""
+    if not bool(flag):
+        raise ValueError(f"{name} contains NaN or infinity")
 
 
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
@@ -118,9 +131,10 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
                  memory_budget: float | None) -> Any:
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind)."""
-    t, kind = as_signal(x)
+    t, kind, finite = as_signal(x)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
                    budget=memory_budget)[0]
+    require_finite(finite)
     return to_output(y, kind)

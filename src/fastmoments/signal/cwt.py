@@ -13,7 +13,7 @@ import torch
 from .._array import to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice, check_positive_float
-from ._apply import apply_bank, as_signal, normalize_axis, resolve_engine
+from ._apply import apply_bank, as_signal, normalize_axis, require_finite, resolve_engine
 from .direct import DirectBank
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
@@ -106,7 +106,7 @@ class CWT:
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None) -> Any:
         """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out."""
-        t, kind = as_signal(x)
+        t, kind, finite = as_signal(x)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
@@ -126,6 +126,7 @@ class CWT:
                 out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
                                   device=y.device)
             out[torch.as_tensor(group, device=y.device)] = y
+        require_finite(finite)
         return to_output(out, kind)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import as_signal, filter_along, normalize_axis
+from ._apply import as_signal, filter_along, normalize_axis, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
 from .sliding import SFTBank
@@ -243,7 +243,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
     (32, 32)
     """
-    t, kind = as_signal(x)
+    t, kind, finite = as_signal(x)
     if axes is None:
         axes_list = [normalize_axis(axis, t.ndim)]
     else:
@@ -260,4 +260,5 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
                             terms if terms is None else check_int("terms", terms, minimum=1),
                             shift, float(truncate))
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget)
+    require_finite(finite)
     return to_output(y, kind)

@@ -192,7 +192,10 @@ class SFTBank:
     # ------------------------------------------------------------------ device tables
     @property
     def groups(self) -> list[tuple[int, int, int, int, int]]:
-        """Runs of consecutive rows sharing ``(channel, K, n0)``: ``(r0, r1, channel, K, n0)``."""
+        """Runs of consecutive rows sharing ``(channel, K, n0)``: ``(r0, r1, channel, K, n0)``
+        (computed once; the bank's arrays are not changed after construction)."""
+        if "groups" in self._tables:
+            return self._tables["groups"]
         out = []
         r0 = 0
         for r in range(1, self.n_rows + 1):
@@ -201,6 +204,7 @@ class SFTBank:
                 out.append((r0, r, int(self.channel[r0]), int(self.half[r0]),
                             int(self.shift[r0])))
                 r0 = r
+        self._tables["groups"] = out
         return out
 
     @property
