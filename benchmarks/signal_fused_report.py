@@ -105,8 +105,10 @@ def gpu_report(data) -> list[str]:
     var = os.path.join(RESULTS, "signal_fused_variants.jsonl")
     if os.path.exists(var):
         out += ["", "## Kernel variants (CUDA graph ms)", "",
-                "Chunks per tile (`bc`, chunk C = 32) and dot precision; 4 warps (8 warps with "
-                "64 chunks gave wrong results with Triton 3.6, so 4 is fixed).", "",
+                "Chunks per tile (`bc`, chunk C = 32) and dot precision, one process per variant "
+                "(`--sections variant`, `signal_fused_variants.jsonl`; the same kernels, "
+                "measured in the run before the one above); 4 warps (8 warps with 64 chunks "
+                "gave wrong results with Triton 3.6, so 4 is fixed).", "",
                 "| bc | precision | Gaussian rel err vs f64 | Gaussian 1 signal | Gaussian 1000 "
                 "| Morlet 1000 | CWT 64 |", "|---|---|---|---|---|---|---|"]
         with open(var) as fh:
