@@ -157,3 +157,13 @@ def test_public_calls_use_the_fused_kernels_on_cuda(rng):
     ref = CWT([3.0, 30.0])(x)
     assert np.abs(coef.cpu().numpy() - ref).max() < 1e-5 * np.abs(ref).max()
     assert _group_bank  # the CWT bank is one fused launch (see benchmarks/signal_fused.py)
+
+
+def test_chunked_batch_is_split_by_the_memory_budget(rng):
+    """A small budget splits the batch (same result); a budget below one row names the need."""
+    x = rng.standard_normal((6, 4000))
+    plan = MorletTransform(30.0, 6.0)
+    full = plan(x)
+    np.testing.assert_allclose(plan(x, memory_budget=1_000_000), full, atol=1e-13)
+    with pytest.raises(MemoryError, match="scratch memory"):
+        plan(x, memory_budget=1000)
