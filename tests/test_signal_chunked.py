@@ -3,6 +3,7 @@ on CUDA when present) against the row-by-row engines and the exact bank kernel."
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -123,7 +124,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(pytest.importorskip("triton") is None, reason="needs Triton")
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
 def test_fused_kernels_in_interpreter():
     """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch."""
     env = dict(os.environ, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16")
