@@ -8,8 +8,10 @@ does not grow with σ.
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
 * :func:`cwt` / :class:`CWT` with :class:`Morlet`: many scales at once.
 
-Modules: :mod:`.coefficients` (least-squares fits), :mod:`.sliding` (SFT/ASFT engines),
-:mod:`.boundary` (scipy.ndimage modes), :mod:`.direct` (truncated convolution).
+Modules: :mod:`.coefficients` (least-squares fits), :mod:`.chunked` (the default engine: the
+bank as small matrix products), :mod:`.triton_sft` (its fused GPU kernels), :mod:`.sliding`
+(the row-by-row SFT/ASFT engines), :mod:`.boundary` (scipy.ndimage modes), :mod:`.direct`
+(truncated convolution), :mod:`._apply` (running a bank along an axis).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ import torch
 from .boundary import extend
 from .sliding import scan_linear
 
-__all__ = ["CHUNK", "GroupTables", "chunked_apply", "group_tables"]
+__all__ = ["CHUNK", "GroupTables", "chunked_apply", "fused_eligible", "group_tables"]
 
 CHUNK = 32
 _SCRATCH_BYTES = 4 << 20
