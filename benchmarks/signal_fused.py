@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 
@@ -39,38 +38,19 @@ from fastmoments.signal.chunked import chunked_apply, fused_eligible
 from fastmoments.signal.coefficients import gaussian_kernel, morlet_kernel
 from fastmoments.signal.cwt import _group_bank
 from fastmoments.signal.triton_sft import fused_apply
+from signal_common import capture_graph, fft_reference, rel, timer
 
 PAPER_MORLET_MS = 0.545  # RTX 3090, N = 102400, σ = 8192 (Yamashita & Wakahara 2022)
 
 
 def cuda_time(fn, warmup=3, repeat=20):
     """Median, min and max in ms of ``fn()`` after warm-up (CUDA events)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(repeat):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts), min(ts), max(ts)
+    return timer(fn, warmup=warmup, repeat=repeat, cuda=True)
 
 
 def graph_of(fn):
     """Capture ``fn`` (static inputs) in a CUDA graph; returns a replay function."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
+    return capture_graph(fn)[0].replay
 
 
 def copy_bandwidth(dev) -> float:
@@ -96,25 +76,6 @@ def kernel_times(fn) -> dict:
         if t:
             out[ev.key[:40]] = round(t / 1e3, 4)
     return out
-
-
-def fft_reference(x64, taps, mode="reflect"):
-    """``y[n] = Σ_j h[j] x[n - j]`` in float64 by FFT; ``taps`` holds h on [-W, W]."""
-    w = (len(taps) - 1) // 2
-    n = x64.shape[-1]
-    xp = extend(x64, w, w, mode)
-    size = xp.shape[-1] + len(taps) - 1
-    h = torch.as_tensor(taps, device=x64.device)
-    if h.is_complex():
-        y = torch.fft.ifft(torch.fft.fft(xp.to(torch.complex128), size) * torch.fft.fft(h, size))
-    else:
-        y = torch.fft.irfft(torch.fft.rfft(xp, size) * torch.fft.rfft(h, size), size)
-    return y[..., 2 * w: 2 * w + n]
-
-
-def rel(a, b):
-    a = a.to(b.dtype)
-    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
 
 
 def main() -> int:

@@ -19,7 +19,6 @@ import json
 import math
 import os
 import platform
-import statistics
 import sys
 import time
 
@@ -31,45 +30,7 @@ from fastmoments.signal import CWT, GaussianFilter, MorletTransform
 from fastmoments.signal._apply import DEFAULT_ENGINE
 from fastmoments.signal.boundary import extend
 from fastmoments.signal.coefficients import gaussian_kernel, morlet_kernel
-
-
-def timer(fn, *, warmup=3, repeat=20, cuda=True):
-    """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        if cuda:
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append(1e3 * (time.perf_counter() - t0))
-    return statistics.median(times), min(times), max(times)
-
-
-def fft_reference(x64: torch.Tensor, taps: np.ndarray, mode: str = "reflect") -> torch.Tensor:
-    """``y[n] = Σ_j h[j] x[n - j]`` in float64 by FFT; ``taps`` holds h on [-W, W]."""
-    w = (len(taps) - 1) // 2
-    n = x64.shape[-1]
-    xp = extend(x64, w, w, mode)
-    size = xp.shape[-1] + len(taps) - 1
-    h = torch.as_tensor(taps, device=x64.device)
-    if h.is_complex():
-        y = torch.fft.ifft(torch.fft.fft(xp, size) * torch.fft.fft(h, size))
-    else:
-        y = torch.fft.irfft(torch.fft.rfft(xp, size) * torch.fft.rfft(h, size), size)
-    return y[..., 2 * w: 2 * w + n]
-
-
-def rel(a: torch.Tensor, b: torch.Tensor) -> float:
-    a = a.to(b.dtype)
-    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+from signal_common import capture_graph, fft_reference, rel, timer
 
 
 def graph_core(plan, x: torch.Tensor, engine: str):
@@ -80,16 +41,7 @@ def graph_core(plan, x: torch.Tensor, engine: str):
     def core():
         return bank.apply(extend(static, bank.pad, bank.pad, "reflect"), n, engine)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            core()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = core()
-    return g, out
+    return capture_graph(core)
 
 
 def main() -> int:

@@ -3,14 +3,13 @@ on CUDA when present). Kept tiny: the interpreter is slow."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 import torch
+
+from .scripts import run_script
 
 pytest.importorskip("triton")
 
@@ -47,11 +46,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_fused_kernels_match_torch_in_interpreter():
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().endswith("ok")
+    run_script(SCRIPT, timeout=600, TRITON_INTERPRET="1")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -4,9 +4,6 @@ on CUDA when present) against the row-by-row engines and the exact bank kernel."
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -18,6 +15,8 @@ from fastmoments.signal.boundary import MODES, extend
 from fastmoments.signal.chunked import chunked_apply, fused_eligible, group_tables
 from fastmoments.signal.cwt import _group_bank
 from fastmoments.signal.sliding import SFTBank
+
+from .scripts import run_script
 
 
 def _random_bank(rng, alpha: bool) -> SFTBank:
@@ -127,20 +126,13 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
 def test_fused_kernels_in_interpreter():
     """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch."""
-    env = dict(os.environ, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().endswith("ok")
+    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_fused_kernels_on_cuda():
     pytest.importorskip("triton")
-    env = dict(os.environ, DEV="cuda")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_script(SCRIPT, DEV="cuda")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -1,0 +1,68 @@
+"""Helpers shared by the signal benchmarks: the timer, the float64 FFT reference, the relative
+error and CUDA-graph capture."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from fastmoments.signal.boundary import extend
+
+
+def fft_reference(x64: torch.Tensor, taps: np.ndarray, mode: str = "reflect") -> torch.Tensor:
+    """``y[n] = Σ_j h[j] x[n - j]`` in float64 by FFT; ``taps`` holds h on [-W, W]."""
+    w = (len(taps) - 1) // 2
+    n = x64.shape[-1]
+    xp = extend(x64, w, w, mode)
+    size = xp.shape[-1] + len(taps) - 1
+    h = torch.as_tensor(taps, device=x64.device)
+    if h.is_complex():
+        y = torch.fft.ifft(torch.fft.fft(xp.to(torch.complex128), size) * torch.fft.fft(h, size))
+    else:
+        y = torch.fft.irfft(torch.fft.rfft(xp, size) * torch.fft.rfft(h, size), size)
+    return y[..., 2 * w: 2 * w + n]
+
+
+def rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Relative RMSE of ``a`` against ``b`` (in ``b``'s dtype)."""
+    a = a.to(b.dtype)
+    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+
+
+def capture_graph(fn: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
+    """Warm ``fn`` (static inputs) up on a side stream and capture it in a CUDA graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out
+
+
+def timer(fn, *, warmup=3, repeat=20, cuda=True):
+    """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        if cuda:
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times), min(times), max(times)
