@@ -33,9 +33,11 @@ def format_bytes(n: float) -> str:
 def free_memory(device: torch.device) -> int:
     """Free bytes on ``device`` (CUDA: driver's free memory; CPU: ``MemAvailable``)."""
     if device.type == "cuda":
-        free, _total = torch.cuda.mem_get_info(device)
-        # memory cached by torch's allocator is reusable by us
-        free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        free, total = torch.cuda.mem_get_info(device)
+        if free < total // 4:
+            # memory cached by torch's allocator is reusable by us (read only when memory is
+            # tight: torch.cuda.memory_stats costs ~0.3 ms of Python per call)
+            free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
         return int(free)
     try:
         with open("/proc/meminfo") as fh:
