@@ -82,6 +82,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--sections", default="acc,single,batch,cwt")
+    ap.add_argument("--name", default="signal_fused", help="result file name (without .json)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     dev = torch.device("cuda")
@@ -106,7 +107,7 @@ def main() -> int:
         print(json.dumps(kw), flush=True)
 
     def dump():
-        with open(os.path.join(args.out, "signal_fused.json"), "w") as fh:
+        with open(os.path.join(args.out, args.name + ".json"), "w") as fh:
             json.dump({"env": env, "rows": rows}, fh, indent=1)
 
     # copy bandwidth of the card (read + write bytes per second)
@@ -222,6 +223,23 @@ def main() -> int:
                    eager_ms=eager[0], fused_ms=core[0], graph_ms=graph[0])
         dump()
         print("cwt done", time.perf_counter() - t0, flush=True)
+
+    if "public_graph" in sections:  # the public plan calls captured in a CUDA graph
+        x = torch.tensor(rng.standard_normal((1, n)), dtype=torch.float32, device=dev)
+        plans = [("gaussian" + str(o), s, GaussianFilter(s, order=o))
+                 for o in (0, 1, 2) for s in (16.0, 256.0, 8192.0)]
+        plans += [("morlet", s, MorletTransform(s, 6.0)) for s in (16.0, 256.0, 8192.0)]
+        plans += [("cwt64", 0.0, CWT(np.geomspace(2.0, 1024.0, 64)))]
+        for kind, sigma, plan in plans:
+            def call(p=plan):
+                return p(x, check_finite=False, memory_budget=2**30)
+            graph = cuda_time(graph_of(call))
+            bank = plan.bank if kind != "cwt64" else _group_bank(tuple(plan.plans))
+            fused = cuda_time(lambda b=bank: fused_apply(b, x, "reflect"))
+            record(section="public_graph", kind=kind, sigma=sigma, n=n,
+                   public_graph_ms=graph[0], public_graph_min_ms=graph[1],
+                   public_no_check_ms=cuda_time(call)[0], kernels_ms=fused[0])
+        dump()
 
     if "variant" in sections:  # the configuration in the environment (one per process)
         x = torch.tensor(rng.standard_normal((1, n)), dtype=torch.float32, device=dev)

@@ -160,3 +160,41 @@ def test_chunked_batch_is_split_by_the_memory_budget(rng):
     np.testing.assert_allclose(plan(x, memory_budget=1_000_000), full, atol=1e-13)
     with pytest.raises(MemoryError, match="scratch memory"):
         plan(x, memory_budget=1000)
+
+
+def test_check_finite_switch(rng):
+    """Default: NaN is an error naming x; check_finite=False skips the check: NaN comes out
+    (beyond the kernel's support too: matrix products spread 0 × NaN over whole chunks)."""
+    x = rng.standard_normal(500)
+    x[100] = np.nan
+    for plan in (GaussianFilter(5.0), MorletTransform(5.0, 6.0), CWT([2.0, 5.0])):
+        with pytest.raises(ValueError, match="x contains NaN"):
+            plan(x)
+        y = plan(x, check_finite=False)
+        assert np.isnan(y).any()
+        assert np.isfinite(plan(np.nan_to_num(x), check_finite=False)).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_plans_capture_in_a_cuda_graph(rng):
+    """With check_finite=False (and an explicit memory budget) a plan call has no host
+    synchronisation, so it can be captured in a CUDA graph and replayed."""
+    pytest.importorskip("triton")
+    x = torch.tensor(rng.standard_normal((2, 20000)), dtype=torch.float32, device="cuda")
+    for plan in (GaussianFilter(300.0, order=1), MorletTransform(40.0, 6.0),
+                 CWT([3.0, 30.0, 300.0])):
+        def call(plan=plan):
+            return plan(x, check_finite=False, memory_budget=2**30)
+        ref = call()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            call()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = call()
+        x.mul_(1.0)  # same data; the graph reads the static input
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, ref)

@@ -32,23 +32,25 @@ DEFAULT_ENGINE = {
 _CHUNK = {"cpu": 64, "cuda": 32}
 
 
-def as_signal(x: Any) -> tuple[torch.Tensor, Any, torch.Tensor]:
+def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, torch.Tensor | None]:
     """:func:`~fastmoments._array.as_tensor` for signals, refusing 0-d input by name.
 
-    Returns the tensor, its kind and a device flag telling whether it is finite; callers queue
-    their work and then call :func:`require_finite` (so that on a GPU the check's
-    synchronisation overlaps the filtering instead of preceding it).
+    Returns the tensor, its kind and a device flag telling whether it is finite (``None`` when
+    ``check_finite`` is false); callers queue their work and then call :func:`require_finite`
+    (so that on a GPU the check's synchronisation overlaps the filtering instead of preceding
+    it).
     """
     ndim = x.ndim if isinstance(x, torch.Tensor) else np.ndim(x)
     if ndim < 1:
         raise ValueError("x must have at least 1 dimension (a signal), got a scalar")
     t, kind = as_tensor(x, "x", min_ndim=1, check_finite=False)
-    return t, kind, finite_flag(t)
+    return t, kind, (finite_flag(t) if check_finite else None)
 
 
-def require_finite(flag: torch.Tensor, name: str = "x") -> None:
-    """Raise the input error for a false :func:`~fastmoments._array.finite_flag`."""
-    if not bool(flag):
+def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
+    """Raise the input error for a false :func:`~fastmoments._array.finite_flag` (``None``:
+    the check was switched off)."""
+    if flag is not None and not bool(flag):
         raise ValueError(f"{name} contains NaN or infinity")
 
 
@@ -128,10 +130,10 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float) -> torch.Tensor:
 
 
 def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,
-                 memory_budget: float | None) -> Any:
+                 memory_budget: float | None, check_finite: bool = True) -> Any:
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind)."""
-    t, kind, finite = as_signal(x)
+    t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,

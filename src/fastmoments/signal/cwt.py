@@ -104,9 +104,22 @@ class CWT:
         return groups
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
-                 engine: str = "auto", memory_budget: float | None = None) -> Any:
-        """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out."""
-        t, kind, finite = as_signal(x)
+                 engine: str = "auto", memory_budget: float | None = None,
+                 check_finite: bool = True) -> Any:
+        """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            Real signals; never modified.
+        axis, mode, cval, engine, memory_budget
+            As in :func:`cwt`.
+        check_finite : bool
+            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
+            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
+            input then gives non-finite output instead of an error.
+        """
+        t, kind, finite = as_signal(x, check_finite)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8

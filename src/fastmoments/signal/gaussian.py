@@ -126,10 +126,24 @@ class GaussianFilter:
         return self.bank.kernel(np.asarray(j))[0]
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
-                 engine: str = "auto", memory_budget: float | None = None) -> Any:
-        """Filter ``x`` along ``axis``; NumPy in gives NumPy out, torch in gives torch out."""
+                 engine: str = "auto", memory_budget: float | None = None,
+                 check_finite: bool = True) -> Any:
+        """Filter ``x`` along ``axis``; NumPy in gives NumPy out, torch in gives torch out.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            Real signals; never modified.
+        axis, mode, cval, engine, memory_budget
+            As in the one-call function.
+        check_finite : bool
+            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
+            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
+            input then gives non-finite output instead of an error.
+        """
         return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget)
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite)
 
     def __repr__(self) -> str:
         return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, method={self.method!r}, "

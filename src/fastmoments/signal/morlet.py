@@ -201,10 +201,24 @@ class MorletTransform:
         return self.bank.kernel(np.asarray(j))[0]
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
-                 engine: str = "auto", memory_budget: float | None = None) -> Any:
-        """Transform real ``x`` along ``axis``; returns complex, same shape and kind."""
+                 engine: str = "auto", memory_budget: float | None = None,
+                 check_finite: bool = True) -> Any:
+        """Transform real ``x`` along ``axis``; returns complex, same shape and kind.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            Real signals; never modified.
+        axis, mode, cval, engine, memory_budget
+            As in the one-call function.
+        check_finite : bool
+            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
+            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
+            input then gives non-finite output instead of an error.
+        """
         return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget)
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite)
 
     def __repr__(self) -> str:
         return (f"MorletTransform(sigma={self.sigma}, xi={self.xi}, method={self.method!r}, "
