@@ -102,6 +102,17 @@ def gpu_report(data) -> list[str]:
             out += ["", f"10^7 samples, σ = 256, {r['method']}: float32 against float64 "
                     f"{r['rel_err_f64']:.1e} (first and last 10^4 outputs: "
                     f"{r['head_tail_err'][0]:.1e}, {r['head_tail_err'][1]:.1e}): no drift."]
+    pub = _load("signal_fused_public.json")
+    if pub is not None:
+        out += ["", f"## Public plan calls ({pub['env']['date']})", "",
+                "`plan(x, check_finite=False, memory_budget=2**30)` on a CUDA tensor: captured in "
+                "a CUDA graph and replayed (`graph`), or called directly without the NaN check "
+                "(`no check`); `kernels`: the two kernels launched directly. Written by "
+                "`signal_fused.py --sections public_graph --name signal_fused_public`.", "",
+                "| transform | σ | graph µs | no check µs | kernels µs |", "|---|---|---|---|---|"]
+        for r in pub["rows"]:
+            out.append(f"| {r['kind']} | {r['sigma']:g} | {1e3 * r['public_graph_ms']:.1f} | "
+                       f"{1e3 * r['public_no_check_ms']:.0f} | {1e3 * r['kernels_ms']:.0f} |")
     var = os.path.join(RESULTS, "signal_fused_variants.jsonl")
     if os.path.exists(var):
         out += ["", "## Kernel variants (CUDA graph ms)", "",
