@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute and register counts of the fused SFT kernels on a batch of 1000 signals
-# (results summarised in benchmarks/results/signal_fused_ncu.md). Run from the repository root
+# (results summarised in benchmarks/results/signal_fused_ncu.md; ncu profiles the second Gaussian
+# call). Run from the repository root
 # on the GPU machine: bash benchmarks/signal_fused_profile.sh
 set -u
 export PYTHONPATH=src
@@ -9,7 +10,7 @@ import torch
 from fastmoments.signal import GaussianFilter, MorletTransform
 from fastmoments.signal import triton_sft as ts
 x = torch.randn(1000, 102400, device="cuda")
-for p in (GaussianFilter(256.0), MorletTransform(256.0, 6.0)):
+for p in (GaussianFilter(256.0), GaussianFilter(256.0), MorletTransform(256.0, 6.0)):
     ts.fused_apply(p.bank, x, "reflect")
     torch.cuda.synchronize()
 for name, k in (("tile_totals", ts._tile_totals), ("sft_output", ts._sft_output)):
