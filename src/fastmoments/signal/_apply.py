@@ -15,8 +15,8 @@ from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .sliding import ENGINES
 
-__all__ = ["DEFAULT_ENGINE", "apply_bank", "as_signal", "normalize_axis", "require_finite",
-           "resolve_engine"]
+__all__ = ["DEFAULT_ENGINE", "BankPlan", "apply_bank", "as_signal", "normalize_axis",
+           "require_finite", "resolve_engine"]
 
 # Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
 # "chunked" (matrix products; fused Triton kernels for float32 on CUDA) beats the row-by-row
@@ -140,3 +140,41 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
                    budget=memory_budget)[0]
     require_finite(finite)
     return to_output(y, kind)
+
+
+class BankPlan:
+    """Base of the one-axis plans (:class:`~fastmoments.signal.GaussianFilter`,
+    :class:`~fastmoments.signal.MorletTransform`): a ``bank`` and a ``method`` applied along
+    one axis of any batch."""
+
+    bank: Any
+    method: str
+
+    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
+                 engine: str = "auto", memory_budget: float | None = None,
+                 check_finite: bool = True) -> Any:
+        """Filter ``x`` along ``axis``: same shape, real (Gaussian) or complex (Morlet) output;
+        NumPy in gives NumPy out, torch in gives torch out on the same device.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            Real signals; never modified.
+        axis : int
+            The axis holding time.
+        mode : {"reflect", "nearest", "mirror", "wrap", "constant"}
+            Extension beyond the ends, as in :mod:`scipy.ndimage`.
+        cval : float
+            Value outside the signal for ``mode="constant"``.
+        engine : {"auto", "chunked", "prefix", "recursive", "sliding"}
+            How the SFT components are computed (``"auto"``: the measured default).
+        memory_budget : float, optional
+            Scratch memory in bytes (or a fraction of the free memory).
+        check_finite : bool
+            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
+            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
+            input then gives non-finite output instead of an error.
+        """
+        return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite)

@@ -108,16 +108,8 @@ class CWT:
                  check_finite: bool = True) -> Any:
         """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out.
 
-        Parameters
-        ----------
-        x : array_like or torch.Tensor
-            Real signals; never modified.
-        axis, mode, cval, engine, memory_budget
-            As in :func:`cwt`.
-        check_finite : bool
-            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
-            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
-            input then gives non-finite output instead of an error.
+        The parameters are those of :meth:`~fastmoments.signal._apply.BankPlan.__call__`
+        (``check_finite=False`` lets a call be captured in a CUDA graph).
         """
         t, kind, finite = as_signal(x, check_finite)
         ax = normalize_axis(axis, t.ndim)

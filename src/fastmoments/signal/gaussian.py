@@ -16,7 +16,7 @@ import numpy as np
 
 from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import as_signal, filter_along, normalize_axis, require_finite
+from ._apply import BankPlan, as_signal, normalize_axis, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
 from .sliding import SFTBank
@@ -37,7 +37,7 @@ def default_shift(sigma: float) -> int:
     return max(1, round(sigma / 16.0))
 
 
-class GaussianFilter:
+class GaussianFilter(BankPlan):
     """Plan for Gaussian smoothing (``order`` 0, 1 or 2) along one axis.
 
     Build it once for ``σ`` and the options; call it on any number of signals.
@@ -124,26 +124,6 @@ class GaussianFilter:
     def kernel(self, j: np.ndarray) -> np.ndarray:
         """The impulse response actually applied, at integer offsets ``j`` (float64)."""
         return self.bank.kernel(np.asarray(j))[0]
-
-    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
-                 engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True) -> Any:
-        """Filter ``x`` along ``axis``; NumPy in gives NumPy out, torch in gives torch out.
-
-        Parameters
-        ----------
-        x : array_like or torch.Tensor
-            Real signals; never modified.
-        axis, mode, cval, engine, memory_budget
-            As in the one-call function.
-        check_finite : bool
-            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
-            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
-            input then gives non-finite output instead of an error.
-        """
-        return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite)
 
     def __repr__(self) -> str:
         return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, method={self.method!r}, "

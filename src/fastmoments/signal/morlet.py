@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import filter_along
+from ._apply import BankPlan
 from .coefficients import (
     default_morlet_terms,
     fit_gaussian,
@@ -114,7 +114,7 @@ def default_terms(xi: float, method: str, approximation: str) -> int:
     return 15  # pragma: no cover
 
 
-class MorletTransform:
+class MorletTransform(BankPlan):
     """Plan for the Morlet wavelet transform at one scale σ along one axis.
 
     ``x_M[n] = Σ_k ψ_{σ,ξ}[k] x[n - k]`` with the wavelet of Eq. 52, computed from sliding
@@ -199,26 +199,6 @@ class MorletTransform:
     def kernel(self, j: np.ndarray) -> np.ndarray:
         """The complex impulse response actually applied, at integer offsets ``j``."""
         return self.bank.kernel(np.asarray(j))[0]
-
-    def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
-                 engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True) -> Any:
-        """Transform real ``x`` along ``axis``; returns complex, same shape and kind.
-
-        Parameters
-        ----------
-        x : array_like or torch.Tensor
-            Real signals; never modified.
-        axis, mode, cval, engine, memory_budget
-            As in the one-call function.
-        check_finite : bool
-            Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
-            host synchronisation, so that the call can be captured in a CUDA graph; non-finite
-            input then gives non-finite output instead of an error.
-        """
-        return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite)
 
     def __repr__(self) -> str:
         return (f"MorletTransform(sigma={self.sigma}, xi={self.xi}, method={self.method!r}, "
