@@ -11,17 +11,6 @@ from pathlib import Path
 import numpy as np
 
 
-def parse_ints(text: str, name: str) -> list[int]:
-    """``"100,300,700"`` -> ``[100, 300, 700]`` with an error naming the option."""
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise ValueError(f"--{name} must be comma-separated integers, got {text!r}") from exc
-    if not values:
-        raise ValueError(f"--{name} must list at least one integer")
-    return values
-
-
 def run_studies(image: np.ndarray, *, families: Sequence[str], orders: Sequence[int],
                 ks: Sequence[int], device: str, out: Path, label: str,
                 quadrature: str = "midpoint", show_progress: bool | None = True) -> Path:

@@ -24,10 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..data import sample_image
-    from ._disk_run import parse_ints, run_studies
+    from ._args import parse_numbers
+    from ._disk_run import run_studies
 
-    orders = parse_ints(args.orders, "orders")
-    ks = parse_ints(args.k, "k")
+    orders = parse_numbers(args.orders, "orders")
+    ks = parse_numbers(args.k, "k")
     img = sample_image("camera", args.size)
     report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=orders, ks=ks,
                          device=args.device, out=Path(args.out),

@@ -28,15 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..data import load_image
     from ..disk import get_family
-    from ._disk_run import parse_ints, run_studies
+    from ._args import parse_numbers
+    from ._disk_run import run_studies
 
     get_family(args.family)
     path = Path(args.image)
     if not path.is_file():
         raise FileNotFoundError(f"IMAGE {args.image!r} does not exist")
     img = load_image(str(path), size=args.size)
-    report = run_studies(img, families=(args.family,), orders=parse_ints(args.orders, "orders"),
-                         ks=parse_ints(args.k, "k"), device=args.device, out=Path(args.out),
+    report = run_studies(img, families=(args.family,), orders=parse_numbers(args.orders, "orders"),
+                         ks=parse_numbers(args.k, "k"), device=args.device, out=Path(args.out),
                          label=path.name, quadrature=args.quadrature)
     print(f"fastmoments reconstruct: results in {report.parent}/ (start with {report})")
     return 0

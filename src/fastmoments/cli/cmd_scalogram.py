@@ -9,16 +9,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _float_list(text: str) -> list[float]:
-    try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected numbers separated by commas, got {text!r}") from None
-    if not vals:
-        raise argparse.ArgumentTypeError("expected at least one number")
-    return vals
+from ._args import number_list
 
 
 def register(subparsers: Any) -> None:
@@ -30,7 +21,7 @@ def register(subparsers: Any) -> None:
                     "sliding Fourier transform, and draw |W| as an image.",
     )
     p.add_argument("signal", help="a .wav or .csv file, or 'chirp'")
-    p.add_argument("--scales", type=_float_list, default=None,
+    p.add_argument("--scales", type=number_list("scales", float), default=None,
                    help="scales in samples, comma separated (default: 64 log-spaced from 2 to "
                         "N/16); or give --min-scale/--max-scale/--num-scales")
     p.add_argument("--min-scale", type=float, default=2.0)

@@ -11,16 +11,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _int_list(text: str) -> list[int]:
-    try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected integers separated by commas, got {text!r}") from None
-    if not vals:
-        raise argparse.ArgumentTypeError("expected at least one integer")
-    return vals
+from ._args import number_list
 
 
 def register(subparsers: Any) -> None:
@@ -32,8 +23,10 @@ def register(subparsers: Any) -> None:
                     "PSNR tables, timings and figures of reconstructed slices to --out.",
     )
     p.add_argument("volume", help="a volume file, or 'phantom' for the 3-D Shepp-Logan phantom")
-    p.add_argument("--order", type=_int_list, default=[20, 40], help="orders, e.g. 100,300,500")
-    p.add_argument("--k", type=_int_list, default=[1, 3], help="points per voxel edge, e.g. 1,7,23")
+    p.add_argument("--order", type=number_list("order"), default=[20, 40],
+                   help="orders, e.g. 100,300,500")
+    p.add_argument("--k", type=number_list("k"), default=[1, 3],
+                   help="points per voxel edge, e.g. 1,7,23")
     p.add_argument("--alpha", type=float, default=0.0)
     p.add_argument("--beta", type=float, default=0.0)
     p.add_argument("--quadrature", default="midpoint", help="'midpoint' (thesis) or 'gauss'")

@@ -35,7 +35,6 @@ of chunks and the same tables).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -339,8 +338,10 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
 
 def fused_eligible(bank, chunk: int = CHUNK) -> bool:
     """Whether the fused kernels apply: one row group per channel, and ``α C ≤ 1``
-    (the in-tile anchor recursion divides by ``q^C``)."""
-    chans = [g[2] for g in bank.groups]
-    return (len(set(chans)) == len(chans)
-            and float(np.max(bank.alpha, initial=0.0)) * chunk <= 1.0
-            and math.isfinite(float(np.max(bank.omega, initial=0.0))))
+    (the in-tile anchor recursion divides by ``q^C``). Computed once per bank and chunk."""
+    key = ("fused-eligible", chunk)
+    if key not in bank._tables:
+        chans = [g[2] for g in bank.groups]
+        bank._tables[key] = (len(set(chans)) == len(chans)
+                             and float(np.max(bank.alpha, initial=0.0)) * chunk <= 1.0)
+    return bank._tables[key]

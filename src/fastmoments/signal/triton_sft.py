@@ -46,16 +46,16 @@ def available() -> bool:
     return triton is not None
 
 
-def _settings() -> tuple[int, int, str]:
-    """Chunks per tile, warps and dot precision (environment overrides for benchmarking).
+# Four warps only: with 8 warps and 64 chunks per tile Triton 3.6 produced wrong results (and
+# once an illegal memory access) on the H100 (benchmarks/results/signal_fused.md).
+_WARPS = 4
 
-    Four warps only: with 8 warps and 64 chunks per tile Triton 3.6 produced wrong results
-    (and once an illegal memory access) on the H100 (benchmarks/results/signal_fused.md), so
-    the warp count is not configurable.
-    """
+
+def _settings() -> tuple[int, str]:
+    """Chunks per tile and dot precision (environment overrides for benchmarking)."""
     bc = int(os.environ.get("FASTMOMENTS_SFT_BC", "64"))
     prec = os.environ.get("FASTMOMENTS_SFT_PRECISION", "tf32x3")
-    return bc, 4, prec
+    return bc, prec
 
 
 class _FusedTables:
@@ -326,7 +326,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         raise RuntimeError("the fused SFT kernels need Triton")
     if rows.dtype != torch.float32:
         raise TypeError(f"fused_apply takes float32 signals, got {rows.dtype}")
-    bc, warps, prec = _settings()
+    bc, prec = _settings()
     tb = _tables(bank, chunk, bc, rows.device)
     rows = rows.contiguous()
     bsz, n = rows.shape
@@ -340,7 +340,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     y = alloc(bsz, bank.n_channels, n, dtype=odt, device=dev)
     yv = torch.view_as_real(y) if bank.complex_output else y
     mode_id = MODES.index(mode)
-    common = dict(MODE=mode_id, C=chunk, BC=bc, RP=tb.rp, PREC=prec, num_warps=warps)
+    common = dict(MODE=mode_id, C=chunk, BC=bc, RP=tb.rp, PREC=prec, num_warps=_WARPS)
     # persistent programs: about 8 per multiprocessor, each looping over a power-of-two number
     # of (signal, tile) items (a compile-time constant, so the loop also runs interpreted);
     # items past the end repeat the last one, which writes the same values again
