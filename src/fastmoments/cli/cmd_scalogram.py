@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
     from fastmoments.signal import Morlet, cwt
 
+    from ..viz.figures import save_figure
+
     if args.signal == "chirp":
         x, rate = chirp(), 1000.0
     else:
@@ -110,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
     ax.set_title(f"Morlet scalogram (ξ = {args.xi:g}, {len(scales)} scales, "
                  f"{args.method.upper()}, {elapsed * 1e3:.0f} ms)")
     fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    fig.savefig(args.out, dpi=120)
-    plt.close(fig)
+    save_figure(fig, args.out, dpi=120, bbox_inches=None)
     print(f"scalogram of {n} samples at {len(scales)} scales in {elapsed:.3f} s -> {args.out}")
     return 0

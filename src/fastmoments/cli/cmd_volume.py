@@ -119,6 +119,8 @@ def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..viz.figures import save_figure
+
     lo, hi = float(vol.min()), float(vol.max())
     orders, ks = args.order, args.k
     fig, axes = plt.subplots(len(orders), len(ks) + 1, squeeze=False,
@@ -137,8 +139,7 @@ def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str)
         ax.set_yticks([])
     fig.suptitle(f"x-y slice {mid} of {source}, alpha={args.alpha}, beta={args.beta}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "slices_xy.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(args.out, "slices_xy.png"), dpi=110, bbox_inches=None)
     best = recs[(orders[-1], ks[-1])]
     c = [s // 2 for s in vol.shape]
     originals = [vol[c[0]], vol[:, c[1]], vol[:, :, c[2]]]
@@ -153,5 +154,4 @@ def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str)
         ax.set_xticks([])
         ax.set_yticks([])
     fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "slices_planes.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(args.out, "slices_planes.png"), dpi=110, bbox_inches=None)

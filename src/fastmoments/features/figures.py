@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..viz.figures import save_figure
 from . import thesis
 
 __all__ = ["draw_all"]
@@ -59,10 +60,7 @@ def _closest_pairs(out: Path, result: dict[str, Any], masks: np.ndarray, font: P
     fig.suptitle("Ten closest character pairs per feature vector (24x24 renderings, "
                  "distance Eq. 6.4/6.5)", fontsize=11)
     fig.tight_layout()
-    path = out / "features_closest_pairs.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out / "features_closest_pairs.png", dpi=90, bbox_inches=None)
 
 
 def _histogram(out: Path, result: dict[str, Any]) -> Path:
@@ -84,10 +82,7 @@ def _histogram(out: Path, result: dict[str, Any]) -> Path:
     axes[0, 0].set_ylabel("pairs")
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    path = out / "features_histogram.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out / "features_histogram.png", dpi=90, bbox_inches=None)
 
 
 def _recognition(out: Path, result: dict[str, Any]) -> Path:
@@ -113,7 +108,4 @@ def _recognition(out: Path, result: dict[str, Any]) -> Path:
     axes[0, 0].set_ylabel("top-1 accuracy (%)")
     axes[0, -1].legend(fontsize=7)
     fig.tight_layout()
-    path = out / "features_recognition.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out / "features_recognition.png", dpi=90, bbox_inches=None)

@@ -20,11 +20,12 @@ def _plt():
     return plt
 
 
-def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
-    """Save and close ``fig``; returns the path."""
+def save_figure(fig: Any, path: str | Path, dpi: int = 110, *,
+                bbox_inches: str | None = "tight") -> Path:
+    """Save and close ``fig`` (creating the folder); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    fig.savefig(path, dpi=dpi, bbox_inches=bbox_inches)
     _plt().close(fig)
     return path
 
