@@ -28,6 +28,7 @@ import torch
 
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "src"))
 
+from disk_common import sync, time_samples
 from fastmoments.box import JacobiTransform, engine
 from fastmoments.box.phantom import phantom_tensor
 
@@ -35,31 +36,9 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 
 
-def sync(dev: torch.device) -> None:
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-
-
 def bench(fn, dev: torch.device, reps: int, warm: int = 2) -> list[float]:
     """Milliseconds per call (CUDA events on a GPU), after ``warm`` calls."""
-    for _ in range(warm):
-        fn()
-    sync(dev)
-    out = []
-    for _ in range(reps):
-        if dev.type == "cuda":
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            torch.cuda.synchronize(dev)
-            out.append(a.elapsed_time(b))
-        else:
-            t = time.perf_counter()
-            fn()
-            out.append((time.perf_counter() - t) * 1e3)
-    return out
+    return [1e3 * t for t in time_samples(fn, dev, warmup=warm, repeat=reps)]
 
 
 def summary(ms: list[float]) -> dict:

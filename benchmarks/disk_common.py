@@ -1,8 +1,10 @@
-"""Shared helpers of the disk benchmarks: environment record, timers, result files."""
+"""Shared helpers of the benchmarks (disk, PHT, features, box, signal): environment record, the
+timer, result files."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import json
 import os
 import platform
@@ -18,8 +20,9 @@ import torch
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def environment(device: torch.device) -> dict[str, Any]:
-    """Device, versions and date, recorded with every result file."""
+def environment(device: torch.device, extra_packages: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Device, versions and date, recorded with every result file (plus the versions of
+    ``extra_packages``, ``None`` where not installed)."""
     info: dict[str, Any] = {
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
@@ -29,6 +32,11 @@ def environment(device: torch.device) -> dict[str, Any]:
         "cpu_threads": torch.get_num_threads(),
         "device": str(device),
     }
+    for name in extra_packages:
+        try:
+            info[name] = importlib.import_module(name).__version__
+        except ImportError:
+            info[name] = None
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
         info["cuda"] = torch.version.cuda
@@ -47,10 +55,10 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2, repeat: int = 5,
-           ) -> dict[str, float]:
-    """Median and spread of ``repeat`` timed calls after ``warmup`` calls (CUDA events on a
-    GPU, the wall clock on a CPU)."""
+def time_samples(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2,
+                 repeat: int = 5) -> list[float]:
+    """Seconds of ``repeat`` calls after ``warmup`` calls (CUDA events on a GPU, the wall
+    clock on a CPU): the one timer of the benchmarks."""
     for _ in range(warmup):
         fn()
     sync(device)
@@ -68,6 +76,13 @@ def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2, repe
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
+    return times
+
+
+def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2, repeat: int = 5,
+           ) -> dict[str, float]:
+    """Median and spread of :func:`time_samples`."""
+    times = time_samples(fn, device, warmup=warmup, repeat=repeat)
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
             "repeat": repeat}
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from disk_common import environment as _environment
 from disk_common import sync, timeit  # noqa: F401  (shared timers, re-exported to the pht scripts)
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -26,27 +25,8 @@ PAPER = {
 
 
 def environment(device: torch.device) -> dict[str, Any]:
-    """Device, versions and date, recorded with every result file."""
-    info: dict[str, Any] = {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": np.__version__,
-        "cpu": platform.processor() or platform.machine(),
-        "cpu_threads": torch.get_num_threads(),
-        "device": str(device),
-    }
-    try:
-        import finufft
-
-        info["finufft"] = finufft.__version__
-    except ImportError:
-        info["finufft"] = None
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-        info["cuda"] = torch.version.cuda
-        info["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
-    return info
+    """Device, versions (finufft's too) and date, recorded with every result file."""
+    return _environment(device, ("finufft",))
 
 
 def wall(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float]:

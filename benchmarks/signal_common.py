@@ -4,13 +4,13 @@ error and CUDA-graph capture."""
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
+from disk_common import time_samples
 from fastmoments.signal.boundary import extend
 
 
@@ -50,19 +50,6 @@ def capture_graph(fn: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
 
 def timer(fn, *, warmup=3, repeat=20, cuda=True):
     """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        if cuda:
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append(1e3 * (time.perf_counter() - t0))
+    dev = torch.device("cuda" if cuda else "cpu")
+    times = [1e3 * t for t in time_samples(fn, dev, warmup=warmup, repeat=repeat)]
     return statistics.median(times), min(times), max(times)

@@ -115,6 +115,22 @@ def main() -> int:
     combos = [("sft", "prefix"), ("sft", "sliding"), ("sft", "recursive"),
               ("asft", "sliding"), ("asft", "recursive"), ("direct", "direct")]
 
+    def measure(plan, method, engine, ref, **fields):
+        """Eager and CUDA-graph times and the error of ``plan`` in float32 and float64."""
+        eng = "auto" if method == "direct" else engine
+        for dtype, x in (("float32", x32), ("float64", x64)):
+            y = plan(x, engine=eng)
+            t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
+                            cuda=cuda, repeat=5 if method == "direct" else 20)
+            t_graph = (None,) * 3
+            if cuda and method != "direct":
+                g, _ = graph_core(plan, x, engine)
+                t_graph = timer(g.replay)
+            record(**fields, n=n, method=method, engine=engine, dtype=dtype, terms=plan.terms,
+                   K=plan.K, kernel_rmse=plan.rmse, rel_err=rel(y, ref),
+                   ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
+                   graph_ms=t_graph[0], graph_ms_min=t_graph[1], graph_ms_max=t_graph[2])
+
     def section_0():
         for sigma in sigmas:
             for order in (0, 1, 2):
@@ -124,21 +140,8 @@ def main() -> int:
                     if method == "direct" and (order != 0 or (quick and sigma > 16)):
                         continue
                     plan = GaussianFilter(sigma, order=order, method=method)
-                    eng = "auto" if method == "direct" else engine
-                    for dtype, x in (("float32", x32), ("float64", x64)):
-                        y = plan(x, engine=eng)
-                        t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
-                                        cuda=cuda, repeat=5 if method == "direct" else 20)
-                        t_graph = (None,) * 3
-                        if cuda and method != "direct":
-                            g, _ = graph_core(plan, x, engine)
-                            t_graph = timer(g.replay)
-                        record(kind="gaussian", sigma=sigma, order=order, n=n, method=method,
-                               engine=engine, dtype=dtype, terms=plan.terms, K=plan.K,
-                               kernel_rmse=plan.rmse, rel_err=rel(y, ref),
-                               ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
-                               graph_ms=t_graph[0], graph_ms_min=t_graph[1],
-                               graph_ms_max=t_graph[2])
+                    measure(plan, method, engine, ref, kind="gaussian", sigma=sigma,
+                            order=order)
 
     run_section(section_0, 0)
 
@@ -152,21 +155,8 @@ def main() -> int:
                     if method == "direct" and (approx != "direct" or (quick and sigma > 16)):
                         continue
                     plan = MorletTransform(sigma, 6.0, method=method, approximation=approx)
-                    eng = "auto" if method == "direct" else engine
-                    for dtype, x in (("float32", x32), ("float64", x64)):
-                        y = plan(x, engine=eng)
-                        t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
-                                        cuda=cuda, repeat=5 if method == "direct" else 20)
-                        t_graph = (None,) * 3
-                        if cuda and method != "direct":
-                            g, _ = graph_core(plan, x, engine)
-                            t_graph = timer(g.replay)
-                        record(kind="morlet", sigma=sigma, n=n, method=method, engine=engine,
-                               approximation=approx, dtype=dtype, terms=plan.terms, K=plan.K,
-                               kernel_rmse=plan.rmse, rel_err=rel(y, ref),
-                               ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
-                               graph_ms=t_graph[0], graph_ms_min=t_graph[1],
-                               graph_ms_max=t_graph[2])
+                    measure(plan, method, engine, ref, kind="morlet", sigma=sigma,
+                            approximation=approx)
 
     run_section(section_1, 1)
 
