@@ -35,6 +35,8 @@ of chunks and the same tables).
 from __future__ import annotations
 
 import functools
+import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,7 +179,7 @@ class _Stacked:
         for g in groups:
             r = g.q.shape[0]
             fr = np.zeros((2 * rm, g.far.shape[1]), dtype=g.far.dtype)
-            fr[:r], fr[rm: rm + r] = g.far[:r], g.far[r:]
+            fr[0: 2 * r: 2], fr[1: 2 * r: 2] = g.far[:r], g.far[r:]  # rows re_0, im_0, ...
             qm = np.zeros((chunk, 2 * rm), dtype=np.complex128)
             qm[:, :r], qm[:, rm: rm + r] = g.qmat, g.qpre
             if cplx:
@@ -201,6 +203,7 @@ class _Stacked:
         self.rho = c64(_powers_bc(alpha, omega, chunk))  # q^C
         self.rho_f = c64(_powers_bc(alpha * chunk, omega * chunk, self.F[:, None]))  # q^{FC}
         self._rot: dict = {}
+        self._rot_conj: torch.Tensor | None = None
         self._index: dict = {}
 
     def rotations(self, n_sig: int) -> torch.Tensor:
@@ -210,6 +213,13 @@ class _Stacked:
             table = _powers(self.alpha * self.chunk, self.omega * self.chunk, c)  # (G, R, n)
             self._rot = {n_sig: torch.as_tensor(table.transpose(0, 2, 1), device=self.device)}
         return self._rot[n_sig]
+
+    def rotations_conj(self, n_sig: int) -> torch.Tensor:
+        """``ρ^{-c}`` for ``|ρ| = 1`` (the conjugate of :meth:`rotations`, materialised)."""
+        rc = self._rot_conj  # read once: another thread may replace it
+        if rc is None or rc.shape[1] != n_sig:
+            rc = self._rot_conj = self.rotations(n_sig).conj().resolve_conj()
+        return rc
 
     def index(self, n_sig: int, count: int, gs: slice) -> torch.Tensor:
         """Flat indices ``i * n_sig + c + F_g`` for ``c = 1 .. count`` and the groups ``gs``
@@ -238,6 +248,8 @@ def _anchors(tot: torch.Tensor, st: _Stacked, count: int, gs: slice) -> torch.Te
     ``tot`` holds the chunk totals ``σ`` and the partial totals ``pre`` of every group,
     ``(B, G, n_sig, 2 R_max)`` complex128, for the groups ``gs``. ``S[cC] = W[c] +
     q^{FC} pre[c + F]`` with the windowed sum ``W[c] = Σ_{j<F} ρ^j σ[c + j]``, ``ρ = q^C``.
+    This version allocates its results (the differentiable path); :func:`_anchors_into` is
+    the same computation in preallocated scratch.
     """
     g, n_sig = tot.shape[1:3]
     rm = st.r_max
@@ -250,30 +262,149 @@ def _anchors(tot: torch.Tensor, st: _Stacked, count: int, gs: slice) -> torch.Te
         hi = u.flatten(1, 2).index_select(1, far_idx - 1).unflatten(1, (g, count))
         w = (hi - u[:, :, :count]) * rot[:, 1: count + 1].conj()
     else:
-        # V[c] = σ[c] + ρ V[c+1] (decaying, float64); W[c] = V[c] - ρ^F V[c+F]
-        flipped = torch.flip(sig, (2,)).transpose(2, 3).flatten(1, 2)  # (B, G R, n_sig)
-        v = scan_linear(flipped, st.rho[gs].flatten()).unflatten(1, (g, rm))
-        v = torch.flip(v, (3,)).transpose(2, 3)  # (B, G, n_sig, R)
-        hi = v.flatten(1, 2).index_select(1, far_idx).unflatten(1, (g, count))
-        w = v[:, :, 1: count + 1] - st.rho_f[gs, None, :] * hi
+        w = _asft_window(sig, st, count, gs, far_idx)
     pre_f = pre.flatten(1, 2).index_select(1, far_idx).unflatten(1, (g, count))
     return w + st.tail[gs, None, :] * pre_f
 
 
+def _asft_window(sig: torch.Tensor, st: _Stacked, count: int, gs: slice,
+                 far_idx: torch.Tensor) -> torch.Tensor:
+    """ASFT windowed sums ``W[c] = V[c] - ρ^F V[c+F]`` with ``V[c] = σ[c] + ρ V[c+1]``
+    (decaying, float64), ``(B, G, count, R_max)`` complex128."""
+    g, rm = sig.shape[1], st.r_max
+    flipped = torch.flip(sig, (2,)).transpose(2, 3).flatten(1, 2)  # (B, G R, n_sig)
+    v = scan_linear(flipped, st.rho[gs].flatten()).unflatten(1, (g, rm))
+    v = torch.flip(v, (3,)).transpose(2, 3)  # (B, G, n_sig, R)
+    hi = v.flatten(1, 2).index_select(1, far_idx).unflatten(1, (g, count))
+    return v[:, :, 1: count + 1] - st.rho_f[gs, None, :] * hi
+
+
+def _anchors_into(tot: torch.Tensor, st: _Stacked, count: int, gs: slice, ws: _Workspace,
+                  e: torch.Tensor) -> None:
+    """:func:`_anchors` written into ``e`` ``(B, G, count, 2 R_max)`` (working precision, the
+    real and imaginary parts of each row interleaved), with the float64 intermediates in the
+    scratch ``ws`` (no allocation for the SFT).
+
+    ``tot`` may be complex64: every product with a complex128 table is formed in float64.
+    """
+    bsz, g, n_sig = tot.shape[:3]
+    rm = st.r_max
+    sig, pre = tot[..., :rm], tot[..., rm:]
+    w = ws.get("w", (bsz, g, count, rm), torch.complex128, e.device)
+    if st.sft:
+        rot, rot_conj = st.rotations(n_sig), st.rotations_conj(n_sig)
+        u = ws.get("u", (bsz, g, n_sig, rm), torch.complex128, e.device)
+        torch.mul(sig, rot[gs], out=u)
+        u.cumsum_(2)  # u[c] = U[c + 1]
+        for j, f in enumerate(st.F[gs]):  # U[c + F] - U[c]: a shifted slice per group
+            torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j])
+        w.mul_(rot_conj[gs, 1: count + 1])
+    else:
+        w.copy_(_asft_window(sig, st, count, gs, st.index(n_sig, count, gs)))
+    for j, f in enumerate(st.F[gs]):  # + q^{FC} pre[c + F]
+        w[:, j].addcmul_(pre[:, j, f + 1: f + 1 + count], st.tail[gs.start + j])
+    e.copy_(torch.view_as_real(w).flatten(-2))
+
+
+class _Workspace:
+    """Named scratch tensors of one thread, grown on demand and reused across calls.
+
+    :meth:`get` returns a view of the first ``prod(shape)`` elements of the named buffer
+    (contents undefined), reallocating it only when it is too small. The total is capped:
+    beyond :data:`_CACHE_BYTES` the buffers are dropped after the call (see :func:`_workspace`).
+    """
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, torch.Tensor] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: torch.dtype,
+            device: torch.device | None = None) -> torch.Tensor:
+        """A scratch tensor of ``shape`` and ``dtype`` (contiguous, uninitialised)."""
+        numel = math.prod(shape)
+        buf = self.buffers.get(name)
+        if buf is None or buf.dtype != dtype or buf.numel() < numel:
+            buf = torch.empty(numel, dtype=dtype, device=device or torch.device("cpu"))
+            self.buffers[name] = buf
+        return buf[:numel].view(shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the buffers."""
+        return sum(b.numel() * b.element_size() for b in self.buffers.values())
+
+
+# Scratch of the CPU chunked engine kept per thread between calls (allocating it afresh costs
+# a page fault per 4 KiB on first touch: about as much time as the arithmetic on it).
+_CACHE_BYTES = 64 << 20
+_local = threading.local()
+
+
+def _workspace(device: torch.device) -> _Workspace:
+    """This thread's cached workspace on the CPU; a fresh one elsewhere (on CUDA the caching
+    allocator already reuses memory, and a buffer shared between streams would race)."""
+    if device.type != "cpu":
+        return _Workspace()
+    ws = getattr(_local, "workspace", None)
+    if ws is None:
+        ws = _local.workspace = _Workspace()
+    return ws
+
+
+def _release(ws: _Workspace) -> None:
+    """Drop a cached workspace that has grown past :data:`_CACHE_BYTES` (a one-off huge job
+    must not pin its scratch for the life of the thread)."""
+    if ws.nbytes > _CACHE_BYTES:
+        ws.buffers.clear()
+
+
+def _check_out(out: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype,
+               device: torch.device) -> None:
+    if tuple(out.shape) != shape or out.dtype != dtype or out.device != device:
+        raise ValueError(f"out must be a {dtype} tensor of shape {shape} on {device}, got "
+                         f"{out.dtype} {tuple(out.shape)} on {out.device}")
+    if shape[-1] > 1 and out.stride(-1) != 1:
+        raise ValueError("out must be contiguous along its last axis")
+
+
 def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
-                  chunk: int = CHUNK) -> torch.Tensor:
+                  chunk: int = CHUNK, *, out: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` to signals ``rows`` ``(B, N)`` by the chunked algorithm (torch).
 
-    Returns ``(B, n_channels, N)``, real or complex in the working precision of ``rows`` (a
-    view of a slightly longer buffer). This is the reference implementation of
-    :func:`fastmoments.signal.triton_sft.fused_apply` and the CPU engine: a few batched
-    matrix products per row group, and the anchors of all groups at once in float64.
+    This is the reference implementation of :func:`fastmoments.signal.triton_sft.fused_apply`
+    and the CPU engine: a few batched matrix products per row group, and the anchors of a
+    block of groups at once in float64 (in scratch reused across blocks and, on the CPU,
+    across calls of the same thread).
+
+    Parameters
+    ----------
+    bank : SFTBank
+        The filter bank.
+    rows : torch.Tensor
+        ``(B, N)`` real signals in the working precision.
+    mode : str
+        Boundary mode (:data:`fastmoments.signal.boundary.MODES`).
+    cval : float
+        Value outside the signal for ``mode="constant"``.
+    chunk : int
+        Chunk length ``C``.
+    out : torch.Tensor, optional
+        ``(B, n_channels, N)`` in the result dtype, contiguous along its last axis (other
+        strides are free): the products are written straight into it. Not allowed while a
+        gradient is recorded for ``rows``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(B, n_channels, N)``, real or complex in the working precision of ``rows``
+        (``out`` when given).
     """
     groups = group_tables(bank, chunk)
     wdt = rows.dtype
-    st = _stacked(bank, groups, chunk, wdt, rows.device)
+    dev = rows.device
+    st = _stacked(bank, groups, chunk, wdt, dev)
     bsz, n = rows.shape
     cplx = bank.complex_output
+    rdt = (torch.complex128 if wdt == torch.float64 else torch.complex64) if cplx else wdt
     n_out = -(-n // chunk)
     n_sig = n_out + int(st.F.max()) + 2
     # extent of the extended signal every group reads (signal coordinates)
@@ -281,55 +412,101 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     hi = max(max(g.off + n_sig * chunk, g.off + g.L + n_out * chunk) for g in groups)
     left, right = max(0, -lo), max(0, hi - n)
     xe = extend(rows, left, right, mode, cval)
-    width = chunk * (2 if cplx else 1)
-    single = len({g.channel for g in groups}) == len(groups)
-    # in-place products into one output buffer, unless a gradient is recorded
     grad = torch.is_grad_enabled() and rows.requires_grad
-    alloc = torch.empty if single and not grad else torch.zeros
-    out = alloc(bsz, bank.n_channels, n_out, width, dtype=wdt, device=rows.device)
-    parts: list = []
-    # groups are processed in blocks whose float64 scratch stays small (cache-sized)
+    if grad:
+        if out is not None:
+            raise ValueError("out cannot be used while a gradient is recorded for the input "
+                             "(the result would not be differentiable)")
+        return _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk)
+    if out is None:
+        out = torch.empty(bsz, bank.n_channels, n, dtype=rdt, device=dev)
+    else:
+        _check_out(out, (bsz, bank.n_channels, n), rdt, dev)
+    k = 2 if cplx else 1
+    width = chunk * k
+    n_full = n // chunk  # whole chunks go straight into out; a partial last one via scratch
+    flat = torch.view_as_real(out).flatten(-2) if cplx else out  # (B, n_channels, k N)
+    main = flat[..., : n_full * width].unflatten(-1, (n_full, width))
+    ws = _workspace(dev)
     per_group = 16 * n_sig * st.r_max * bsz
     block = max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+    tot = ws.get("tot", (bsz, block, n_sig, 4 * st.r_max), wdt, dev)
+    e = ws.get("e", (bsz, block, n_out, 2 * st.r_max), wdt, dev)
+    tail = None
+    if n_full < n_out:
+        tail = ws.get("tail", (bsz, bank.n_channels, width), wdt, dev)
+        tail.zero_()
+    written = set()  # channels whose first product has been stored (later ones accumulate)
+    # groups are processed in blocks whose float64 scratch stays small (cache-sized)
     for g0 in range(0, st.n_groups, block):
         gs = slice(g0, min(g0 + block, st.n_groups))
-        # chunk totals σ and pre of these groups: (B, G, n_sig, 4 R_max)
-        views, tots = [], []
-        if not grad:
-            tot = torch.empty(bsz, gs.stop - g0, n_sig, 4 * st.r_max, dtype=wdt,
-                              device=rows.device)
+        nb = gs.stop - g0
+        tb, eb = tot[:, :nb], e[:, :nb]
+        views = []
         for i in range(g0, gs.stop):
             g = groups[i]
             a0 = left + g.off
             xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
             b0 = a0 + g.L
             xb = xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
-            if grad:
-                tots.append(torch.matmul(xs, st.tot[i]))
-            else:
-                torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tot[:, i - g0])
+            torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tb[:, i - g0])
             views.append((g, xs[:, :n_out], xb))
-        if grad:
-            tot = torch.stack(tots, dim=1)
+        tot_c = torch.view_as_complex(tb.unflatten(-1, (-1, 2)))
+        _anchors_into(tot_c, st, n_out, gs, ws, eb)  # S[(c+1)C]
+        for i, (g, xa, xb) in enumerate(views, start=g0):
+            if n_full:
+                y = main[:, g.channel]  # (B, n_full, width), written in place
+                if g.channel in written:
+                    y.baddbmm_(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1))
+                else:
+                    torch.bmm(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1), out=y)
+                y.baddbmm_(xb[:, :n_full], st.hb[i].expand(bsz, -1, -1))
+                y.baddbmm_(eb[:, i - g0, :n_full], st.far[i].expand(bsz, -1, -1))
+            written.add(g.channel)
+        if tail is not None:  # the partial last chunk of every group of the block at once
+            xa_t = torch.stack([xa[:, n_full] for _, xa, _ in views])  # (G, B, C)
+            xb_t = torch.stack([xb[:, n_full] for _, _, xb in views])
+            y_t = torch.bmm(xa_t, st.ha[gs])
+            y_t.baddbmm_(xb_t, st.hb[gs]).baddbmm_(eb[:, :, n_full].transpose(0, 1), st.far[gs])
+            chans = torch.tensor([g.channel for g, _, _ in views], device=dev)
+            tail.index_add_(1, chans, y_t.transpose(0, 1))
+    if tail is not None:
+        flat[..., n_full * width:].copy_(tail[..., : k * n - n_full * width])
+    _release(ws)
+    return out
+
+
+def _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk) -> torch.Tensor:
+    """The differentiable form of :func:`chunked_apply` (no in-place writes into shared
+    buffers): ``(B, n_channels, N)``."""
+    bsz, wdt, dev = xe.shape[0], xe.dtype, xe.device
+    cplx = bank.complex_output
+    width = chunk * (2 if cplx else 1)
+    out = torch.zeros(bsz, bank.n_channels, n_out, width, dtype=wdt, device=dev)
+    parts: list = []
+    per_group = 16 * n_sig * st.r_max * bsz
+    block = max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+    for g0 in range(0, st.n_groups, block):
+        gs = slice(g0, min(g0 + block, st.n_groups))
+        views, tots = [], []
+        for i in range(g0, gs.stop):
+            g = groups[i]
+            a0 = left + g.off
+            xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
+            b0 = a0 + g.L
+            xb = xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
+            tots.append(torch.matmul(xs, st.tot[i]))
+            views.append((g, xs[:, :n_out], xb))
+        tot = torch.stack(tots, dim=1)
         tot64 = torch.view_as_complex(tot.to(torch.float64).unflatten(-1, (-1, 2)))
         anchor = _anchors(tot64, st, n_out, gs)  # S[(c+1)C]
-        e = torch.cat([anchor.real, anchor.imag], dim=-1).to(wdt)  # (B, G, n_out, 2 R_max)
+        e = torch.view_as_real(anchor).flatten(-2).to(wdt)  # (B, G, n_out, 2 R_max)
         for i, (g, xa, xb) in enumerate(views, start=g0):
-            if grad:
-                y = (torch.matmul(xa, st.ha[i]) + torch.matmul(xb, st.hb[i])
-                     + torch.matmul(e[:, i - g0], st.far[i]))
-                parts.append((g.channel, y))
-                continue
-            y = out[:, g.channel]  # (B, n_out, width), written in place
-            if single:
-                torch.bmm(xa, st.ha[i].expand(bsz, -1, -1), out=y)
-            else:
-                y.baddbmm_(xa, st.ha[i].expand(bsz, -1, -1))
-            y.baddbmm_(xb, st.hb[i].expand(bsz, -1, -1))
-            y.baddbmm_(e[:, i - g0], st.far[i].expand(bsz, -1, -1))
-    if grad:
-        for ch, y in parts:
-            out = out.index_add(1, torch.tensor([ch], device=rows.device), y[:, None])
+            y = (torch.matmul(xa, st.ha[i]) + torch.matmul(xb, st.hb[i])
+                 + torch.matmul(e[:, i - g0], st.far[i]))
+            parts.append((g.channel, y))
+    for ch, y in parts:
+        out = out.index_add(1, torch.tensor([ch], device=dev), y[:, None])
     out = out.flatten(2)
     if cplx:
         out = torch.view_as_complex(out.unflatten(-1, (-1, 2)))
