@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, finite_flag, to_output
+from .._array import ArrayKind, as_tensor, complex_dtype, finite_flag, to_output
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._validate import check_choice
 from . import triton_sft
@@ -15,8 +15,18 @@ from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .sliding import ENGINES
 
-__all__ = ["DEFAULT_ENGINE", "BankPlan", "apply_bank", "as_signal", "normalize_axis",
-           "require_finite", "resolve_engine"]
+__all__ = [
+    "DEFAULT_ENGINE",
+    "BankPlan",
+    "apply_bank",
+    "as_signal",
+    "check_grad_out",
+    "normalize_axis",
+    "output_buffer",
+    "require_finite",
+    "resolve_engine",
+    "result_dtype",
+]
 
 # Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
 # "chunked" (matrix products; fused Triton kernels for float32 on CUDA) beats the row-by-row
@@ -54,6 +64,108 @@ def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
         raise ValueError(f"{name} contains NaN or infinity")
 
 
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the memory spans of two tensors intersect (conservative, like
+    :func:`numpy.may_share_memory`)."""
+    if a.numel() == 0 or b.numel() == 0 or a.device != b.device:
+        return False
+
+    def span(t: torch.Tensor) -> tuple[int, int]:
+        lo = t.data_ptr() + t.element_size() * sum(
+            (n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True) if s < 0)
+        hi = t.data_ptr() + t.element_size() * (1 + sum(
+            (n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True) if s > 0))
+        return lo, hi
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1
+
+
+def output_buffer(out: Any, x: Any, kind: ArrayKind, shape: tuple[int, ...],
+                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Check a caller's ``out=`` array and return it as a tensor sharing its memory.
+
+    Parameters
+    ----------
+    out : numpy.ndarray or torch.Tensor
+        The caller's preallocated output: a NumPy array for NumPy input, a tensor (on the
+        input's device) for tensor input; exactly ``shape`` and ``dtype``, writeable, not
+        overlapping ``x`` and (tensor) not requiring grad. Any strides are accepted (NumPy:
+        no negative ones); C-contiguous ones let the engine write straight into it.
+    x : array_like or torch.Tensor
+        The caller's input, for the overlap check.
+    kind : ArrayKind
+        What the caller passed in.
+    shape : tuple of int
+        The result's shape.
+    dtype : torch.dtype
+        The result's dtype.
+    device : torch.device
+        The result's device.
+
+    Returns
+    -------
+    torch.Tensor
+        ``out`` itself (tensor) or a tensor view of it (NumPy).
+
+    Raises
+    ------
+    TypeError
+        For the wrong kind of array or the wrong dtype.
+    ValueError
+        For the wrong shape or device, a read-only or overlapping ``out``, negative NumPy
+        strides, or an ``out`` tensor that requires grad.
+    """
+    want = torch.empty(0, dtype=dtype).numpy().dtype if kind.numpy else dtype
+    if kind.numpy:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy.ndarray for NumPy input, got "
+                            f"{type(out).__name__}")
+        if out.dtype != want:
+            raise TypeError(f"out must have dtype {want}, got {out.dtype}")
+    else:
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"out must be a torch.Tensor for tensor input, got "
+                            f"{type(out).__name__}")
+        if out.dtype != dtype:
+            raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {tuple(out.shape)}")
+    if kind.numpy:
+        if any(st < 0 for st in out.strides):
+            raise ValueError("out must not have negative strides")
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        if isinstance(x, np.ndarray) and np.may_share_memory(x, out):
+            raise ValueError("out must not overlap the input x")
+        return torch.from_numpy(out)
+    if out.device != device:
+        raise ValueError(f"out must be on {device} like the input, got {out.device}")
+    if out.requires_grad:
+        raise ValueError("out must not require grad (it is written in place)")
+    if isinstance(x, torch.Tensor) and _overlaps(x, out):
+        raise ValueError("out must not overlap the input x")
+    return out
+
+
+def result_dtype(bank, t: torch.Tensor) -> torch.dtype:
+    """The dtype of ``bank`` applied to the working tensor ``t``."""
+    return _result_dtype(bank, t.dtype)
+
+
+def _result_dtype(bank, dtype: torch.dtype) -> torch.dtype:
+    return complex_dtype(dtype) if getattr(bank, "complex_output", False) else dtype
+
+
+def check_grad_out(t: torch.Tensor, out: Any) -> None:
+    """Refuse ``out`` while a gradient is recorded for the working tensor ``t`` (as torch's own
+    ``out=`` functions do)."""
+    if out is not None and torch.is_grad_enabled() and t.requires_grad:
+        raise ValueError("out cannot be used while a gradient is recorded for x (the result "
+                         "would not be differentiable); call without out, or under "
+                         "torch.no_grad()")
+
+
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Check an axis index against ``ndim`` and make it non-negative."""
     if isinstance(axis, bool) or not isinstance(axis, int):
@@ -77,10 +189,14 @@ def resolve_engine(engine: str, method: str, device: torch.device) -> str:
 
 
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
-               budget: int | float | None = None) -> torch.Tensor:
+               budget: int | float | None = None,
+               out: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
-    Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex.
+    Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
+    given (a checked tensor of that shape and dtype; see :func:`output_buffer`). The chunked
+    engine writes straight into ``out`` when the time axis is its last (contiguous) axis;
+    otherwise the result is copied into it.
     """
     check_choice("mode", mode, MODES)
     axis = normalize_axis(axis, t.ndim)
@@ -106,6 +222,23 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
         chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
                                what=f"filtering signals of {n} samples with "
                                     f"{bank.n_channels} output channels")
+    direct = None  # the result as (rows, n_channels, n) when the products can go straight in
+    if engine == "chunked" and not (torch.is_grad_enabled() and t.requires_grad):
+        if out is None:  # allocated with time last; returned as a view with time at axis
+            res = torch.empty((bank.n_channels, *shape), dtype=_result_dtype(bank, t.dtype),
+                              device=t.device)
+        else:
+            res = torch.movedim(out, axis + 1, -1)
+        o = torch.movedim(res, 0, -2)  # (*batch, channels, n)
+        if o.stride(-1) == 1 or n == 1:
+            try:
+                direct = o.view(-1, bank.n_channels, n)
+            except RuntimeError:  # batch axes that cannot be merged: compute, then copy
+                direct = None
+    if direct is not None:
+        for i in range(0, rows.shape[0], chunk):
+            _chunked(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk])
+        return out if out is not None else torch.movedim(res, -1, axis + 1)
     outs = []
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
@@ -117,29 +250,43 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     y = torch.cat(outs, dim=0) if len(outs) > 1 else outs[0]  # (B, C, n)
     y = y.reshape(*shape[:-1], bank.n_channels, n)
     y = torch.movedim(y, -2, 0)  # (C, *batch, n)
-    return torch.movedim(y, -1, axis + 1)
+    y = torch.movedim(y, -1, axis + 1)
+    if out is not None:
+        return out.copy_(y)
+    return y
 
 
-def _chunked(bank, rows: torch.Tensor, mode: str, cval: float) -> torch.Tensor:
+def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
+             out: torch.Tensor | None = None) -> torch.Tensor:
     """The chunked engine: fused Triton kernels for float32 on CUDA when they apply (and no
-    gradient is needed), else the torch implementation."""
+    gradient is needed), else the torch implementation (which writes into ``out``, ``(B,
+    n_channels, N)``, when given)."""
     if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
             and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-        return triton_sft.fused_apply(bank, rows, mode, cval)
-    return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32))
+        y = triton_sft.fused_apply(bank, rows, mode, cval)
+        return y if out is None else out.copy_(y)
+    return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
+                         out=out)
 
 
 def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,
-                 memory_budget: float | None, check_finite: bool = True) -> Any:
+                 memory_budget: float | None, check_finite: bool = True,
+                 out: Any = None) -> Any:
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
-    (input checks, engine choice, boundary extension, output in the caller's kind)."""
+    (input checks, engine choice, boundary extension, output in the caller's kind, or written
+    into ``out``)."""
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
+    target = None
+    if out is not None:
+        check_grad_out(t, out)
+        target = output_buffer(out, x, kind, tuple(t.shape), result_dtype(bank, t),
+                               t.device)[None]
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
-                   budget=memory_budget)[0]
+                   budget=memory_budget, out=target)[0]
     require_finite(finite)
-    return to_output(y, kind)
+    return out if out is not None else to_output(y, kind)
 
 
 class BankPlan:
@@ -152,7 +299,7 @@ class BankPlan:
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True) -> Any:
+                 check_finite: bool = True, out: Any = None) -> Any:
         """Filter ``x`` along ``axis``: same shape, real (Gaussian) or complex (Morlet) output;
         NumPy in gives NumPy out, torch in gives torch out on the same device.
 
@@ -174,7 +321,29 @@ class BankPlan:
             Check ``x`` for NaN and infinity (default). ``False`` skips the check and its one
             host synchronisation, so that the call can be captured in a CUDA graph; non-finite
             input then gives non-finite output instead of an error.
+        out : numpy.ndarray or torch.Tensor, optional
+            Preallocated output, written in place and returned (like NumPy's ``out=``): a
+            NumPy array for NumPy input, a tensor on the input's device for tensor input, of
+            ``x``'s shape and the result dtype (float32/float64 for the Gaussian,
+            complex64/complex128 for the Morlet transform), not overlapping ``x``; written
+            straight into when C-contiguous (else through a temporary). Reusing one ``out``
+            saves allocating (and first touching) the output on every call. Not allowed
+            while a gradient is recorded for ``x``.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            The filtered signals (``out`` when given).
+
+        Raises
+        ------
+        TypeError
+            For an ``out`` of the wrong kind or dtype.
+        ValueError
+            For a bad ``axis``/``mode``/``engine``, NaN or infinity in ``x``, or an ``out`` of
+            the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
+            is recorded.
         """
         return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
                             engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite)
+                            check_finite=check_finite, out=out)

@@ -16,7 +16,14 @@ import numpy as np
 
 from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import BankPlan, as_signal, normalize_axis, require_finite
+from ._apply import (
+    BankPlan,
+    as_signal,
+    check_grad_out,
+    normalize_axis,
+    output_buffer,
+    require_finite,
+)
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
 from .sliding import SFTBank
@@ -176,7 +183,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
                     axis: int = -1, axes: Sequence[int] | None = None, mode: str = "reflect",
                     cval: float = 0.0, method: str = "sft", terms: int | None = None,
                     shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
-                    memory_budget: float | None = None) -> Any:
+                    memory_budget: float | None = None, out: Any = None) -> Any:
     """Gaussian smoothing, or its first or second derivative, with cost independent of σ.
 
     Parameters
@@ -208,16 +215,24 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
         Kernel half-width in σ for ``method="direct"``.
     memory_budget : float, optional
         Scratch memory in bytes (or a fraction of the free memory).
+    out : numpy.ndarray or torch.Tensor, optional
+        Preallocated output of ``x``'s shape and the result dtype, of the input's kind (and
+        device): written in place and returned (see :meth:`GaussianFilter.__call__`). With
+        several ``axes`` only the last pass writes into it.
 
     Returns
     -------
     numpy.ndarray or torch.Tensor
-        Same shape as ``x``, float32 or float64 by the package's dtype policy.
+        Same shape as ``x``, float32 or float64 by the package's dtype policy (``out`` when
+        given).
 
     Raises
     ------
     ValueError
-        For σ ≤ 0, bad axes, unknown ``mode``/``method``/``engine``, NaN or infinity in ``x``.
+        For σ ≤ 0, bad axes, unknown ``mode``/``method``/``engine``, NaN or infinity in ``x``,
+        or a bad ``out`` (wrong shape or device, read-only, overlapping ``x``).
+    TypeError
+        For an ``out`` of the wrong kind or dtype.
 
     Notes
     -----
@@ -246,8 +261,13 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
             raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
     sigmas = _per_axis("sigma", sigma, len(axes_list))
     orders = _per_axis("order", order, len(axes_list))
+    target = None
+    if out is not None:
+        check_grad_out(t, out)
+        target = output_buffer(out, x, kind, tuple(t.shape), t.dtype, t.device)
     y = t
-    for ax, s, o in zip(axes_list, sigmas, orders, strict=True):
+    last = len(axes_list) - 1
+    for k, (ax, s, o) in enumerate(zip(axes_list, sigmas, orders, strict=True)):
         s = check_positive_float("sigma", s)
         o = check_int("order", o, minimum=0, maximum=2)
         plan = _cached_plan(s, o, check_choice("method", method, METHODS),
@@ -255,6 +275,6 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
                             shift, float(truncate))
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=False)
+                 check_finite=False, out=target if k == last else None)
     require_finite(finite)
-    return to_output(y, kind)
+    return out if out is not None else to_output(y, kind)

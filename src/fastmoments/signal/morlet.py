@@ -216,7 +216,7 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                      mode: str = "reflect", cval: float = 0.0, method: str = "sft",
                      approximation: str = "direct", terms: int | None = None,
                      shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
-                     memory_budget: float | None = None) -> Any:
+                     memory_budget: float | None = None, out: Any = None) -> Any:
     """Morlet wavelet transform at scale σ (Eqs. 49-55 and 60-61 of Yamashita & Wakahara 2022).
 
     Parameters
@@ -229,17 +229,23 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
         ξ of the wavelet (> 0).
     axis, mode, cval, method, approximation, terms, shift, engine, truncate, memory_budget
         As in :class:`MorletTransform` and :func:`~fastmoments.signal.gaussian_filter`.
+    out : numpy.ndarray or torch.Tensor, optional
+        Preallocated output of ``x``'s shape and the result dtype, of the input's kind:
+        written in place and returned (see :meth:`MorletTransform.__call__`).
 
     Returns
     -------
     numpy.ndarray or torch.Tensor
         Complex64 (float32 input) or complex128, same shape as ``x``:
-        ``x_M[n] = Σ_k ψ_{σ,ξ}[k] x[n - k]``.
+        ``x_M[n] = Σ_k ψ_{σ,ξ}[k] x[n - k]`` (``out`` when given).
 
     Raises
     ------
     ValueError
-        For σ ≤ 0 or ξ ≤ 0, a bad axis, an unknown option, NaN or infinity in ``x``.
+        For σ ≤ 0 or ξ ≤ 0, a bad axis, an unknown option, NaN or infinity in ``x``, or a bad
+        ``out`` (wrong shape or device, read-only, overlapping ``x``).
+    TypeError
+        For an ``out`` of the wrong kind or dtype.
 
     Examples
     --------
@@ -252,4 +258,5 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                         check_choice("method", method, METHODS),
                         check_choice("approximation", approximation, APPROXIMATIONS),
                         terms, shift, float(truncate))
-    return plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget)
+    return plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+                out=out)
