@@ -22,6 +22,7 @@ __all__ = [
     "as_signal",
     "check_grad_out",
     "normalize_axis",
+    "numpy_result",
     "output_buffer",
     "require_finite",
     "resolve_engine",
@@ -146,6 +147,16 @@ def output_buffer(out: Any, x: Any, kind: ArrayKind, shape: tuple[int, ...],
     if isinstance(x, torch.Tensor) and _overlaps(x, out):
         raise ValueError("out must not overlap the input x")
     return out
+
+
+def numpy_result(shape: tuple[int, ...], dtype: torch.dtype) -> np.ndarray:
+    """An uninitialised NumPy array for a result going back to a NumPy caller.
+
+    Allocated by NumPy rather than torch because NumPy advises the kernel to back large arrays
+    with transparent huge pages (Linux), which makes their first touch several times cheaper: a
+    52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on the development machine.
+    """
+    return np.empty(shape, dtype=torch.empty(0, dtype=dtype).numpy().dtype)
 
 
 def result_dtype(bank, t: torch.Tensor) -> torch.dtype:
@@ -279,7 +290,10 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
     target = None
-    if out is not None:
+    if out is None and kind.numpy and not t.requires_grad:
+        out = numpy_result(tuple(t.shape), result_dtype(bank, t))
+        target = torch.from_numpy(out)[None]
+    elif out is not None:
         check_grad_out(t, out)
         target = output_buffer(out, x, kind, tuple(t.shape), result_dtype(bank, t),
                                t.device)[None]

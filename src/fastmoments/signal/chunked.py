@@ -292,13 +292,19 @@ def _anchors_into(tot: torch.Tensor, st: _Stacked, count: int, gs: slice, ws: _W
     sig, pre = tot[..., :rm], tot[..., rm:]
     w = ws.get("w", (bsz, g, count, rm), torch.complex128, e.device)
     if st.sft:
-        rot, rot_conj = st.rotations(n_sig), st.rotations_conj(n_sig)
-        u = ws.get("u", (bsz, g, n_sig, rm), torch.complex128, e.device)
-        torch.mul(sig, rot[gs], out=u)
-        u.cumsum_(2)  # u[c] = U[c + 1]
-        for j, f in enumerate(st.F[gs]):  # U[c + F] - U[c]: a shifted slice per group
-            torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j])
-        w.mul_(rot_conj[gs, 1: count + 1])
+        # groups whose window is shorter than a chunk (F = 0) have W = 0: no prefix sums
+        fs = st.F[gs]
+        j0 = int(np.count_nonzero(np.cumsum(fs) == 0))
+        w[:, :j0].zero_()
+        if j0 < g:
+            hs = slice(gs.start + j0, gs.stop)
+            rot, rot_conj = st.rotations(n_sig), st.rotations_conj(n_sig)
+            u = ws.get("u", (bsz, g - j0, n_sig, rm), torch.complex128, e.device)
+            torch.mul(sig[:, j0:], rot[hs], out=u)
+            u.cumsum_(2)  # u[c] = U[c + 1]
+            for j, f in enumerate(fs[j0:]):  # U[c + F] - U[c]: a shifted slice per group
+                torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j0 + j])
+            w[:, j0:].mul_(rot_conj[hs, 1: count + 1])
     else:
         w.copy_(_asft_window(sig, st, count, gs, st.index(n_sig, count, gs)))
     for j, f in enumerate(st.F[gs]):  # + q^{FC} pre[c + F]

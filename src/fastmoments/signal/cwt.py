@@ -18,6 +18,7 @@ from ._apply import (
     as_signal,
     check_grad_out,
     normalize_axis,
+    numpy_result,
     output_buffer,
     require_finite,
     resolve_engine,
@@ -154,11 +155,14 @@ class CWT:
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
         user_out = out
         out = None
+        shape = (len(self.scales), *t.shape)
+        cdt = torch.complex128 if t.dtype == torch.float64 else torch.complex64
         if user_out is not None:
             check_grad_out(t, user_out)
-            cdt = torch.complex128 if t.dtype == torch.float64 else torch.complex64
-            out = output_buffer(user_out, x, kind, (len(self.scales), *t.shape), cdt,
-                                t.device)
+            out = output_buffer(user_out, x, kind, shape, cdt, t.device)
+        elif kind.numpy:  # NumPy out: allocated by NumPy (cheaper first touch)
+            user_out = numpy_result(shape, cdt)
+            out = torch.from_numpy(user_out)
         if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
             groups = [list(range(len(self.scales)))]
         else:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
@@ -21,6 +22,7 @@ from ._apply import (
     as_signal,
     check_grad_out,
     normalize_axis,
+    numpy_result,
     output_buffer,
     require_finite,
 )
@@ -92,6 +94,7 @@ class GaussianFilter(BankPlan):
     Examples
     --------
     >>> import numpy as np
+import torch
     >>> plan = GaussianFilter(100.0)
     >>> plan.K, plan.terms, plan.rmse < 1e-4
     (424, 5, True)
@@ -244,6 +247,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     Examples
     --------
     >>> import numpy as np
+import torch
     >>> x = np.zeros(201); x[100] = 1.0
     >>> y = gaussian_filter(x, 10.0)
     >>> round(float(y[100]), 5), round(float(1 / np.sqrt(2 * np.pi) / 10), 5)
@@ -262,7 +266,10 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     sigmas = _per_axis("sigma", sigma, len(axes_list))
     orders = _per_axis("order", order, len(axes_list))
     target = None
-    if out is not None:
+    if out is None and kind.numpy:  # allocated by NumPy (cheaper first touch)
+        out = numpy_result(tuple(t.shape), t.dtype)
+        target = torch.from_numpy(out)
+    elif out is not None:
         check_grad_out(t, out)
         target = output_buffer(out, x, kind, tuple(t.shape), t.dtype, t.device)
     y = t
