@@ -9,6 +9,11 @@ libraries normalise their wavelets differently), on the interior samples (bounda
 differ); the median over scales and the worst scale are reported. Peers are benchmark-only
 dependencies (``pip install fCWT ssqueezepy PyWavelets``; fCWT needs ``libfftw3-single3``).
 
+The fastmoments CWT is timed allocating its output on every call and, like fCWT's timing,
+writing into one preallocated array (``out=``), on 1 and on ``--threads`` threads. The
+1-minute load average at the start, after the CWT section and at the end is recorded: run on
+a quiet machine.
+
 Usage: ``PYTHONPATH=src python benchmarks/signal_cpu.py [--threads 2] [--n 102400]``.
 Writes ``benchmarks/results/signal_cpu.json`` and ``.md``.
 """
@@ -112,8 +117,9 @@ def main() -> int:
            "machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
            "threads": args.threads, "torch": torch.__version__, "numpy": np.__version__,
            "fastmoments": fastmoments.__version__, "python": sys.version.split()[0],
-           "note": "2-core virtual machine, nothing else running; fastmoments timings include "
-                   "allocating the output (fCWT writes into a preallocated array)"}
+           "note": "2-core virtual machine; fastmoments rows without out= include allocating "
+                   "the output (fCWT writes into a preallocated array, as the out= rows do)",
+           "loadavg_start": os.getloadavg()}
     t0 = time.perf_counter()
     ref = np.stack([
         fftconvolve(np.pad(x, math.ceil(10 * s), mode="symmetric"),
@@ -126,20 +132,27 @@ def main() -> int:
         rows.append(kw)
         print(json.dumps(kw), flush=True)
 
-    for dtype, data, method, nth in (("float32", x32, "sft", 1),
-                                     ("float32", x32, "sft", args.threads),
-                                     ("float32", x32, "asft", args.threads),
-                                     ("float64", x, "sft", args.threads)):
+    # (dtype, data, method, threads, out=): "out" writes into one preallocated array, reused
+    # over the calls, as fCWT's timing below does; the other rows allocate the output per call
+    for dtype, data, method, nth, pre in (("float32", x32, "sft", 1, False),
+                                          ("float32", x32, "sft", 1, True),
+                                          ("float32", x32, "sft", args.threads, False),
+                                          ("float32", x32, "sft", args.threads, True),
+                                          ("float32", x32, "asft", args.threads, False),
+                                          ("float64", x, "sft", args.threads, False)):
         torch.set_num_threads(nth)
         t0 = time.perf_counter()
         plan = CWT(scales, Morlet(xi), method=method)
         build = time.perf_counter() - t0
         w = plan(data)
-        t = timer(lambda plan=plan, data=data: plan(data), repeat=5)
+        buf = np.empty_like(w) if pre else None
+        t = timer(lambda plan=plan, data=data, buf=buf: plan(data, out=buf), repeat=7)
+        if pre:
+            assert np.array_equal(buf, w)
         rel = float(np.linalg.norm(w - ref) / np.linalg.norm(ref))
         med, worst = magnitude_error(w, ref)
-        record(impl=f"fastmoments cwt {method} (engine auto)", dtype=dtype,
-               threads=nth, ms=t[0], ms_min=t[1], ms_max=t[2],
+        record(impl=f"fastmoments cwt {method}" + (", out= preallocated" if pre else ""),
+               dtype=dtype, threads=nth, out=pre, ms=t[0], ms_min=t[1], ms_max=t[2],
                plan_build_s=build, rel_err_complex=rel, mag_err_median=med,
                mag_err_max=worst)
     torch.set_num_threads(args.threads)
@@ -198,12 +211,16 @@ def main() -> int:
     except Exception as exc:
         env["ssqueezepy"] = f"failed: {exc!r}"
 
+    env["loadavg_after_cwt"] = os.getloadavg()
     gauss = gaussian_section(args, rng, timer)
+    env["loadavg_end"] = os.getloadavg()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "signal_cpu.json"), "w") as fh:
         json.dump({"env": env, "rows": rows, "gaussian": gauss}, fh, indent=1)
+    load = ", ".join(f"{k[8:]} {v[0]:.2f}" for k, v in env.items() if k.startswith("loadavg"))
     lines = [f"CPU, {args.threads} threads, 64-scale Morlet CWT (ξ = 6, scales 2-1024) of "
-             f"N = {n}; {env['date']}; {env['machine']}; {env['note']}", "",
+             f"N = {n}; {env['date']}; {env['machine']}; {env['note']}; 1-minute load "
+             f"average {load}", "",
              "| implementation | dtype | threads | median ms (min-max) "
              "| |W| error median / worst |",
              "|---|---|---|---|---|"]
