@@ -130,9 +130,11 @@ def test_fused_kernels_in_interpreter():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_fused_kernels_on_cuda():
+@pytest.mark.parametrize("tile_chunks", ["32", "64"])
+def test_fused_kernels_on_cuda(tile_chunks):
+    """Both tile sizes the CUDA default picks from (32 chunks for small jobs, 64 for batches)."""
     pytest.importorskip("triton")
-    run_script(SCRIPT, DEV="cuda")
+    run_script(SCRIPT, DEV="cuda", FASTMOMENTS_SFT_BC=tile_chunks)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
