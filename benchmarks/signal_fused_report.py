@@ -116,18 +116,22 @@ def gpu_report(data) -> list[str]:
     var = os.path.join(RESULTS, "signal_fused_variants.jsonl")
     if os.path.exists(var):
         out += ["", "## Kernel variants (CUDA graph ms)", "",
-                "Chunks per tile (`bc`, chunk C = 32) and dot precision, one process per variant "
-                "(`--sections variant`, `signal_fused_variants.jsonl`; the same kernels, "
-                "measured in the run before the one above); 4 warps (8 warps with 64 chunks "
-                "gave wrong results with Triton 3.6, so 4 is fixed).", "",
-                "| bc | precision | Gaussian rel err vs f64 | Gaussian 1 signal | Gaussian 1000 "
-                "| Morlet 1000 | CWT 64 |", "|---|---|---|---|---|---|---|"]
+                "Chunks per tile (`bc`, chunk C = 32), warps and dot precision, one process per "
+                "variant (`--sections variant`, `signal_fused_variants.jsonl`; the same kernels, "
+                "measured just before the run above, with `bc` fixed for every job). The default "
+                "is 4 warps, tf32x3, and 64 chunks per tile except for jobs of fewer than two "
+                "tiles of 64 chunks per multiprocessor (a single signal), which take 32. "
+                "Single-pass tf32 is faster but its error (1e-3) exceeds the fitted kernel's; "
+                "bf16x3 did not compile with these kernels.", "",
+                "| bc | warps | precision | Gaussian rel err vs f64 | Gaussian 1 signal "
+                "| Gaussian 1000 | Morlet 1000 | CWT 64 |", "|---|---|---|---|---|---|---|---|"]
         with open(var) as fh:
             for line in fh:
                 v = json.loads(line)
-                out.append(f"| {v['bc']} | {v['precision']} | {v['gauss_rel_err_f64']:.1e} | "
-                           f"{v['gauss_single_ms']:.4f} | {v['gauss_batch_ms']:.2f} | "
-                           f"{v['morlet_batch_ms']:.2f} | {v['cwt64_ms']:.3f} |")
+                out.append(f"| {v['bc']} | {v['warps']} | {v['precision']} | "
+                           f"{v['gauss_rel_err_f64']:.1e} | {v['gauss_single_ms']:.4f} | "
+                           f"{v['gauss_batch_ms']:.2f} | {v['morlet_batch_ms']:.2f} | "
+                           f"{v['cwt64_ms']:.3f} |")
     return out
 
 
