@@ -134,7 +134,7 @@ def test_out_is_written_directly(monkeypatch):
 
 def _errors():
     x = _signal((2, 300), np.float32)
-    good = np.empty((len(SCALES), 2, 300), dtype=np.complex64)
+    good = np.zeros((len(SCALES), 2, 300), dtype=np.complex64)
     ro = good.copy()
     ro.flags.writeable = False
     return x, [

@@ -208,11 +208,13 @@ class _Stacked:
 
     def rotations(self, n_sig: int) -> torch.Tensor:
         """``ρ^c = q^{cC}``, ``(G, n_sig, R_max)`` complex128."""
-        if n_sig not in self._rot:
+        rot = self._rot.get(n_sig)  # one lookup: another thread may replace the cache
+        if rot is None:
             c = np.arange(n_sig)
             table = _powers(self.alpha * self.chunk, self.omega * self.chunk, c)  # (G, R, n)
-            self._rot = {n_sig: torch.as_tensor(table.transpose(0, 2, 1), device=self.device)}
-        return self._rot[n_sig]
+            rot = torch.as_tensor(table.transpose(0, 2, 1), device=self.device)
+            self._rot = {n_sig: rot}
+        return rot
 
     def rotations_conj(self, n_sig: int) -> torch.Tensor:
         """``ρ^{-c}`` for ``|ρ| = 1`` (the conjugate of :meth:`rotations`, materialised)."""
@@ -225,14 +227,15 @@ class _Stacked:
         """Flat indices ``i * n_sig + c + F_g`` for ``c = 1 .. count`` and the groups ``gs``
         (``i`` counting from the first of them), ``(len(gs) * count,)``."""
         key = (n_sig, count, gs.start, gs.stop)
-        if key not in self._index:
+        out = self._index.get(key)  # one lookup: another thread may clear the cache
+        if out is None:
             if len(self._index) > 256:
                 self._index.clear()
             c = np.arange(1, count + 1)
             f = self.F[gs]
             idx = np.arange(len(f))[:, None] * n_sig + c[None, :] + f[:, None]
-            self._index[key] = torch.as_tensor(idx.reshape(-1), device=self.device)
-        return self._index[key]
+            out = self._index[key] = torch.as_tensor(idx.reshape(-1), device=self.device)
+        return out
 
 
 def _stacked(bank, groups, chunk, dtype, device) -> _Stacked:

@@ -94,7 +94,6 @@ class GaussianFilter(BankPlan):
     Examples
     --------
     >>> import numpy as np
-import torch
     >>> plan = GaussianFilter(100.0)
     >>> plan.K, plan.terms, plan.rmse < 1e-4
     (424, 5, True)
@@ -247,7 +246,6 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     Examples
     --------
     >>> import numpy as np
-import torch
     >>> x = np.zeros(201); x[100] = 1.0
     >>> y = gaussian_filter(x, 10.0)
     >>> round(float(y[100]), 5), round(float(1 / np.sqrt(2 * np.pi) / 10), 5)
