@@ -119,6 +119,11 @@ SCRIPT = textwrap.dedent("""
     x = torch.tensor(rng.standard_normal((3, 1200)), dtype=torch.float32, device=dev)
     y, ref = fused_apply(bank, x, "reflect"), chunked_apply(bank, x.double(), "reflect")
     assert float((y.to(ref.dtype) - ref).abs().max() / ref.abs().max()) < 2e-6
+    # written into a caller's strided buffer (channels not adjacent), nothing else touched
+    buf = torch.full((3, 2 * bank.n_channels, 1200), 7.0, dtype=y.dtype, device=dev)
+    o = buf[:, ::2]
+    assert fused_apply(bank, x, "reflect", out=o) is o
+    assert torch.equal(o, y) and bool((buf[:, 1::2] == 7.0).all())
     print("ok")
 """)
 

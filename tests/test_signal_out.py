@@ -241,3 +241,17 @@ def test_cached_scratch_is_bounded(monkeypatch):
     ref = CWT(SCALES)(x)
     assert chunked._workspace(torch.device("cpu")).nbytes == 0
     np.testing.assert_array_equal(CWT(SCALES)(x), ref)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_out_on_cuda_is_written_in_place():
+    """On CUDA (the fused kernels for float32) out= receives the products directly."""
+    pytest.importorskip("triton")
+    x = torch.tensor(_signal((2, 5000), np.float32), device="cuda")
+    for plan in (GaussianFilter(30.0, order=1), MorletTransform(30.0, 6.0), CWT(SCALES)):
+        ref = plan(x)
+        out = torch.full_like(ref, float("nan"))
+        ptr = out.data_ptr()
+        assert plan(x, out=out) is out
+        assert out.data_ptr() == ptr
+        assert torch.equal(out, ref)

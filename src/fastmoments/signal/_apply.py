@@ -274,8 +274,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
     n_channels, N)``, when given)."""
     if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
             and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-        y = triton_sft.fused_apply(bank, rows, mode, cval)
-        return y if out is None else out.copy_(y)
+        return triton_sft.fused_apply(bank, rows, mode, cval, out=out)
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out)
 

@@ -326,11 +326,12 @@ def _programs(device: torch.device) -> int:
 
 
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
-                chunk: int = FUSED_CHUNK) -> torch.Tensor:
+                chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` to float32 signals ``rows`` ``(B, N)`` with the two fused kernels.
 
-    Returns ``(B, n_channels, N)`` float32 (complex64 for a complex bank). The bank must satisfy
-    :func:`~fastmoments.signal.chunked.fused_eligible`.
+    Returns ``(B, n_channels, N)`` float32 (complex64 for a complex bank), written into ``out``
+    when given (that shape and dtype on the same device, contiguous along its last axis). The
+    bank must satisfy :func:`~fastmoments.signal.chunked.fused_eligible`.
     """
     if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
@@ -346,9 +347,19 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     nt1 = nt + tb.ft_max + 1
     dev = rows.device
     tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=torch.float32, device=dev)
-    alloc = torch.empty if tb.one_each else torch.zeros
     odt = torch.complex64 if bank.complex_output else torch.float32
-    y = alloc(bsz, bank.n_channels, n, dtype=odt, device=dev)
+    shape = (bsz, bank.n_channels, n)
+    if out is None:
+        y = torch.empty(shape, dtype=odt, device=dev)
+    elif (tuple(out.shape) != shape or out.dtype != odt or out.device != dev
+          or (n > 1 and out.stride(-1) != 1)):
+        raise ValueError(f"out must be a {odt} tensor of shape {shape} on {dev}, contiguous "
+                         f"along its last axis, got {out.dtype} {tuple(out.shape)} on "
+                         f"{out.device} with strides {out.stride()}")
+    else:
+        y = out
+    if not tb.one_each:  # channels without a row group stay zero
+        y.zero_()
     yv = torch.view_as_real(y) if bank.complex_output else y
     common = dict(MODE=MODES.index(mode), C=chunk, BC=bc, RH=tb.rh, PREC=prec,
                   num_warps=warps)
