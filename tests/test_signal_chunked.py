@@ -129,9 +129,11 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
-def test_fused_kernels_in_interpreter():
-    """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch."""
-    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16")
+@pytest.mark.parametrize("join", ["1", "0"])
+def test_fused_kernels_in_interpreter(join):
+    """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch,
+    with the two reads interleaved into one operand or multiplied separately."""
+    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16", FASTMOMENTS_SFT_JOIN=join)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

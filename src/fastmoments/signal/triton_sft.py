@@ -11,7 +11,8 @@ Two kernels do the whole filter bank, boundary extension included:
 ``_sft_output``
     For every output tile, the two reads ``x_A`` (the tile) and ``x_B`` (``L`` samples later)
     are interleaved into one ``BC × 2C`` operand. One product with ``[H_A; H_B]`` gives the near
-    field and one with ``[Q; -q^L Q]`` gives ``D = σ_A - q^L σ_B`` per chunk. An in-register
+    field and one with ``[Q; -q^L Q]`` gives ``D = σ_A - q^L σ_B`` per chunk (for batches of real
+    output, two products over the separate reads instead, see :func:`_join`). An in-register
     reverse scan ``E[c] = D[c+1] + q^C E[c+1]`` gives the chunk anchors ``E[c] = S[(c+1)C]``,
     started from the tile anchor ``S[(t+1)T] = Σ_{j<⌊L/T⌋} q^{jT} τ[t+1+j] +
     q^{⌊L/T⌋T} pre[t+1+⌊L/T⌋]``; one product ``E F`` adds the far field. Complex output is
@@ -241,7 +242,7 @@ if triton is not None:
                     fw_ptr, qv_ptr, pt_ptr,
                     MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
                     NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
-                    ITERS: tl.constexpr):
+                    ITERS: tl.constexpr, JOIN: tl.constexpr):
         # persistent: program p handles the (signal, tile) items p, p + P, ... of group g;
         # the group's tables are loaded once
         g = tl.program_id(1)
@@ -256,8 +257,15 @@ if triton is not None:
         rh = tl.arange(0, RH)
         r_i = rh[None, :]
         r2 = tl.arange(0, 2 * RH)
-        hn = tl.load(hn_ptr + (g * 2 * C + k2) * NO + o_i)  # (2C, NO): rows (s, read)
-        qd = tl.load(qd_ptr + (g * 2 * C + k2) * (2 * RH) + r2[None, :])  # (2C, 2RH)
+        if JOIN:
+            hn = tl.load(hn_ptr + (g * 2 * C + k2) * NO + o_i)  # (2C, NO): rows (s, read)
+            qd = tl.load(qd_ptr + (g * 2 * C + k2) * (2 * RH) + r2[None, :])  # (2C, 2RH)
+        else:
+            s2 = 2 * tl.arange(0, C)[:, None]
+            ha = tl.load(hn_ptr + (g * 2 * C + s2) * NO + o_i)
+            hb = tl.load(hn_ptr + (g * 2 * C + s2 + 1) * NO + o_i)
+            qa = tl.load(qd_ptr + (g * 2 * C + s2) * (2 * RH) + r2[None, :])
+            qb = tl.load(qd_ptr + (g * 2 * C + s2 + 1) * (2 * RH) + r2[None, :])
         fm = tl.load(fm_ptr + (g * 2 * RH + r2[:, None]) * NO + o_i)  # (2RH, NO)
         qv = qv_ptr + g * 6 * RH
         qc_re, qc_im = tl.load(qv + r_i), tl.load(qv + RH + r_i)  # q^C
@@ -278,10 +286,14 @@ if triton is not None:
             base = x_ptr + b.to(tl.int64) * stride_xb
             xa = _load_tile(base, n0 + off, local, n, cval, MODE, BC * C)
             xb = _load_tile(base, n0 + off + big_l, local, n, cval, MODE, BC * C)
-            xx = tl.reshape(tl.join(xa, xb), (BC, 2 * C))  # columns (s, read)
             # near field, and D = σ_A - q^L σ_B, one product each
-            y = tl.dot(xx, hn, input_precision=PREC)
-            d = tl.dot(xx, qd, input_precision=PREC)
+            if JOIN:
+                xx = tl.reshape(tl.join(xa, xb), (BC, 2 * C))  # columns (s, read)
+                y = tl.dot(xx, hn, input_precision=PREC)
+                d = tl.dot(xx, qd, input_precision=PREC)
+            else:
+                y = tl.dot(xb, hb, tl.dot(xa, ha, input_precision=PREC), input_precision=PREC)
+                d = tl.dot(xb, qb, tl.dot(xa, qa, input_precision=PREC), input_precision=PREC)
             d_re, d_im = tl.split(tl.reshape(d, (BC, RH, 2)))
             # G[c] = Σ_{c' ≥ c} q^{(c'-c)C} D[c'] (reverse scan); E[c] = q^{-C} (G[c] - D[c])
             _, _, g_re, g_im = tl.associative_scan((a_re, a_im, d_re, d_im), 0, _affine,
@@ -315,6 +327,21 @@ if triton is not None:
             else:
                 nidx = n0 + local
                 tl.store(ybase + nidx, y, mask=nidx < n)
+
+
+def _join(complex_output: bool, bc: int) -> bool:
+    """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
+    product each for the near field and ``D``) or runs two products of ``BC × C`` each.
+
+    Measured on the H100 (``signal_fused_runs/join_options.json``): two products are 14% faster
+    for the real (Gaussian) batch, 5% slower for the complex (Morlet) batch; small jobs keep
+    the interleaved operand, with which the single-signal times were measured.
+    ``FASTMOMENTS_SFT_JOIN`` (0 or 1) overrides.
+    """
+    env = os.environ.get("FASTMOMENTS_SFT_JOIN")
+    if env:
+        return env == "1"
+    return complex_output or bc < 64
 
 
 def _programs(device: torch.device) -> int:
@@ -381,5 +408,5 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
         yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
         tb.fw, tb.qv, tb.pt, NO=tb.no, JP=tb.jp, CPLX=bank.complex_output, ITERS=iters,
-        **common)
+        JOIN=_join(bank.complex_output, bc), **common)
     return y
