@@ -24,6 +24,7 @@ __all__ = [
     "normalize_axis",
     "numpy_result",
     "output_buffer",
+    "output_target",
     "require_finite",
     "resolve_engine",
     "result_dtype",
@@ -159,12 +160,8 @@ def numpy_result(shape: tuple[int, ...], dtype: torch.dtype) -> np.ndarray:
     return np.empty(shape, dtype=torch.empty(0, dtype=dtype).numpy().dtype)
 
 
-def result_dtype(bank, t: torch.Tensor) -> torch.dtype:
-    """The dtype of ``bank`` applied to the working tensor ``t``."""
-    return _result_dtype(bank, t.dtype)
-
-
-def _result_dtype(bank, dtype: torch.dtype) -> torch.dtype:
+def result_dtype(bank, dtype: torch.dtype) -> torch.dtype:
+    """The dtype of ``bank`` applied to signals of ``dtype``."""
     return complex_dtype(dtype) if getattr(bank, "complex_output", False) else dtype
 
 
@@ -175,6 +172,24 @@ def check_grad_out(t: torch.Tensor, out: Any) -> None:
         raise ValueError("out cannot be used while a gradient is recorded for x (the result "
                          "would not be differentiable); call without out, or under "
                          "torch.no_grad()")
+
+
+def output_target(out: Any, x: Any, t: torch.Tensor, kind: ArrayKind, shape: tuple[int, ...],
+                  dtype: torch.dtype) -> tuple[Any, torch.Tensor | None]:
+    """Where a call writes its result: ``(returned, target)``.
+
+    With ``out``: the caller's array, checked (:func:`check_grad_out`, :func:`output_buffer`),
+    and a tensor sharing its memory. Without it, for NumPy input: a fresh NumPy array
+    (:func:`numpy_result`) and its tensor view. Otherwise ``(None, None)``: the engine
+    allocates, and the caller converts its result with :func:`~fastmoments._array.to_output`.
+    """
+    if out is not None:
+        check_grad_out(t, out)
+        return out, output_buffer(out, x, kind, shape, dtype, t.device)
+    if kind.numpy:
+        res = numpy_result(shape, dtype)
+        return res, torch.from_numpy(res)
+    return None, None
 
 
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
@@ -236,7 +251,7 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     if engine == "chunked" and not (torch.is_grad_enabled() and t.requires_grad):
         if out is None:  # allocated with time last; returned as a view with time at axis
-            res = torch.empty((bank.n_channels, *shape), dtype=_result_dtype(bank, t.dtype),
+            res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
                               device=t.device)
         else:
             res = torch.movedim(out, axis + 1, -1)
@@ -288,16 +303,9 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
-    target = None
-    if out is None and kind.numpy and not t.requires_grad:
-        out = numpy_result(tuple(t.shape), result_dtype(bank, t))
-        target = torch.from_numpy(out)[None]
-    elif out is not None:
-        check_grad_out(t, out)
-        target = output_buffer(out, x, kind, tuple(t.shape), result_dtype(bank, t),
-                               t.device)[None]
+    out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
-                   budget=memory_budget, out=target)[0]
+                   budget=memory_budget, out=None if target is None else target[None])[0]
     require_finite(finite)
     return out if out is not None else to_output(y, kind)
 

@@ -42,10 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._array import complex_dtype
 from .boundary import extend
 from .sliding import scan_linear
 
-__all__ = ["CHUNK", "GroupTables", "chunked_apply", "fused_eligible", "group_tables"]
+__all__ = ["CHUNK", "GroupTables", "check_out", "chunked_apply", "fused_eligible", "group_tables"]
 
 CHUNK = 32
 _SCRATCH_BYTES = 2 << 20  # float64 anchor scratch per block of groups (measured: 1-2 MiB best)
@@ -366,13 +367,33 @@ def _release(ws: _Workspace) -> None:
         ws.buffers.clear()
 
 
-def _check_out(out: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype,
-               device: torch.device) -> None:
+def check_out(out: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype,
+              device: torch.device) -> None:
+    """Check an engine's ``out`` buffer (also used by the fused kernels): exactly ``shape``,
+    ``dtype`` and ``device``, contiguous along its last axis."""
     if tuple(out.shape) != shape or out.dtype != dtype or out.device != device:
         raise ValueError(f"out must be a {dtype} tensor of shape {shape} on {device}, got "
                          f"{out.dtype} {tuple(out.shape)} on {out.device}")
     if shape[-1] > 1 and out.stride(-1) != 1:
         raise ValueError("out must be contiguous along its last axis")
+
+
+def _block(st: _Stacked, n_sig: int, bsz: int) -> int:
+    """Row groups per block: as many as keep the float64 anchor scratch under
+    :data:`_SCRATCH_BYTES` (cache-sized), at least one."""
+    per_group = 16 * n_sig * st.r_max * bsz
+    return max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+
+
+def _reads(xe: torch.Tensor, g: GroupTables, left: int, n_sig: int, n_out: int,
+           chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Chunk views of the extended signals ``xe`` for group ``g``: the ``n_sig`` chunks from
+    ``off`` (totals and the near field's first read) and the ``n_out`` chunks ``L`` samples
+    later (its second read), ``(B, count, C)`` each."""
+    a0 = left + g.off
+    xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
+    b0 = a0 + g.L
+    return xs, xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
 
 
 def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
@@ -413,7 +434,7 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     st = _stacked(bank, groups, chunk, wdt, dev)
     bsz, n = rows.shape
     cplx = bank.complex_output
-    rdt = (torch.complex128 if wdt == torch.float64 else torch.complex64) if cplx else wdt
+    rdt = complex_dtype(wdt) if cplx else wdt
     n_out = -(-n // chunk)
     n_sig = n_out + int(st.F.max()) + 2
     # extent of the extended signal every group reads (signal coordinates)
@@ -430,15 +451,14 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     if out is None:
         out = torch.empty(bsz, bank.n_channels, n, dtype=rdt, device=dev)
     else:
-        _check_out(out, (bsz, bank.n_channels, n), rdt, dev)
+        check_out(out, (bsz, bank.n_channels, n), rdt, dev)
     k = 2 if cplx else 1
     width = chunk * k
     n_full = n // chunk  # whole chunks go straight into out; a partial last one via scratch
     flat = torch.view_as_real(out).flatten(-2) if cplx else out  # (B, n_channels, k N)
     main = flat[..., : n_full * width].unflatten(-1, (n_full, width))
     ws = _workspace(dev)
-    per_group = 16 * n_sig * st.r_max * bsz
-    block = max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+    block = _block(st, n_sig, bsz)
     tot = ws.get("tot", (bsz, block, n_sig, 4 * st.r_max), wdt, dev)
     e = ws.get("e", (bsz, block, n_out, 2 * st.r_max), wdt, dev)
     tail = None
@@ -454,10 +474,7 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         views = []
         for i in range(g0, gs.stop):
             g = groups[i]
-            a0 = left + g.off
-            xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
-            b0 = a0 + g.L
-            xb = xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
+            xs, xb = _reads(xe, g, left, n_sig, n_out, chunk)
             torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tb[:, i - g0])
             views.append((g, xs[:, :n_out], xb))
         tot_c = torch.view_as_complex(tb.unflatten(-1, (-1, 2)))
@@ -493,17 +510,13 @@ def _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk) -> torch.T
     width = chunk * (2 if cplx else 1)
     out = torch.zeros(bsz, bank.n_channels, n_out, width, dtype=wdt, device=dev)
     parts: list = []
-    per_group = 16 * n_sig * st.r_max * bsz
-    block = max(1, min(st.n_groups, _SCRATCH_BYTES // max(per_group, 1)))
+    block = _block(st, n_sig, bsz)
     for g0 in range(0, st.n_groups, block):
         gs = slice(g0, min(g0 + block, st.n_groups))
         views, tots = [], []
         for i in range(g0, gs.stop):
             g = groups[i]
-            a0 = left + g.off
-            xs = xe[:, a0: a0 + n_sig * chunk].unflatten(1, (n_sig, chunk))
-            b0 = a0 + g.L
-            xb = xe[:, b0: b0 + n_out * chunk].unflatten(1, (n_out, chunk))
+            xs, xb = _reads(xe, g, left, n_sig, n_out, chunk)
             tots.append(torch.matmul(xs, st.tot[i]))
             views.append((g, xs[:, :n_out], xb))
         tot = torch.stack(tots, dim=1)

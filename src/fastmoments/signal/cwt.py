@@ -10,16 +10,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import to_output
+from .._array import complex_dtype, to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice, check_positive_float
 from ._apply import (
     apply_bank,
     as_signal,
-    check_grad_out,
     normalize_axis,
-    numpy_result,
-    output_buffer,
+    output_target,
     require_finite,
     resolve_engine,
 )
@@ -153,16 +151,8 @@ class CWT:
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
-        user_out = out
-        out = None
-        shape = (len(self.scales), *t.shape)
-        cdt = torch.complex128 if t.dtype == torch.float64 else torch.complex64
-        if user_out is not None:
-            check_grad_out(t, user_out)
-            out = output_buffer(user_out, x, kind, shape, cdt, t.device)
-        elif kind.numpy:  # NumPy out: allocated by NumPy (cheaper first touch)
-            user_out = numpy_result(shape, cdt)
-            out = torch.from_numpy(user_out)
+        user_out, out = output_target(out, x, t, kind, (len(self.scales), *t.shape),
+                                      complex_dtype(t.dtype))
         if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
             groups = [list(range(len(self.scales)))]
         else:

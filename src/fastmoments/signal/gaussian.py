@@ -13,19 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from .._array import to_output
 from .._validate import check_choice, check_int, check_positive_float
-from ._apply import (
-    BankPlan,
-    as_signal,
-    check_grad_out,
-    normalize_axis,
-    numpy_result,
-    output_buffer,
-    require_finite,
-)
+from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
 from .sliding import SFTBank
@@ -263,13 +254,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
             raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
     sigmas = _per_axis("sigma", sigma, len(axes_list))
     orders = _per_axis("order", order, len(axes_list))
-    target = None
-    if out is None and kind.numpy:  # allocated by NumPy (cheaper first touch)
-        out = numpy_result(tuple(t.shape), t.dtype)
-        target = torch.from_numpy(out)
-    elif out is not None:
-        check_grad_out(t, out)
-        target = output_buffer(out, x, kind, tuple(t.shape), t.dtype, t.device)
+    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
     y = t
     last = len(axes_list) - 1
     for k, (ax, s, o) in enumerate(zip(axes_list, sigmas, orders, strict=True)):

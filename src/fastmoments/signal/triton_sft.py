@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from .boundary import MODES
-from .chunked import _powers, _powers_bc, group_tables
+from .chunked import _powers, _powers_bc, check_out, group_tables
 
 try:  # pragma: no cover - depends on the installation
     import triton
@@ -147,7 +147,7 @@ class _FusedTables:
         chans = [g.channel for g in groups]
         self.one_each = len(set(chans)) == g_n == bank.n_channels
         self.n_groups, self.rh, self.jp, self.ft_max = g_n, rh, jp, int(ft.max())
-        self.chunk, self.bc, self.no = c, bc, no
+        self.no = no
 
 
 def _tables(bank, chunk: int, bc: int, device: torch.device) -> _FusedTables:
@@ -378,12 +378,8 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     shape = (bsz, bank.n_channels, n)
     if out is None:
         y = torch.empty(shape, dtype=odt, device=dev)
-    elif (tuple(out.shape) != shape or out.dtype != odt or out.device != dev
-          or (n > 1 and out.stride(-1) != 1)):
-        raise ValueError(f"out must be a {odt} tensor of shape {shape} on {dev}, contiguous "
-                         f"along its last axis, got {out.dtype} {tuple(out.shape)} on "
-                         f"{out.device} with strides {out.stride()}")
     else:
+        check_out(out, shape, odt, dev)
         y = out
     if not tb.one_each:  # channels without a row group stay zero
         y.zero_()
