@@ -32,10 +32,12 @@ def _random_bank(rng, alpha: bool) -> SFTBank:
         channel=np.array([0, 0, 1, 1, 1, 2, 2, 0]), n_channels=3, complex_output=True)
 
 
+@pytest.mark.parametrize("toeplitz", [False, True, None])
 @pytest.mark.parametrize("alpha", [False, True])
 @pytest.mark.parametrize("chunk", [16, 32])
-def test_chunked_matches_the_bank_kernel(alpha, chunk, rng, device):
-    """y[n] = Σ_j h[j] x̃[n - j] with h = SFTBank.kernel, for every mode and short signals."""
+def test_chunked_matches_the_bank_kernel(alpha, chunk, toeplitz, rng, device):
+    """y[n] = Σ_j h[j] x̃[n - j] with h = SFTBank.kernel, for every mode and short signals,
+    by the SFT, by Toeplitz products, and by the per-group choice."""
     bank = _random_bank(rng, alpha)
     j = np.arange(-bank.pad, bank.pad + 1)
     h = bank.kernel(j)
@@ -46,8 +48,30 @@ def test_chunked_matches_the_bank_kernel(alpha, chunk, rng, device):
             ref = np.zeros((2, 3, n), complex)
             for t, jj in enumerate(j):
                 ref += h[None, :, t, None] * xp[:, None, bank.pad - jj: bank.pad - jj + n]
-            y = chunked_apply(bank, x, mode, 0.25, chunk=chunk).cpu().numpy()
-            np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12, err_msg=mode)
+            y = chunked_apply(bank, x, mode, 0.25, chunk=chunk, toeplitz=toeplitz)
+            np.testing.assert_allclose(y.cpu().numpy(), ref, rtol=0, atol=1e-12, err_msg=mode)
+            if n == 100 and mode == "wrap":  # the differentiable form gives the same
+                xg = x.clone().requires_grad_(True)
+                yg = chunked_apply(bank, xg, mode, 0.25, chunk=chunk, toeplitz=toeplitz)
+                np.testing.assert_allclose(yg.detach().cpu().numpy(), ref, rtol=0, atol=1e-12)
+
+
+def test_toeplitz_choice_mixes_groups(rng):
+    """The cost model sends short windows to Toeplitz products and long ones to the SFT, the
+    SFT groups between them form runs of at most ``block`` groups, and the mixed bank gives
+    the SFT's result (partial last chunk included)."""
+    from fastmoments.signal.chunked import _sft_blocks, _toeplitz_mask
+
+    bank = _group_bank(tuple(CWT([2.0, 400.0, 3.0, 300.0, 200.0]).plans))
+    mask = _toeplitz_mask(bank, group_tables(bank, 64), 64, None)
+    assert mask.tolist() == [True, False, True, False, False]
+    assert _sft_blocks(mask, 8) == [slice(1, 2), slice(3, 5)]
+    assert _sft_blocks(mask, 1) == [slice(1, 2), slice(3, 4), slice(4, 5)]
+    assert _sft_blocks(np.zeros(3, bool), 2) == [slice(0, 2), slice(2, 3)]
+    x = torch.tensor(rng.standard_normal((2, 3000)))
+    y = chunked_apply(bank, x, "reflect", chunk=64)
+    ref = chunked_apply(bank, x, "reflect", chunk=64, toeplitz=False)
+    assert float((y - ref).abs().max() / ref.abs().max()) < 1e-13
 
 
 def test_chunked_float32_error_bound(rng):
