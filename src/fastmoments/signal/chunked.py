@@ -219,6 +219,7 @@ class _Stacked:
         self.device = device
         c64 = functools.partial(torch.as_tensor, device=device, dtype=torch.complex128)
         self.tail = c64(_powers_bc(alpha, omega, self.F[:, None] * chunk))  # q^{FC}: (G, R)
+        self.tail_w = self.tail.to(complex_dtype(dtype))  # the same in the working precision
         self.rho = c64(_powers_bc(alpha, omega, chunk))  # q^C
         self.rho_f = c64(_powers_bc(alpha * chunk, omega * chunk, self.F[:, None]))  # q^{FC}
         self._rot: dict = {}
@@ -372,31 +373,37 @@ def _anchors_into(tot: torch.Tensor, st: _Stacked, count: int, gs: slice, ws: _W
     real and imaginary parts of each row interleaved), with the float64 intermediates in the
     scratch ``ws`` (no allocation for the SFT).
 
-    ``tot`` may be complex64: every product with a complex128 table is formed in float64.
+    The prefix sums and their differences are formed in float64 (``tot`` may be complex64);
+    the rotation of the differences by ``ρ^{-c}`` (modulus 1) and the ``pre`` term, which
+    carry no cancellation, are written in the working precision straight into ``e``.
     """
     bsz, g, n_sig = tot.shape[:3]
     rm = st.r_max
     sig, pre = tot[..., :rm], tot[..., rm:]
-    w = ws.get("w", (bsz, g, count, rm), torch.complex128, e.device)
+    ec = torch.view_as_complex(e.unflatten(-1, (-1, 2)))  # (B, G, count, R_max)
     if st.sft:
         # groups whose window is shorter than a chunk (F = 0) have W = 0: no prefix sums
         fs = st.F[gs]
         j0 = int(np.count_nonzero(np.cumsum(fs) == 0))
-        w[:, :j0].zero_()
+        ec[:, :j0].zero_()
         if j0 < g:
             hs = slice(gs.start + j0, gs.stop)
             rot, rot_conj = st.rotations(n_sig), st.rotations_conj(n_sig)
             u = ws.get("u", (bsz, g - j0, n_sig, rm), torch.complex128, e.device)
-            torch.mul(sig[:, j0:], rot[hs], out=u)
+            if sig.dtype == u.dtype:
+                torch.mul(sig[:, j0:], rot[hs], out=u)
+            else:  # widen first: one mixed-precision product is slower than the two passes
+                u.copy_(sig[:, j0:])
+                u.mul_(rot[hs])
             u.cumsum_(2)  # u[c] = U[c + 1]
+            w = ws.get("w", (bsz, g - j0, count, rm), torch.complex128, e.device)
             for j, f in enumerate(fs[j0:]):  # U[c + F] - U[c]: a shifted slice per group
-                torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j0 + j])
-            w[:, j0:].mul_(rot_conj[hs, 1: count + 1])
+                torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j])
+            torch.mul(w, rot_conj[hs, 1: count + 1], out=ec[:, j0:])
     else:
-        w.copy_(_asft_window(sig, st, count, gs, st.index(n_sig, count, gs)))
+        ec.copy_(_asft_window(sig, st, count, gs, st.index(n_sig, count, gs)))
     for j, f in enumerate(st.F[gs]):  # + q^{FC} pre[c + F]
-        w[:, j].addcmul_(pre[:, j, f + 1: f + 1 + count], st.tail[gs.start + j])
-    e.copy_(torch.view_as_real(w).flatten(-2))
+        ec[:, j].addcmul_(pre[:, j, f + 1: f + 1 + count], st.tail_w[gs.start + j])
 
 
 class _Workspace:
