@@ -267,7 +267,7 @@ def _stacked(bank, groups, chunk, dtype, device) -> _Stacked:
 
 # Anchor cost in multiply-adds per row and chunk (float64 passes over the chunk totals, measured
 # on the CPU against the matrix products; see _toeplitz_mask).
-_ANCHOR_COST = 1400
+_ANCHOR_COST = 1000
 
 
 def _toeplitz_cheaper(L: int, r: int, chunk: int, k: int) -> bool:
