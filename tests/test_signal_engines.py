@@ -62,16 +62,22 @@ def test_two_level_cumsum(rng, device):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("n", [1, 2, 7])
-def test_extension_matches_scipy(mode, n, rng):
+@pytest.mark.parametrize(("left", "right"), [(11, 13), (0, 5), (4, 0), (0, 0)])
+def test_extension_matches_scipy(mode, n, left, right, rng):
     x = rng.standard_normal(n)
-    left, right = 11, 13
     ext = extend(torch.tensor(x)[None], left, right, mode, cval=2.5)[0].numpy()
+    assert ext.shape == (n + left + right,)
     for off in range(-left, right + 1):  # correlate1d with a shifted delta reads x[i + off]
         w = np.zeros(2 * max(left, right) + 1)
         w[max(left, right) + off] = 1.0
         ref = correlate1d(x, w, mode=mode, cval=2.5)
         np.testing.assert_allclose(ext[left + off: left + off + n], ref, atol=0)
     assert extension_indices(n, left, right, mode).shape == (n + left + right,)
+    # differentiable: the gradient of the sum counts how often each sample is read
+    xt = torch.tensor(x, requires_grad=True)
+    extend(xt[None], left, right, mode, cval=2.5).sum().backward()
+    idx = extension_indices(n, left, right, mode)
+    np.testing.assert_array_equal(xt.grad.numpy(), np.bincount(idx[idx >= 0], minlength=n))
 
 
 def test_scalogram_cli(tmp_path, rng, capsys):

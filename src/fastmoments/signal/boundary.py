@@ -85,16 +85,26 @@ def extend(x: torch.Tensor, left: int, right: int, mode: str, cval: float = 0.0)
     torch.Tensor
         ``(..., left + N + right)``, differentiable with respect to ``x``.
     """
-    index, outside = _device_indices(x.shape[-1], left, right, mode, x.device)
-    out = x.index_select(-1, index)
-    if mode == "constant":
-        out = torch.where(outside, float(cval), out)
-    return out
+    if left == right == 0:
+        return x
+    n = x.shape[-1]
+    # the signal itself is one contiguous copy; only the two ends are gathered (an index
+    # gather over the whole extended signal was 6x slower on the CPU)
+    parts = []
+    for count, index in zip((left, right), _device_indices(n, left, right, mode, x.device),
+                            strict=True):
+        if count == 0:
+            parts.append(None)
+        elif mode == "constant":
+            parts.append(x.new_full((*x.shape[:-1], count), float(cval)))
+        else:
+            parts.append(x.index_select(-1, index))
+    return torch.cat([p for p in (parts[0], x, parts[1]) if p is not None], dim=-1)
 
 
 @functools.lru_cache(maxsize=64)
 def _device_indices(n: int, left: int, right: int, mode: str, device: torch.device):
-    idx = extension_indices(n, left, right, mode)
-    index = torch.from_numpy(np.maximum(idx, 0)).to(device)
-    outside = torch.from_numpy(idx < 0).to(device) if mode == "constant" else None
-    return index, outside
+    """Indices of the ``left`` and the ``right`` extension (two tensors on ``device``)."""
+    idx = np.maximum(extension_indices(n, left, right, mode), 0)
+    return (torch.from_numpy(idx[:left].copy()).to(device),
+            torch.from_numpy(idx[left + n:].copy()).to(device))
