@@ -349,7 +349,14 @@ def _programs(device: torch.device) -> int:
     interpreter, where it only bounds the loop)."""
     if device.type != "cuda":
         return 1024
-    return 8 * torch.cuda.get_device_properties(device).multi_processor_count
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    sms = _SMS.get(idx)
+    if sms is None:  # the property query costs ~10 µs: asked once per device
+        sms = _SMS[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
+    return 8 * sms
+
+
+_SMS: dict[int, int] = {}
 
 
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
