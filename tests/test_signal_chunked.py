@@ -79,11 +79,25 @@ def test_chunked_float32_error_bound(rng):
     smoothing, 1.2e-6 for the second derivative at σ = 700, whose output is small)."""
     x = rng.standard_normal((2, 20000)) + 3.0  # an offset stresses long sums
     for plan in (GaussianFilter(40.0), GaussianFilter(700.0, order=2, method="asft"),
-                 MorletTransform(90.0, 6.0)):
+                 MorletTransform(90.0, 6.0), GaussianFilter(3.0, order=1),
+                 MorletTransform(5.0, 6.0)):  # the last two by Toeplitz products
         y64 = chunked_apply(plan.bank, torch.tensor(x), "reflect")
         y32 = chunked_apply(plan.bank, torch.tensor(x, dtype=torch.float32), "reflect")
         err = float((y32.to(y64.dtype) - y64).abs().norm() / y64.abs().norm())
         assert err < 1e-5, (plan, err)
+
+
+def test_toeplitz_in_batches_of_scratch(rng, monkeypatch):
+    """A scratch budget smaller than one signal's windows processes the signals one by one,
+    with the same result (partial last chunk, several channels)."""
+    import fastmoments.signal.chunked as chunked
+
+    bank = _group_bank(tuple(CWT([2.0, 3.5]).plans))
+    x = torch.tensor(rng.standard_normal((3, 1000)))
+    ref = chunked_apply(bank, x, "mirror", chunk=64, toeplitz=False)
+    monkeypatch.setattr(chunked, "_SCRATCH_BYTES", 64)
+    y = chunked_apply(bank, x, "mirror", chunk=64, toeplitz=True)
+    assert float((y - ref).abs().max() / ref.abs().max()) < 1e-13
 
 
 def test_chunked_is_the_default_and_agrees_with_prefix(rng):
