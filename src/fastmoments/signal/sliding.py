@@ -164,8 +164,11 @@ class SFTBank:
 
     @property
     def pad(self) -> int:
-        """Samples needed on each side of the signal."""
-        return int(np.max(self.half + np.abs(self.shift)))
+        """Samples needed on each side of the signal (computed once, like :attr:`groups`)."""
+        pad = self._tables.get("pad")
+        if pad is None:
+            pad = self._tables["pad"] = int(np.max(self.half + np.abs(self.shift)))
+        return pad
 
     @property
     def n_rows(self) -> int:
