@@ -568,7 +568,8 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         g = groups[i]
         table = _toeplitz_table(bank, groups, i, chunk, wdt, dev)
         win = _windows(xe, g, left, n_out, chunk)
-        sub = max(1, min(bsz, _SCRATCH_BYTES * 4 // max(win[0].numel() * win.element_size(), 1)))
+        room = _SCRATCH_BYTES * (4 if dev.type == "cpu" else 64)  # cache-sized on the CPU
+        sub = max(1, min(bsz, room // max(win[0].numel() * win.element_size(), 1)))
         for b0 in range(0, bsz, sub):  # the windows are copied into scratch, a few at a time
             b1 = min(bsz, b0 + sub)
             wb = ws.get("win", (b1 - b0, *win.shape[1:]), wdt, dev)
