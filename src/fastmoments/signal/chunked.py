@@ -557,8 +557,10 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     main = flat[..., : n_full * width].unflatten(-1, (n_full, width))
     ws = _workspace(dev)
     block = _block(st, n_sig, bsz)
-    tot = ws.get("tot", (bsz, block, n_sig, 4 * st.r_max), wdt, dev)
-    e = ws.get("e", (bsz, block, n_out, 2 * st.r_max), wdt, dev)
+    sft_blocks = _sft_blocks(short, block)
+    if sft_blocks:  # chunk totals and anchors of one block of SFT groups
+        tot = ws.get("tot", (bsz, block, n_sig, 4 * st.r_max), wdt, dev)
+        e = ws.get("e", (bsz, block, n_out, 2 * st.r_max), wdt, dev)
     tail = None
     if n_full < n_out:
         tail = ws.get("tail", (bsz, bank.n_channels, width), wdt, dev)
@@ -585,7 +587,7 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
                 tail[b0:b1, g.channel] += wb[:, n_full] @ table
         written.add(g.channel)
     # the SFT groups, in blocks whose float64 scratch stays small (cache-sized)
-    for gs in _sft_blocks(short, block):
+    for gs in sft_blocks:
         g0 = gs.start
         nb = gs.stop - g0
         tb, eb = tot[:, :nb], e[:, :nb]
