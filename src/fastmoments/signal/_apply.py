@@ -226,7 +226,8 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     """
     check_choice("mode", mode, MODES)
     axis = normalize_axis(axis, t.ndim)
-    moved = torch.movedim(t, axis, -1)
+    last = axis == t.ndim - 1  # the usual case: no axis moves (each costs ~5 µs of dispatch)
+    moved = t if last else torch.movedim(t, axis, -1)
     shape = moved.shape
     n = shape[-1]
     if n == 0:
@@ -254,8 +255,8 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
             res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
                               device=t.device)
         else:
-            res = torch.movedim(out, axis + 1, -1)
-        o = torch.movedim(res, 0, -2)  # (*batch, channels, n)
+            res = out if last else torch.movedim(out, axis + 1, -1)
+        o = res if res.ndim == 2 else torch.movedim(res, 0, -2)  # (*batch, channels, n)
         if o.stride(-1) == 1 or n == 1:
             try:
                 direct = o.view(-1, bank.n_channels, n)
@@ -264,7 +265,9 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     if direct is not None:
         for i in range(0, rows.shape[0], chunk):
             _chunked(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk])
-        return out if out is not None else torch.movedim(res, -1, axis + 1)
+        if out is not None or last:
+            return out if out is not None else res
+        return torch.movedim(res, -1, axis + 1)
     outs = []
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
