@@ -167,11 +167,13 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
-@pytest.mark.parametrize("join", ["1", "0"])
-def test_fused_kernels_in_interpreter(join):
+@pytest.mark.parametrize(("join", "lin"), [("1", "0"), ("0", "1")])
+def test_fused_kernels_in_interpreter(join, lin):
     """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch,
-    with the two reads interleaved into one operand or multiplied separately."""
-    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16", FASTMOMENTS_SFT_JOIN=join)
+    with the two reads interleaved into one operand or multiplied separately, and the tiles
+    loaded as 2-D blocks or as 1-D runs."""
+    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16", FASTMOMENTS_SFT_JOIN=join,
+               FASTMOMENTS_SFT_LIN=lin)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
