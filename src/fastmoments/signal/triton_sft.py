@@ -361,10 +361,10 @@ def _lin(bc: int) -> bool:
     """Whether the kernels load each tile as one 1-D run (see ``_load_tile``).
 
     Measured on the H100 (``signal_fused_runs/coalesced_loads.json``): with tiles of 64 chunks
-    the 64-scale CWT is 1.35× faster, the Gaussian batch at σ = 8192 1.3× and the Morlet batch
-    1.05×, the Gaussian batch at σ = 256 unchanged; a single Morlet transform (tiles of 32
-    chunks) was 4 µs slower, so small jobs keep the 2-D load. ``FASTMOMENTS_SFT_LIN`` (0 or 1)
-    overrides.
+    the 64-scale CWT is 1.35× faster, the Morlet batch at σ = 8192 1.65× and the Gaussian
+    batch at σ = 8192 1.2×; the Morlet batch at σ = 256 is unchanged and the Gaussian batch
+    at σ = 256 5% slower. A single Morlet transform (tiles of 32 chunks) was 4-5 µs slower,
+    so small jobs keep the 2-D load. ``FASTMOMENTS_SFT_LIN`` (0 or 1) overrides.
     """
     env = os.environ.get("FASTMOMENTS_SFT_LIN")
     if env:
