@@ -24,6 +24,8 @@ products use ``input_precision="tf32x3"`` (float32 accuracy on tensor cores); th
 from the float64 tables of :func:`~fastmoments.signal.chunked.group_tables`. The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
 (:func:`~fastmoments.signal.chunked.fused_eligible`); other banks run on the torch engine.
+Tiles start at arbitrary (unaligned) samples; tiles of 64 chunks are read as one 1-D run so that
+the loads are coalesced (:func:`_lin`).
 """
 
 from __future__ import annotations
