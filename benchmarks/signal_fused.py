@@ -40,8 +40,6 @@ from fastmoments.signal.cwt import _group_bank
 from fastmoments.signal.triton_sft import fused_apply
 from signal_common import capture_graph, fft_reference, rel, timer
 
-PAPER_MORLET_MS = 0.545  # RTX 3090, N = 102400, σ = 8192 (Yamashita & Wakahara 2022)
-
 
 def cuda_time(fn, warmup=3, repeat=20):
     """Median, min and max in ms of ``fn()`` after warm-up (CUDA events)."""

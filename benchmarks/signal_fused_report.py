@@ -16,10 +16,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from signal_common import PAPER_MORLET_MS
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-PAPER_MORLET_MS = 0.545  # RTX 3090, N = 102400, σ = 8192 (the paper's abstract)
 TARGETS_US = {"gaussian": 20.0, "morlet": 30.0}
 
 
