@@ -9,6 +9,7 @@ import torch
 
 from .._array import ArrayKind, as_tensor, complex_dtype, finite_flag, to_output
 from .._memory import below_minimum, memory_budget, rows_per_chunk
+from .._progress import check_progress, progress_bar
 from .._validate import check_choice
 from . import triton_sft
 from .boundary import MODES, extend
@@ -20,7 +21,9 @@ __all__ = [
     "BankPlan",
     "apply_bank",
     "as_signal",
+    "bank_units",
     "check_grad_out",
+    "job_bar",
     "normalize_axis",
     "numpy_result",
     "output_buffer",
@@ -42,6 +45,11 @@ DEFAULT_ENGINE = {
 
 # chunk length of the torch chunked engine per device (CPU: larger products run faster)
 _CHUNK = {"cpu": 64, "cuda": 32}
+
+# Output values from which a call may show a progress bar (``progress=None``; it then appears
+# only after a second): about 10 ms of work on one CPU core, 2 ms on an H100.
+_LARGE_JOB = {"cpu": 1 << 22}
+_LARGE_JOB_ACCELERATOR = 1 << 28
 
 
 def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, torch.Tensor | None]:
@@ -220,14 +228,20 @@ def resolve_engine(engine: str, method: str, device: torch.device) -> str:
 
 
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
-               budget: int | float | None = None,
-               out: torch.Tensor | None = None) -> torch.Tensor:
+               budget: int | float | None = None, out: torch.Tensor | None = None,
+               progress: bool | None = None, desc: str = "filtering",
+               tick=None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
     Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
     given (a checked tensor of that shape and dtype; see :func:`output_buffer`). The chunked
     engine writes straight into ``out`` when the time axis is its last (contiguous) axis;
     otherwise the result is copied into it.
+
+    ``progress`` shows a tqdm bar labelled ``desc`` that counts (signal, row group) pairs, one
+    row group per output channel for a CWT (see :func:`fastmoments._progress.progress_bar`;
+    ``None``: for large jobs that run longer than a second). A caller with a bar of its own
+    passes its ``update`` as ``tick`` instead.
     """
     check_choice("mode", mode, MODES)
     axis = normalize_axis(axis, t.ndim)
@@ -254,6 +268,41 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
         chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
                                what=f"filtering signals of {n} samples with "
                                     f"{bank.n_channels} output channels")
+    n_groups = bank_units(bank)
+    if tick is not None:
+        return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
+                           engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick)
+    bar = job_bar(rows.shape[0] * n_groups, rows.shape[0] * n * bank.n_channels, t.device,
+                  progress, desc, "signal" if n_groups == 1 else "group")
+    try:
+        return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
+                           engine=engine, chunk=chunk, out=out, n_groups=n_groups,
+                           tick=bar.update)
+    finally:
+        bar.close()
+
+
+def bank_units(bank) -> int:
+    """Progress units per signal of ``bank``: its row groups (one per scale of a CWT), or the
+    channels of a direct (convolution) bank."""
+    return len(bank.groups) if hasattr(bank, "groups") else bank.n_channels
+
+
+def job_bar(total: int, values: int, device: torch.device, progress: bool | None, desc: str,
+            unit: str = "signal"):
+    """The progress bar of a job of ``total`` units writing ``values`` output values
+    (automatic: only from :data:`_LARGE_JOB` values, see :func:`~fastmoments._progress.
+    progress_bar`)."""
+    large = values >= _LARGE_JOB.get(device.type, _LARGE_JOB_ACCELERATOR)
+    return progress_bar(total, desc=desc, show=progress, large=large, unit=unit)
+
+
+def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *, axis: int,
+                last: bool, mode: str, cval: float, engine: str, chunk: int,
+                out: torch.Tensor | None, n_groups: int, tick) -> torch.Tensor:
+    """The body of :func:`apply_bank`: ``rows`` ``(B, N)`` (``t`` with time last, flattened)
+    in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs."""
+    n = shape[-1]
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     if engine == "chunked" and not (torch.is_grad_enabled() and t.requires_grad):
         if out is None:  # allocated with time last; returned as a view with time at axis
@@ -269,7 +318,7 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
                 direct = None
     if direct is not None:
         for i in range(0, rows.shape[0], chunk):
-            _chunked(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk])
+            _chunked(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick)
         if out is not None or last:
             return out if out is not None else res
         return torch.movedim(res, -1, axis + 1)
@@ -277,10 +326,11 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
         if engine == "chunked":
-            outs.append(_chunked(bank, part, mode, cval))
+            outs.append(_chunked(bank, part, mode, cval, tick=tick))
         else:
-            xp = extend(part, pad, pad, mode, cval)
+            xp = extend(part, bank.pad, bank.pad, mode, cval)
             outs.append(bank.apply(xp, n, engine))
+            tick(part.shape[0] * n_groups)
     y = torch.cat(outs, dim=0) if len(outs) > 1 else outs[0]  # (B, C, n)
     y = y.reshape(*shape[:-1], bank.n_channels, n)
     y = torch.movedim(y, -2, 0)  # (C, *batch, n)
@@ -291,29 +341,35 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
 
 
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
-             out: torch.Tensor | None = None) -> torch.Tensor:
+             out: torch.Tensor | None = None, tick=None) -> torch.Tensor:
     """The chunked engine: fused Triton kernels for float32 on CUDA when they apply (and no
     gradient is needed), else the torch implementation (which writes into ``out``, ``(B,
-    n_channels, N)``, when given)."""
+    n_channels, N)``, when given). ``tick(k)`` reports ``k`` more (signal, group) pairs."""
     if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
             and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-        return triton_sft.fused_apply(bank, rows, mode, cval, out=out)
+        y = triton_sft.fused_apply(bank, rows, mode, cval, out=out)
+        if tick is not None:
+            tick(rows.shape[0] * len(bank.groups))
+        return y
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
-                         out=out)
+                         out=out, tick=tick)
 
 
 def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,
                  memory_budget: float | None, check_finite: bool = True,
-                 out: Any = None) -> Any:
+                 out: Any = None, progress: bool | None = None,
+                 desc: str = "filtering") -> Any:
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
-    into ``out``)."""
+    into ``out``, progress bar)."""
+    check_progress(progress)
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
-                   budget=memory_budget, out=None if target is None else target[None])[0]
+                   budget=memory_budget, out=None if target is None else target[None],
+                   progress=progress, desc=desc)[0]
     require_finite(finite)
     return out if out is not None else to_output(y, kind)
 
@@ -328,7 +384,8 @@ class BankPlan:
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True, out: Any = None) -> Any:
+                 check_finite: bool = True, out: Any = None,
+                 progress: bool | None = None) -> Any:
         """Filter ``x`` along ``axis``: same shape, real (Gaussian) or complex (Morlet) output;
         NumPy in gives NumPy out, torch in gives torch out on the same device.
 
@@ -358,6 +415,10 @@ class BankPlan:
             straight into when C-contiguous (else through a temporary). Reusing one ``out``
             saves allocating (and first touching) the output on every call. Not allowed
             while a gradient is recorded for ``x``.
+        progress : bool, optional
+            Show a tqdm progress bar: ``True`` always, ``False`` never, ``None`` (default) for
+            large jobs (about 10 ms of work and more on the CPU) once they have run for a
+            second, so that short calls print nothing.
 
         Returns
         -------
@@ -367,7 +428,8 @@ class BankPlan:
         Raises
         ------
         TypeError
-            For an ``out`` of the wrong kind or dtype.
+            For an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
+            ``False`` or ``None``.
         ValueError
             For a bad ``axis``/``mode``/``engine``, NaN or infinity in ``x``, or an ``out`` of
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
@@ -375,4 +437,5 @@ class BankPlan:
         """
         return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
                             engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite, out=out)
+                            check_finite=check_finite, out=out, progress=progress,
+                            desc=type(self).__name__)

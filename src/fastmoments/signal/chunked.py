@@ -489,7 +489,7 @@ def _reads(xe: torch.Tensor, g: GroupTables, left: int, n_sig: int, n_out: int,
 
 def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
                   chunk: int = CHUNK, *, out: torch.Tensor | None = None,
-                  toeplitz: bool | None = None) -> torch.Tensor:
+                  toeplitz: bool | None = None, tick=None) -> torch.Tensor:
     """Apply ``bank`` to signals ``rows`` ``(B, N)`` by the chunked algorithm (torch).
 
     This is the reference implementation of :func:`fastmoments.signal.triton_sft.fused_apply`
@@ -518,6 +518,9 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         ``(C + L - 1)``-sample window times the group's taps (the same kernel, so the same
         result up to rounding): ``None`` decides per group by the cost model of
         :func:`_toeplitz_cheaper`; ``True``/``False`` force it for every group (tests).
+    tick : callable, optional
+        Progress: ``tick(k)`` is called as the row groups are done, with ``k`` the (signal,
+        group) pairs finished since the last call (``B`` times the groups, in all).
 
     Returns
     -------
@@ -545,7 +548,10 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         if out is not None:
             raise ValueError("out cannot be used while a gradient is recorded for the input "
                              "(the result would not be differentiable)")
-        return _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk, short)
+        y = _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk, short)
+        if tick is not None:
+            tick(bsz * len(groups))
+        return y
     if out is None:
         out = torch.empty(bsz, bank.n_channels, n, dtype=rdt, device=dev)
     else:
@@ -586,6 +592,8 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
             if tail is not None:
                 tail[b0:b1, g.channel] += wb[:, n_full] @ table
         written.add(g.channel)
+        if tick is not None:
+            tick(bsz)
     # the SFT groups, in blocks whose float64 scratch stays small (cache-sized)
     for gs in sft_blocks:
         g0 = gs.start
@@ -616,6 +624,8 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
             y_t.baddbmm_(xb_t, st.hb[gs]).baddbmm_(eb[:, :, n_full].transpose(0, 1), st.far[gs])
             chans = torch.tensor([g.channel for g, _, _ in views], device=dev)
             tail.index_add_(1, chans, y_t.transpose(0, 1))
+        if tick is not None:
+            tick(bsz * nb)
     if tail is not None:
         flat[..., n_full * width:].copy_(tail[..., : k * n - n_full * width])
     _release(ws)

@@ -12,10 +12,13 @@ import torch
 
 from .._array import complex_dtype, to_output
 from .._memory import memory_budget as _budget
+from .._progress import check_progress
 from .._validate import check_choice, check_positive_float
 from ._apply import (
     apply_bank,
     as_signal,
+    bank_units,
+    job_bar,
     normalize_axis,
     output_target,
     require_finite,
@@ -112,7 +115,8 @@ class CWT:
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True, out: Any = None) -> Any:
+                 check_finite: bool = True, out: Any = None,
+                 progress: bool | None = None) -> Any:
         """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out.
 
         The parameters are those of :meth:`~fastmoments.signal._apply.BankPlan.__call__`
@@ -122,8 +126,9 @@ class CWT:
         ----------
         x : array_like or torch.Tensor
             Real signals; never modified.
-        axis, mode, cval, engine, memory_budget, check_finite
-            As in :meth:`~fastmoments.signal._apply.BankPlan.__call__`.
+        axis, mode, cval, engine, memory_budget, check_finite, progress
+            As in :meth:`~fastmoments.signal._apply.BankPlan.__call__` (the bar counts
+            (signal, scale) pairs).
         out : numpy.ndarray or torch.Tensor, optional
             Preallocated coefficients, written in place and returned (like NumPy's ``out=``):
             a NumPy array for NumPy input, a tensor on the input's device for tensor input,
@@ -142,11 +147,13 @@ class CWT:
         Raises
         ------
         TypeError
-            For an ``out`` of the wrong kind or dtype.
+            For an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
+            ``False`` or ``None``.
         ValueError
             For a bad option, NaN or infinity in ``x``, or an ``out`` of the wrong shape or
             device, read-only, overlapping ``x``, or given while a gradient is recorded.
         """
+        check_progress(progress)
         t, kind, finite = as_signal(x, check_finite)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
@@ -157,20 +164,26 @@ class CWT:
             groups = [list(range(len(self.scales)))]
         else:
             groups = self._groups(t.shape[ax], itemsize, t.device, memory_budget)
-        for group in groups:
-            bank = _group_bank(tuple(self.plans[i] for i in group))
-            whole = out if len(group) == len(self.scales) else None
-            y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
-                           budget=memory_budget, out=whole)
-            if whole is not None:
-                break
-            if out is None:
-                if len(group) == len(self.scales):
-                    out = y
+        banks = [_group_bank(tuple(self.plans[i] for i in group)) for group in groups]
+        n_sig = t.numel() // max(t.shape[ax], 1)
+        bar = job_bar(n_sig * sum(bank_units(b) for b in banks),
+                      t.numel() * len(self.scales), t.device, progress, "CWT", "scale")
+        try:
+            for group, bank in zip(groups, banks, strict=True):
+                whole = out if len(group) == len(self.scales) else None
+                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
+                               budget=memory_budget, out=whole, tick=bar.update)
+                if whole is not None:
                     break
-                out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
-                                  device=y.device)
-            out[torch.as_tensor(group, device=y.device)] = y
+                if out is None:
+                    if len(group) == len(self.scales):
+                        out = y
+                        break
+                    out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
+                                      device=y.device)
+                out[torch.as_tensor(group, device=y.device)] = y
+        finally:
+            bar.close()
         require_finite(finite)
         return user_out if user_out is not None else to_output(out, kind)
 
@@ -196,7 +209,7 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
         *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "sft", approximation: str = "direct", terms: int | None = None,
         engine: str = "auto", truncate: float = 4.0, memory_budget: float | None = None,
-        out: Any = None) -> tuple[Any, np.ndarray]:
+        out: Any = None, progress: bool | None = None) -> tuple[Any, np.ndarray]:
     """Morlet continuous wavelet transform, ``(coefficients, frequencies)`` as in PyWavelets.
 
     Parameters
@@ -211,7 +224,7 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
         Axis of ``x`` holding time.
     sampling_period : float
         Sampling period used to express ``frequencies``.
-    mode, cval, method, approximation, terms, engine, truncate, memory_budget
+    mode, cval, method, approximation, terms, engine, truncate, memory_budget, progress
         As in :func:`~fastmoments.signal.morlet_transform`.
     out : numpy.ndarray or torch.Tensor, optional
         Preallocated coefficients ``(len(scales), *x.shape)``, complex64 (float32 input) or
@@ -232,7 +245,8 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
         For bad scales or options, NaN or infinity in ``x``, or a bad ``out`` (wrong shape or
         device, read-only, overlapping ``x``, or given while a gradient is recorded).
     TypeError
-        For a wavelet that is not a :class:`Morlet`, or an ``out`` of the wrong kind or dtype.
+        For a wavelet that is not a :class:`Morlet`, an ``out`` of the wrong kind or dtype, or
+        a ``progress`` other than ``True``, ``False`` or ``None``.
 
     Notes
     -----
@@ -264,5 +278,5 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
                      check_choice("approximation", approximation, APPROXIMATIONS), terms,
                      float(truncate))
     coef = plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                out=out)
+                out=out, progress=progress)
     return coef, plan.frequencies(sampling_period)

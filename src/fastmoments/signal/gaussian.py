@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._array import to_output
+from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
@@ -176,7 +177,8 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
                     axis: int = -1, axes: Sequence[int] | None = None, mode: str = "reflect",
                     cval: float = 0.0, method: str = "sft", terms: int | None = None,
                     shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
-                    memory_budget: float | None = None, out: Any = None) -> Any:
+                    memory_budget: float | None = None, out: Any = None,
+                    progress: bool | None = None) -> Any:
     """Gaussian smoothing, or its first or second derivative, with cost independent of σ.
 
     Parameters
@@ -212,6 +214,9 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
         Preallocated output of ``x``'s shape and the result dtype, of the input's kind (and
         device): written in place and returned (see :meth:`GaussianFilter.__call__`). With
         several ``axes`` only the last pass writes into it.
+    progress : bool, optional
+        tqdm progress bar, one per axis: ``True`` always, ``False`` never, ``None`` (default)
+        for large jobs once they have run for a second.
 
     Returns
     -------
@@ -225,7 +230,8 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
         For σ ≤ 0, bad axes, unknown ``mode``/``method``/``engine``, NaN or infinity in ``x``,
         or a bad ``out`` (wrong shape or device, read-only, overlapping ``x``).
     TypeError
-        For an ``out`` of the wrong kind or dtype.
+        For an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
+        ``False`` or ``None``.
 
     Notes
     -----
@@ -245,6 +251,7 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
     (32, 32)
     """
+    check_progress(progress)
     t, kind, finite = as_signal(x)
     if axes is None:
         axes_list = [normalize_axis(axis, t.ndim)]
@@ -265,6 +272,6 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
                             shift, float(truncate))
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=False, out=target if k == last else None)
+                 check_finite=False, out=target if k == last else None, progress=progress)
     require_finite(finite)
     return out if out is not None else to_output(y, kind)

@@ -216,7 +216,8 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                      mode: str = "reflect", cval: float = 0.0, method: str = "sft",
                      approximation: str = "direct", terms: int | None = None,
                      shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
-                     memory_budget: float | None = None, out: Any = None) -> Any:
+                     memory_budget: float | None = None, out: Any = None,
+                     progress: bool | None = None) -> Any:
     """Morlet wavelet transform at scale σ (Eqs. 49-55 and 60-61 of Yamashita & Wakahara 2022).
 
     Parameters
@@ -232,6 +233,9 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
     out : numpy.ndarray or torch.Tensor, optional
         Preallocated output of ``x``'s shape and the result dtype, of the input's kind:
         written in place and returned (see :meth:`MorletTransform.__call__`).
+    progress : bool, optional
+        tqdm progress bar: ``True`` always, ``False`` never, ``None`` (default) for large
+        jobs once they have run for a second.
 
     Returns
     -------
@@ -245,7 +249,8 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
         For σ ≤ 0 or ξ ≤ 0, a bad axis, an unknown option, NaN or infinity in ``x``, or a bad
         ``out`` (wrong shape or device, read-only, overlapping ``x``).
     TypeError
-        For an ``out`` of the wrong kind or dtype.
+        For an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
+        ``False`` or ``None``.
 
     Examples
     --------
@@ -259,4 +264,4 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                         check_choice("approximation", approximation, APPROXIMATIONS),
                         terms, shift, float(truncate))
     return plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                out=out)
+                out=out, progress=progress)
