@@ -9,7 +9,7 @@ import torch
 
 from .._array import ArrayKind, as_tensor, complex_dtype, finite_flag, to_output
 from .._memory import below_minimum, memory_budget, rows_per_chunk
-from .._progress import check_progress, progress_bar
+from .._progress import progress_bar
 from .._validate import check_choice
 from . import triton_sft
 from .boundary import MODES, extend
@@ -269,17 +269,17 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
                                what=f"filtering signals of {n} samples with "
                                     f"{bank.n_channels} output channels")
     n_groups = bank_units(bank)
-    if tick is not None:
-        return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
-                           engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick)
-    bar = job_bar(rows.shape[0] * n_groups, rows.shape[0] * n * bank.n_channels, t.device,
-                  progress, desc, "signal" if n_groups == 1 else "group")
+    bar = None
+    if tick is None:
+        bar = job_bar(rows.shape[0] * n_groups, rows.shape[0] * n * bank.n_channels, t.device,
+                      progress, desc, "signal" if n_groups == 1 else "group")
+        tick = bar.update
     try:
         return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
-                           engine=engine, chunk=chunk, out=out, n_groups=n_groups,
-                           tick=bar.update)
+                           engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def bank_units(bank) -> int:
@@ -349,7 +349,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
             and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
         y = triton_sft.fused_apply(bank, rows, mode, cval, out=out)
         if tick is not None:
-            tick(rows.shape[0] * len(bank.groups))
+            tick(rows.shape[0] * bank_units(bank))
         return y
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
@@ -362,7 +362,6 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
     into ``out``, progress bar)."""
-    check_progress(progress)
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)

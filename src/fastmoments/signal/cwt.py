@@ -12,7 +12,6 @@ import torch
 
 from .._array import complex_dtype, to_output
 from .._memory import memory_budget as _budget
-from .._progress import check_progress
 from .._validate import check_choice, check_positive_float
 from ._apply import (
     apply_bank,
@@ -153,7 +152,6 @@ class CWT:
             For a bad option, NaN or infinity in ``x``, or an ``out`` of the wrong shape or
             device, read-only, overlapping ``x``, or given while a gradient is recorded.
         """
-        check_progress(progress)
         t, kind, finite = as_signal(x, check_finite)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)

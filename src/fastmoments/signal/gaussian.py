@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from .._array import to_output
-from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
@@ -251,7 +250,6 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
     (32, 32)
     """
-    check_progress(progress)
     t, kind, finite = as_signal(x)
     if axes is None:
         axes_list = [normalize_axis(axis, t.ndim)]
