@@ -104,6 +104,21 @@ def test_nd_axes_match_scipy(rng):
     assert relerr(y3, ref3) < 2e-4
 
 
+def test_no_axes_returns_a_copy(rng):
+    """axes=() filters nothing: a copy of the input, as scipy.ndimage returns (not the
+    uninitialised output buffer)."""
+    x = rng.standard_normal((5, 7))
+    y = gaussian_filter(x, [], axes=())
+    np.testing.assert_array_equal(y, nd_gaussian_filter(x, [], axes=()))
+    assert not np.shares_memory(y, x)
+    out = np.full_like(x, np.nan)
+    assert gaussian_filter(x, [], axes=(), out=out) is out
+    np.testing.assert_array_equal(out, x)
+    t = torch.as_tensor(x)
+    yt = gaussian_filter(t, [], axes=())
+    assert torch.equal(yt, t) and yt.data_ptr() != t.data_ptr()
+
+
 def test_derivatives_annihilate_constants_and_x2(rng):
     x = np.full(5000, 3.0)
     for sigma in (2.0, 50.0, 1000.0):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._array import to_output
+from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
@@ -271,5 +272,8 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
                  check_finite=False, out=target if k == last else None, progress=progress)
+    if not axes_list:  # nothing to filter: a copy of the input, as scipy.ndimage returns
+        check_progress(progress)
+        y = t.clone() if target is None else target.copy_(t)
     require_finite(finite)
     return out if out is not None else to_output(y, kind)
