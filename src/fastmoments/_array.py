@@ -6,9 +6,14 @@ One policy decides the working dtype everywhere (STYLE.md, convention 4):
 * integers and booleans are computed in float32;
 * half precision (float16, bfloat16) is computed in float32;
 * complex input is refused unless the caller allows it (complex64 -> float32 working
-  precision, complex128 -> float64).
+  precision, complex128 -> float64);
+* an explicit ``dtype=`` argument may only name a working dtype: float32 or float64
+  (``torch.float32``, ``np.float64``, ``"float32"``, ``"double"``, Python ``float`` ...);
+  anything else is a :class:`TypeError` naming ``dtype``.
 
-NumPy in gives NumPy out; a torch tensor in gives a tensor out on the same device.
+Input of any byte order, memory layout (non-contiguous, negative strides) and writability is
+accepted and never modified. NumPy in gives NumPy out; a torch tensor in gives a tensor out on
+the same device (autograd flows through the conversion).
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ __all__ = [
     "ArrayKind",
     "as_tensor",
     "complex_dtype",
+    "policy_dtype",
     "real_dtype",
     "resolve_device",
     "to_output",
+    "working_dtype",
 ]
 
 
@@ -42,12 +49,18 @@ def resolve_device(device: str | torch.device | None, fallback: torch.device | N
 
     ``None`` keeps ``fallback`` (the input's device) or the CPU. ``"cuda"`` without a
     visible GPU raises :class:`ValueError` naming the parameter.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
     """
     if device is None:
         return fallback if fallback is not None else torch.device("cpu")
+    if isinstance(device, bool) or not isinstance(device, (str, torch.device, int)):
+        raise TypeError(f"device must be 'cpu', 'cuda', 'cuda:N' or a torch.device, "
+                        f"got {device!r}")
     try:
         dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
+    except (RuntimeError, TypeError, ValueError) as exc:
         raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} was asked for but no CUDA device is available")
@@ -56,26 +69,134 @@ def resolve_device(device: str | torch.device | None, fallback: torch.device | N
     return dev
 
 
-def real_dtype(dtype: torch.dtype | np.dtype | str | None) -> torch.dtype:
-    """The working real dtype for an input dtype (the one dtype policy of the package)."""
+_DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64,
+                "single": torch.float32, "double": torch.float64}
+
+
+def _as_torch_dtype(dtype: Any) -> torch.dtype | None:
+    """``dtype`` as a torch dtype when it is a dtype object NumPy or torch understands."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type)
+                                       and issubclass(dtype, (np.generic, float, int, complex))):
+        dt = np.dtype(dtype)
+        if not dt.isnative:
+            dt = dt.newbyteorder("=")
+        if dt.kind == "b":
+            return torch.bool
+        if dt.kind in "iufc":
+            return torch.from_numpy(np.zeros(0, dtype=dt)).dtype
+    return None
+
+
+def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
+    """The working dtype a user's explicit ``dtype=`` argument names: float32 or float64.
+
+    ``None`` gives the default, float32. Strings may be ``"float32"``, ``"float64"``,
+    ``"single"`` or ``"double"``; dtype objects may be torch's, NumPy's or Python's ``float``
+    (which NumPy reads as float64). To pick the working dtype of an *input* array, use
+    :func:`policy_dtype` (or :func:`working_dtype`, which does both).
+
+    Raises
+    ------
+    ValueError
+        For a string that is not one of the names above.
+    TypeError
+        For any other dtype (integers, bool, half precision, complex) or object.
+
+    Examples
+    --------
+    >>> real_dtype("double")
+    torch.float64
+    >>> real_dtype(np.float32)
+    torch.float32
+    >>> real_dtype(torch.int32)
+    Traceback (most recent call last):
+    ...
+    TypeError: dtype must be float32 or float64 (the working dtypes), got torch.int32
+    """
     if dtype is None:
         return torch.float32
     if isinstance(dtype, str):
-        named = {"float32": torch.float32, "float64": torch.float64, "double": torch.float64,
-                 "float": torch.float32, "single": torch.float32}
-        if dtype not in named:
-            raise ValueError(f"dtype must be one of {sorted(named)}, got {dtype!r}")
-        return named[dtype]
-    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        dtype = torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
-    if dtype in (torch.float64, torch.complex128):
-        return torch.float64
-    return torch.float32
+        if dtype not in _DTYPE_NAMES:
+            raise ValueError(f"{name} must be one of {sorted(_DTYPE_NAMES)}, got {dtype!r}")
+        return _DTYPE_NAMES[dtype]
+    try:
+        dt = _as_torch_dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt in (torch.float32, torch.float64):
+        return dt
+    shown = dt if dt is not None else repr(dtype)
+    raise TypeError(f"{name} must be float32 or float64 (the working dtypes), got {shown}")
+
+
+def policy_dtype(dtype: Any, *, name: str = "x") -> torch.dtype:
+    """The working real dtype for data of ``dtype`` (the one dtype policy of the package).
+
+    float64 and complex128 give float64; every other numeric dtype (float32, complex64,
+    integers, bool, float16, bfloat16) gives float32. ``name`` is the data's parameter name,
+    used when ``dtype`` holds no numbers (strings, objects): a :class:`TypeError`.
+
+    >>> policy_dtype(np.dtype(">i2"))
+    torch.float32
+    >>> policy_dtype(torch.complex128)
+    torch.float64
+    """
+    try:
+        dt = _as_torch_dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None:
+        raise TypeError(f"{name} must hold numbers, got dtype {dtype}")
+    return torch.float64 if dt in (torch.float64, torch.complex128) else torch.float32
+
+
+def working_dtype(dtype: Any, input_dtype: Any, *, name: str = "x") -> torch.dtype:
+    """The working dtype of a call: the user's ``dtype`` if given (checked by
+    :func:`real_dtype`), else the policy's choice for the input's dtype (:func:`policy_dtype`,
+    ``name`` being the input's parameter name).
+
+    >>> working_dtype(None, np.dtype("uint8"), name="image")
+    torch.float32
+    >>> working_dtype("float64", np.dtype("uint8"), name="image")
+    torch.float64
+    """
+    if dtype is not None:
+        return real_dtype(dtype)
+    return policy_dtype(input_dtype, name=name)
 
 
 def complex_dtype(dtype: torch.dtype) -> torch.dtype:
     """The complex dtype with the same precision as real ``dtype``."""
     return torch.complex128 if dtype == torch.float64 else torch.complex64
+
+
+_NP_OF = {torch.float32: np.float32, torch.float64: np.float64,
+          torch.complex64: np.complex64, torch.complex128: np.complex128}
+
+
+def _numpy_input(x: Any, name: str) -> np.ndarray:
+    """``x`` as a NumPy array of numbers, or a clear error naming ``name``."""
+    if x is None or isinstance(x, (str, bytes, dict, set)):
+        raise TypeError(f"{name} must be an array of numbers (a NumPy array, a torch tensor or "
+                        f"nested lists), got {type(x).__name__}")
+    if np.ma.isMaskedArray(x):
+        if np.ma.getmaskarray(x).any():
+            raise ValueError(f"{name} is a masked array with masked entries; fill them first "
+                             f"(e.g. {name}.filled(0))")
+        x = np.ma.getdata(x)
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular array of numbers; could not convert "
+                         f"it: {exc}") from exc
+    except Exception as exc:
+        raise TypeError(f"{name} must be an array or a tensor, got {type(x).__name__}") from exc
+    if arr.dtype == object or arr.dtype.kind not in "biufc":
+        raise TypeError(f"{name} must hold numbers (bool, int, float or complex), got dtype "
+                        f"{arr.dtype} from {type(x).__name__}")
+    return arr
 
 
 def as_tensor(
@@ -93,65 +214,114 @@ def as_tensor(
     Parameters
     ----------
     x : array_like or torch.Tensor
-        The user's data.
+        The user's data: a NumPy array (any byte order, layout or writability), nested lists,
+        or a torch tensor (kept on its device; autograd flows through the conversion).
     name : str
         The parameter name used in error messages.
     min_ndim : int
         Fewest dimensions accepted.
     dtype : torch.dtype, optional
-        Force this working dtype instead of the policy's choice.
+        Force this working dtype (float32 or float64) instead of the policy's choice.
     device : str or torch.device, optional
         Move to this device (default: stay where the input is; NumPy goes to the CPU).
     allow_complex : bool
-        Accept complex input.
+        Accept complex input (the result is then complex at the working precision).
     check_finite : bool
         Refuse NaN and infinity.
 
     Returns
     -------
     tensor : torch.Tensor
-        A tensor that does not share memory with ``x`` when a conversion happened; when no
-        conversion is needed it may be ``x`` itself, which callers must not modify.
+        A C-contiguous tensor in the working dtype. It does not share memory with ``x`` when a
+        conversion happened; when none is needed it may be ``x`` itself (or share its memory),
+        which callers must not modify.
     kind : ArrayKind
-        Whether ``x`` was NumPy and which device it was on.
+        Whether ``x`` was NumPy (or a list) and which device it was on.
 
     Raises
     ------
     ValueError
-        For too few dimensions, complex input where it is not allowed, NaN or infinity.
+        For too few dimensions, complex input where it is not allowed, NaN or infinity
+        (also values too large for the working dtype), ragged nested lists, masked arrays with
+        masked entries, tensors on a device that holds no data ('meta').
     TypeError
-        For objects that are not arrays.
+        For objects that are not arrays of numbers (``None``, strings, object arrays), sparse
+        tensors, or a ``dtype`` that is not float32 or float64.
+
+    Examples
+    --------
+    >>> t, kind = as_tensor(np.arange(4, dtype=">i4"), "x")
+    >>> t.dtype, kind.numpy
+    (torch.float32, True)
     """
+    if dtype is not None:
+        dtype = real_dtype(dtype)
     is_numpy = not isinstance(x, torch.Tensor)
     if is_numpy:
-        try:
-            arr = np.asarray(x)
-        except Exception as exc:  # pragma: no cover - exotic inputs
-            raise TypeError(f"{name} must be an array or a tensor, got {type(x).__name__}") from exc
-        if arr.dtype == object or arr.dtype.kind not in "biufc":
-            raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-        if arr.dtype.kind == "b":
-            arr = arr.astype(np.float32)
-        elif not arr.flags.c_contiguous or not arr.flags.writeable:
-            arr = arr.copy(order="C")  # (np.ascontiguousarray would make 0-d input 1-d)
+        arr = _numpy_input(x, name)
+        if arr.ndim < min_ndim:
+            raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape "
+                             f"{arr.shape}")
+        if arr.dtype.kind == "c" and not allow_complex:
+            raise ValueError(f"{name} must be real, got complex dtype {arr.dtype}")
+        work = dtype if dtype is not None else policy_dtype(arr.dtype, name=name)
+        if arr.dtype.kind == "c":
+            work = complex_dtype(work)
+        np_work = np.dtype(_NP_OF[work])
+        if arr.dtype != np_work or not arr.flags.c_contiguous or not arr.flags.writeable:
+            # one copy: native byte order, C order, working dtype; the input stays untouched
+            # (np.ascontiguousarray would make 0-d input 1-d)
+            with np.errstate(over="ignore"):  # overflow is reported below, by name
+                arr = np.array(arr, dtype=np_work, order="C", copy=True)
         t = torch.from_numpy(arr)
         in_device = torch.device("cpu")
+        dev = resolve_device(device, in_device)
+        if dev != in_device:
+            t = t.to(dev)
+        source = x
     else:
         t = x
         in_device = x.device
-    if t.ndim < min_ndim:
-        raise ValueError(
-            f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
-    if t.is_complex() and not allow_complex:
-        raise ValueError(f"{name} must be real, got complex dtype {t.dtype}")
-    work = dtype if dtype is not None else real_dtype(t.dtype)
-    if t.is_complex():
-        work = complex_dtype(work)
-    dev = resolve_device(device, in_device)
-    t = t.to(device=dev, dtype=work)
+        if t.layout != torch.strided:
+            raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; "
+                            f"call .to_dense() first")
+        if in_device.type not in ("cpu", "cuda"):
+            raise ValueError(f"{name} is on the {in_device.type!r} device; fastmoments computes "
+                             f"on 'cpu' or 'cuda' tensors (move it with .to('cpu'))")
+        if t.ndim < min_ndim:
+            raise ValueError(
+                f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
+        if t.is_complex() and not allow_complex:
+            raise ValueError(f"{name} must be real, got complex dtype {t.dtype}")
+        work = dtype if dtype is not None else policy_dtype(t.dtype, name=name)
+        if t.is_complex():
+            work = complex_dtype(work)
+        dev = resolve_device(device, in_device)
+        source = t
+        t = t.resolve_conj().resolve_neg().to(device=dev, dtype=work).contiguous()
     if check_finite and t.numel() and not _all_finite(t):
-        raise ValueError(f"{name} contains NaN or infinity")
+        raise ValueError(_nonfinite_message(name, source, t))
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+def _nonfinite_message(name: str, source: Any, t: torch.Tensor) -> str:
+    """Say whether the data held NaN/inf or only overflowed the working dtype."""
+    try:
+        if isinstance(source, torch.Tensor):
+            src = source.detach()
+            finite = bool(torch.isfinite(src).all()) if (src.is_floating_point()
+                                                         or src.is_complex()) else True
+            big = float(src.abs().max()) if finite else None
+        else:
+            src = np.asarray(source)
+            finite = bool(np.isfinite(src).all())
+            big = float(np.abs(src).max()) if finite else None
+    except Exception:  # pragma: no cover - the plain message is still right
+        finite, big = False, None
+    if finite:
+        return (f"{name} has values too large for {t.dtype} (largest magnitude {big:.3g}); "
+                f"rescale it or compute in float64")
+    return f"{name} contains NaN or infinity"
 
 
 def finite_flag(t: torch.Tensor) -> torch.Tensor:
@@ -163,6 +333,10 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
     if t.numel() == 0:
         return torch.ones((), dtype=torch.bool, device=t.device)
     r = torch.view_as_real(t) if t.is_complex() else t
+    if r.requires_grad:
+        r = r.detach()
+    if not r.is_floating_point():
+        return torch.ones((), dtype=torch.bool, device=t.device)
     lo, hi = torch.aminmax(r)
     return torch.isfinite(torch.stack((lo, hi))).all()
 
