@@ -8,8 +8,25 @@ import numpy as np
 import torch
 
 from ._array import as_tensor
+from ._validate import check_real
 
 __all__ = ["psnr"]
+
+# data ranges inferred from an integer reference's dtype (the same for NumPy and torch)
+_RANGE_OF = {"bool": 1.0, "uint8": 255.0, "int8": 255.0}
+
+
+def _source_dtype(x: Any) -> str:
+    """The name of the dtype of the user's data, the same for NumPy and torch (``'uint8'``)."""
+    if isinstance(x, torch.Tensor):
+        return str(x.dtype).removeprefix("torch.")
+    dt = getattr(x, "dtype", None)
+    if not isinstance(dt, np.dtype):
+        try:
+            dt = np.asarray(x).dtype
+        except Exception:  # as_tensor says what is wrong with it
+            return "object"
+    return dt.name
 
 
 def psnr(reference: Any, estimate: Any, *, mask: Any = None,
@@ -21,22 +38,38 @@ def psnr(reference: Any, estimate: Any, *, mask: Any = None,
 
     where :math:`L` is the data range and :math:`M` the pixels selected by ``mask``
     (all pixels by default). For moments on the unit disk pass the disk's pixel mask, as the
-    Zernike thesis does (Sec. 5.2), so that the discarded corners do not count.
+    Zernike thesis does (Sec. 5.2), so that the discarded corners do not count. The sums are
+    taken in float64 whatever the input dtype.
 
     Parameters
     ----------
     reference, estimate : array_like or torch.Tensor
-        Images of the same shape ``(..., H, W)``; batches give one value per image.
-    mask : array_like of bool, optional
-        Pixels to compare, broadcastable to the image shape.
+        Real images of the same shape ``(..., H, W)``, ``H, W >= 1``; batches give one value
+        per image. NaN and infinity are refused.
+    mask : array_like or torch.Tensor of bool, optional
+        Pixels to compare, of the image shape ``(H, W)`` or broadcastable to the full shape
+        ``(..., H, W)``. It must select at least one pixel of every image.
     data_range : float, optional
-        :math:`L`. Default: 255 if ``reference`` has integer dtype, else
-        ``max(reference) - min(reference)`` over the masked pixels (per image), at least 1e-12.
+        :math:`L > 0`. Default, from the reference's dtype (the same rule for NumPy and torch):
+        255 for 8-bit integers (``uint8``, ``int8``), 1 for booleans; for floating-point
+        references ``max(reference) - min(reference)`` over the masked pixels, per image.
+        Wider integer dtypes have no conventional range: give ``data_range``.
 
     Returns
     -------
     float or array
-        ``inf`` where the images are equal.
+        A float for one image, else an array (NumPy, or a float64 tensor on the reference's
+        device). ``inf`` where the estimate equals the reference on the mask (MSE = 0).
+
+    Raises
+    ------
+    ValueError
+        For shapes that differ, a mask that does not broadcast to the images or selects no
+        pixel, a ``data_range`` that is not > 0 and finite, an inferred range of 0 (a constant
+        reference) where the images differ, a wide integer reference without ``data_range``.
+    TypeError
+        For a ``data_range`` that is not a real number (bools and strings included), a mask
+        that is not boolean, images that are not arrays of numbers.
 
     Examples
     --------
@@ -44,42 +77,65 @@ def psnr(reference: Any, estimate: Any, *, mask: Any = None,
     >>> a = np.zeros((4, 4)); b = a.copy(); b[0, 0] = 1.0
     >>> round(float(psnr(a, b, data_range=1.0)), 3)
     12.041
+    >>> psnr(a, a, data_range=1.0)
+    inf
     """
-    integer_ref = (not isinstance(reference, torch.Tensor)
-                   and np.asarray(reference).dtype.kind in "biu")
+    if data_range is not None:
+        data_range = check_real("data_range", data_range, minimum=0.0, strict_minimum=True)
+    ref_dtype = _source_dtype(reference)
     ref, kind = as_tensor(reference, "reference", min_ndim=2, dtype=torch.float64)
     est, _ = as_tensor(estimate, "estimate", min_ndim=2, dtype=torch.float64, device=ref.device)
     if ref.shape != est.shape:
         raise ValueError(f"estimate must have the shape of reference {tuple(ref.shape)}, "
                          f"got {tuple(est.shape)}")
+    if ref.shape[-1] == 0 or ref.shape[-2] == 0:
+        raise ValueError(f"reference must have images of at least 1 x 1 pixels, got shape "
+                         f"{tuple(ref.shape)}")
     if mask is None:
         m = torch.ones(ref.shape[-2:], dtype=torch.bool, device=ref.device)
     else:
-        m = torch.as_tensor(np.asarray(mask) if not isinstance(mask, torch.Tensor) else mask,
-                            device=ref.device).to(torch.bool)
+        if isinstance(mask, torch.Tensor):
+            m = mask.detach()
+        else:
+            try:
+                m = torch.from_numpy(np.array(mask, copy=True))
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"mask must be a boolean array, got {type(mask).__name__}") \
+                    from exc
+        if m.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean array, got dtype "
+                            f"{str(m.dtype).removeprefix('torch.')} (use e.g. mask > 0)")
+        m = m.to(ref.device)
         try:
-            torch.broadcast_shapes(m.shape, ref.shape)
-        except RuntimeError as exc:
+            full = torch.broadcast_shapes(m.shape, ref.shape)
+        except RuntimeError:
+            full = None
+        if full != ref.shape:
             raise ValueError(f"mask of shape {tuple(m.shape)} does not broadcast to the image "
-                             f"shape {tuple(ref.shape)}") from exc
+                             f"shape {tuple(ref.shape)}")
     m = m.expand(ref.shape)
     count = m.sum(dim=(-2, -1)).to(torch.float64)
     if bool((count == 0).any()):
-        raise ValueError("mask selects no pixel")
-    err = torch.where(m, (ref - est) ** 2, torch.zeros((), dtype=ref.dtype, device=ref.device))
-    mse = err.sum(dim=(-2, -1)) / count
-    if data_range is None:
-        if integer_ref:
-            rng = torch.full_like(mse, 255.0)
-        else:
-            big = torch.finfo(torch.float64).max
-            hi = torch.where(m, ref, torch.full_like(ref, -big)).amax(dim=(-2, -1))
-            lo = torch.where(m, ref, torch.full_like(ref, big)).amin(dim=(-2, -1))
-            rng = (hi - lo).clamp_min(1e-12)
+        raise ValueError("mask selects no pixel" + (
+            "" if count.ndim == 0 else
+            f" of image {tuple(int(i) for i in torch.nonzero(count == 0)[0])}"))
+    zero = torch.zeros((), dtype=ref.dtype, device=ref.device)
+    mse = torch.where(m, (ref - est) ** 2, zero).sum(dim=(-2, -1)) / count
+    if data_range is not None:
+        rng = torch.full_like(mse, data_range)
+    elif ref_dtype in _RANGE_OF:
+        rng = torch.full_like(mse, _RANGE_OF[ref_dtype])
+    elif ref_dtype.startswith(("int", "uint")):
+        raise ValueError(f"data_range is needed for a reference of dtype {ref_dtype} (it is "
+                         f"inferred only for 8-bit integers, booleans and floats)")
     else:
-        rng = torch.full_like(mse, float(data_range))
-    with np.errstate(divide="ignore"):
-        out = 10.0 * torch.log10(rng**2 / mse)
+        hi = torch.where(m, ref, torch.full_like(ref, -np.inf)).amax(dim=(-2, -1))
+        lo = torch.where(m, ref, torch.full_like(ref, np.inf)).amin(dim=(-2, -1))
+        rng = hi - lo
+        if bool(((rng == 0) & (mse > 0)).any()):
+            raise ValueError("data_range cannot be inferred: the reference is constant over "
+                             "the mask (range 0); give data_range")
+    out = torch.where(mse == 0, torch.full_like(mse, np.inf), 10.0 * torch.log10(rng**2 / mse))
     if out.ndim == 0:
         return float(out)
-    return out.cpu().numpy() if kind.numpy else out
+    return out.detach().cpu().numpy() if kind.numpy else out
