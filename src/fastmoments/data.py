@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numpy as np
+
+from ._validate import check_choice, check_int
 
 __all__ = ["load_image", "sample_image"]
 
@@ -20,6 +25,13 @@ def sample_image(name: str = "camera", size: int | None = 512) -> np.ndarray:
         Centre-crop to a square and resize to ``size`` x ``size`` (``None`` keeps the
         square crop at its own size).
 
+    Raises
+    ------
+    ValueError
+        For an unknown ``name`` or a ``size`` < 1.
+    TypeError
+        For a ``size`` that is not an integer (bools and floats included).
+
     Examples
     --------
     >>> sample_image("camera", 64).shape
@@ -27,9 +39,8 @@ def sample_image(name: str = "camera", size: int | None = 512) -> np.ndarray:
     """
     from skimage import color, data, transform
 
-    from ._validate import check_choice
-
     check_choice("name", name, _SAMPLES)
+    size = _check_size(size)
     img = getattr(data, name)()
     if img.ndim == 3:
         img = color.rgb2gray(img[..., :3]) * 255.0
@@ -43,15 +54,40 @@ def sample_image(name: str = "camera", size: int | None = 512) -> np.ndarray:
     return img
 
 
-def load_image(path: str, size: int | None = None) -> np.ndarray:
+def _check_size(size: Any) -> int | None:
+    return None if size is None else check_int("size", size, minimum=1)
+
+
+def load_image(path: str | os.PathLike[str], size: int | None = None) -> np.ndarray:
     """Read an image file (any format Pillow reads) as a grey-level float64 array in [0, 255].
 
     Non-square images are centre-cropped to a square; ``size`` resizes the square.
-    """
-    from PIL import Image
 
-    with Image.open(path) as im:
-        arr = np.asarray(im.convert("L"), dtype=np.float64)
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError, PermissionError
+        When the file cannot be opened (the message names it).
+    ValueError
+        When the file is not an image Pillow can decode (empty, truncated, another format),
+        or for a ``size`` < 1.
+    TypeError
+        For a ``path`` that is not a string or path, a ``size`` that is not an integer.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file name (str or os.PathLike), got {path!r}")
+    size = _check_size(size)
+    try:
+        with Image.open(path) as im:
+            arr = np.asarray(im.convert("L"), dtype=np.float64)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
+        raise ValueError(f"path {os.fspath(path)!r} is not an image file that Pillow can "
+                         f"read: {exc}") from exc
+    if arr.size == 0:
+        raise ValueError(f"path {os.fspath(path)!r} holds an empty image")
     h, w = arr.shape
     s = min(h, w)
     arr = arr[(h - s) // 2:(h - s) // 2 + s, (w - s) // 2:(w - s) // 2 + s]
