@@ -492,3 +492,11 @@ def test_load_image_bad_files(tmp_path: Any) -> None:
 def test_a_nan_in_a_list_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="x contains NaN"):
         fm.gaussian_filter([1.0, math.nan, 2.0], 1.0)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.0])
+def test_progress_option_must_be_a_bool_or_none(bad: Any) -> None:
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        fm.features(_img()[None], orders=2, progress=bad)
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        fm.pair_statistics(np.random.default_rng(3).random((5, 3)), progress=bad)

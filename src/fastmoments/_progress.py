@@ -17,7 +17,17 @@ def progress(it: Iterable[T], *, total: int | None = None, desc: str = "",
     """Wrap ``it`` in a tqdm bar.
 
     ``show=None`` shows the bar only for jobs of more than 8 steps; ``False`` never shows it.
+    Anything else (``1``, ``"yes"``) is a :class:`TypeError` naming ``progress``, raised at the
+    call, before any work.
+
+    >>> list(progress(range(3), show=False))
+    [0, 1, 2]
+    >>> progress(range(3), show="yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: progress must be True, False or None, got 'yes'
     """
+    show = check_progress(show)
     if total is None:
         try:
             total = len(it)  # type: ignore[arg-type]
@@ -26,9 +36,8 @@ def progress(it: Iterable[T], *, total: int | None = None, desc: str = "",
     if show is None:
         show = total is None or total > 8
     if not show:
-        yield from it
-        return
-    yield from tqdm(it, total=total, desc=desc, leave=False, **kwargs)
+        return iter(it)
+    return iter(tqdm(it, total=total, desc=desc, leave=False, **kwargs))
 
 
 class _Silent:
