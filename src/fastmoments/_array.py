@@ -267,17 +267,15 @@ def as_tensor(
         work = dtype if dtype is not None else policy_dtype(arr.dtype, name=name)
         if arr.dtype.kind == "c":
             work = complex_dtype(work)
-        np_work = np.dtype(_NP_OF[work])
-        if arr.dtype != np_work or not arr.flags.c_contiguous or not arr.flags.writeable:
+        if not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.writeable):
             # one copy: native byte order, C order, working dtype; the input stays untouched
             # (np.ascontiguousarray would make 0-d input 1-d)
             with np.errstate(over="ignore"):  # overflow is reported below, by name
-                arr = np.array(arr, dtype=np_work, order="C", copy=True)
-        t = torch.from_numpy(arr)
+                arr = np.array(arr, dtype=_NP_OF[work], order="C", copy=True)
         in_device = torch.device("cpu")
         dev = resolve_device(device, in_device)
-        if dev != in_device:
-            t = t.to(dev)
+        # zero-copy view of the user's array; torch casts (in parallel) into new memory
+        t = torch.from_numpy(arr).to(device=dev, dtype=work)
         source = x
     else:
         t = x
