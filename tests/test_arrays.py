@@ -209,3 +209,11 @@ def test_resolve_device():
         resolve_device(True)
     with pytest.raises(TypeError, match="device must be"):
         resolve_device(1.5)
+
+
+def test_resolve_device_names_the_input_on_a_meta_device():
+    with pytest.raises(ValueError, match="image is on the 'meta' device"):
+        resolve_device(None, torch.device("meta"), name="image")
+    with pytest.raises(ValueError, match="the input is on the 'meta' device"):
+        resolve_device(None, torch.device("meta"))
+    assert resolve_device("cpu", torch.device("meta")) == torch.device("cpu")

@@ -44,17 +44,24 @@ class ArrayKind:
     device: torch.device
 
 
-def resolve_device(device: str | torch.device | None, fallback: torch.device | None = None):
+def resolve_device(device: str | torch.device | None, fallback: torch.device | None = None,
+                   *, name: str = "the input"):
     """Return a :class:`torch.device` from a user value.
 
-    ``None`` keeps ``fallback`` (the input's device) or the CPU. ``"cuda"`` without a
-    visible GPU raises :class:`ValueError` naming the parameter.
+    ``None`` keeps ``fallback`` (the input's device) or the CPU; a fallback that is neither
+    the CPU nor CUDA (a 'meta' tensor's) is a :class:`ValueError` naming ``name``, the input.
+    ``"cuda"`` without a visible GPU raises :class:`ValueError` naming the parameter.
 
     >>> resolve_device("cpu")
     device(type='cpu')
     """
     if device is None:
-        return fallback if fallback is not None else torch.device("cpu")
+        if fallback is None:
+            return torch.device("cpu")
+        if fallback.type not in ("cpu", "cuda"):
+            raise ValueError(f"{name} is on the {fallback.type!r} device; fastmoments computes "
+                             f"on 'cpu' or 'cuda' tensors (move it with .to('cpu'))")
+        return fallback
     if isinstance(device, bool) or not isinstance(device, (str, torch.device, int)):
         raise TypeError(f"device must be 'cpu', 'cuda', 'cuda:N' or a torch.device, "
                         f"got {device!r}")
