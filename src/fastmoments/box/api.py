@@ -41,6 +41,7 @@ import torch
 from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
 from .._memory import memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int
+from ..moments import Moments
 from .engine import AxisOp, analyze, synthesize
 from .moments import BoxMoments
 from .quadrature import NORMALIZATIONS, QUADRATURES, analysis_matrix, synthesis_matrix
@@ -297,13 +298,48 @@ class JacobiTransform:
 
     __call__ = forward
 
+    #: The plan fields that define the basis of the coefficients. Two plans that agree on
+    #: them expand in the same functions on the same pixel grid, so moments of one are valid
+    #: input to the other's :meth:`inverse`, :meth:`adjoint` and to reconstruction.
+    BASIS_FIELDS = ("shape", "order", "alpha", "beta", "truncation", "normalization")
+
+    @property
+    def basis(self) -> tuple[Any, ...]:
+        """The values of :attr:`BASIS_FIELDS`: equal bases mean interchangeable moments.
+
+        ``k`` and ``quadrature`` only change how the analysis integrals are approximated,
+        and ``dtype``, ``device``, ``block``, ``parity`` and ``memory_budget`` only how the
+        work is done; none of them changes which function a coefficient multiplies.
+        """
+        return tuple(getattr(self, f) for f in self.BASIS_FIELDS)
+
+    def check_compatible(self, moments: BoxMoments, name: str = "coeffs") -> None:
+        """Raise :class:`ValueError` if ``moments`` were computed in another basis.
+
+        Raises
+        ------
+        ValueError
+            Naming every field of :attr:`BASIS_FIELDS` that differs, with both values.
+        """
+        other = moments.plan
+        if other is self:
+            return
+        diff = [f"{f}={getattr(other, f)!r} (this plan: {getattr(self, f)!r})"
+                for f in self.BASIS_FIELDS if getattr(other, f) != getattr(self, f)]
+        if diff:
+            raise ValueError(
+                f"{name} were computed in another basis: {', '.join(diff)}. Moments are valid "
+                f"input only to a plan with the same {', '.join(self.BASIS_FIELDS)} (k, "
+                "quadrature, dtype, device, block and parity may differ); use the plan that "
+                f"made them ({name}.plan) or its reconstruct()")
+
     def _coeffs(self, coeffs: Any, name: str) -> tuple[torch.Tensor, ArrayKind]:
         if isinstance(coeffs, BoxMoments):
-            if coeffs.plan is not self and (coeffs.plan.shape, coeffs.plan.order) != (
-                    self.shape, self.order):
-                raise ValueError(f"{name} were computed by another plan "
-                                 f"({coeffs.plan!r}); use that plan")
-            return coeffs.data.to(self.dtype), coeffs.kind
+            self.check_compatible(coeffs, name)
+            return coeffs.data.to(device=self.device, dtype=self.dtype), coeffs.kind
+        if isinstance(coeffs, Moments):
+            raise TypeError(f"{name} must be box moments (BoxMoments) or an array, got "
+                            f"{type(coeffs).__name__} ({coeffs.family})")
         t, kind = as_tensor(coeffs, name, min_ndim=self.ndim, dtype=self.dtype,
                             device=self.device)
         if tuple(t.shape[-self.ndim:]) != self.coef_shape:
@@ -342,7 +378,9 @@ class JacobiTransform:
         Parameters
         ----------
         coeffs : BoxMoments or array_like
-            Moments from this plan, or an array ``(..., *coef_shape)``.
+            Moments from a plan with the same :attr:`basis` (shape, order, alpha, beta,
+            truncation, normalization; ``k``, quadrature, dtype, device, block and parity may
+            differ), or an array ``(..., *coef_shape)``.
         order : int, optional
             Use only moments up to this order (default: the plan's order).
         region : tuple, optional
@@ -353,6 +391,14 @@ class JacobiTransform:
         -------
         array or tensor
             Same kind as the input that made the moments (or as ``coeffs``).
+
+        Raises
+        ------
+        ValueError
+            If ``coeffs`` are moments of another basis (the message names what differs), or
+            an array of the wrong shape.
+        TypeError
+            If ``coeffs`` are moments of another geometry (disk moments).
         """
         c, kind = self._coeffs(coeffs, "coeffs")
         m = self.order if order is None else check_int("order", order, minimum=0,
