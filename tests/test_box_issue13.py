@@ -67,3 +67,125 @@ def test_inverse_refuses_disk_moments():
     plan = JacobiTransform((5, 5), 4)
     with pytest.raises(TypeError, match="coeffs must be box moments"):
         plan.inverse(A)
+
+
+# ---------------------------------------------------------------- 2. no silent coercion
+_IMG = np.ones((6, 6))
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    ({"shape": (16.7, 16)}, TypeError, r"shape\[0\] must be an integer"),
+    ({"shape": (16.0, 16)}, TypeError, r"shape\[0\] must be an integer"),
+    ({"shape": (True, 16)}, TypeError, r"shape\[0\] must be an integer"),
+    ({"shape": "16"}, TypeError, "shape must be a tuple"),
+    ({"shape": (16, 0)}, ValueError, r"shape\[1\] must be >= 1"),
+    ({"shape": (4, 4, 4, 4)}, ValueError, "shape must be"),
+    ({"alpha": True}, TypeError, "alpha must be a real number"),
+    ({"alpha": "0.3"}, TypeError, "alpha must be a real number"),
+    ({"beta": False}, TypeError, "beta must be a real number"),
+    ({"beta": "1"}, TypeError, "beta must be a real number"),
+    ({"alpha": 1e6}, ValueError, r"alpha \+ beta must be <= 1000"),
+    ({"beta": 1e6}, ValueError, r"alpha \+ beta must be <= 1000"),
+    ({"alpha": 600.0, "beta": 600.0}, ValueError, r"alpha \+ beta must be <= 1000"),
+    ({"order": True}, TypeError, "order must be an integer"),
+    ({"order": 3.0}, TypeError, "order must be an integer"),
+    ({"k": True}, TypeError, "k must be an integer"),
+    ({"k": 2.0}, TypeError, "k must be an integer"),
+    ({"k": "2"}, TypeError, "k must be an integer"),
+    ({"block": True}, TypeError, "block must be an integer"),
+    ({"block": 4.0}, TypeError, "block must be an integer"),
+    ({"block": "4"}, TypeError, "block must be an integer"),
+    ({"block": -2}, ValueError, "block must be >= 1"),
+    ({"dtype": torch.int32}, TypeError, "dtype must be a floating-point"),
+    ({"dtype": np.int64}, TypeError, "dtype must be a floating-point"),
+    ({"dtype": torch.bool}, TypeError, "dtype must be a floating-point"),
+    ({"dtype": torch.complex64}, TypeError, "dtype must be a floating-point"),
+    ({"dtype": 3}, TypeError, "dtype must be a floating-point"),
+    ({"memory_budget": float("nan")}, ValueError, "memory_budget must be a finite number"),
+    ({"memory_budget": True}, TypeError, "memory_budget must be"),
+    ({"memory_budget": -5}, ValueError, "memory_budget must be a finite number > 0"),
+])
+def test_plan_refuses_coercion(kwargs, exc, match):
+    args = {"shape": (4, 4), "order": 3, **kwargs}
+    with pytest.raises(exc, match=match):
+        JacobiTransform(args.pop("shape"), args.pop("order"), **args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, np.float64, "float64", torch.float32, None])
+def test_plan_float_dtypes(dtype):
+    plan = JacobiTransform((4, 4), 2, dtype=dtype)
+    assert plan.dtype == (torch.float32 if dtype in (torch.float32, None) else torch.float64)
+
+
+def test_huge_block_is_no_blocking_and_agrees(rng):
+    x = rng.random((5, 6, 7))
+    a = JacobiTransform((5, 6, 7), 4, dtype=torch.float64, block=10**30).forward(x).numpy()
+    b = JacobiTransform((5, 6, 7), 4, dtype=torch.float64, block=2).forward(x).numpy()
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-14 * np.abs(b).max())
+
+
+def test_large_alpha_near_the_limit_is_right():
+    """alpha + beta = 1000 is accepted and finite; the moment J_00 of a constant image is
+    that constant (sum of the analysis row 0 = integral of w P_0 / rho_0 = 1 up to the
+    per-pixel rule)."""
+    from fastmoments.box import jacobi_moments
+
+    J = jacobi_moments(np.ones((64, 64)), 3, alpha=1000.0, beta=0.0, k=64, quadrature="gauss")
+    assert np.isfinite(J.numpy()).all()
+    assert abs(float(J[0, 0]) - 1.0) < 1e-6
+
+
+def test_tables_that_overflow_the_dtype_are_refused():
+    with pytest.raises(ValueError, match=r"alpha=500\.0, beta=500\.0 at order 300.*float32"):
+        JacobiTransform((64, 64), 300, alpha=500.0, beta=500.0)
+
+
+@pytest.mark.parametrize("fn", ["jacobi", "legendre", "gegenbauer"])
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    ({"order": True}, TypeError, "order must be an integer"),
+    ({"order": 3.0}, TypeError, "order must be an integer"),
+    ({"k": True}, TypeError, "k must be an integer"),
+    ({"k": 1.0}, TypeError, "k must be an integer"),
+    ({"ndim": True}, TypeError, "ndim must be an integer"),
+    ({"ndim": 2.0}, TypeError, "ndim must be an integer"),
+    ({"quadrature": None}, ValueError, "quadrature must be one of"),
+    ({"truncation": 1}, ValueError, "truncation must be one of"),
+])
+def test_one_call_validates_before_the_cache(fn, kwargs, exc, match):
+    """A cached plan with k=1 / order=3 must not make k=True / order=3.0 acceptable."""
+    from fastmoments.box import api
+
+    call = {"jacobi": lambda **kw: api.jacobi_moments(_IMG, kw.pop("order", 3), alpha=0.0,
+                                                       beta=0.0, **kw),
+            "legendre": lambda **kw: api.legendre_moments(_IMG, kw.pop("order", 3), **kw),
+            "gegenbauer": lambda **kw: api.gegenbauer_moments(_IMG, kw.pop("order", 3),
+                                                               lam=0.5, **kw)}[fn]
+    call(k=1, ndim=2)       # cache a plan with k = 1, order = 3
+    with pytest.raises(exc, match=match):
+        call(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    ({"alpha": True, "beta": 0.0}, TypeError, "alpha must be a real number"),
+    ({"alpha": "0.3", "beta": 0.0}, TypeError, "alpha must be a real number"),
+    ({"alpha": 0.0, "beta": "0"}, TypeError, "beta must be a real number"),
+    ({"alpha": 1e6, "beta": 0.0}, ValueError, r"alpha \+ beta must be <= 1000"),
+    ({"alpha": 0.0, "beta": 1e6}, ValueError, r"alpha \+ beta must be <= 1000"),
+])
+def test_jacobi_moments_parameters(kwargs, exc, match):
+    from fastmoments.box import jacobi_moments
+
+    jacobi_moments(_IMG, 3, alpha=1.0, beta=0.0)      # a cached plan with alpha = 1.0
+    with pytest.raises(exc, match=match):
+        jacobi_moments(_IMG, 3, **kwargs)
+
+
+@pytest.mark.parametrize(("lam", "exc", "match"), [
+    (True, TypeError, "lam must be a real number"), ("1", TypeError, "lam must be a real"),
+    (1e6, ValueError, r"lam must be <= 500\.5"), (None, TypeError, "lam must be a real"),
+])
+def test_gegenbauer_lam(lam, exc, match):
+    from fastmoments.box import gegenbauer_moments
+
+    with pytest.raises(exc, match=match):
+        gegenbauer_moments(_IMG, 3, lam=lam)

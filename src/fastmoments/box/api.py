@@ -33,9 +33,11 @@ reconstruction from them ``max|f32 - f64| <= 1e-4 * max|f64|`` (measured up to 5
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import torch
 
 from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
@@ -57,26 +59,70 @@ __all__ = [
 TRUNCATIONS = ("total", "box")
 
 
+#: Largest ``alpha + beta`` accepted. Beyond it the float64 tables leave the float64 range:
+#: the normalisation :math:`\rho_0` holds :math:`2^{\alpha+\beta+1}` and the weight reaches
+#: :math:`2^{\alpha}` near -1, so ``alpha = 1100, beta = 0`` overflows in ``exp`` and
+#: ``alpha = beta = 2000`` gives NaN in the analysis matrix (measured); ``alpha = 1000,
+#: beta = 0`` still agrees with mpmath to 3e-13 at order 20.
+MAX_ALPHA_PLUS_BETA = 1000.0
+
+
 def _check_param(name: str, value: Any, *, greater: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    """A finite real number > ``greater``: bools, strings and other types are TypeErrors."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number (int or float), got "
+                        f"{type(value).__name__} {value!r}")
     value = float(value)
     if not math.isfinite(value) or value <= greater:
         raise ValueError(f"{name} must be a finite number > {greater:g}, got {value}")
     return value
 
 
+def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> None:
+    if alpha + beta > MAX_ALPHA_PLUS_BETA:
+        raise ValueError(f"{what} must be <= {MAX_ALPHA_PLUS_BETA:g} (alpha, beta > -1 with "
+                         f"alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}: beyond it the weight and "
+                         f"norms leave the float64 range), got alpha={alpha}, beta={beta}")
+
+
 def _check_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list, torch.Size)):
+        raise TypeError(f"shape must be a tuple (H, W) or (D, H, W) of integers, got {shape!r}")
+    if len(shape) not in (2, 3):
+        raise ValueError(f"shape must be (H, W) or (D, H, W), got {len(shape)} entries: "
+                         f"{tuple(shape)!r}")
+    return tuple(check_int(f"shape[{i}]", s, minimum=1) for i, s in enumerate(shape))
+
+
+def _check_dtype(dtype: Any) -> torch.dtype:
+    """The working dtype: float32 or float64 (half precision works in float32)."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, str):
+        return real_dtype(dtype)
     try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be (H, W) or (D, H, W), got {shape!r}") from None
-    if len(shape) not in (2, 3) or min(shape) < 1:
-        raise ValueError(f"shape must be (H, W) or (D, H, W) with positive sizes, got {shape}")
-    return shape
+        t = real_dtype(dtype)
+        src = (dtype if isinstance(dtype, torch.dtype)
+               else torch.from_numpy(np.zeros(0, dtype=dtype)).dtype)
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
+                        f"float64), got {dtype!r}") from None
+    if not src.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
+                        f"float64), got {dtype!r}")
+    return t
+
+
+def _check_budget(budget: Any) -> float | None:
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
+        raise TypeError(f"memory_budget must be a number of bytes (or a fraction <= 1) or "
+                        f"None, got {budget!r}")
+    budget = float(budget)
+    if not math.isfinite(budget) or budget <= 0:
+        raise ValueError(f"memory_budget must be a finite number > 0, got {budget}")
+    return budget
 
 
 class JacobiTransform:
@@ -142,6 +188,7 @@ class JacobiTransform:
         self.order = check_int("order", order, minimum=0)
         self.alpha = _check_param("alpha", alpha, greater=-1.0)
         self.beta = _check_param("beta", beta, greater=-1.0)
+        _check_alpha_beta(self.alpha, self.beta)
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.truncation = check_choice("truncation", truncation, TRUNCATIONS)
@@ -152,13 +199,13 @@ class JacobiTransform:
                                  f"(= lam - 1/2), got alpha={self.alpha}, beta={self.beta}")
             if self.alpha == -0.5:
                 raise ValueError("lam must be != 0 for Gegenbauer moments (alpha = beta = -1/2)")
-        self.dtype = real_dtype(dtype)
+        self.dtype = _check_dtype(dtype)
         self.device = resolve_device(device)
         if block is None:
             block = 128 if (self.ndim == 3 and self.truncation == "total") else self.order + 2
-        self.block = check_int("block", block, minimum=1)
+        self.block = min(check_int("block", block, minimum=1), self.order + 2)
         self.block += self.block % 2
-        self.memory_budget = memory_budget
+        self.memory_budget = _check_budget(memory_budget)
         if parity is None:
             parity = False
         elif not isinstance(parity, bool):
@@ -179,8 +226,17 @@ class JacobiTransform:
             a = analysis_matrix(n, self.order, self.alpha, self.beta, self.k, self.quadrature,
                                 self.normalization)
             s = synthesis_matrix(n, self.order, self.alpha, self.beta, self.normalization)
-            self._analysis[n] = AxisOp.build(self._cast(a), self.symmetric)
-            self._synthesis[n] = AxisOp.build(self._cast(s), self.symmetric)
+            ca, cs = self._cast(a), self._cast(s)
+            for name, t64, t in (("analysis", a, ca), ("synthesis", s, cs)):
+                if not (np.isfinite(t64).all() and bool(torch.isfinite(t).all())):
+                    where = "float64" if not np.isfinite(t64).all() else str(self.dtype)
+                    raise ValueError(
+                        f"alpha={self.alpha}, beta={self.beta} at order {self.order} give "
+                        f"{name} tables outside the {where} range (values up to "
+                        f"{np.nanmax(np.abs(t64)):.3g}); lower alpha, beta or order"
+                        + (", or use dtype=torch.float64" if where != "float64" else ""))
+            self._analysis[n] = AxisOp.build(ca, self.symmetric)
+            self._synthesis[n] = AxisOp.build(cs, self.symmetric)
         self._outside: dict[int, torch.Tensor | None] = {}
 
     # ---------------------------------------------------------------- helpers
@@ -453,6 +509,7 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
     order = check_int("order", order, minimum=0)
     alpha = _check_param("alpha", alpha, greater=-1.0)
     beta = _check_param("beta", beta, greater=-1.0)
+    _check_alpha_beta(alpha, beta)
     k = check_int("k", k, minimum=1)
     check_choice("quadrature", quadrature, QUADRATURES)
     check_choice("truncation", truncation, TRUNCATIONS)
@@ -553,5 +610,9 @@ def gegenbauer_moments(x: Any, order: int, *, lam: float, ndim: int | None = Non
     if lam == 0.0:
         raise ValueError("lam must be != 0 (G^(0) is degenerate); use jacobi_moments with "
                          "alpha = beta = -0.5 for Chebyshev moments")
+    if 2 * lam - 1 > MAX_ALPHA_PLUS_BETA:
+        raise ValueError(f"lam must be <= {(MAX_ALPHA_PLUS_BETA + 1) / 2:g} (alpha = beta = "
+                         f"lam - 1/2 with alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}; beyond it the "
+                         f"float64 tables overflow), got lam={lam}")
     return _moments(x, order, lam - 0.5, lam - 0.5, ndim, k, quadrature, truncation,
                     "gegenbauer", device)
