@@ -189,3 +189,58 @@ def test_gegenbauer_lam(lam, exc, match):
 
     with pytest.raises(exc, match=match):
         gegenbauer_moments(_IMG, 3, lam=lam)
+
+
+# ---------------------------------------------------------------- 3. indexing
+def _moments_2d(batch=(), order=5):
+    from fastmoments.box import jacobi_moments
+
+    x = np.random.default_rng(3).random((*batch, 9, 8))
+    return jacobi_moments(x, order, alpha=0.3, beta=0.7, ndim=2)
+
+
+@pytest.mark.parametrize("key", [(-1, 0), (0, -1), (6, 0), (0, 6), (2 ** 40, 0)])
+def test_negative_or_too_large_index_is_an_error(key):
+    """Before: J[-1, 0] returned J[5, 0]."""
+    J = _moments_2d()
+    with pytest.raises(IndexError, match=r"must be a degree in 0\.\.5"):
+        J[key]
+
+
+def test_wrong_number_of_indices_is_an_error():
+    """Before: JB[0, 1, 2] on a batch of 2-D moments silently indexed the batch."""
+    JB = _moments_2d(batch=(3,))
+    with pytest.raises(IndexError, match="2-D moments take 2 indices"):
+        JB[0, 1, 2]
+    with pytest.raises(IndexError, match="2-D moments take 2 indices"):
+        JB[1]
+    J3 = JacobiTransform((3, 4, 5), 2).forward(np.ones((3, 4, 5)))
+    with pytest.raises(IndexError, match="3-D moments take 3 indices"):
+        J3[0, 0]
+
+
+def test_index_returns_the_coefficient_for_every_batch_element():
+    JB = _moments_2d(batch=(3, 2))
+    data = JB.numpy()
+    np.testing.assert_array_equal(JB[2, 1], data[..., 2, 1])   # a copy of the same numbers
+    assert JB[2, 1].shape == (3, 2)
+    np.testing.assert_array_equal(JB[1:3, :2], data[..., 1:3, :2])
+
+
+@pytest.mark.parametrize(("key", "exc"), [
+    ((True, 0), TypeError), ((1.0, 0), TypeError), (("1", 0), TypeError),
+    ((slice(-2, None), 0), IndexError), ((slice(0, 3, -1), 0), IndexError),
+    ((slice(0.5, 3), 0), TypeError), ((None, 0), TypeError), ((Ellipsis, 0), TypeError),
+    ((3, 3), IndexError),            # outside the total-degree set of order 5
+])
+def test_bad_index_kinds(key, exc):
+    J = _moments_2d()
+    with pytest.raises(exc, match=r"index|outside the total-degree set"):
+        J[key]
+
+
+def test_box_truncation_allows_every_index_up_to_the_order():
+    from fastmoments.box import jacobi_moments
+
+    J = jacobi_moments(np.ones((6, 6)), 3, alpha=0.0, beta=0.0, truncation="box")
+    assert np.isfinite(J[3, 3])
