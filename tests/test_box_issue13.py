@@ -244,3 +244,45 @@ def test_box_truncation_allows_every_index_up_to_the_order():
 
     J = jacobi_moments(np.ones((6, 6)), 3, alpha=0.0, beta=0.0, truncation="box")
     assert np.isfinite(J[3, 3])
+
+
+# ---------------------------------------------------------------- 4. memory, for a batch of one
+@pytest.mark.parametrize("batch", [(), (1,), (2,)])
+def test_memory_is_checked_for_every_batch_size(batch):
+    """Before: a batch of one skipped the check and went straight to the allocator."""
+    plan = JacobiTransform((24, 24, 24), 40, memory_budget=300_000)     # tables: ~0.2 MB
+    assert plan.table_bytes() < 300_000
+    x = np.ones((*batch, 24, 24, 24))
+    with pytest.raises(MemoryError, match=r"needs at least .* budget is 292\.97 KiB"):
+        plan.forward(x)
+    with pytest.raises(MemoryError, match="needs at least"):
+        plan.inverse(np.ones((*batch, 41, 41, 41)))
+    with pytest.raises(MemoryError, match="needs at least"):
+        plan.adjoint(np.ones((*batch, 41, 41, 41)))
+
+
+def test_one_call_checks_memory_for_one_volume(monkeypatch):
+    """The issue's case scaled down: one volume, budget from the environment."""
+    from fastmoments.box import api
+
+    monkeypatch.setenv("FASTMOMENTS_MEMORY_BUDGET", "400000")
+    with pytest.raises(MemoryError, match="needs at least"):
+        api.jacobi_moments(np.ones((24, 24, 24)), 40, alpha=0.3, beta=0.2, ndim=3)
+
+
+def test_plan_checks_its_tables_before_building_them():
+    with pytest.raises(MemoryError, match=r"JacobiTransform\(shape=\(64, 64\), order=500, "
+                                          r"k=3\) needs at least .* for its tables"):
+        JacobiTransform((64, 64), 500, k=3, memory_budget=100_000)
+    with pytest.raises(MemoryError, match="for its tables"):
+        JacobiTransform((8, 8), 10**9, memory_budget=2**30)
+
+
+def test_chunked_batches_equal_one_shot(rng):
+    x = rng.random((5, 10, 10))
+    small = JacobiTransform((10, 10), 6, dtype=torch.float64, memory_budget=12_000)
+    big = JacobiTransform((10, 10), 6, dtype=torch.float64)
+    assert small._chunk(5) < 5
+    J = small.forward(x)
+    np.testing.assert_allclose(J.numpy(), big.forward(x).numpy(), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(small.inverse(J), big.inverse(J), rtol=0, atol=1e-13)

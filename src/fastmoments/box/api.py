@@ -41,12 +41,18 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
-from .._memory import memory_budget, rows_per_chunk
+from .._memory import below_minimum, format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int
 from ..moments import Moments
 from .engine import AxisOp, analyze, synthesize
 from .moments import BoxMoments
-from .quadrature import NORMALIZATIONS, QUADRATURES, analysis_matrix, synthesis_matrix
+from .quadrature import (
+    _CHUNK_VALUES,
+    NORMALIZATIONS,
+    QUADRATURES,
+    analysis_matrix,
+    synthesis_matrix,
+)
 
 __all__ = [
     "TRUNCATIONS",
@@ -220,6 +226,7 @@ class JacobiTransform:
             self.family = "legendre"
         else:
             self.family = "jacobi"
+        self._check_table_memory()
         self._analysis: dict[int, AxisOp] = {}
         self._synthesis: dict[int, AxisOp] = {}
         for n in sorted(set(self.shape)):
@@ -282,7 +289,45 @@ class JacobiTransform:
             self._outside[m] = mask
         return self._outside[m]
 
-    def _chunk(self, batch: int) -> int:
+    def _budget_or_none(self, need: int) -> int | None:
+        """The budget in bytes, or ``None`` when ``need`` fits any default budget."""
+        if below_minimum(need, self.memory_budget):
+            return None
+        return memory_budget(self.device, self.memory_budget)
+
+    def table_bytes(self) -> int:
+        """Bytes the plan needs to build and hold its tables (an upper estimate).
+
+        Per distinct axis length ``n`` and ``P = order + 1`` degrees: the float64 analysis and
+        synthesis matrices (kept in the table cache) and the scratch of their recurrence, two
+        copies in the working dtype (two more with ``parity``), and the ``n x k`` integration
+        nodes; plus one chunk of polynomial values (at least ``P x k``).
+        """
+        p = self.order + 1
+        item = torch.finfo(self.dtype).bits // 8
+        chunk = max(_CHUNK_VALUES, p * self.k)
+        total = 3 * 8 * max(min(chunk, n * p * self.k) for n in self.shape)
+        for n in set(self.shape):
+            total += p * n * (4 * 8 + 2 * item * (2 if self.symmetric else 1)) + 2 * 8 * n * self.k
+        return total
+
+    def _check_table_memory(self) -> None:
+        need = self.table_bytes()
+        budget = self._budget_or_none(need)
+        if budget is not None and need > budget:
+            raise MemoryError(
+                f"JacobiTransform(shape={self.shape}, order={self.order}, k={self.k}) needs "
+                f"at least {format_bytes(need)} for its tables but the budget is "
+                f"{format_bytes(budget)}; lower order or k, free memory or raise memory_budget")
+
+    def _chunk(self, batch: int, order: int | None = None) -> int:
+        """Batch elements per chunk; checked for every batch size, one included.
+
+        Raises
+        ------
+        MemoryError
+            If not even one element fits the budget, with the memory the job needs.
+        """
         p = self.order + 1
         n = self.shape
         item = torch.finfo(self.dtype).bits // 8
@@ -290,8 +335,15 @@ class JacobiTransform:
             per = 3 * n[0] * n[1] + 2 * n[0] * p + 3 * p * p
         else:
             per = 3 * math.prod(n) + 2 * n[0] * n[1] * p + 2 * n[0] * p * p + 3 * p**3
-        budget = memory_budget(self.device, self.memory_budget)
-        return rows_per_chunk(per * item, budget, batch,
+        m = self.order if order is None else order
+        # the boolean mask of the coefficients outside the set (built on first use), twice
+        # while it is built
+        built = (not self.total and m == self.order) or m in self._outside
+        fixed = 0 if built else 2 * p**self.ndim
+        budget = self._budget_or_none(per * item * batch + fixed)
+        if budget is None:
+            return batch
+        return rows_per_chunk(per * item, budget, batch, fixed_bytes=fixed,
                               what=f"moments of order {self.order} of a {n} array")
 
     def _ops(self, table: dict[int, AxisOp], region: tuple[Any, ...] | None):
@@ -334,7 +386,7 @@ class JacobiTransform:
         flat = t.reshape(b, *self.shape)
         ops = [self._analysis[n] for n in self.shape]
         out = []
-        step = self._chunk(b) if b > 1 else 1
+        step = self._chunk(b)
         for i in range(0, b, step):
             out.append(analyze(flat[i:i + step], ops, self.order, self.total, self.block,
                                self.outside()))
@@ -419,7 +471,7 @@ class JacobiTransform:
                 out = out.squeeze(len(batch) + ax)
             return out, drop
         flat = c.reshape(b, *self.coef_shape)
-        step = self._chunk(b) if b > 1 else 1
+        step = self._chunk(b, order)
         parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,
                             self.outside(order)) for i in range(0, b, step)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
