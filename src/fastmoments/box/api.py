@@ -357,6 +357,13 @@ class JacobiTransform:
             if isinstance(sel, tuple) and len(sel) == 2:
                 sel = slice(*sel)
             if isinstance(sel, slice):
+                for part in (sel.start, sel.stop, sel.step):
+                    if part is not None and (isinstance(part, bool)
+                                             or not isinstance(part, numbers.Integral)):
+                        raise TypeError(f"region entry for axis {ax} must have integer bounds, "
+                                        f"got {region[ax]!r}")
+                if sel.step == 0:
+                    raise ValueError(f"region entry for axis {ax} has step 0: {region[ax]!r}")
                 cols = range(n)[sel]
             elif isinstance(sel, int) and not isinstance(sel, bool):
                 check_int("region index", sel, minimum=-n, maximum=n - 1)
@@ -558,6 +565,9 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
              truncation: str, normalization: str, device: Any) -> BoxMoments:
     t, kind = as_tensor(x, "x", min_ndim=2, device=device)
     nd = _resolve_ndim(ndim, tuple(t.shape))
+    if min(t.shape[-nd:]) < 1:
+        raise ValueError(f"x must have non-empty spatial axes (the last {nd}), got shape "
+                         f"{tuple(t.shape)}")
     order = check_int("order", order, minimum=0)
     alpha = _check_param("alpha", alpha, greater=-1.0)
     beta = _check_param("beta", beta, greater=-1.0)
