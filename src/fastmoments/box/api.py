@@ -145,7 +145,8 @@ class JacobiTransform:
     order : int
         Maximum order (>= 0).
     alpha, beta : float
-        Jacobi parameters, both > -1 (default 0, 0: Legendre).
+        Jacobi parameters, both > -1 with ``alpha + beta <= 1000`` (default 0, 0: Legendre);
+        real numbers only (a bool or a string is a TypeError).
     k : int
         Points per pixel and axis of the integration rule (k x k, or k x k x k, per pixel).
     quadrature : {'midpoint', 'gauss'}
@@ -170,7 +171,31 @@ class JacobiTransform:
         ``alpha == beta``. The tables are always built from half the points when
         ``alpha == beta``.
     memory_budget : float, optional
-        Scratch bytes (or fraction of free memory if <= 1) for splitting batches.
+        Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
+        tables are checked against it too.
+
+    Raises
+    ------
+    TypeError
+        For a parameter of the wrong type: non-integer ``shape`` entries, ``order``, ``k`` or
+        ``block`` (bools and floats included), non-real ``alpha``/``beta``, a ``dtype`` that
+        is not a floating-point dtype.
+    ValueError
+        For out-of-range values (the message names the parameter), conflicting options
+        (``normalization='gegenbauer'`` or ``parity=True`` with ``alpha != beta``), and
+        ``alpha, beta, order`` whose tables leave the float64 or the working dtype's range.
+    MemoryError
+        If the tables do not fit ``memory_budget`` (said before building them), and from
+        :meth:`forward`/:meth:`inverse` when one batch element does not fit.
+
+    Notes
+    -----
+    **Which moments a plan accepts.** Moments are tied to their basis: ``shape``, ``order``,
+    ``alpha``, ``beta``, ``truncation`` and ``normalization`` (:attr:`BASIS_FIELDS`). A
+    :class:`BoxMoments` is valid input to :meth:`inverse` and :meth:`adjoint` of any plan with
+    the same basis, whatever its ``k``, ``quadrature`` (these only change how the analysis
+    integrals are approximated), ``dtype``, ``device``, ``block`` or ``parity``; any other
+    plan raises a ValueError naming the fields that differ.
 
     Examples
     --------
