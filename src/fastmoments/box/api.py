@@ -642,8 +642,16 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
     Raises
     ------
     ValueError
-        For alpha or beta <= -1, a missing or wrong ``ndim``, NaN or infinity in ``x``, an
-        unknown ``quadrature`` or ``truncation``, a negative ``order``.
+        For alpha or beta <= -1 or ``alpha + beta > 1000``, a missing or wrong ``ndim``, NaN
+        or infinity in ``x``, an empty spatial axis, an unknown ``quadrature`` or
+        ``truncation``, a negative ``order``.
+    TypeError
+        For ``order``, ``k`` or ``ndim`` that are not integers (bools and floats included),
+        and ``alpha``/``beta`` that are not real numbers (bools and strings included); all
+        checked before the plan cache is consulted.
+    MemoryError
+        If the tables or one batch element do not fit the memory budget (from
+        ``FASTMOMENTS_MEMORY_BUDGET`` or the free memory), before anything is allocated.
 
     Examples
     --------
