@@ -33,17 +33,26 @@ reconstruction from them ``max|f32 - f64| <= 1e-4 * max|f64|`` (measured up to 5
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import torch
 
 from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
-from .._memory import memory_budget, rows_per_chunk
+from .._memory import below_minimum, format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int
+from ..moments import Moments
 from .engine import AxisOp, analyze, synthesize
 from .moments import BoxMoments
-from .quadrature import NORMALIZATIONS, QUADRATURES, analysis_matrix, synthesis_matrix
+from .quadrature import (
+    _CHUNK_VALUES,
+    NORMALIZATIONS,
+    QUADRATURES,
+    analysis_matrix,
+    synthesis_matrix,
+)
 
 __all__ = [
     "TRUNCATIONS",
@@ -56,26 +65,70 @@ __all__ = [
 TRUNCATIONS = ("total", "box")
 
 
+#: Largest ``alpha + beta`` accepted. Beyond it the float64 tables leave the float64 range:
+#: the normalisation :math:`\rho_0` holds :math:`2^{\alpha+\beta+1}` and the weight reaches
+#: :math:`2^{\alpha}` near -1, so ``alpha = 1100, beta = 0`` overflows in ``exp`` and
+#: ``alpha = beta = 2000`` gives NaN in the analysis matrix (measured); ``alpha = 1000,
+#: beta = 0`` still agrees with mpmath to 3e-13 at order 20.
+MAX_ALPHA_PLUS_BETA = 1000.0
+
+
 def _check_param(name: str, value: Any, *, greater: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    """A finite real number > ``greater``: bools, strings and other types are TypeErrors."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number (int or float), got "
+                        f"{type(value).__name__} {value!r}")
     value = float(value)
     if not math.isfinite(value) or value <= greater:
         raise ValueError(f"{name} must be a finite number > {greater:g}, got {value}")
     return value
 
 
+def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> None:
+    if alpha + beta > MAX_ALPHA_PLUS_BETA:
+        raise ValueError(f"{what} must be <= {MAX_ALPHA_PLUS_BETA:g} (alpha, beta > -1 with "
+                         f"alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}: beyond it the weight and "
+                         f"norms leave the float64 range), got alpha={alpha}, beta={beta}")
+
+
 def _check_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list, torch.Size)):
+        raise TypeError(f"shape must be a tuple (H, W) or (D, H, W) of integers, got {shape!r}")
+    if len(shape) not in (2, 3):
+        raise ValueError(f"shape must be (H, W) or (D, H, W), got {len(shape)} entries: "
+                         f"{tuple(shape)!r}")
+    return tuple(check_int(f"shape[{i}]", s, minimum=1) for i, s in enumerate(shape))
+
+
+def _check_dtype(dtype: Any) -> torch.dtype:
+    """The working dtype: float32 or float64 (half precision works in float32)."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, str):
+        return real_dtype(dtype)
     try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be (H, W) or (D, H, W), got {shape!r}") from None
-    if len(shape) not in (2, 3) or min(shape) < 1:
-        raise ValueError(f"shape must be (H, W) or (D, H, W) with positive sizes, got {shape}")
-    return shape
+        t = real_dtype(dtype)
+        src = (dtype if isinstance(dtype, torch.dtype)
+               else torch.from_numpy(np.zeros(0, dtype=dtype)).dtype)
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
+                        f"float64), got {dtype!r}") from None
+    if not src.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
+                        f"float64), got {dtype!r}")
+    return t
+
+
+def _check_budget(budget: Any) -> float | None:
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
+        raise TypeError(f"memory_budget must be a number of bytes (or a fraction <= 1) or "
+                        f"None, got {budget!r}")
+    budget = float(budget)
+    if not math.isfinite(budget) or budget <= 0:
+        raise ValueError(f"memory_budget must be a finite number > 0, got {budget}")
+    return budget
 
 
 class JacobiTransform:
@@ -92,7 +145,8 @@ class JacobiTransform:
     order : int
         Maximum order (>= 0).
     alpha, beta : float
-        Jacobi parameters, both > -1 (default 0, 0: Legendre).
+        Jacobi parameters, both > -1 with ``alpha + beta <= 1000`` (default 0, 0: Legendre);
+        real numbers only (a bool or a string is a TypeError).
     k : int
         Points per pixel and axis of the integration rule (k x k, or k x k x k, per pixel).
     quadrature : {'midpoint', 'gauss'}
@@ -117,7 +171,31 @@ class JacobiTransform:
         ``alpha == beta``. The tables are always built from half the points when
         ``alpha == beta``.
     memory_budget : float, optional
-        Scratch bytes (or fraction of free memory if <= 1) for splitting batches.
+        Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
+        tables are checked against it too.
+
+    Raises
+    ------
+    TypeError
+        For a parameter of the wrong type: non-integer ``shape`` entries, ``order``, ``k`` or
+        ``block`` (bools and floats included), non-real ``alpha``/``beta``, a ``dtype`` that
+        is not a floating-point dtype.
+    ValueError
+        For out-of-range values (the message names the parameter), conflicting options
+        (``normalization='gegenbauer'`` or ``parity=True`` with ``alpha != beta``), and
+        ``alpha, beta, order`` whose tables leave the float64 or the working dtype's range.
+    MemoryError
+        If the tables do not fit ``memory_budget`` (said before building them), and from
+        :meth:`forward`/:meth:`inverse` when one batch element does not fit.
+
+    Notes
+    -----
+    **Which moments a plan accepts.** Moments are tied to their basis: ``shape``, ``order``,
+    ``alpha``, ``beta``, ``truncation`` and ``normalization`` (:attr:`BASIS_FIELDS`). A
+    :class:`BoxMoments` is valid input to :meth:`inverse` and :meth:`adjoint` of any plan with
+    the same basis, whatever its ``k``, ``quadrature`` (these only change how the analysis
+    integrals are approximated), ``dtype``, ``device``, ``block`` or ``parity``; any other
+    plan raises a ValueError naming the fields that differ.
 
     Examples
     --------
@@ -141,6 +219,7 @@ class JacobiTransform:
         self.order = check_int("order", order, minimum=0)
         self.alpha = _check_param("alpha", alpha, greater=-1.0)
         self.beta = _check_param("beta", beta, greater=-1.0)
+        _check_alpha_beta(self.alpha, self.beta)
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.truncation = check_choice("truncation", truncation, TRUNCATIONS)
@@ -151,13 +230,13 @@ class JacobiTransform:
                                  f"(= lam - 1/2), got alpha={self.alpha}, beta={self.beta}")
             if self.alpha == -0.5:
                 raise ValueError("lam must be != 0 for Gegenbauer moments (alpha = beta = -1/2)")
-        self.dtype = real_dtype(dtype)
+        self.dtype = _check_dtype(dtype)
         self.device = resolve_device(device)
         if block is None:
             block = 128 if (self.ndim == 3 and self.truncation == "total") else self.order + 2
-        self.block = check_int("block", block, minimum=1)
+        self.block = min(check_int("block", block, minimum=1), self.order + 2)
         self.block += self.block % 2
-        self.memory_budget = memory_budget
+        self.memory_budget = _check_budget(memory_budget)
         if parity is None:
             parity = False
         elif not isinstance(parity, bool):
@@ -172,14 +251,24 @@ class JacobiTransform:
             self.family = "legendre"
         else:
             self.family = "jacobi"
+        self._check_table_memory()
         self._analysis: dict[int, AxisOp] = {}
         self._synthesis: dict[int, AxisOp] = {}
         for n in sorted(set(self.shape)):
             a = analysis_matrix(n, self.order, self.alpha, self.beta, self.k, self.quadrature,
                                 self.normalization)
             s = synthesis_matrix(n, self.order, self.alpha, self.beta, self.normalization)
-            self._analysis[n] = AxisOp.build(self._cast(a), self.symmetric)
-            self._synthesis[n] = AxisOp.build(self._cast(s), self.symmetric)
+            ca, cs = self._cast(a), self._cast(s)
+            for name, t64, t in (("analysis", a, ca), ("synthesis", s, cs)):
+                if not (np.isfinite(t64).all() and bool(torch.isfinite(t).all())):
+                    where = "float64" if not np.isfinite(t64).all() else str(self.dtype)
+                    raise ValueError(
+                        f"alpha={self.alpha}, beta={self.beta} at order {self.order} give "
+                        f"{name} tables outside the {where} range (values up to "
+                        f"{np.nanmax(np.abs(t64)):.3g}); lower alpha, beta or order"
+                        + (", or use dtype=torch.float64" if where != "float64" else ""))
+            self._analysis[n] = AxisOp.build(ca, self.symmetric)
+            self._synthesis[n] = AxisOp.build(cs, self.symmetric)
         self._outside: dict[int, torch.Tensor | None] = {}
 
     # ---------------------------------------------------------------- helpers
@@ -225,7 +314,45 @@ class JacobiTransform:
             self._outside[m] = mask
         return self._outside[m]
 
-    def _chunk(self, batch: int) -> int:
+    def _budget_or_none(self, need: int) -> int | None:
+        """The budget in bytes, or ``None`` when ``need`` fits any default budget."""
+        if below_minimum(need, self.memory_budget):
+            return None
+        return memory_budget(self.device, self.memory_budget)
+
+    def table_bytes(self) -> int:
+        """Bytes the plan needs to build and hold its tables (an upper estimate).
+
+        Per distinct axis length ``n`` and ``P = order + 1`` degrees: the float64 analysis and
+        synthesis matrices (kept in the table cache) and the scratch of their recurrence, two
+        copies in the working dtype (two more with ``parity``), and the ``n x k`` integration
+        nodes; plus one chunk of polynomial values (at least ``P x k``).
+        """
+        p = self.order + 1
+        item = torch.finfo(self.dtype).bits // 8
+        chunk = max(_CHUNK_VALUES, p * self.k)
+        total = 3 * 8 * max(min(chunk, n * p * self.k) for n in self.shape)
+        for n in set(self.shape):
+            total += p * n * (4 * 8 + 2 * item * (2 if self.symmetric else 1)) + 2 * 8 * n * self.k
+        return total
+
+    def _check_table_memory(self) -> None:
+        need = self.table_bytes()
+        budget = self._budget_or_none(need)
+        if budget is not None and need > budget:
+            raise MemoryError(
+                f"JacobiTransform(shape={self.shape}, order={self.order}, k={self.k}) needs "
+                f"at least {format_bytes(need)} for its tables but the budget is "
+                f"{format_bytes(budget)}; lower order or k, free memory or raise memory_budget")
+
+    def _chunk(self, batch: int, order: int | None = None) -> int:
+        """Batch elements per chunk; checked for every batch size, one included.
+
+        Raises
+        ------
+        MemoryError
+            If not even one element fits the budget, with the memory the job needs.
+        """
         p = self.order + 1
         n = self.shape
         item = torch.finfo(self.dtype).bits // 8
@@ -233,8 +360,15 @@ class JacobiTransform:
             per = 3 * n[0] * n[1] + 2 * n[0] * p + 3 * p * p
         else:
             per = 3 * math.prod(n) + 2 * n[0] * n[1] * p + 2 * n[0] * p * p + 3 * p**3
-        budget = memory_budget(self.device, self.memory_budget)
-        return rows_per_chunk(per * item, budget, batch,
+        m = self.order if order is None else order
+        # the boolean mask of the coefficients outside the set (built on first use), twice
+        # while it is built
+        built = (not self.total and m == self.order) or m in self._outside
+        fixed = 0 if built else 2 * p**self.ndim
+        budget = self._budget_or_none(per * item * batch + fixed)
+        if budget is None:
+            return batch
+        return rows_per_chunk(per * item, budget, batch, fixed_bytes=fixed,
                               what=f"moments of order {self.order} of a {n} array")
 
     def _ops(self, table: dict[int, AxisOp], region: tuple[Any, ...] | None):
@@ -248,6 +382,13 @@ class JacobiTransform:
             if isinstance(sel, tuple) and len(sel) == 2:
                 sel = slice(*sel)
             if isinstance(sel, slice):
+                for part in (sel.start, sel.stop, sel.step):
+                    if part is not None and (isinstance(part, bool)
+                                             or not isinstance(part, numbers.Integral)):
+                        raise TypeError(f"region entry for axis {ax} must have integer bounds, "
+                                        f"got {region[ax]!r}")
+                if sel.step == 0:
+                    raise ValueError(f"region entry for axis {ax} has step 0: {region[ax]!r}")
                 cols = range(n)[sel]
             elif isinstance(sel, int) and not isinstance(sel, bool):
                 check_int("region index", sel, minimum=-n, maximum=n - 1)
@@ -277,7 +418,7 @@ class JacobiTransform:
         flat = t.reshape(b, *self.shape)
         ops = [self._analysis[n] for n in self.shape]
         out = []
-        step = self._chunk(b) if b > 1 else 1
+        step = self._chunk(b)
         for i in range(0, b, step):
             out.append(analyze(flat[i:i + step], ops, self.order, self.total, self.block,
                                self.outside()))
@@ -297,13 +438,48 @@ class JacobiTransform:
 
     __call__ = forward
 
+    #: The plan fields that define the basis of the coefficients. Two plans that agree on
+    #: them expand in the same functions on the same pixel grid, so moments of one are valid
+    #: input to the other's :meth:`inverse`, :meth:`adjoint` and to reconstruction.
+    BASIS_FIELDS = ("shape", "order", "alpha", "beta", "truncation", "normalization")
+
+    @property
+    def basis(self) -> tuple[Any, ...]:
+        """The values of :attr:`BASIS_FIELDS`: equal bases mean interchangeable moments.
+
+        ``k`` and ``quadrature`` only change how the analysis integrals are approximated,
+        and ``dtype``, ``device``, ``block``, ``parity`` and ``memory_budget`` only how the
+        work is done; none of them changes which function a coefficient multiplies.
+        """
+        return tuple(getattr(self, f) for f in self.BASIS_FIELDS)
+
+    def check_compatible(self, moments: BoxMoments, name: str = "coeffs") -> None:
+        """Raise :class:`ValueError` if ``moments`` were computed in another basis.
+
+        Raises
+        ------
+        ValueError
+            Naming every field of :attr:`BASIS_FIELDS` that differs, with both values.
+        """
+        other = moments.plan
+        if other is self:
+            return
+        diff = [f"{f}={getattr(other, f)!r} (this plan: {getattr(self, f)!r})"
+                for f in self.BASIS_FIELDS if getattr(other, f) != getattr(self, f)]
+        if diff:
+            raise ValueError(
+                f"{name} were computed in another basis: {', '.join(diff)}. Moments are valid "
+                f"input only to a plan with the same {', '.join(self.BASIS_FIELDS)} (k, "
+                "quadrature, dtype, device, block and parity may differ); use the plan that "
+                f"made them ({name}.plan) or its reconstruct()")
+
     def _coeffs(self, coeffs: Any, name: str) -> tuple[torch.Tensor, ArrayKind]:
         if isinstance(coeffs, BoxMoments):
-            if coeffs.plan is not self and (coeffs.plan.shape, coeffs.plan.order) != (
-                    self.shape, self.order):
-                raise ValueError(f"{name} were computed by another plan "
-                                 f"({coeffs.plan!r}); use that plan")
-            return coeffs.data.to(self.dtype), coeffs.kind
+            self.check_compatible(coeffs, name)
+            return coeffs.data.to(device=self.device, dtype=self.dtype), coeffs.kind
+        if isinstance(coeffs, Moments):
+            raise TypeError(f"{name} must be box moments (BoxMoments) or an array, got "
+                            f"{type(coeffs).__name__} ({coeffs.family})")
         t, kind = as_tensor(coeffs, name, min_ndim=self.ndim, dtype=self.dtype,
                             device=self.device)
         if tuple(t.shape[-self.ndim:]) != self.coef_shape:
@@ -327,7 +503,7 @@ class JacobiTransform:
                 out = out.squeeze(len(batch) + ax)
             return out, drop
         flat = c.reshape(b, *self.coef_shape)
-        step = self._chunk(b) if b > 1 else 1
+        step = self._chunk(b, order)
         parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,
                             self.outside(order)) for i in range(0, b, step)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
@@ -342,7 +518,9 @@ class JacobiTransform:
         Parameters
         ----------
         coeffs : BoxMoments or array_like
-            Moments from this plan, or an array ``(..., *coef_shape)``.
+            Moments from a plan with the same :attr:`basis` (shape, order, alpha, beta,
+            truncation, normalization; ``k``, quadrature, dtype, device, block and parity may
+            differ), or an array ``(..., *coef_shape)``.
         order : int, optional
             Use only moments up to this order (default: the plan's order).
         region : tuple, optional
@@ -353,6 +531,14 @@ class JacobiTransform:
         -------
         array or tensor
             Same kind as the input that made the moments (or as ``coeffs``).
+
+        Raises
+        ------
+        ValueError
+            If ``coeffs`` are moments of another basis (the message names what differs), or
+            an array of the wrong shape.
+        TypeError
+            If ``coeffs`` are moments of another geometry (disk moments).
         """
         c, kind = self._coeffs(coeffs, "coeffs")
         m = self.order if order is None else check_int("order", order, minimum=0,
@@ -404,9 +590,13 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
              truncation: str, normalization: str, device: Any) -> BoxMoments:
     t, kind = as_tensor(x, "x", min_ndim=2, device=device)
     nd = _resolve_ndim(ndim, tuple(t.shape))
+    if min(t.shape[-nd:]) < 1:
+        raise ValueError(f"x must have non-empty spatial axes (the last {nd}), got shape "
+                         f"{tuple(t.shape)}")
     order = check_int("order", order, minimum=0)
     alpha = _check_param("alpha", alpha, greater=-1.0)
     beta = _check_param("beta", beta, greater=-1.0)
+    _check_alpha_beta(alpha, beta)
     k = check_int("k", k, minimum=1)
     check_choice("quadrature", quadrature, QUADRATURES)
     check_choice("truncation", truncation, TRUNCATIONS)
@@ -452,8 +642,16 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
     Raises
     ------
     ValueError
-        For alpha or beta <= -1, a missing or wrong ``ndim``, NaN or infinity in ``x``, an
-        unknown ``quadrature`` or ``truncation``, a negative ``order``.
+        For alpha or beta <= -1 or ``alpha + beta > 1000``, a missing or wrong ``ndim``, NaN
+        or infinity in ``x``, an empty spatial axis, an unknown ``quadrature`` or
+        ``truncation``, a negative ``order``.
+    TypeError
+        For ``order``, ``k`` or ``ndim`` that are not integers (bools and floats included),
+        and ``alpha``/``beta`` that are not real numbers (bools and strings included); all
+        checked before the plan cache is consulted.
+    MemoryError
+        If the tables or one batch element do not fit the memory budget (from
+        ``FASTMOMENTS_MEMORY_BUDGET`` or the free memory), before anything is allocated.
 
     Examples
     --------
@@ -507,5 +705,9 @@ def gegenbauer_moments(x: Any, order: int, *, lam: float, ndim: int | None = Non
     if lam == 0.0:
         raise ValueError("lam must be != 0 (G^(0) is degenerate); use jacobi_moments with "
                          "alpha = beta = -0.5 for Chebyshev moments")
+    if 2 * lam - 1 > MAX_ALPHA_PLUS_BETA:
+        raise ValueError(f"lam must be <= {(MAX_ALPHA_PLUS_BETA + 1) / 2:g} (alpha = beta = "
+                         f"lam - 1/2 with alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}; beyond it the "
+                         f"float64 tables overflow), got lam={lam}")
     return _moments(x, order, lam - 0.5, lam - 0.5, ndim, k, quadrature, truncation,
                     "gegenbauer", device)

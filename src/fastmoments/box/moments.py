@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -22,9 +23,16 @@ PLANES = {"xy": 0, "xz": 1, "yz": 2}
 class BoxMoments(Moments):
     """Jacobi (Legendre, Gegenbauer) moments of a batch of images or volumes.
 
-    Index ``J[p, q]`` (2-D, ``p`` along H and ``q`` along W) or ``J[p, q, r]`` (3-D, along
-    D, H, W). Indexing applies to the trailing coefficient axes, so on a batch ``J[2, 3]`` has
-    the batch shape. Entries outside the truncation set are zero.
+    **Indexing.** ``J[p, q]`` (2-D, ``p`` along H and ``q`` along W) or ``J[p, q, r]`` (3-D,
+    along D, H, W) indexes the coefficient axes only, and always exactly ``ndim`` of them: on
+    a batch of shape ``B`` it returns an array of shape ``B`` (one coefficient per batch
+    element), and ``J[0, 1, 2]`` on 2-D moments is an :class:`IndexError`, never an index into
+    the batch (use ``J.numpy()[b]`` or ``J.data[b]`` for that). Each index is a degree
+    ``0 <= p <= order`` (negative indices do not count from the end: they are an
+    :class:`IndexError`) or a slice with non-negative bounds and a positive step. With
+    ``truncation='total'`` an all-integer index whose sum exceeds the order was not computed
+    and is an :class:`IndexError`; slices return such entries as zeros.
+    The same rule holds for the disk moments' ``A[n, m]``.
 
     Use :meth:`reconstruct` for the whole image/volume, part of it (``region``) or a lower
     order, and :meth:`slice` for one plane of a volume, all computed straight from the moments.
@@ -50,10 +58,57 @@ class BoxMoments(Moments):
     def truncation(self) -> str:
         return self.plan.truncation
 
-    def __getitem__(self, key: Any) -> Any:
+    def _index(self, key: Any) -> tuple[Any, ...]:
+        """Check ``key`` against the indexing rule of the class docstring."""
+        names = "(p, q)" if self.ndim == 2 else "(p, q, r)"
         if not isinstance(key, tuple):
             key = (key,)
-        out = self._data[(Ellipsis, *key)]
+        if len(key) != self.ndim:
+            raise IndexError(f"{self.ndim}-D moments take {self.ndim} indices {names}, one per "
+                             f"coefficient axis (the batch axes are kept), got {len(key)}: "
+                             f"{key!r}")
+        top = self.order
+        out = []
+        for ax, k in enumerate(key):
+            if isinstance(k, slice):
+                for part in (k.start, k.stop, k.step):
+                    if part is not None and (isinstance(part, bool)
+                                             or not isinstance(part, numbers.Integral)):
+                        raise TypeError(f"index {ax} must be an integer or a slice of integers, "
+                                        f"got {k!r}")
+                if any(part is not None and part < 0 for part in (k.start, k.stop)):
+                    raise IndexError(f"index {ax}: negative slice bounds do not count from the "
+                                     f"end for moments (degrees are 0..{top}), got {k!r}")
+                if k.step is not None and k.step <= 0:
+                    raise IndexError(f"index {ax}: slice step must be > 0, got {k!r}")
+                out.append(k)
+            elif isinstance(k, bool) or not isinstance(k, numbers.Integral):
+                raise TypeError(f"index {ax} must be an integer or a slice, got "
+                                f"{type(k).__name__} {k!r}")
+            else:
+                k = int(k)
+                if not 0 <= k <= top:
+                    raise IndexError(f"index {ax} must be a degree in 0..{top} (the order the "
+                                     f"moments were computed to), got {k}")
+                out.append(k)
+        if self.truncation == "total" and all(isinstance(k, int) for k in out) \
+                and sum(out) > top:
+            raise IndexError(f"J{list(out)} is outside the total-degree set (sum of the "
+                             f"indices <= {top}): it was not computed")
+        return tuple(out)
+
+    def __getitem__(self, key: Any) -> Any:
+        """``J[p, q]`` / ``J[p, q, r]``: one coefficient (or slices) for every batch element.
+
+        Raises
+        ------
+        IndexError
+            For a wrong number of indices, a negative or too large degree, or (with
+            ``truncation='total'``) an index outside the computed set.
+        TypeError
+            For an index that is neither an integer nor a slice of integers.
+        """
+        out = self._data[(Ellipsis, *self._index(key))]
         res = self._out(out)
         if self.kind.numpy and res.ndim == 0:
             return res[()]
