@@ -107,7 +107,9 @@ BAD_FILES = [
     ("volume", "empty.npy", _bytes(b""), ["VOLUME", "empty.npy", ".npy"]),
     ("volume", "text.npy", _bytes(b"not numpy\n"), ["text.npy", ".npy"]),
     ("volume", "zero.npz", _npz(), ["zero.npz", "no array"]),
+    ("volume", "two.npz", _npz(a=CUBE, b=CUBE), ["two.npz", "2 arrays", "'a', 'b'", "--key"]),
     ("volume", "damaged.npz", _bytes(b"PK\x03\x04 not a zip"), ["damaged.npz", ".npz"]),
+    ("volume", "complex.npy", _npy(CUBE + 1j), ["complex.npy", "complex"]),
     ("volume", "flat.npy", _npy(CUBE[0]), ["flat.npy", "3-D"]),
     ("volume", "nan.npy", _npy(np.where(CUBE > 100, np.nan, CUBE)), ["nan.npy", "NaN"]),
     ("volume", "words.npy", _npy(np.full((2, 2, 2), "ab")), ["words.npy", "<U2"]),
@@ -155,6 +157,32 @@ def test_missing_file_and_folder_as_input(command, tmp_path, capsys):
     folder.mkdir()
     rc, _, err = run(_argv(command, folder, tmp_path), capsys)
     assert_usage_error(rc, err, command, f"folder{suffix}", "is a folder")
+
+
+def test_npz_key_chooses_the_array(tmp_path, capsys):
+    path = tmp_path / "two.npz"
+    np.savez(path, a=CUBE, b=CUBE[::-1].copy())
+    rc, _, err = run(["volume", path, "--key", "c", "--out", tmp_path / "r"], capsys)
+    assert_usage_error(rc, err, "volume", "--key 'c'", "two.npz", "'a', 'b'")
+    from fastmoments.cli._inputs import load_volume_file
+
+    np.testing.assert_array_equal(load_volume_file(path, key="b"), CUBE[::-1])
+    np.testing.assert_array_equal(load_volume_file(tmp_path / "two.npz", key="a"), CUBE)
+
+
+def test_key_frame_size_only_where_they_apply(tmp_path, capsys):
+    np.save(tmp_path / "v.npy", CUBE)
+    nii = tmp_path / "v.nii"
+    nii.write_bytes(_nifti_bytes())
+    cases = [(["volume", tmp_path / "v.npy", "--key", "a"], "--key"),
+             (["volume", tmp_path / "v.npy", "--frame", "1"], "--frame"),
+             (["volume", nii, "--frame", "1"], "--frame"),
+             (["volume", tmp_path / "v.npy", "--size", "8"], "--size"),
+             (["volume", "phantom", "--key", "a"], "--key")]
+    for argv, option in cases:
+        rc, _, err = run([*argv, "--out", tmp_path / "r"], capsys)
+        assert_usage_error(rc, err, "volume", option)
+    assert not (tmp_path / "r").exists()
 
 
 def test_wav_channel_out_of_range(tmp_path, capsys):
@@ -338,7 +366,7 @@ def test_no_command_and_help(capsys):
     assert "COMMAND" in capsys.readouterr().out
     assert main(["--help"]) == 0
     assert main(["volume", "--help"]) == 0
-    assert "--frame" in capsys.readouterr().out
+    assert "--key" in capsys.readouterr().out
 
 # ----------------------------------------------------------------------------- entry point
 

@@ -139,7 +139,10 @@ def _check_volume(arr: np.ndarray, p: Path, what: str) -> np.ndarray:
         raise UsageError(f"{what} {str(p)!r} must hold a 3-D volume, got shape {arr.shape}")
     if arr.size == 0:
         raise UsageError(f"{what} {str(p)!r} is empty, shape {arr.shape}")
-    if arr.dtype.kind not in "biufc":
+    if arr.dtype.kind == "c":
+        raise UsageError(f"{what} {str(p)!r} holds complex values ({arr.dtype}); a real volume "
+                         "is expected (save its real part or its magnitude)")
+    if arr.dtype.kind not in "biuf":
         raise UsageError(f"{what} {str(p)!r} holds {arr.dtype} values; numbers are expected")
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float32)
@@ -149,7 +152,7 @@ def _check_volume(arr: np.ndarray, p: Path, what: str) -> np.ndarray:
 
 
 def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
-                     what: str = "VOLUME") -> np.ndarray:
+                     key: str | None = None, what: str = "VOLUME") -> np.ndarray:
     """A ``(D, H, W)`` volume from ``.npy``, ``.npz`` (the array ``key``; a file of one array
     needs none) or NIfTI (frame ``frame`` of a 4-D series, default its first), read as
     :func:`fastmoments.box.io.load_volume` reads it.
@@ -170,6 +173,10 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
                          "(or be 'phantom')")
     is_npz = name.endswith(".npz")
     is_nifti = name.endswith((".nii", ".nii.gz"))
+    if key is not None and not is_npz:
+        raise UsageError(f"--key applies to .npz files only, not to {what} {str(p)!r}")
+    if frame is not None and not is_nifti:
+        raise UsageError(f"--frame applies to 4-D NIfTI series only, not to {what} {str(p)!r}")
     if is_npz:
         try:
             # np.load given a path leaves it open when the zip is damaged: open it here
@@ -177,7 +184,14 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
                 names = list(z.files)
                 if not names:
                     raise UsageError(f"{what} {str(p)!r} holds no array")
-                arr = z[names[0]]
+                if key is None and len(names) > 1:
+                    raise UsageError(
+                        f"{what} {str(p)!r} holds {len(names)} arrays "
+                        f"({', '.join(map(repr, names))}); choose one with --key")
+                if key is not None and key not in names:
+                    raise UsageError(f"--key {key!r} is not in {what} {str(p)!r}, which holds "
+                                     f"{', '.join(map(repr, names))}")
+                arr = z[key if key is not None else names[0]]
         except UsageError:
             raise
         except Exception as exc:
@@ -193,9 +207,13 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
             shape = nibabel.load(p).shape  # the header only
         except Exception as exc:
             raise _unreadable(what, p, "a NIfTI file", exc) from exc
-        if frame is not None and len(shape) == 4 and frame >= shape[3]:
-            raise UsageError(f"--frame {frame} is out of range: {what} {str(p)!r} has "
-                             f"{shape[3]} frames")
+        if frame is not None:
+            if len(shape) != 4:
+                raise UsageError(f"--frame applies to 4-D NIfTI series; {what} {str(p)!r} has "
+                                 f"shape {shape}")
+            if frame >= shape[3]:
+                raise UsageError(f"--frame {frame} is out of range: {what} {str(p)!r} has "
+                                 f"{shape[3]} frames")
         expected = "a NIfTI file"
     else:
         expected = "a NumPy .npy file"

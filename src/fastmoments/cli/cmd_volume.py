@@ -38,6 +38,8 @@ def register(subparsers: Any) -> None:
                    help="phantom voxels per side (default 96; for 'phantom' only)")
     p.add_argument("--frame", type=natural, default=None,
                    help="frame of a 4-D NIfTI series (default: the first; for such series only)")
+    p.add_argument("--key", default=None, metavar="NAME",
+                   help="the array of an .npz file to use; needed when the file holds several")
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"),
                    help="float32 or float64")
     p.add_argument("--device", type=device, default=None, help="cpu, cuda or cuda:N (default cpu)")
@@ -56,16 +58,22 @@ def _psnr(ref: np.ndarray, est: np.ndarray) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from ..box.phantom import shepp_logan_3d
+    from ._errors import UsageError
     from ._inputs import load_volume_file
     from ._outputs import OutputFolder
 
     out = OutputFolder(args.out)
     if args.volume == "phantom":
+        for option in ("frame", "key"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option} applies to volume files, not to 'phantom'")
         size = 96 if args.size is None else args.size
         vol = shepp_logan_3d(size)
         source = f"3-D Shepp-Logan phantom, {size}^3"
     else:
-        vol = load_volume_file(args.volume, frame=args.frame)
+        if args.size is not None:
+            raise UsageError(f"--size applies to 'phantom' only, not to VOLUME {args.volume!r}")
+        vol = load_volume_file(args.volume, frame=args.frame, key=args.key)
         source = os.path.basename(args.volume)
     vol = np.ascontiguousarray(vol, dtype=np.float64 if args.dtype == "float64" else np.float32)
     with out:
