@@ -146,6 +146,7 @@ def test_bad_input_file_is_one_line_naming_it(command, name, make, words, tmp_pa
     make(path)
     rc, _, err = run(_argv(command, path, tmp_path), capsys)
     assert_usage_error(rc, err, command, *words)
+    assert not (tmp_path / "results").exists() and not (tmp_path / "fig.png").exists()
 
 
 @pytest.mark.parametrize("command", ["reconstruct", "volume", "scalogram"])
@@ -318,6 +319,7 @@ def test_out_not_writable_as_reported_by_the_system(command, tmp_path, capsys, m
         False if Path(p) == ro and mode & os.W_OK else real_access(p, mode, **kw)))
     rc, _, err = run(_output_argv(command, ro / "sub", tmp_path), capsys)
     assert_usage_error(rc, err, command, "--out", str(ro), "not writable")
+    assert not (ro / "sub").exists()
 
 
 def test_write_error_inside_the_folder_names_out(tmp_path, capsys, monkeypatch):
@@ -331,6 +333,53 @@ def test_write_error_inside_the_folder_names_out(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cmd_volume, "_study", fail)
     rc, _, err = run(_output_argv("volume", tmp_path / "r", tmp_path), capsys)
     assert_usage_error(rc, err, "volume", "--out", "psnr.csv", "Permission denied")
+
+# ----------------------------------------------------------------------------- clean-up
+
+
+def test_characters_without_its_font_leaves_no_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FASTMOMENTS_CJK_FONT", str(tmp_path / "no-such-font.ttc"))
+    out = tmp_path / "new" / "chars"
+    rc, _, err = run(["characters", "--limit", "2", "--out", out], capsys)
+    assert_usage_error(rc, err, "characters", "no-such-font.ttc")
+    assert not (tmp_path / "new").exists()
+
+
+def _failing_study(vol, source, args):
+    Path(args.out, "psnr.csv").write_text("half written\n")
+    raise ValueError("alpha must be a finite number > -1, got -5.0")
+
+
+def test_failed_run_removes_the_folders_it_made(tmp_path, capsys, monkeypatch):
+    import fastmoments.cli.cmd_volume as cmd_volume
+
+    monkeypatch.setattr(cmd_volume, "_study", _failing_study)
+    out = tmp_path / "new" / "deeper"
+    rc, _, err = run(_output_argv("volume", out, tmp_path), capsys)
+    assert_usage_error(rc, err, "volume", "alpha")
+    assert not (tmp_path / "new").exists()
+
+
+def test_failed_run_in_the_users_folder_keeps_it(tmp_path, capsys, monkeypatch):
+    import fastmoments.cli.cmd_volume as cmd_volume
+
+    monkeypatch.setattr(cmd_volume, "_study", _failing_study)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    rc, _, _ = run(_output_argv("volume", out, tmp_path), capsys)
+    assert rc == 2
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_library_error_inside_the_run_leaves_no_folder(tmp_path, capsys):
+    """A value only the library checks (alpha > -1) fails after the folder was made."""
+    np.save(tmp_path / "v.npy", CUBE)
+    out = tmp_path / "r"
+    rc, _, err = run(["volume", tmp_path / "v.npy", "--order", "1", "--k", "1", "--alpha",
+                      "-5", "--no-figures", "--out", out], capsys)
+    assert_usage_error(rc, err, "volume", "alpha")
+    assert not out.exists()
 
 # ----------------------------------------------------------------------------- bugs
 
@@ -348,6 +397,7 @@ def test_a_bug_shows_its_traceback_and_asks_for_a_report(tmp_path, capsys, monke
     assert "Traceback" in err and "RuntimeError: an internal inconsistency" in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("fastmoments volume: this is a bug in fastmoments; please report")
+    assert not out.exists()
 
 
 def test_bare_memory_error_says_what_happened(tmp_path, capsys, monkeypatch):
@@ -386,3 +436,4 @@ def test_entry_point_in_a_subprocess(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("fastmoments reconstruct: error: IMAGE 'empty.png'")
+    assert not (tmp_path / "results").exists()

@@ -1,16 +1,17 @@
 """Where the commands write: an output folder (``--out DIR``) or one output file
-(``--out FIGURE.png``), checked before any work.
+(``--out FILE.png``), checked before any work and cleaned up if the run fails.
 
 The check happens when the object is made, before the command reads its inputs; the folders
-are created on entering the ``with`` block, once the inputs are read. An ``OSError`` on a path
-under the output (or a full disk, a read-only file system) becomes a :class:`UsageError`
-naming the option.
+are created on entering the ``with`` block, once the inputs are read; if the block fails, every
+folder (and the file) that this run created is removed again. Nothing that existed before the run
+is ever removed.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 from pathlib import Path
 from types import TracebackType
 
@@ -61,6 +62,10 @@ class _Output:
             raise UsageError(f"{self.option} {str(self.path)!r}: cannot create folder "
                              f"{str(self.folder)!r} ({exc.strerror or exc})") from exc
 
+    def _undo(self) -> None:
+        if self._created is not None:
+            shutil.rmtree(self._created, ignore_errors=True)
+
     def _translate(self, exc: BaseException) -> UsageError | None:
         """An OSError on a path under the output, or one that says the disk or permissions
         are at fault, is the place's fault: a :class:`UsageError` naming the option."""
@@ -82,6 +87,7 @@ class _Output:
                  tb: TracebackType | None) -> None:
         if exc is None:
             return
+        self._undo()
         usage = self._translate(exc)
         if usage is not None:
             raise usage from exc
@@ -110,10 +116,15 @@ class OutputFolder(_Output):
     >>> out = OutputFolder(base / "results" / "run1")   # checked, not created yet
     >>> (base / "results").exists()
     False
-    >>> with out as folder:
-    ...     _ = (folder / "table.csv").write_text("1,2\\n")
-    >>> sorted(p.name for p in folder.iterdir())
-    ['table.csv']
+    >>> try:
+    ...     with out as folder:
+    ...         _ = (folder / "table.csv").write_text("1,2\\n")
+    ...         raise ValueError("the run failed")
+    ... except ValueError:
+    ...     pass
+    >>> (base / "results").exists()                      # what this run made is gone again
+    False
+    >>> import shutil; shutil.rmtree(base)
     """
 
     def __init__(self, path: str | os.PathLike, option: str = "--out") -> None:
@@ -172,3 +183,11 @@ class OutputFile(_Output):
         self._check()
         self._make_folder()
         return self.path
+
+    def _undo(self) -> None:
+        super()._undo()
+        if self._created is None and not self._existed:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass

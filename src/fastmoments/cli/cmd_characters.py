@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from fastmoments.features.experiment import run_characters
+    from fastmoments.features.glyphs import find_font
 
     from ._errors import UsageError
     from ._outputs import OutputFolder
@@ -49,6 +50,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 2:
         raise UsageError(f"--limit must be at least 2, got {args.limit}")
     out = OutputFolder(args.out)
+    try:
+        find_font()  # before the output folder is made
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from exc
     with out as folder:
         result = run_characters(folder, limit=args.limit, device=args.device, ink=args.ink,
                                 recognition=not args.no_recognition,
