@@ -250,6 +250,8 @@ def test_other_scalogram_values(tmp_path, capsys):
     assert_usage_error(rc, err, "scalogram", "--column", "chirp")
     rc, _, err = run(["scalogram", "chirp", "--out", tmp_path / "f.xyz"], capsys)
     assert_usage_error(rc, err, "scalogram", "--out", "f.xyz", ".png")
+    rc, _, err = run(["scalogram", "chirp", "--out", out, "--save", tmp_path / "c.txt"], capsys)
+    assert_usage_error(rc, err, "scalogram", "--save", "c.txt", ".npz")
     assert not out.exists()
 
 # ----------------------------------------------------------------------------- output paths

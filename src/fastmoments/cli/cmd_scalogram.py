@@ -39,6 +39,10 @@ def register(subparsers: Any) -> None:
                    help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--out", required=True,
                    help="output figure (.png, .pdf, .svg or another format matplotlib writes)")
+    p.add_argument("--save", default=None, metavar="FILE.npz",
+                   help="also write the numbers drawn to an .npz file: 'coefficients' (complex, "
+                        "scales x samples), 'frequencies' (Hz, or cycles per sample), 'scales' "
+                        "(samples) and 'rate' (Hz)")
     p.set_defaults(func=run)
 
 
@@ -66,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from ._outputs import OutputFile
 
     out = OutputFile(args.out, suffixes=_figure_suffixes())
+    saved = None if args.save is None else OutputFile(args.save, "--save", suffixes=(".npz",))
     if args.signal == "chirp":
         if args.column != 0:
             raise UsageError("--column applies to signal files, not to 'chirp'")
@@ -95,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     fig, ax = plt.subplots(figsize=(9, 4.5))
     t = np.arange(n) / rate
-    ax.pcolormesh(t, freqs, np.abs(coef), shading="nearest", cmap="magma")
+    rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies; --scales may be in any order
+    ax.pcolormesh(t, np.asarray(freqs)[rows], np.abs(coef)[rows], shading="nearest",
+                  cmap="magma")
     ax.set_yscale("log")
     ax.set_xlabel("time (s)" if rate != 1.0 else "sample")
     ax.set_ylabel("frequency (Hz)" if rate != 1.0 else "cycles / sample")
@@ -104,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
     fig.tight_layout()
     with out as path:
         save_figure(fig, path, dpi=120, bbox_inches=None)
+        if saved is not None:
+            with saved as data_path:
+                np.savez(data_path, coefficients=coef, frequencies=np.asarray(freqs),
+                         scales=scales, rate=np.float64(rate))
     print(f"scalogram of {n} samples at {len(scales)} scales in {elapsed:.3f} s -> {args.out}")
     return 0
 
