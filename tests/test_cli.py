@@ -44,16 +44,16 @@ def _check_study(out, fam: str, image: np.ndarray, orders: list[int], ks: list[i
     table = np.array(res["psnr_db"])
     assert table.shape == (len(ks), len(orders))
     want = np.array([[_disk_psnr(image, fam, t, k) for t in orders] for k in ks])
-    # summary.json rounds to 1e-3 dB; the command computes in float32, whose rounding moves the
-    # PSNR of these 8-bit images by far less (relative error ~1e-7 of an RMSE of several grey
-    # levels).
-    np.testing.assert_allclose(table, want, rtol=0, atol=1e-3)
+    # summary.json rounds to 1e-3 dB (error <= 5e-4); the command computes in float32, which
+    # moved these PSNRs by at most 1.4e-6 dB from float64 when measured (32 x 32 camera,
+    # orders 4 and 8, k 1 and 2): 1e-4 dB of margin covers it on any CPU.
+    np.testing.assert_allclose(table, want, rtol=0, atol=5e-4 + 1e-4)
     assert len({round(v, 1) for v in table.ravel()}) > 1  # not one value repeated
     # the Markdown report shows the same numbers, to 2 decimals
     section = (out / "README.md").read_text().split(f"## {fam}")[1].split("## ")[0]
     rows = _markdown_rows(section)
     for i, k in enumerate(ks):
-        np.testing.assert_allclose(rows[str(k)], want[i], rtol=0, atol=0.005 + 1e-3)
+        np.testing.assert_allclose(rows[str(k)], want[i], rtol=0, atol=0.005 + 1e-4)
     assert (out / res["figure"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -103,13 +103,14 @@ def test_volume_writes_the_library_psnr(tmp_path, capsys):
         plan = fm.JacobiTransform(vol.shape, order, alpha=0.5, beta=0.25, k=k, dtype="float64")
         rec = np.asarray(plan.forward(vol).reconstruct())
         want[order, k] = 10 * np.log10(peak**2 / np.mean((vol - rec) ** 2))
-    for r in rows:  # psnr.csv rounds to 1e-4 dB; the computation is float64 on both sides
+    for r in rows:  # psnr.csv rounds to 1e-4 dB (error <= 5e-5); float64 on both sides
         assert float(r["psnr_db"]) == pytest.approx(want[int(r["order"]), int(r["k"])],
-                                                    rel=0, abs=1e-4)
+                                                    rel=0, abs=5e-5 + 1e-6)
     assert want[5, 2] > want[2, 2] + 0.1  # a higher order reconstructs better: not a constant
     md = _markdown_rows((out / "psnr.md").read_text())
     for k in (1, 2):
-        np.testing.assert_allclose(md[str(k)], [want[2, k], want[5, k]], rtol=0, atol=0.005)
+        np.testing.assert_allclose(md[str(k)], [want[2, k], want[5, k]], rtol=0,
+                                   atol=0.005 + 1e-6)
 
 
 @pytest.mark.parametrize("kind", ["csv", "wav"])

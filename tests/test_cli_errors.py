@@ -167,6 +167,7 @@ def test_npz_key_chooses_the_array(tmp_path, capsys):
     assert_usage_error(rc, err, "volume", "--key 'c'", "two.npz", "'a', 'b'")
     from fastmoments.cli._inputs import load_volume_file
 
+    # bit-exact on purpose: .npz stores float64 losslessly and the loader must not touch it
     np.testing.assert_array_equal(load_volume_file(path, key="b"), CUBE[::-1])
     np.testing.assert_array_equal(load_volume_file(tmp_path / "two.npz", key="a"), CUBE)
 
