@@ -403,6 +403,21 @@ def test_a_bug_shows_its_traceback_and_asks_for_a_report(tmp_path, capsys, monke
     assert not out.exists()
 
 
+def test_interrupt_is_status_130_and_removes_the_new_folder(tmp_path, capsys, monkeypatch):
+    import fastmoments.cli.cmd_volume as cmd_volume
+
+    def interrupted(vol, source, args):
+        Path(args.out, "psnr.csv").write_text("half written\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmd_volume, "_study", interrupted)
+    out = tmp_path / "r"
+    rc, _, err = run(_output_argv("volume", out, tmp_path), capsys)
+    assert rc == 130
+    assert err.strip() == "fastmoments volume: interrupted"
+    assert not out.exists()
+
+
 def test_bare_memory_error_says_what_happened(tmp_path, capsys, monkeypatch):
     import fastmoments.cli.cmd_volume as cmd_volume
 
