@@ -14,11 +14,11 @@ import numpy as np
 def run_studies(image: np.ndarray, *, families: Sequence[str], orders: Sequence[int],
                 ks: Sequence[int], device: str, out: Path, label: str,
                 quadrature: str = "midpoint", show_progress: bool | None = True) -> Path:
-    """Reconstruct ``image`` for every family, order and k; write everything to ``out``."""
+    """Reconstruct ``image`` for every family, order and k; write everything to ``out`` (an
+    existing folder: see :class:`fastmoments.cli._outputs.OutputFolder`)."""
     from ..disk.study import reconstruction_study
     from ..viz.figures import reconstruction_grid, save_figure
 
-    out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"image": label, "size": int(image.shape[0]), "device": device,
                      "quadrature": quadrature, "results": {}}
     lines = [f"# fastmoments reconstructions of {label} ({image.shape[0]}x{image.shape[1]}, "

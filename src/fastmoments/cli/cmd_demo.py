@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from ._args import device, image_side, number_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,24 +16,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "sub-pixel counts k, and writes a figure grid (rows k, columns T, as "
                     "Fig. 5.2 of the Zernike thesis), PSNR tables and timings.")
     p.add_argument("--out", default="fastmoments-demo", help="output folder")
-    p.add_argument("--size", type=int, default=256, help="image side (default 256)")
-    p.add_argument("--orders", default="40,80,160", help="orders T (default 40,80,160)")
-    p.add_argument("--k", default="1,3,5", help="sub-pixel points per axis (default 1,3,5)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--size", type=image_side, default=256, help="image side (default 256)")
+    p.add_argument("--orders", type=number_list("orders", int, 0), default=[40, 80, 160],
+                   help="orders T (default 40,80,160)")
+    p.add_argument("--k", type=number_list("k", int, 1), default=[1, 3, 5],
+                   help="sub-pixel points per axis (default 1,3,5)")
+    p.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..data import sample_image
-    from ._args import parse_numbers
     from ._disk_run import run_studies
+    from ._outputs import OutputFolder
 
-    orders = parse_numbers(args.orders, "orders")
-    ks = parse_numbers(args.k, "k")
+    out = OutputFolder(args.out)
     img = sample_image("camera", args.size)
-    report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=orders, ks=ks,
-                         device=args.device, out=Path(args.out),
-                         label="scikit-image camera")
+    with out as folder:
+        report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=args.orders,
+                             ks=args.k, device=args.device, out=folder,
+                             label="scikit-image camera")
     print(f"fastmoments demo: figures, PSNR tables and timings in {report.parent}/ "
           f"(start with {report})")
     return 0

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from ._args import device, disk_family, image_side, number_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,31 +14,34 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "non-square images are centre-cropped), computes its moments up to the "
                     "highest order for every k, reconstructs at every order and writes a "
                     "figure grid, PSNR table and timings.")
-    p.add_argument("image", help="image file")
-    p.add_argument("--family", default="zernike",
+    p.add_argument("image", metavar="IMAGE", help="image file")
+    p.add_argument("--family", type=disk_family, default="zernike",
                    help="zernike, pseudo-zernike (or another registered disk family)")
-    p.add_argument("--orders", default="100,300,700", help="orders T, comma-separated")
-    p.add_argument("--k", default="1,5,11", help="sub-pixel points per axis, comma-separated")
-    p.add_argument("--quadrature", default="midpoint", help="midpoint or gauss")
-    p.add_argument("--size", type=int, default=None, help="resize the square to this side")
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--orders", type=number_list("orders", int, 0), default=[100, 300, 700],
+                   help="orders T, comma-separated (default 100,300,700)")
+    p.add_argument("--k", type=number_list("k", int, 1), default=[1, 5, 11],
+                   help="sub-pixel points per axis, comma-separated (default 1,5,11)")
+    p.add_argument("--quadrature", default="midpoint", choices=("midpoint", "gauss"),
+                   help="midpoint or gauss")
+    p.add_argument("--size", type=image_side, default=None,
+                   help="resize the square to this side")
+    p.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--out", default="fastmoments-out", help="output folder")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import load_image
-    from ..disk import get_family
-    from ._args import parse_numbers
-    from ._disk_run import run_studies
+    from pathlib import Path
 
-    get_family(args.family)
-    path = Path(args.image)
-    if not path.is_file():
-        raise FileNotFoundError(f"IMAGE {args.image!r} does not exist")
-    img = load_image(str(path), size=args.size)
-    report = run_studies(img, families=(args.family,), orders=parse_numbers(args.orders, "orders"),
-                         ks=parse_numbers(args.k, "k"), device=args.device, out=Path(args.out),
-                         label=path.name, quadrature=args.quadrature)
+    from ._disk_run import run_studies
+    from ._inputs import load_image_file
+    from ._outputs import OutputFolder
+
+    out = OutputFolder(args.out)
+    img = load_image_file(args.image, size=args.size)
+    with out as folder:
+        report = run_studies(img, families=(args.family,), orders=args.orders, ks=args.k,
+                             device=args.device, out=folder, label=Path(args.image).name,
+                             quadrature=args.quadrature)
     print(f"fastmoments reconstruct: results in {report.parent}/ (start with {report})")
     return 0

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
 import numpy as np
 
-from ._args import number_list
+from ._args import device, natural, number_list, positive_float, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -20,20 +19,30 @@ def register(subparsers: Any) -> None:
                     ".csv/.txt file of numbers, or 'chirp' for a built-in test chirp) by the "
                     "sliding Fourier transform, and draw |W| as an image.",
     )
-    p.add_argument("signal", help="a .wav or .csv file, or 'chirp'")
-    p.add_argument("--scales", type=number_list("scales", float), default=None,
+    p.add_argument("signal", metavar="SIGNAL",
+                   help="a .wav, .csv, .txt or .dat file, or 'chirp'")
+    p.add_argument("--scales", type=number_list("scales", float, 0, strict=True), default=None,
                    help="scales in samples, comma separated (default: 64 log-spaced from 2 to "
                         "N/16); or give --min-scale/--max-scale/--num-scales")
-    p.add_argument("--min-scale", type=float, default=2.0)
-    p.add_argument("--max-scale", type=float, default=None)
-    p.add_argument("--num-scales", type=int, default=64)
-    p.add_argument("--xi", type=float, default=6.0, help="Morlet ξ (default 6)")
-    p.add_argument("--column", type=int, default=0, help="CSV column / WAV channel (default 0)")
-    p.add_argument("--rate", type=float, default=None,
-                   help="sampling rate in Hz (CSV; WAV files carry their own)")
-    p.add_argument("--method", default="sft", help="'sft', 'asft' or 'direct'")
-    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default cpu)")
-    p.add_argument("--out", required=True, help="output figure (.png)")
+    p.add_argument("--min-scale", type=positive_float, default=2.0)
+    p.add_argument("--max-scale", type=positive_float, default=None)
+    p.add_argument("--num-scales", type=positive_int, default=64)
+    p.add_argument("--xi", type=positive_float, default=6.0, help="Morlet ξ (default 6)")
+    p.add_argument("--column", type=natural, default=0,
+                   help="CSV column / WAV channel (default 0)")
+    p.add_argument("--rate", type=positive_float, default=None,
+                   help="sampling rate in Hz (default: the WAV file's own, 1 for text files "
+                        "and 'chirp''s 1000)")
+    p.add_argument("--method", default="sft", choices=("sft", "asft", "direct"),
+                   help="'sft', 'asft' or 'direct'")
+    p.add_argument("--device", type=device, default=None,
+                   help="cpu, cuda or cuda:N (default cpu)")
+    p.add_argument("--out", required=True,
+                   help="output figure (.png, .pdf, .svg or another format matplotlib writes)")
+    p.add_argument("--save", default=None, metavar="FILE.npz",
+                   help="also write the numbers drawn to an .npz file: 'coefficients' (complex, "
+                        "scales x samples), 'frequencies' (Hz, or cycles per sample), 'scales' "
+                        "(samples) and 'rate' (Hz)")
     p.set_defaults(func=run)
 
 
@@ -46,30 +55,6 @@ def chirp(n: int = 8192, rate: float = 1000.0) -> np.ndarray:
     return x + 0.5 * burst * np.sin(2 * np.pi * 50.0 * t)
 
 
-def load_signal(path: str, column: int = 0) -> tuple[np.ndarray, float | None]:
-    """Read a WAV (scipy.io.wavfile) or CSV/text file; returns the signal and its rate."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"signal file not found: {path}")
-    ext = os.path.splitext(path)[1].lower()
-    if ext == ".wav":
-        from scipy.io import wavfile
-
-        rate, data = wavfile.read(path)
-        data = np.asarray(data)
-        if data.ndim == 2:
-            if not 0 <= column < data.shape[1]:
-                raise ValueError(f"column must be in [0, {data.shape[1]}), got {column}")
-            data = data[:, column]
-        return data.astype(np.float64), float(rate)
-    if ext in (".csv", ".txt", ".dat"):
-        delim = "," if ext == ".csv" else None
-        data = np.loadtxt(path, delimiter=delim, ndmin=2)
-        if not 0 <= column < data.shape[1]:
-            raise ValueError(f"column must be in [0, {data.shape[1]}), got {column}")
-        return data[:, column].astype(np.float64), None
-    raise ValueError(f"signal must be a .wav, .csv, .txt or .dat file or 'chirp', got {path!r}")
-
-
 def run(args: argparse.Namespace) -> int:
     import matplotlib
 
@@ -80,19 +65,29 @@ def run(args: argparse.Namespace) -> int:
     from fastmoments.signal import Morlet, cwt
 
     from ..viz.figures import save_figure
+    from ._errors import UsageError
+    from ._inputs import load_signal_file
+    from ._outputs import OutputFile
 
+    out = OutputFile(args.out, suffixes=_figure_suffixes())
+    saved = None if args.save is None else OutputFile(args.save, "--save", suffixes=(".npz",))
     if args.signal == "chirp":
+        if args.column != 0:
+            raise UsageError("--column applies to signal files, not to 'chirp'")
         x, rate = chirp(), 1000.0
     else:
-        x, rate = load_signal(args.signal, args.column)
-    rate = args.rate or rate or 1.0
+        x, rate = load_signal_file(args.signal, column=args.column)
+    if args.rate is not None:
+        rate = args.rate
+    elif rate is None:
+        rate = 1.0
     n = len(x)
-    if n < 8:
-        raise ValueError(f"signal must have at least 8 samples, got {n}")
     if args.scales is not None:
         scales = np.asarray(args.scales)
     else:
-        hi = args.max_scale or max(args.min_scale * 2, n / 16)
+        hi = args.max_scale if args.max_scale is not None else max(args.min_scale * 2, n / 16)
+        if hi < args.min_scale:
+            raise UsageError(f"--max-scale {hi:g} is below --min-scale {args.min_scale:g}")
         scales = np.geomspace(args.min_scale, hi, args.num_scales)
     data: Any = x
     if args.device:
@@ -105,13 +100,27 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     fig, ax = plt.subplots(figsize=(9, 4.5))
     t = np.arange(n) / rate
-    ax.pcolormesh(t, freqs, np.abs(coef), shading="nearest", cmap="magma")
+    rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies; --scales may be in any order
+    ax.pcolormesh(t, np.asarray(freqs)[rows], np.abs(coef)[rows], shading="nearest",
+                  cmap="magma")
     ax.set_yscale("log")
     ax.set_xlabel("time (s)" if rate != 1.0 else "sample")
     ax.set_ylabel("frequency (Hz)" if rate != 1.0 else "cycles / sample")
     ax.set_title(f"Morlet scalogram (ξ = {args.xi:g}, {len(scales)} scales, "
                  f"{args.method.upper()}, {elapsed * 1e3:.0f} ms)")
     fig.tight_layout()
-    save_figure(fig, args.out, dpi=120, bbox_inches=None)
+    with out as path:
+        save_figure(fig, path, dpi=120, bbox_inches=None)
+        if saved is not None:
+            with saved as data_path:
+                np.savez(data_path, coefficients=coef, frequencies=np.asarray(freqs),
+                         scales=scales, rate=np.float64(rate))
     print(f"scalogram of {n} samples at {len(scales)} scales in {elapsed:.3f} s -> {args.out}")
     return 0
+
+
+def _figure_suffixes() -> tuple[str, ...]:
+    """The file suffixes matplotlib's Agg canvas writes (``.png``, ``.pdf``, ``.svg``, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return tuple(f".{ext}" for ext in FigureCanvasBase.get_supported_filetypes())

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._args import number_list
+from ._args import device, natural, number_list, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -22,19 +22,27 @@ def register(subparsers: Any) -> None:
                     "the built-in 'phantom') for each order and k, reconstruct it, and write "
                     "PSNR tables, timings and figures of reconstructed slices to --out.",
     )
-    p.add_argument("volume", help="a volume file, or 'phantom' for the 3-D Shepp-Logan phantom")
-    p.add_argument("--order", type=number_list("order"), default=[20, 40],
+    p.add_argument("volume", metavar="VOLUME",
+                   help="a volume file, or 'phantom' for the 3-D Shepp-Logan phantom")
+    p.add_argument("--order", type=number_list("order", int, 0), default=[20, 40],
                    help="orders, e.g. 100,300,500")
-    p.add_argument("--k", type=number_list("k"), default=[1, 3],
+    p.add_argument("--k", type=number_list("k", int, 1), default=[1, 3],
                    help="points per voxel edge, e.g. 1,7,23")
     p.add_argument("--alpha", type=float, default=0.0)
     p.add_argument("--beta", type=float, default=0.0)
-    p.add_argument("--quadrature", default="midpoint", help="'midpoint' (thesis) or 'gauss'")
-    p.add_argument("--truncation", default="total", help="'total' (thesis) or 'box'")
-    p.add_argument("--size", type=int, default=96, help="phantom voxels per side (default 96)")
-    p.add_argument("--frame", type=int, default=0, help="frame of a 4-D NIfTI series")
-    p.add_argument("--dtype", default="float32", help="float32 or float64")
-    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default cpu)")
+    p.add_argument("--quadrature", default="midpoint", choices=("midpoint", "gauss"),
+                   help="'midpoint' (thesis) or 'gauss'")
+    p.add_argument("--truncation", default="total", choices=("total", "box"),
+                   help="'total' (thesis) or 'box'")
+    p.add_argument("--size", type=positive_int, default=None,
+                   help="phantom voxels per side (default 96; for 'phantom' only)")
+    p.add_argument("--frame", type=natural, default=None,
+                   help="frame of a 4-D NIfTI series (default: the first; for such series only)")
+    p.add_argument("--key", default=None, metavar="NAME",
+                   help="the array of an .npz file to use; needed when the file holds several")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float64"),
+                   help="float32 or float64")
+    p.add_argument("--device", type=device, default=None, help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--out", required=True, help="output folder (created)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.set_defaults(func=run)
@@ -49,20 +57,36 @@ def _psnr(ref: np.ndarray, est: np.ndarray) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..box.phantom import shepp_logan_3d
+    from ._errors import UsageError
+    from ._inputs import load_volume_file
+    from ._outputs import OutputFolder
+
+    out = OutputFolder(args.out)
+    if args.volume == "phantom":
+        for option in ("frame", "key"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option} applies to volume files, not to 'phantom'")
+        size = 96 if args.size is None else args.size
+        vol = shepp_logan_3d(size)
+        source = f"3-D Shepp-Logan phantom, {size}^3"
+    else:
+        if args.size is not None:
+            raise UsageError(f"--size applies to 'phantom' only, not to VOLUME {args.volume!r}")
+        vol = load_volume_file(args.volume, frame=args.frame, key=args.key)
+        source = os.path.basename(args.volume)
+    vol = np.ascontiguousarray(vol, dtype=np.float64 if args.dtype == "float64" else np.float32)
+    with out:
+        _study(vol, source, args)
+    return 0
+
+
+def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
+    """Moments, reconstructions, PSNR tables and figures of ``vol`` into ``args.out``."""
     import torch
 
     from ..box import JacobiTransform
-    from ..box.io import load_volume
-    from ..box.phantom import shepp_logan_3d
 
-    if args.volume == "phantom":
-        vol = shepp_logan_3d(args.size)
-        source = f"3-D Shepp-Logan phantom, {args.size}^3"
-    else:
-        vol = load_volume(args.volume, frame=args.frame)
-        source = os.path.basename(args.volume)
-    vol = np.ascontiguousarray(vol, dtype=np.float64 if args.dtype == "float64" else np.float32)
-    os.makedirs(args.out, exist_ok=True)
     rows = []
     recs: dict[tuple[int, int], np.ndarray] = {}
     for k in args.k:
@@ -105,7 +129,6 @@ def run(args: argparse.Namespace) -> int:
         _figures(vol, recs, args, source)
     print(f"wrote {os.path.join(args.out, 'psnr.csv')}, psnr.md"
           + ("" if args.no_figures else ", slices_xy.png, slices_planes.png"))
-    return 0
 
 
 def _sync(device: Any, torch: Any) -> None:

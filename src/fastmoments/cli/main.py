@@ -1,4 +1,10 @@
-"""Entry point of the ``fastmoments`` command: discovers the ``cmd_*`` modules beside it."""
+"""Entry point of the ``fastmoments`` command: discovers the ``cmd_*`` modules beside it.
+
+Exit status: 0 on success; 2 for every user error (argparse's own for option values, and
+``fastmoments CMD: error: MESSAGE`` on one line for a file that cannot be read, an output that
+cannot be written, or a value the library refuses); 1 for a bug in fastmoments, shown with its
+traceback and a line asking to report it; 130 when interrupted.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,17 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import traceback
 from collections.abc import Sequence
 
 import fastmoments.cli as _cli
+
+from ._errors import UsageError
+
+#: The exceptions that mean the user asked for something that cannot be done: the CLI's own
+#: :class:`UsageError`, and the library's documented errors for bad values and types (their
+#: messages name the parameter), a missing file, and a request larger than memory.
+USER_ERRORS = (UsageError, ValueError, TypeError, FileNotFoundError, MemoryError)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,18 +42,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _issue_tracker() -> str:
+    """Where to report a bug: the package's ``Issues`` project URL when it has one."""
+    try:
+        from importlib.metadata import metadata
+
+        for entry in metadata("fastmoments").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            if label.strip().lower() in ("issues", "bug tracker", "tracker", "bugs"):
+                return url.strip()
+    except Exception:  # no metadata (not installed): the sentence below still says what to do
+        pass
+    return "the fastmoments issue tracker"
+
+
+def _message(exc: BaseException) -> str:
+    """One line: the exception's message (its type where it has none, as a bare MemoryError)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, MemoryError):
+        return "out of memory" + (f": {text}" if text else
+                                  " (try smaller orders, sizes or batches, or another device)")
+    if isinstance(exc, FileNotFoundError) and exc.filename and exc.strerror is not None:
+        return f"{exc.strerror}: {exc.filename}"
+    return text or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (see the module notes)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage and the error, or --help/--version
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, MemoryError) as exc:
-        print(f"fastmoments {args.command}: error: {exc}", file=sys.stderr)
+    except USER_ERRORS as exc:
+        print(f"fastmoments {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"fastmoments {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print(f"fastmoments {args.command}: this is a bug in fastmoments; please report it at "
+              f"{_issue_tracker()} with the command line and the traceback above",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,224 @@
+"""Reading the files the commands are given: one function per kind of file.
+
+Each turns every way a file can fail to be read (missing, a folder, unreadable, empty,
+truncated, another format) into a :class:`UsageError` that names the file and says what was
+expected, and refuses what would otherwise be silently changed (complex values cast to real,
+one array of several picked at random, NaN). The parsers belong to other libraries (Pillow,
+NumPy, nibabel, scipy.io.wavfile) and fail on bad bytes with many exception types
+(``OSError``, ``EOFError``, ``struct.error``, ``IndexError``, ``zipfile.BadZipFile``, ...), so
+only the calls that parse the file are guarded, and they are guarded against any
+:class:`Exception` (except :class:`MemoryError`, which stays an out-of-memory error).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import UsageError
+
+__all__ = ["load_image_file", "load_signal_file", "load_volume_file"]
+
+VOLUME_SUFFIXES = (".npy", ".npz", ".nii", ".nii.gz")
+SIGNAL_SUFFIXES = (".wav", ".csv", ".txt", ".dat")
+
+
+def _reason(exc: BaseException) -> str:
+    """The parser's own words, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _existing_file(path: str | os.PathLike, what: str) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{what} {str(p)!r} does not exist")
+    if p.is_dir():
+        raise UsageError(f"{what} {str(p)!r} is a folder, not a file")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"{what} {str(p)!r} is not readable")
+    return p
+
+
+def _unreadable(what: str, path: Path, expected: str, exc: BaseException) -> UsageError:
+    """The usage error for a parser's failure (a :class:`MemoryError` is raised again as it
+    is: the file may be fine and the memory short)."""
+    if isinstance(exc, MemoryError):
+        raise exc
+    return UsageError(f"{what} {str(path)!r} could not be read as {expected}: {_reason(exc)}")
+
+
+def load_image_file(path: str | os.PathLike, *, size: int | None = None,
+                    what: str = "IMAGE") -> np.ndarray:
+    """An image file as :func:`fastmoments.data.load_image` reads it (grey, float64, square).
+
+    Raises
+    ------
+    UsageError
+        If the file is missing, is not an image Pillow can decode to the end, or is smaller
+        than 3 x 3 pixels (and ``size`` does not enlarge it).
+    """
+    from PIL import Image
+
+    from ..data import load_image
+    from ._args import MIN_IMAGE_SIDE
+
+    p = _existing_file(path, what)
+    try:
+        with Image.open(p) as im:
+            im.convert("L")  # decodes every pixel: a truncated file fails here
+            width, height = im.size
+    except Exception as exc:
+        raise _unreadable(what, p, "an image (a format Pillow reads)", exc) from exc
+    if size is None and min(width, height) < MIN_IMAGE_SIDE:
+        raise UsageError(f"{what} {str(p)!r} is {width} x {height} pixels; the square crop "
+                         f"must be at least {MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE} (or give --size)")
+    return load_image(str(p), size=size)
+
+
+def load_signal_file(path: str | os.PathLike, *, column: int = 0,
+                     what: str = "SIGNAL") -> tuple[np.ndarray, float | None]:
+    """A 1-D float64 signal and its sampling rate (``None`` for text files) from a ``.wav``
+    file (channel ``column``) or a ``.csv`` / ``.txt`` / ``.dat`` file of numbers (column
+    ``column``).
+
+    Raises
+    ------
+    UsageError
+        If the file is missing, unreadable as its suffix says, has no such ``--column``, holds
+        NaN or infinite values, or has fewer than 8 samples.
+    """
+    p = _existing_file(path, what)
+    ext = p.suffix.lower()
+    if ext not in SIGNAL_SUFFIXES:
+        raise UsageError(f"{what} {str(p)!r} must be a {', '.join(SIGNAL_SUFFIXES)} file "
+                         "or 'chirp'")
+    rate: float | None = None
+    if ext == ".wav":
+        from scipy.io import wavfile
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # scipy warns, then guesses, on damaged chunks
+                rate, data = wavfile.read(p)
+        except Exception as exc:
+            raise _unreadable(what, p, "a WAV file", exc) from exc
+        data = np.asarray(data)
+        rate = float(rate)
+        kind = "channel"
+        if rate <= 0:
+            raise UsageError(f"{what} {str(p)!r} has a sampling rate of {rate:g} Hz")
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # NumPy only warns about an empty file
+                data = np.loadtxt(p, delimiter="," if ext == ".csv" else None, ndmin=2)
+        except Exception as exc:
+            raise _unreadable(what, p, "columns of numbers", exc) from exc
+        kind = "column"
+    if data.ndim == 2:
+        if column >= data.shape[1]:
+            raise UsageError(f"--column {column} is out of range: {what} {str(p)!r} has "
+                             f"{data.shape[1]} {kind}{'s' if data.shape[1] != 1 else ''}")
+        data = data[:, column]
+    elif column != 0:
+        raise UsageError(f"--column {column} is out of range: {what} {str(p)!r} has 1 {kind}")
+    x = data.astype(np.float64)
+    if x.size < 8:
+        raise UsageError(f"{what} {str(p)!r} must have at least 8 samples, got {x.size}")
+    if not np.isfinite(x).all():
+        raise UsageError(f"{what} {str(p)!r} holds NaN or infinite values")
+    return x, rate
+
+
+def _check_volume(arr: np.ndarray, p: Path, what: str) -> np.ndarray:
+    if arr.ndim != 3:
+        raise UsageError(f"{what} {str(p)!r} must hold a 3-D volume, got shape {arr.shape}")
+    if arr.size == 0:
+        raise UsageError(f"{what} {str(p)!r} is empty, shape {arr.shape}")
+    if arr.dtype.kind == "c":
+        raise UsageError(f"{what} {str(p)!r} holds complex values ({arr.dtype}); a real volume "
+                         "is expected (save its real part or its magnitude)")
+    if arr.dtype.kind not in "biuf":
+        raise UsageError(f"{what} {str(p)!r} holds {arr.dtype} values; numbers are expected")
+    if arr.dtype.kind in "biu":
+        arr = arr.astype(np.float32)
+    if not np.isfinite(arr).all():
+        raise UsageError(f"{what} {str(p)!r} holds NaN or infinite values")
+    return arr
+
+
+def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
+                     key: str | None = None, what: str = "VOLUME") -> np.ndarray:
+    """A ``(D, H, W)`` volume from ``.npy``, ``.npz`` (the array ``key``; a file of one array
+    needs none) or NIfTI (frame ``frame`` of a 4-D series, default its first), read as
+    :func:`fastmoments.box.io.load_volume` reads it.
+
+    Raises
+    ------
+    UsageError
+        If the file is missing or damaged, is not 3-D (or a 4-D NIfTI series), holds complex,
+        non-numeric, NaN or infinite values, an ``.npz`` holds no array or several and ``key``
+        does not choose one, or ``frame`` / ``key`` are given where they do not apply.
+    """
+    from ..box.io import load_volume
+
+    p = _existing_file(path, what)
+    name = p.name.lower()
+    if not name.endswith(VOLUME_SUFFIXES):
+        raise UsageError(f"{what} {str(p)!r} must end in {', '.join(VOLUME_SUFFIXES)} "
+                         "(or be 'phantom')")
+    is_npz = name.endswith(".npz")
+    is_nifti = name.endswith((".nii", ".nii.gz"))
+    if key is not None and not is_npz:
+        raise UsageError(f"--key applies to .npz files only, not to {what} {str(p)!r}")
+    if frame is not None and not is_nifti:
+        raise UsageError(f"--frame applies to 4-D NIfTI series only, not to {what} {str(p)!r}")
+    if is_npz:
+        try:
+            # np.load given a path leaves it open when the zip is damaged: open it here
+            with open(p, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+                names = list(z.files)
+                if not names:
+                    raise UsageError(f"{what} {str(p)!r} holds no array")
+                if key is None and len(names) > 1:
+                    raise UsageError(
+                        f"{what} {str(p)!r} holds {len(names)} arrays "
+                        f"({', '.join(map(repr, names))}); choose one with --key")
+                if key is not None and key not in names:
+                    raise UsageError(f"--key {key!r} is not in {what} {str(p)!r}, which holds "
+                                     f"{', '.join(map(repr, names))}")
+                arr = z[key if key is not None else names[0]]
+        except UsageError:
+            raise
+        except Exception as exc:
+            raise _unreadable(what, p, "a NumPy .npz file", exc) from exc
+        return _check_volume(np.asarray(arr), p, what)
+    if is_nifti:
+        try:
+            import nibabel
+        except ImportError as exc:  # pragma: no cover - nibabel is in the test extra
+            raise UsageError(f"reading {what} {str(p)!r} needs nibabel: pip install nibabel "
+                             "(or the 'volume' extra of fastmoments)") from exc
+        try:
+            shape = nibabel.load(p).shape  # the header only
+        except Exception as exc:
+            raise _unreadable(what, p, "a NIfTI file", exc) from exc
+        if frame is not None:
+            if len(shape) != 4:
+                raise UsageError(f"--frame applies to 4-D NIfTI series; {what} {str(p)!r} has "
+                                 f"shape {shape}")
+            if frame >= shape[3]:
+                raise UsageError(f"--frame {frame} is out of range: {what} {str(p)!r} has "
+                                 f"{shape[3]} frames")
+        expected = "a NIfTI file"
+    else:
+        expected = "a NumPy .npy file"
+    try:
+        arr = load_volume(p, frame=frame or 0)
+    except Exception as exc:
+        raise _unreadable(what, p, expected, exc) from exc
+    return _check_volume(np.asarray(arr), p, what)
