@@ -6,6 +6,9 @@ chunking advice and thread sizing.
 
 * :func:`features`: moment feature vectors, one row per image of a batch chunked along its
   batch axes; :func:`feature_names` labels the columns.
+* :func:`gaussian_filter`, :func:`cwt`: along an axis that is itself chunked (a long
+  recording in chunks), by ``map_overlap`` with the plan's kernel support as depth
+  (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
 * :func:`local_cluster`: a :class:`distributed.LocalCluster` with workers x threads x torch
   threads within the cores.
 
@@ -18,13 +21,17 @@ This module is ``fastmoments.dask``; inside it ``import dask`` is the Dask packa
 from __future__ import annotations
 
 from ._features import feature_names, features
+from ._signal import cwt, depth_of, gaussian_filter
 from ._workers import THREADS_ENV, configure_threads, local_cluster, plan_builds
 
 __all__ = [
     "THREADS_ENV",
     "configure_threads",
+    "cwt",
+    "depth_of",
     "feature_names",
     "features",
+    "gaussian_filter",
     "local_cluster",
     "plan_builds",
 ]

@@ -242,4 +242,4 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
         rule=rule, precision=dtype_name, device=dev, algorithm=algorithm, n_features=n_features,
         new_axes={"f": n_features}, concatenate=True, dtype=np.dtype(dtype_name),
         meta=np.empty((0,) * (darr.ndim - 1), dtype=dtype_name),
-        name=f"fastmoments-features-{family}")
+        token="fastmoments-features")
