@@ -6,6 +6,8 @@ chunking advice and thread sizing.
 
 * :func:`features`: moment feature vectors, one row per image of a batch chunked along its
   batch axes; :func:`feature_names` labels the columns.
+* :func:`moments`: the flat coefficients of any disk or box plan over a chunked batch
+  (:func:`flat_index` names them; the plan travels as plain values, :func:`recipe`).
 * :func:`gaussian_filter`, :func:`cwt`: along an axis that is itself chunked (a long
   recording in chunks), by ``map_overlap`` with the plan's kernel support as depth
   (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
@@ -21,6 +23,7 @@ This module is ``fastmoments.dask``; inside it ``import dask`` is the Dask packa
 from __future__ import annotations
 
 from ._features import feature_names, features
+from ._moments import flat_index, moments, recipe
 from ._signal import cwt, depth_of, gaussian_filter
 from ._workers import THREADS_ENV, configure_threads, local_cluster, plan_builds
 
@@ -31,7 +34,10 @@ __all__ = [
     "depth_of",
     "feature_names",
     "features",
+    "flat_index",
     "gaussian_filter",
     "local_cluster",
+    "moments",
     "plan_builds",
+    "recipe",
 ]
