@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from typing import Any
 
 import dask.array as da
@@ -15,7 +14,7 @@ from .._array import real_dtype
 from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
 from ..features.extract import ALGORITHMS, KINDS, _column_names, _label, moment_pairs
-from ._workers import _count, configure_threads
+from ._workers import cached_factory, configure_threads
 
 __all__ = ["feature_names", "features"]
 
@@ -129,11 +128,10 @@ class _FeatureJob:
         return np.asarray(mat).reshape(*batch, self.n_features)
 
 
-@lru_cache(maxsize=32)
+@cached_factory("features", maxsize=32)
 def _feature_job(family: str, size: int, pairs: tuple[tuple[int, int], ...], kind: str, k: int,
                  quadrature: str, rule: str, dtype: str, device: str | None,
                  algorithm: str) -> _FeatureJob:
-    _count("features")
     return _FeatureJob(family, size, pairs, kind, k, quadrature, rule, dtype, device,
                        algorithm)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import string
-from functools import lru_cache
 from typing import Any
 
 import dask.array as da
@@ -14,7 +13,7 @@ from ..box.api import JacobiTransform
 from ..disk.pht import PolarHarmonicTransform
 from ..disk.transform import DiskTransform
 from ._features import _check_darr, _single_chunk_tail
-from ._workers import _count, configure_threads
+from ._workers import cached_factory, configure_threads
 
 __all__ = ["flat_index", "moments", "recipe"]
 
@@ -136,9 +135,8 @@ class _PlanJob:
         return flat.detach().cpu().numpy()
 
 
-@lru_cache(maxsize=32)
+@cached_factory("moments", maxsize=32)
 def _plan_job(rec: tuple) -> _PlanJob:
-    _count("moments")
     return _PlanJob(rec)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import dask.array as da
@@ -16,24 +16,22 @@ from ..signal.boundary import extension_indices
 from ..signal.morlet import APPROXIMATIONS, METHODS
 from ..signal.sliding import ENGINES
 from ._features import _check_darr, _device_name
-from ._workers import _count, configure_threads
+from ._workers import cached_factory, configure_threads
 
 __all__ = ["cwt", "depth_of", "gaussian_filter"]
 
 
 # ---------------------------------------------------------------------- cached factories
-@lru_cache(maxsize=64)
+@cached_factory("gaussian_filter", maxsize=64)
 def _gaussian_plan(sigma: float, order: int, method: str, terms: int | None,
                    shift: int | None, truncate: float) -> GaussianFilter:
-    _count("gaussian_filter")
     return GaussianFilter(sigma, order=order, method=method, terms=terms, shift=shift,
                           truncate=truncate)
 
 
-@lru_cache(maxsize=32)
+@cached_factory("cwt", maxsize=32)
 def _cwt_plan(scales: tuple[float, ...], xi: float, method: str, approximation: str,
               terms: int | None, truncate: float) -> CWT:
-    _count("cwt")
     return CWT(scales, Morlet(xi), method=method, approximation=approximation, terms=terms,
                truncate=truncate)
 

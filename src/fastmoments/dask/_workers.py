@@ -7,8 +7,11 @@ Dask package (absolute imports, Python 3), never this module.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -45,6 +48,31 @@ def plan_builds() -> dict[str, int]:
 
 def _count(name: str) -> None:
     _BUILDS[name] += 1
+
+
+def cached_factory(name: str, maxsize: int = 32) -> Callable[[Callable[..., Any]], Any]:
+    """An ``lru_cache`` keyed on plain values that builds each plan once per process, also
+    when a worker's threads ask for it at the same moment (a bare ``lru_cache`` lets every
+    thread that misses build its own copy). Each build is counted in :func:`plan_builds`."""
+
+    def deco(fn: Callable[..., Any]) -> Any:
+        def build(*args: Any) -> Any:
+            _count(name)
+            return fn(*args)
+
+        cached = functools.lru_cache(maxsize=maxsize)(build)
+        lock = threading.Lock()
+
+        @functools.wraps(fn)
+        def factory(*args: Any) -> Any:
+            with lock:  # builds are rare; a hit costs one uncontended lock
+                return cached(*args)
+
+        factory.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        factory.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        return factory
+
+    return deco
 
 
 def available_cores() -> int:
