@@ -211,3 +211,17 @@ def test_signal_bad_input(call, exc, match):
     d = da.zeros((2, 50), chunks=(1, 10))
     with pytest.raises(exc, match=match):
         call(d)
+
+
+def test_cwt_time_axis_first_single_chunk_and_float32():
+    x = np.random.default_rng(7).standard_normal((300, 2)).astype(np.float32)
+    d = da.from_array(x, chunks=(300, 1))  # one chunk along time: no overlap needed
+    W, _ = fmd.cwt(d, [5.0, 60.0], axis=0, mode="reflect")
+    ref, _ = cwt_in_memory(x, [5.0, 60.0], axis=0, mode="reflect")
+    assert W.dtype == np.complex64 and W.chunks == ((2,), (300,), (1, 1))
+    assert _rel(W.compute(**SYNC), ref) < 1e-5
+    d2 = da.from_array(x.astype(np.float64), chunks=(70, 2))
+    W2, _ = fmd.cwt(d2, [5.0, 60.0], axis=0, mode="wrap")
+    ref2, _ = cwt_in_memory(x.astype(np.float64), [5.0, 60.0], axis=0, mode="wrap")
+    assert W2.chunks == ((2,), (70, 70, 70, 70, 20), (2,))
+    assert _rel(W2.compute(**SYNC), ref2) < 1e-12
