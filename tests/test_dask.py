@@ -225,3 +225,14 @@ def test_cwt_time_axis_first_single_chunk_and_float32():
     ref2, _ = cwt_in_memory(x.astype(np.float64), [5.0, 60.0], axis=0, mode="wrap")
     assert W2.chunks == ((2,), (70, 70, 70, 70, 20), (2,))
     assert _rel(W2.compute(**SYNC), ref2) < 1e-12
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("n", "depth"), [(1, 5), (2, 7), (10, 3), (10, 25), (100, 24), (200, 30), (500, 9)])
+def test_end_indices_follow_the_plans_rule(mode, n, depth):
+    from fastmoments.dask._signal import _end_indices
+    from fastmoments.signal.boundary import extension_indices
+
+    full = extension_indices(n, depth, depth, mode)
+    np.testing.assert_array_equal(_end_indices(n, -depth, 0, mode), full[:depth])
+    np.testing.assert_array_equal(_end_indices(n, n, n + depth, mode), full[depth + n:])
