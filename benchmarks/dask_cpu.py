@@ -9,9 +9,9 @@ Jobs:
 * gaussian: a Gaussian (sigma) of a long signal, one shot against
   :func:`fastmoments.dask.gaussian_filter` on the same signal in chunks.
 
-The input is a NumPy array in this process in both cases (the Dask times include shipping the
-chunks to the workers and gathering the results). Medians of ``--repeat`` runs after one
-warm-up (the warm-up builds the plans, once per worker). Writes
+Dask runs twice: with the input shipped from this process and the result gathered here, and
+with input and result in the workers' memory. Medians of ``--repeat`` runs after one warm-up
+(the warm-up builds the plans, once per worker), the two sides interleaved. Writes
 ``benchmarks/results/dask_cpu.json`` and ``.md``.
 
 Run: ``PYTHONPATH=src python3 benchmarks/dask_cpu.py`` (``--quick`` for a smoke run).
@@ -34,16 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from disk_common import environment
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def _median(fn, repeat: int) -> tuple[float, list[float]]:
-    fn()  # warm-up: plans built, pages touched
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def main() -> None:
@@ -75,63 +65,88 @@ def main() -> None:
     rng = np.random.default_rng(0)
     images = rng.random((args.images, args.size, args.size))
     signal = rng.standard_normal(args.samples)
-    rows = []
+    rows: list[dict] = []
+    builds: dict = {}
 
-    # ---- one process: torch on every core
-    torch.set_num_threads(cores)
-    t_feat, s_feat = _median(lambda: features_in_memory(
-        images, family="zernike", orders=args.order, kind="magnitude").matrix, args.repeat)
-    ref_feat = features_in_memory(images, family="zernike", orders=args.order,
-                                  kind="magnitude").matrix
-    t_gau, s_gau = _median(lambda: gaussian_in_memory(signal, args.sigma), args.repeat)
-    ref_gau = gaussian_in_memory(signal, args.sigma)
+    def single_features():
+        torch.set_num_threads(cores)  # one process: torch on every core
+        return features_in_memory(images, family="zernike", orders=args.order,
+                                  kind="magnitude", progress=False).matrix
 
-    # ---- Dask: one worker process per core, one thread, one torch thread per task
+    def single_gaussian():
+        torch.set_num_threads(cores)
+        return gaussian_in_memory(signal, args.sigma, progress=False)
+
+    ref_feat, ref_gau = single_features(), single_gaussian()
+    feat_what = (f"{args.images} images {args.size}x{args.size}, Zernike T={args.order} "
+                 f"magnitudes, chunks of {args.image_chunk}")
+    gau_what = f"{args.samples} samples, sigma={args.sigma}, chunks of {args.signal_chunk}"
+
     def run_dask(cluster, tag: str) -> None:
         client = distributed.Client(cluster)
         try:
-            def dask_features(d=None):
-                d = d if d is not None else da.from_array(
-                    images, chunks=(args.image_chunk, args.size, args.size))
-                return fmd.features(d, "zernike", args.order, kind="magnitude").compute()
+            def feats(d):
+                return fmd.features(d, "zernike", args.order, kind="magnitude")
 
-            def dask_gaussian(d=None):
-                d = d if d is not None else da.from_array(signal, chunks=args.signal_chunk)
-                return fmd.gaussian_filter(d, args.sigma).compute()
+            def gauss(d):
+                return fmd.gaussian_filter(d, args.sigma)
 
+            img_client = da.from_array(images, chunks=(args.image_chunk, args.size, args.size))
+            sig_client = da.from_array(signal, chunks=args.signal_chunk)
             # the input already in the workers' memory (as when each task reads its chunk
-            # from storage): persisted before the clock starts
-            on_workers = da.from_array(images, chunks=(args.image_chunk, args.size,
-                                                       args.size)).persist()
-            sig_workers = da.from_array(signal, chunks=args.signal_chunk).persist()
-            distributed.wait([on_workers, sig_workers])
-            jobs = [("features", "from the client", dask_features, t_feat, s_feat, ref_feat),
-                    ("features", "on the workers", lambda: dask_features(on_workers), t_feat,
-                     s_feat, ref_feat),
-                    ("gaussian", "from the client", dask_gaussian, t_gau, s_gau, ref_gau),
-                    ("gaussian", "on the workers", lambda: dask_gaussian(sig_workers), t_gau,
-                     s_gau, ref_gau)]
+            # from storage), persisted before the clock starts; the result stays there too
+            # (persist), as before a to_zarr or a reduction
+            img_workers = img_client.persist()
+            sig_workers = sig_client.persist()
+            distributed.wait([img_workers, sig_workers])
+
+            def kept(arr):
+                def fn():
+                    out = arr().persist()
+                    distributed.wait(out)
+                    return out
+                return fn
+
+            jobs = [("features", feat_what, "client -> client (compute)",
+                     lambda: feats(img_client).compute(), single_features, ref_feat,
+                     lambda: feats(img_client).compute()),
+                    ("features", feat_what, "workers -> workers (persist)",
+                     kept(lambda: feats(img_workers)), single_features, ref_feat,
+                     lambda: feats(img_workers).compute()),
+                    ("gaussian", gau_what, "client -> client (compute)",
+                     lambda: gauss(sig_client).compute(), single_gaussian, ref_gau,
+                     lambda: gauss(sig_client).compute()),
+                    ("gaussian", gau_what, "workers -> workers (persist)",
+                     kept(lambda: gauss(sig_workers)), single_gaussian, ref_gau,
+                     lambda: gauss(sig_workers).compute())]
             if tag != "sized":
                 jobs = jobs[1:2]
             threads = sorted(set(client.run(lambda: (fmd.configure_threads(),
                                                      torch.get_num_threads())[1]).values()))
-            for job, where, fn, t1, s1, ref in jobs:
-                td, sd = _median(fn, args.repeat)
-                err = float(np.max(np.abs(fn() - ref)) / np.max(np.abs(ref)))
-                what = (f"{args.images} images {args.size}x{args.size}, Zernike T={args.order} "
-                        f"magnitudes, chunks of {args.image_chunk}" if job == "features" else
-                        f"{args.samples} samples, sigma={args.sigma}, chunks of "
-                        f"{args.signal_chunk}")
+            for job, what, where, dask_fn, single_fn, ref, check in jobs:
+                dask_fn()  # warm-up: plans built on every worker
+                single_fn()
+                t1, td = [], []
+                for _ in range(args.repeat):  # interleaved: both see the same machine load
+                    t0 = time.perf_counter()
+                    single_fn()
+                    t1.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    dask_fn()
+                    td.append(time.perf_counter() - t0)
+                err = float(np.max(np.abs(check() - ref)) / np.max(np.abs(ref)))
+                m1, md = statistics.median(t1), statistics.median(td)
                 rows.append({"job": job, "input": where, "workers": tag,
                              "worker_torch_threads": threads, "what": what,
-                             "single_s": t1, "dask_s": td, "single_runs": s1, "dask_runs": sd,
-                             "ratio": td / t1, "max_rel_diff": err})
+                             "single_s": m1, "dask_s": md, "single_runs": t1, "dask_runs": td,
+                             "ratio": md / m1, "max_rel_diff": err,
+                             "load_average": os.getloadavg()})
+                print(rows[-1], flush=True)
             builds[tag] = {str(k): v for k, v in client.run(fmd.plan_builds).items()}
         finally:
             client.close()
             cluster.close()
 
-    builds: dict = {}
     run_dask(fmd.local_cluster(n_workers=cores, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=50), "sized")
     # the rule broken on purpose: every worker process with torch on every core
@@ -155,9 +170,12 @@ def main() -> None:
              f"{env['date']}, {env['cpu']}, {cores} cores, torch {env['torch']}, dask "
              f"{env['dask']}, distributed {env['distributed']}; Dask: {cores} worker processes x 1 "
              f"thread; one process: {cores} torch threads. Medians of {args.repeat} runs after "
-             "a warm-up. Input *from the client*: a NumPy array of this process wrapped by "
-             "`da.from_array` (shipped with the graph); *on the workers*: persisted in the "
-             "workers before timing, as when tasks read their chunks from storage. "
+             "a warm-up, the one-process and the Dask runs interleaved so that both see the same "
+             "load. *client -> client*: a NumPy array of this process wrapped by "
+             "`da.from_array` (shipped with the graph) and the result gathered here "
+             "(`compute`); *workers -> workers*: input persisted in the workers before timing "
+             "(as when tasks read their chunks from storage), result persisted there "
+             "(as before `to_zarr` or a reduction). "
              "*oversubscribed*: the thread rule broken on purpose (torch on every core in every "
              "worker).", "",
              "**Shared machine**: other engineers' jobs ran at the same time (load average "
