@@ -76,6 +76,7 @@ def test_features_rechunks_split_image_axes_or_refuses():
     ((da.zeros((2, 8, 8), chunks=1), "zernike", 2), {"select": 3}, ValueError, "select"),
     ((da.zeros((2, 8, 8), chunks=1), "zernike", 2), {"k": True}, TypeError, "k must be"),
     ((da.zeros((2, 8, 8), chunks=1), "zernike", 2), {"device": 3}, TypeError, "device"),
+    ((da.zeros((2, 8, 8), chunks=1), "zernike", 2), {"device": "gpu7"}, ValueError, "device"),
     ((da.zeros((2, 8, 8), dtype=complex, chunks=1), "zernike", 2), {}, ValueError, "real"),
     ((da.zeros((2, 8, 8), chunks=(1, 4, 8)), "zernike", 2), {"rechunk": 1}, TypeError,
      "rechunk"),
@@ -228,7 +229,8 @@ def test_cwt_time_axis_first_single_chunk_and_float32():
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("n", "depth"), [(1, 5), (2, 7), (10, 3), (10, 25), (100, 24), (200, 30), (500, 9)])
+@pytest.mark.parametrize(("n", "depth"), [(1, 5), (2, 7), (10, 3), (10, 25), (100, 24), (200, 30),
+                                          (500, 9)])
 def test_end_indices_follow_the_plans_rule(mode, n, depth):
     from fastmoments.dask._signal import _end_indices
     from fastmoments.signal.boundary import extension_indices

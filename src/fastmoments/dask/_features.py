@@ -59,7 +59,11 @@ def _device_name(device: Any) -> str | None:
     if isinstance(device, torch.device):
         return str(device)
     if isinstance(device, str):
-        torch.device(device)  # syntax only: the GPU lives on the worker, not here
+        try:
+            torch.device(device)  # syntax only: the GPU lives on the worker, not here
+        except RuntimeError as exc:
+            raise ValueError(f"device must name a torch device such as 'cpu', 'cuda' or "
+                             f"'cuda:1', got {device!r}") from exc
         return device
     raise TypeError(f"device must be None, a str such as 'cuda' or a torch.device, got "
                     f"{device!r}")

@@ -157,7 +157,9 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, *,
     Raises
     ------
     ValueError
-        When ``n_workers * threads_per_worker * torch_threads`` exceeds the cores.
+        When ``n_workers * threads_per_worker * torch_threads`` exceeds the cores (more task
+        threads than cores are accepted with ``torch_threads=1``, e.g. for tasks that wait on
+        storage).
     TypeError
         Non-integer counts.
 
