@@ -1,0 +1,43 @@
+"""Dask front end: the transforms of fastmoments on dask arrays, lazily, one task per chunk.
+
+Install with ``pip install "fastmoments[dask]"``. See ``docs/dask.md`` for clusters
+(:class:`distributed.LocalCluster`, ``dask_cuda.LocalCUDACluster``, a scheduler address),
+chunking advice and thread sizing.
+
+* :func:`features`: moment feature vectors, one row per image of a batch chunked along its
+  batch axes; :func:`feature_names` labels the columns.
+* :func:`moments`: the flat coefficients of any disk or box plan over a chunked batch
+  (:func:`flat_index` names them; the plan travels as plain values, :func:`recipe`).
+* :func:`gaussian_filter`, :func:`cwt`: along an axis that is itself chunked (a long
+  recording in chunks), by ``map_overlap`` with the plan's kernel support as depth
+  (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
+* :func:`local_cluster`: a :class:`distributed.LocalCluster` with workers x threads x torch
+  threads within the cores.
+
+Plans are built once per worker process by cached factories keyed on plain values (the tasks
+carry sizes, orders and names, never a plan); :func:`plan_builds` counts them.
+
+This module is ``fastmoments.dask``; inside it ``import dask`` is the Dask package.
+"""
+
+from __future__ import annotations
+
+from ._features import feature_names, features
+from ._moments import flat_index, moments, recipe
+from ._signal import cwt, depth_of, gaussian_filter
+from ._workers import THREADS_ENV, configure_threads, local_cluster, plan_builds
+
+__all__ = [
+    "THREADS_ENV",
+    "configure_threads",
+    "cwt",
+    "depth_of",
+    "feature_names",
+    "features",
+    "flat_index",
+    "gaussian_filter",
+    "local_cluster",
+    "moments",
+    "plan_builds",
+    "recipe",
+]

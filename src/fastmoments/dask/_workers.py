@@ -1,0 +1,198 @@
+"""What the tasks of :mod:`fastmoments.dask` share: thread sizing inside a worker, the count of
+plans built in this process, and :func:`local_cluster`.
+
+The module is named ``fastmoments.dask``; ``import dask`` inside it still means the top-level
+Dask package (absolute imports, Python 3), never this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .._validate import check_int
+
+__all__ = ["THREADS_ENV", "available_cores", "configure_threads", "local_cluster",
+           "plan_builds"]
+
+#: Environment variable that fixes torch's threads in every task (set by :func:`local_cluster`
+#: in the workers it starts; set it yourself on the workers of a real cluster).
+THREADS_ENV = "FASTMOMENTS_TORCH_THREADS"
+
+#: Plans built by the cached factories of this process, by factory name.
+_BUILDS: Counter[str] = Counter()
+
+
+def plan_builds() -> dict[str, int]:
+    """How many plans the cached factories of :mod:`fastmoments.dask` built in this process.
+
+    Returns
+    -------
+    dict
+        ``{factory name: count}``; a factory builds a plan the first time a worker process sees
+        its plain parameters, so after a many-chunk job each count is 1 per worker process.
+
+    Examples
+    --------
+    >>> isinstance(plan_builds(), dict)
+    True
+    """
+    return dict(_BUILDS)
+
+
+def _count(name: str) -> None:
+    _BUILDS[name] += 1
+
+
+def cached_factory(name: str, maxsize: int = 32) -> Callable[[Callable[..., Any]], Any]:
+    """An ``lru_cache`` keyed on plain values that builds each plan once per process, also
+    when a worker's threads ask for it at the same moment (a bare ``lru_cache`` lets every
+    thread that misses build its own copy). Each build is counted in :func:`plan_builds`."""
+
+    def deco(fn: Callable[..., Any]) -> Any:
+        def build(*args: Any) -> Any:
+            _count(name)
+            return fn(*args)
+
+        cached = functools.lru_cache(maxsize=maxsize)(build)
+        lock = threading.Lock()
+
+        @functools.wraps(fn)
+        def factory(*args: Any) -> Any:
+            with lock:  # builds are rare; a hit costs one uncontended lock
+                return cached(*args)
+
+        factory.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        factory.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        return factory
+
+    return deco
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _threads_in_process() -> int | None:
+    """Task threads of the Dask workers of this process (``None`` outside a worker)."""
+    try:
+        from distributed import get_worker
+        from distributed.worker import Worker
+    except ImportError:  # pragma: no cover - distributed is part of the extra
+        return None
+    try:
+        me = get_worker()
+    except ValueError:
+        return None
+    total = 0
+    for w in list(getattr(Worker, "_instances", ())):
+        if getattr(w, "status", None) is not None and str(w.status).endswith("closed"):
+            continue
+        total += int(getattr(getattr(w, "state", w), "nthreads", 0) or 0)
+    return max(total, int(me.state.nthreads), 1)
+
+
+def configure_threads() -> int:
+    """Size torch's intra-op threads for a task running in this process; return the count.
+
+    The rule: ``FASTMOMENTS_TORCH_THREADS`` when set; else, inside a Dask worker,
+    ``cores // task threads of the workers of this process``, never more than torch has now
+    (Dask's nanny starts worker processes with ``OMP_NUM_THREADS=1``, so several worker
+    processes on one host stay at one torch thread each); outside a worker nothing changes.
+    """
+    env = os.environ.get(THREADS_ENV)
+    current = torch.get_num_threads()
+    if env:
+        try:
+            want = max(1, int(env))
+        except ValueError as exc:
+            raise ValueError(f"{THREADS_ENV} must be a positive integer, got {env!r}") from exc
+    else:
+        threads = _threads_in_process()
+        if threads is None:
+            return current
+        want = min(current, max(1, available_cores() // threads))
+    if want != current:
+        torch.set_num_threads(want)
+    return want
+
+
+def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, *,
+                  torch_threads: int | None = None, processes: bool = True,
+                  **kwargs: Any) -> Any:
+    """A :class:`distributed.LocalCluster` sized so that workers x threads x torch threads
+    stays within the cores.
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Worker processes (default: ``cores // threads_per_worker``).
+    threads_per_worker : int
+        Tasks each worker runs at once (default 1: torch threads do the parallel work).
+    torch_threads : int, optional
+        torch intra-op threads per task (default ``cores // (n_workers * threads_per_worker)``,
+        at least 1).
+    processes : bool
+        Worker processes (default) or threads of this process (then torch's thread count of
+        this process is set, since all workers share it).
+    **kwargs
+        Passed to :class:`distributed.LocalCluster` (``memory_limit``, ``dashboard_address``,
+        ...).
+
+    Returns
+    -------
+    distributed.LocalCluster
+        Connect with ``distributed.Client(cluster)``; close both when done.
+
+    Raises
+    ------
+    ValueError
+        When ``n_workers * threads_per_worker * torch_threads`` exceeds the cores (more task
+        threads than cores are accepted with ``torch_threads=1``, e.g. for tasks that wait on
+        storage).
+    TypeError
+        Non-integer counts.
+
+    Notes
+    -----
+    An oversubscribed 2-core machine ran up to 18 times slower with torch's default thread
+    count in every worker: each task then spreads over all cores while the other tasks do the
+    same. The workers get ``FASTMOMENTS_TORCH_THREADS`` and ``OMP_NUM_THREADS`` in their
+    environment; every task of :mod:`fastmoments.dask` applies it (:func:`configure_threads`).
+    """
+    from distributed import LocalCluster
+
+    cores = available_cores()
+    threads_per_worker = check_int("threads_per_worker", threads_per_worker, minimum=1)
+    if n_workers is None:
+        n_workers = max(1, cores // threads_per_worker)
+    n_workers = check_int("n_workers", n_workers, minimum=1)
+    if torch_threads is None:
+        torch_threads = max(1, cores // (n_workers * threads_per_worker))
+    torch_threads = check_int("torch_threads", torch_threads, minimum=1)
+    total = n_workers * threads_per_worker * torch_threads
+    if total > cores and not (n_workers * threads_per_worker > cores and torch_threads == 1):
+        raise ValueError(f"torch_threads={torch_threads} with n_workers={n_workers} x "
+                         f"threads_per_worker={threads_per_worker} asks for {total} threads on "
+                         f"{cores} cores; expected at most {cores}")
+    if not isinstance(processes, bool):
+        raise TypeError(f"processes must be True or False, got {processes!r}")
+    if processes:
+        env = dict(kwargs.pop("env", None) or {})
+        env.setdefault(THREADS_ENV, str(torch_threads))
+        env.setdefault("OMP_NUM_THREADS", str(torch_threads))
+        kwargs["env"] = env
+    else:
+        torch.set_num_threads(torch_threads)
+    return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                        processes=processes, **kwargs)

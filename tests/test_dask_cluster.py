@@ -1,0 +1,112 @@
+"""fastmoments.dask on distributed clusters: two worker processes give the single-process
+features, a plan is built once per worker process, torch threads are sized to the cores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import torch  # noqa: E402
+
+import fastmoments.dask as fmd  # noqa: E402
+from fastmoments.dask import _features, _signal  # noqa: E402
+from fastmoments.features import extract  # noqa: E402
+from fastmoments.features import features as features_in_memory  # noqa: E402
+from fastmoments.signal import gaussian_filter as gaussian_in_memory  # noqa: E402
+
+CLUSTER = {"dashboard_address": ":0", "silence_logs": 50}
+
+
+@pytest.fixture(scope="module")
+def process_client():
+    """Two worker processes with one thread each, started once for the module."""
+    cluster = fmd.local_cluster(n_workers=2, threads_per_worker=1, torch_threads=1,
+                                processes=True, **CLUSTER)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _torch_threads_in_task(_: int) -> int:
+    fmd.configure_threads()
+    return torch.get_num_threads()
+
+
+def test_two_processes_give_the_single_process_features(process_client):
+    x = np.random.default_rng(0).random((24, 20, 20))
+    d = da.from_array(x, chunks=(3, 20, 20))
+    got = fmd.features(d, "pseudo-zernike", 5, kind="magnitude").compute()
+    ref = features_in_memory(x, family="pseudo-zernike", orders=5, kind="magnitude").matrix
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
+    # the work really went to both worker processes, each building its plan once
+    builds = process_client.run(fmd.plan_builds)
+    assert len(builds) == 2
+    assert all(b.get("features", 0) <= 1 for b in builds.values())
+    assert sum(b.get("features", 0) for b in builds.values()) >= 1
+
+
+def test_two_processes_gaussian_on_a_chunked_signal(process_client):
+    x = np.random.default_rng(1).standard_normal(20000)
+    y = fmd.gaussian_filter(da.from_array(x, chunks=1000), 300.0, mode="nearest").compute()
+    ref = gaussian_in_memory(x, 300.0, mode="nearest")
+    assert float(np.max(np.abs(y - ref)) / np.max(np.abs(ref))) < 1e-12
+
+
+def test_worker_threads_times_torch_threads_within_cores(process_client):
+    counts = process_client.gather(process_client.map(_torch_threads_in_task, range(8)))
+    assert set(counts) == {1}
+    env = process_client.run(lambda: __import__("os").environ.get(fmd.THREADS_ENV))
+    assert set(env.values()) == {"1"}
+
+
+def test_plan_built_once_per_process_for_a_many_chunk_job(monkeypatch):
+    """processes=False: every worker shares this process, so the counters here see every
+    construction of the job (the plans' own caches are emptied first)."""
+    built = []
+    real = extract.DiskTransform
+
+    def counting(*args, **kwargs):
+        built.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(extract, "DiskTransform", counting)
+    extract._plan.cache_clear()
+    extract._dense.cache_clear()
+    _features._feature_job.cache_clear()
+    _signal._gaussian_plan.cache_clear()
+    before = fmd.plan_builds()
+    threads = torch.get_num_threads()
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
+                                      **CLUSTER) as cluster, distributed.Client(cluster):
+            x = np.random.default_rng(2).random((40, 16, 16))
+            f = fmd.features(da.from_array(x, chunks=(2, 16, 16)), "zernike", 4)
+            assert f.npartitions == 20
+            got = f.compute()
+            s = np.random.default_rng(3).standard_normal(8000)
+            y = fmd.gaussian_filter(da.from_array(s, chunks=500), 25.0)
+            assert y.npartitions == 16
+            y = y.compute()
+    finally:
+        torch.set_num_threads(threads)
+    after = fmd.plan_builds()
+    assert after.get("features", 0) - before.get("features", 0) == 1
+    assert after.get("gaussian_filter", 0) - before.get("gaussian_filter", 0) == 1
+    assert len(built) == 1  # the disk plan itself: one construction for 20 chunks
+    np.testing.assert_allclose(got, features_in_memory(x, family="zernike", orders=4).matrix,
+                               rtol=1e-12, atol=1e-14)
+    assert float(np.max(np.abs(y - gaussian_in_memory(s, 25.0)))) < 1e-12
+
+
+def test_local_cluster_refuses_oversubscription():
+    cores = fmd._workers.available_cores()
+    with pytest.raises(ValueError, match="torch_threads"):
+        fmd.local_cluster(n_workers=1, threads_per_worker=1, torch_threads=cores + 1)
+    with pytest.raises(TypeError, match="threads_per_worker"):
+        fmd.local_cluster(threads_per_worker=1.0)
