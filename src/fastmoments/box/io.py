@@ -25,15 +25,18 @@ def _nibabel():
     return nibabel
 
 
-def load_volume(path: str | os.PathLike, *, frame: int = 0) -> np.ndarray:
+def load_volume(path: str | os.PathLike, *, frame: int = 0, key: str | None = None) -> np.ndarray:
     """Read a volume as a ``(D, H, W)`` float array.
 
     Parameters
     ----------
     path : str or path-like
-        ``.npy``, ``.npz`` (its first array) or NIfTI ``.nii`` / ``.nii.gz``.
+        ``.npy``, ``.npz`` or NIfTI ``.nii`` / ``.nii.gz``.
     frame : int
         For 4-D NIfTI series, the frame to read.
+    key : str, optional
+        For ``.npz`` files, the name of the array to read; a file holding one array needs
+        none, a file holding several must name one.
 
     Returns
     -------
@@ -47,17 +50,30 @@ def load_volume(path: str | os.PathLike, *, frame: int = 0) -> np.ndarray:
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        For an unknown suffix or an array that is not 3-D.
+        For an unknown suffix, an array that is not 3-D or not real, an ``.npz`` holding no
+        array, or several without ``key``, and ``key`` given for another kind of file.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such volume file: {path}")
     name = path.lower()
+    if key is not None and not name.endswith(".npz"):
+        raise ValueError(f"key applies to .npz files only, not to {path!r}")
     if name.endswith(".npy"):
         arr = np.load(path, allow_pickle=False)
     elif name.endswith(".npz"):
-        with np.load(path, allow_pickle=False) as z:
-            arr = z[z.files[0]]
+        # given a path, np.load leaves the file open when the zip is damaged: open it here
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+            names = list(z.files)
+            if not names:
+                raise ValueError(f"the .npz file {path!r} holds no array")
+            if key is None and len(names) > 1:
+                raise ValueError(f"the .npz file {path!r} holds {len(names)} arrays "
+                                 f"({', '.join(map(repr, names))}); choose one with key=")
+            if key is not None and key not in names:
+                raise ValueError(f"key={key!r} is not in {path!r}, which holds "
+                                 f"{', '.join(map(repr, names))}")
+            arr = z[names[0] if key is None else key]
     elif name.endswith((".nii", ".nii.gz")):
         img = _nibabel().load(path)
         arr = np.asanyarray(img.dataobj)
@@ -71,6 +87,8 @@ def load_volume(path: str | os.PathLike, *, frame: int = 0) -> np.ndarray:
     arr = np.asarray(arr)
     if arr.ndim != 3:
         raise ValueError(f"the volume in {path!r} must be 3-D, got shape {arr.shape}")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"the volume in {path!r} must hold real numbers, got dtype {arr.dtype}")
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float32)
     return arr
