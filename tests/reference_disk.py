@@ -109,3 +109,25 @@ def basis_image(family: str, N: int, n: int, m: int) -> np.ndarray:
     r = np.hypot(x, y)
     img[rows, cols] = radial_exact(family, n, m, r) * np.cos(m * np.arctan2(y, x))
     return img
+
+
+def sum_bound(images: np.ndarray, coef: float, k: int = 1) -> np.ndarray:
+    r"""Bound on the difference between two float64 evaluations of one disk moment that sum
+    the same products in different orders (blocked matrix products, another batch shape,
+    another method, a turned image), per image.
+
+    A moment is :math:`\sum_p f_p M_p` over the ``P = N^2 k^2`` sample points with
+    :math:`|M_p| \le c\, w_p`, where ``coef`` bounds :math:`c |R|` (``(n + 1)/pi`` for the
+    Zernike families of order ``n``, since :math:`|R_{nm}| \le 1` on the disk; ``2/pi`` for
+    the polar harmonic ones, whose radial functions have modulus at most 1) and the weights
+    of a pixel's points add up to :math:`(2/N)^2`. Any ordering of the sum is within
+    :math:`\gamma_P \sum_p |f_p M_p|` of the exact value, :math:`\gamma_P = Pu/(1 - Pu)`
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., Eq. 3.5), so two
+    orderings are within twice that.
+    """
+    N = images.shape[-1]
+    total = np.abs(images.reshape(-1, N * N)).sum(axis=1)
+    P = N * N * k * k
+    u = np.finfo(np.float64).eps / 2
+    gamma = P * u / (1 - P * u)
+    return 2 * gamma * coef * (2 / N) ** 2 * total
