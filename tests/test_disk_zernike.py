@@ -309,9 +309,19 @@ def test_large_batch_is_split_to_fit(rng):
 
 
 def test_memory_error_says_how_much(rng):
-    plan = ZernikeTransform(40, 30, memory_budget=1000)
-    with pytest.raises(MemoryError, match="needs at least"):
-        plan.forward(rng.random((40, 40)))
+    # the plan checks what it needs before building anything
+    with pytest.raises(MemoryError, match=r"order 30 \(256 moments\) need at least .* "
+                                          r"but the memory budget is 1000 B"):
+        ZernikeTransform(40, 30, memory_budget=1000)
+    # the estimate is the least a plan needs: a budget just above it runs
+    from fastmoments.disk.transform import estimate_disk_memory
+
+    est = estimate_disk_memory(fm.disk.get_family("zernike"), 40, 30, dtype=torch.float64)
+    need = est["index_bytes"] + est["device_bytes"]
+    plan = ZernikeTransform(40, 30, memory_budget=need * 1.1, dtype=torch.float64)
+    ref = ZernikeTransform(40, 30, dtype=torch.float64)
+    img = rng.random((40, 40))
+    np.testing.assert_allclose(plan.forward(img).numpy(), ref.forward(img).numpy(), atol=1e-13)
 
 
 # ----------------------------------------------------------------------------- sampling

@@ -299,7 +299,7 @@ def test_paper_selection_and_partners(rng):
     np.testing.assert_allclose(M[-2, -3], np.conj(M[2, 3]))
     with pytest.raises(KeyError, match="not computed"):
         M[1, 0]
-    P = fm.pst(img, 3, 2, pairs=[(1, -2), (3, 1)], dtype="float64")
+    P = fm.pst(img, pairs=[(1, -2), (3, 1)], dtype="float64")
     ref = reference("pst", img, [(1, -2), (3, 1), (1, 2)])
     np.testing.assert_allclose(_get(P, [(1, -2), (3, 1), (1, 2)]), ref, atol=1e-14)
 

@@ -8,10 +8,12 @@ from typing import Any
 import torch
 
 from .._array import real_dtype, resolve_device
-from .._validate import check_int
+from .._validate import check_choice, check_int
+from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import get_family
 from .moments import DiskMoments
-from .transform import cached_transform
+from .sampling import QUADRATURES, RULES
+from .transform import cached_transform, estimate_disk_memory
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -32,20 +34,43 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
              rule: str, method: str | None, repetitions: Sequence[int] | None,
              pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
              memory_budget: float | None) -> DiskMoments:
-    if (order is None) == (pairs is None):
-        raise ValueError("give exactly one of order and pairs")
+    # every argument is checked and made a plain value of its exact type before the plan
+    # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    fam = get_family(family)
+    if order is not None and pairs is not None:
+        raise ValueError("give exactly one of order and pairs, not both")
+    if order is None and pairs is None:
+        raise ValueError("give exactly one of order (every moment up to it) and pairs (a "
+                         "selection)")
     if order is not None:
         order = check_int("order", order, minimum=0)
     if pairs is not None:
-        fam = get_family(family)
-        try:
-            pairs = [fam.check_pair(n, m) for n, m in pairs]
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, ValueError) and "valid" in str(exc):
-                raise
-            raise TypeError(f"pairs must be a sequence of (n, m) integer pairs: {exc}") from exc
+        pairs = check_pair_list("pairs", pairs)
+        for n, m in pairs:
+            try:
+                fam.check_pair(n, m)
+            except ValueError as exc:
+                raise ValueError(f"pairs: {exc}") from None
+        if not pairs:
+            raise ValueError("pairs must name at least one (n, m)")
         if repetitions is not None:
             raise ValueError("give repetitions only with order, not with pairs")
+    k = check_int("k", k, minimum=1)
+    quadrature = check_choice("quadrature", quadrature, QUADRATURES)
+    rule = check_choice("rule", rule, RULES)
+    if method is not None:
+        method = check_choice("method", method, fam.methods)
+    if repetitions is not None:
+        repetitions = check_int_list("repetitions", repetitions)
+        if not repetitions:
+            raise ValueError("repetitions must name at least one repetition (or be None for "
+                             "all of them)")
+        assert order is not None
+        bad = [m for m in repetitions if abs(m) > order]
+        if bad:
+            raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
+    memory_budget = check_budget(memory_budget)
+    work = check_work_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
     else:
@@ -53,9 +78,13 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
 
         arr = np.asarray(image)
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
-    dt = real_dtype(dtype if dtype is not None else in_dtype)
+    dt = work if work is not None else real_dtype(in_dtype)
     dev = resolve_device(device, in_dev)
-    plan = cached_transform(family, _size_of(image), order or 0, k=k, quadrature=quadrature,
+    size = _size_of(image)
+    estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
+                         repetitions=repetitions, k=k, dtype=dt, device=dev,
+                         memory_budget=memory_budget)
+    plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
     return plan.forward(image)
