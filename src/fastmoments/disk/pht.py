@@ -52,7 +52,7 @@ import torch
 from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
 from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int, check_positive_float
-from ._checks import check_budget, check_pair_list, check_work_dtype
+from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
 from .moments import DiskMoments
@@ -106,7 +106,12 @@ class PolarHarmonicFamily(DiskFamily):
                           "pst": "need n >= 1 (any integer l)"}[kind]
 
     def __repr__(self) -> str:
-        return f"PolarHarmonicFamily({self.kind!r}, s={self.s:g})"
+        return f"PolarHarmonicFamily({self.kind!r}, s={self.s!r})"
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The kind and the exact exponent ``s`` (the name rounds ``s`` for display)."""
+        return (self.kind, self.s)
 
     # -------------------------------------------------------------- index rules
     def is_valid(self, n: int, m: int) -> bool:
@@ -659,14 +664,28 @@ class PHTMoments(DiskMoments):
             As in :meth:`DiskMoments.reconstruct`. A stored moment brings in its partner
             with :math:`-l`, so the result is the real part of the sum.
         """
+        given = {"orders": orders, "repetitions": repetitions, "nmax": nmax, "lmax": lmax}
         if nmax is not None:
             nmax = check_int("nmax", nmax, minimum=0)
-            keep = set(range(-nmax, nmax + 1))
+            computed = self._computed_orders()
+            top = max(abs(n) for n in computed)
+            if nmax > top:
+                raise ValueError(f"nmax={nmax} asks for orders up to {nmax}, but these "
+                                 f"moments were computed up to |n| = {top}")
+            keep = {n for n in computed if abs(n) <= nmax}
             if orders is not None:
                 keep &= self._order_filter(orders) or set()
+            if not keep:
+                raise ValueError(f"{_given(given)} select none of the computed moments")
             orders = sorted(keep)
         if lmax is not None:
             lmax = check_int("lmax", lmax, minimum=0)
+            top = max(self.plan.index.ms)
+            if lmax > top:
+                raise ValueError(f"lmax={lmax} asks for repetitions up to {lmax}, but these "
+                                 f"moments were computed up to |l| = {top}")
+            if repetitions is None:
+                repetitions = "all"
             if isinstance(repetitions, str):
                 check_choice("repetitions", repetitions, REPETITION_SETS)
                 lo, hi = {"all": (-lmax, lmax), "positive": (1, lmax), "negative": (-lmax, -1),
@@ -674,8 +693,23 @@ class PHTMoments(DiskMoments):
                           "nonpositive": (-lmax, 0)}[repetitions]
                 repetitions = range(lo, hi + 1)
             else:
-                repetitions = [m for m in repetitions if abs(int(m)) <= lmax]
-        return super().reconstruct(orders=orders, repetitions=repetitions)
+                repetitions = [m for m in check_int_list("repetitions", repetitions)
+                               if abs(m) <= lmax]
+            stored = set(self.plan.index.ms)
+            repetitions = [m for m in repetitions if abs(m) in stored]
+            if not repetitions:
+                raise ValueError(f"{_given(given)} select none of the computed moments")
+        try:
+            return super().reconstruct(orders=orders, repetitions=repetitions)
+        except ValueError as exc:
+            if nmax is None and lmax is None:
+                raise
+            raise ValueError(f"{_given(given)}: {exc}") from None
+
+
+def _given(args: dict[str, Any]) -> str:
+    """``nmax=2, lmax=1`` for the arguments a caller gave (None left out)."""
+    return ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None and v != "all")
 
 
 # ---------------------------------------------------------------------------- one-call

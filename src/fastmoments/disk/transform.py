@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, resolve_device, to_output
+from .._array import as_tensor, complex_dtype, resolve_device, to_output
 from .._memory import format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._validate import check_choice, check_int
@@ -176,9 +176,9 @@ class DiskTransform:
         from .moments import DiskMoments
 
         if isinstance(moments, DiskMoments):
-            if moments.plan.index != self.index:
-                raise ValueError("moments were computed by a plan with another set of moments")
-            return moments.data, moments.kind, moments.batch_shape
+            self.check_compatible(moments.plan)
+            data = moments.data.to(device=self.device, dtype=complex_dtype(self.dtype))
+            return data, moments.kind, moments.batch_shape
         t, kind = as_tensor(moments, "moments", min_ndim=2, allow_complex=True,
                             dtype=self.dtype, device=self.device)
         shape = (self.index.n_cols, self.index.n_rows)
@@ -186,6 +186,44 @@ class DiskTransform:
             raise ValueError(f"moments must have shape (..., {shape[0]}, {shape[1]}), got "
                              f"{tuple(t.shape)}")
         return t, kind, tuple(t.shape[:-2])
+
+    # ------------------------------------------------------------------ compatibility
+    def coefficient_key(self) -> dict[str, Any]:
+        """What decides the coefficients a plan computes, by name.
+
+        Two plans give the same coefficients (up to rounding) exactly when these agree: the
+        family (its name; for the polar harmonic transforms the kind and the exponent ``s``),
+        the image side, the sampling (``k``, ``quadrature``, ``rule``) and the set of stored
+        moments in its layout (order, repetitions or pairs). The radial ``method``, ``eps``,
+        dtype, device and memory budget change how the sums are computed and to what
+        rounding, not which sums: moments are cast to the plan's dtype and moved to its
+        device.
+        """
+        return {"family": self.family.key, "size": self.size, "k": self.k,
+                "quadrature": self.quadrature, "rule": self.rule, "moments": self.index}
+
+    def check_compatible(self, other: DiskTransform, name: str = "moments") -> None:
+        """Raise a ``ValueError`` naming what differs when ``other`` computes other
+        coefficients than this plan (see :meth:`coefficient_key`)."""
+        if not isinstance(other, DiskTransform):
+            raise TypeError(f"{name} must come from a disk transform plan, got "
+                            f"{type(other).__name__}")
+        mine, theirs = self.coefficient_key(), other.coefficient_key()
+        diffs = []
+        for key, value in mine.items():
+            if theirs[key] != value:
+                if key == "moments":
+                    diffs.append(f"another set of moments ({theirs[key].size} moments up to "
+                                 f"order {theirs[key].max_order}, this plan has {value.size} "
+                                 f"up to order {value.max_order})")
+                elif key == "family":
+                    diffs.append(f"family {other.family.name!r} (this plan: "
+                                 f"{self.family.name!r})")
+                else:
+                    diffs.append(f"{key}={theirs[key]!r} (this plan: {value!r})")
+        if diffs:
+            raise ValueError(f"{name} were computed by a plan with {'; '.join(diffs)}: they "
+                             "are other coefficients, so this plan cannot use them")
 
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint of :meth:`forward` for the real inner product on images and
