@@ -131,3 +131,29 @@ def sum_bound(images: np.ndarray, coef: float, k: int = 1) -> np.ndarray:
     u = np.finfo(np.float64).eps / 2
     gamma = P * u / (1 - P * u)
     return 2 * gamma * coef * (2 / N) ** 2 * total
+
+
+def pht_moments_direct(kind: str, img: np.ndarray, pairs, k: int = 1,
+                       quadrature: str = "midpoint", rule: str = "inscribed") -> np.ndarray:
+    r"""Polar harmonic moments by their definition (Yang et al. 2020, Eq. 4, 9, 15):
+    :math:`M_{nl} = c_n \sum_p w_p f_p R^*_n(r_p) e^{-il\theta_p}` over every sample point,
+    with :math:`R_n = e^{i2\pi n r^2}` (PCET), :math:`\cos(\pi n r^2)` (PCT),
+    :math:`\sin(\pi n r^2)` (PST), :math:`c_n = 1/\pi` (PCET, and :math:`n = 0`) or
+    :math:`2/\pi`. ``img`` may be a batch ``(..., N, N)``; returns ``(..., len(pairs))``."""
+    N = img.shape[-1]
+    rows, cols, x, y, w = sample_points(N, k, quadrature, rule)
+    r2 = x * x + y * y
+    th = np.arctan2(y, x)
+    f = img[..., rows, cols]
+    out = []
+    for n, l in pairs:
+        if kind == "pcet":
+            R, c = np.exp(2j * np.pi * n * r2), 1 / math.pi
+        elif kind == "pct":
+            R, c = np.cos(np.pi * n * r2), (1 / math.pi if n == 0 else 2 / math.pi)
+        elif kind == "pst":
+            R, c = np.sin(np.pi * n * r2), 2 / math.pi
+        else:
+            raise ValueError(kind)
+        out.append(c * np.sum(w * f * np.conj(R) * np.exp(-1j * l * th), axis=-1))
+    return np.stack(out, -1)

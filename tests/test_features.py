@@ -19,7 +19,7 @@ from fastmoments.features import (
     variance_table,
 )
 
-from .reference_disk import sum_bound
+from .reference_disk import pht_moments_direct, sum_bound
 
 
 def _radial(family: str, n: int, m: int, r: np.ndarray) -> np.ndarray:
@@ -218,14 +218,34 @@ def test_variances_and_selection(images):
     assert top_by_variance([(1, 1), (0, 0)], [1.0, 1.0], 1) == [(0, 0)]   # ties: lower (n, m)
 
 
-def test_other_registered_families_work_generically(images):
-    from fastmoments.disk.families import FAMILIES
-
-    for name in FAMILIES:
-        if name in ("zernike", "pseudo-zernike"):
-            continue
-        fs = fm.features(images, family=name, orders=2, kind="magnitude")
-        assert fs.matrix.shape == (7, len(fs.pairs)) and np.isfinite(fs.matrix).all()
+@pytest.mark.parametrize("family", ["pcet", "pct", "pst"])
+@pytest.mark.parametrize("algorithm", ["dense", "engine"])
+def test_polar_harmonic_features_match_direct_float64_reference(images, family, algorithm):
+    """Every registered family works through the generic path, and its values are the
+    definition's (an independent direct sum over the sample points)."""
+    for kind in ("complex", "magnitude"):
+        fs = fm.features(images, family=family, orders=3, kind=kind, dtype="float64",
+                         algorithm=algorithm)
+        assert fs.matrix.shape == (7, len(fs.pairs) * (2 if kind == "complex" else 1))
+        # every order |n| <= 3 (both signs for PCET) and every stored l >= 0
+        lo = {"pcet": -3, "pct": 0, "pst": 1}[family]
+        assert sorted(fs.pairs) == [(n, l) for n in range(lo, 4) for l in range(4)]
+        ref = pht_moments_direct(family, images, fs.pairs)
+        got = fs.complex_values()
+        # two float64 evaluations of the same sums (|c_n R_n| <= 2/pi); the engine sums in
+        # two stages (angular, then radial), each within the bound of a sum
+        tol = 2 * sum_bound(images, 2 / np.pi)[:, None]
+        assert (np.abs(got - ref) <= tol).all()
+        if kind == "magnitude":
+            assert (np.abs(fs.matrix - np.abs(ref)) <= tol).all()
+        else:
+            assert (np.abs(fs.matrix[:, 0::2] - ref.real) <= tol).all()
+            assert (np.abs(fs.matrix[:, 1::2] - ref.imag) <= tol).all()
+    sel = [(2, -1), (3, 2)]  # a negative l is the family's partner of a stored moment
+    fs = fm.features(images, family=family, select=sel, dtype="float64", algorithm=algorithm)
+    ref = pht_moments_direct(family, images, sel)
+    assert (np.abs(fs.complex_values() - ref)
+            <= 2 * sum_bound(images, 2 / np.pi)[:, None]).all()
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
