@@ -4,6 +4,7 @@ of building an index or in torch's allocator. Nothing here allocates more than a
 from __future__ import annotations
 
 import time
+import typing
 
 import numpy as np
 import pytest
@@ -58,3 +59,53 @@ def test_selection_counts_pairs():
     with pytest.raises(MemoryError, match="the 2 selected moments"):
         estimate_disk_memory(get_family("zernike"), 32, None, pairs=[(4, 2), (6, 0)],
                              memory_budget=100)
+
+
+class _Recorder:
+    """Stands in for a tqdm bar and records what the engine reports."""
+
+    made: typing.ClassVar[list] = []
+
+    def __init__(self, total, *, desc="", show=None, large=True, unit="it", delay=1.0):
+        self.total, self.desc, self.show, self.large = total, desc, show, large
+        self.done, self.closed = 0, False
+        _Recorder.made.append(self)
+
+    def update(self, n=1):
+        self.done += n
+
+    def close(self):
+        self.closed = True
+
+
+def test_progress_over_radius_groups_and_passes(monkeypatch):
+    from fastmoments.disk import engine as engine_mod
+
+    monkeypatch.setattr(engine_mod, "progress_bar", _Recorder)
+    _Recorder.made = []
+    img = np.random.default_rng(1).random((6, 24, 24))
+    plan = ZernikeTransform(24, 12, dtype=torch.float64, memory_budget=60_000)
+    passes = -(-6 // plan.engine.batch_size(6))
+    assert passes > 1  # the batch is split: the bar covers every pass
+    A = plan.forward(img, progress=True)
+    bar = _Recorder.made[-1]
+    G = plan.sampling.n_groups
+    assert (bar.total, bar.done, bar.closed, bar.show) == (G * passes, G * passes, True, True)
+    A.reconstruct()
+    assert _Recorder.made[-1].desc == "zernike synthesis" and _Recorder.made[-1].closed
+    # small jobs are not "large": their bar would never show
+    fm.zernike_moments(img[0], 6)
+    assert _Recorder.made[-1].large is False and _Recorder.made[-1].show is None
+    monkeypatch.setattr(engine_mod, "PROGRESS_FROM", 0)
+    fm.zernike_moments(img[0], 6, progress=None)
+    assert _Recorder.made[-1].large is True
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        fm.zernike_moments(img[0], 6, progress=1)
+    with pytest.raises(TypeError, match="progress must be True, False or None"):
+        plan.forward(img, progress="yes")
+
+
+def test_op_count_grows_with_the_work():
+    small = ZernikeTransform(16, 4).engine
+    big = ZernikeTransform(32, 12).engine
+    assert 0 < small.op_count(1) < big.op_count(1) < big.op_count(4)

@@ -8,6 +8,9 @@ from typing import Any
 import torch
 
 from .._array import real_dtype, resolve_device
+from .._memory import format_bytes
+from .._memory import memory_budget as _memory_budget
+from .._progress import check_progress
 from .._validate import check_choice, check_int
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import get_family
@@ -27,13 +30,21 @@ def order_pairs(family: str, n: int) -> list[tuple[int, int]]:
     """
     fam = get_family(family)
     n = check_int("n", n, minimum=0)
+    need, budget = (n + 1) * _PAIR_BYTES, _memory_budget(torch.device("cpu"), None)
+    if need > budget:
+        raise MemoryError(f"order_pairs of order n={n} needs at least {format_bytes(need)} for "
+                          f"its list but the memory budget is {format_bytes(budget)}")
     return [(n, m) for m in range(n + 1) if fam.is_valid(n, m)]
+
+
+#: Host memory of one ``(n, m)`` tuple in a list (tuple, two ints, list slot), rounded up.
+_PAIR_BYTES = 128
 
 
 def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: str,
              rule: str, method: str | None, repetitions: Sequence[int] | None,
              pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
-             memory_budget: float | None) -> DiskMoments:
+             memory_budget: float | None, progress: bool | None = None) -> DiskMoments:
     # every argument is checked and made a plain value of its exact type before the plan
     # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
     fam = get_family(family)
@@ -70,6 +81,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         if bad:
             raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
     memory_budget = check_budget(memory_budget)
+    progress = check_progress(progress)
     work = check_work_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
@@ -87,7 +99,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
-    return plan.forward(image)
+    return plan.forward(image, progress=progress)
 
 
 def _size_of(image: Any) -> int:
@@ -132,6 +144,9 @@ _DOC = r"""{title} of an image or a batch of images.
         Working precision (default from the input: float64 stays float64, else float32).
     memory_budget : float, optional
         Scratch memory in bytes (or fraction of free memory if <= 1).
+    progress : bool, optional
+        A progress bar over the radius groups: ``None`` (default) for large jobs that run
+        for more than a second, ``True`` always, ``False`` never.
 
     Returns
     -------
@@ -169,20 +184,22 @@ def zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None, 
                     quadrature: str = "midpoint", rule: str = "inscribed",
                     method: str | None = None, repetitions: Sequence[int] | None = None,
                     device: Any = None, dtype: Any = None,
-                    memory_budget: float | None = None) -> DiskMoments:
+                    memory_budget: float | None = None,
+                    progress: bool | None = None) -> DiskMoments:
     return _moments("zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress)
 
 
 def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None,
                            k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
                            method: str | None = None, repetitions: Sequence[int] | None = None,
                            device: Any = None, dtype: Any = None,
-                           memory_budget: float | None = None) -> DiskMoments:
+                           memory_budget: float | None = None,
+                           progress: bool | None = None) -> DiskMoments:
     return _moments("pseudo-zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress)
 
 
 zernike_moments.__doc__ = _DOC.format(

@@ -51,6 +51,7 @@ import torch
 
 from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
 from .._memory import format_bytes, memory_budget, rows_per_chunk
+from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import FAMILIES, DiskFamily
@@ -343,20 +344,21 @@ class PolarHarmonicTransform(DiskTransform):
                              kernel_ready=self._kernel is not None)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, image: Any) -> PHTMoments:
+    def forward(self, image: Any, *, progress: bool | None = None) -> PHTMoments:
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.
 
         A batch that is not yet a tensor on the plan's device and whose working copy would
         take more than a quarter of the memory budget is streamed: converted, moved and
         transformed in chunks (e.g. images in host memory and a plan on a GPU).
         """
+        progress = check_progress(progress)
         streamed = self._stream(image)
         if streamed is not None:
             return streamed
         x, kind, batch = self._images(image)
         method = self.method_for(x.shape[0])
         if method == "engine":
-            coef = self.engine.forward(x)
+            coef = self.engine.forward(x, progress)
         elif method == "gemm":
             coef = self._gemm_forward(x)
         else:

@@ -12,6 +12,7 @@ import torch
 from .._array import as_tensor, complex_dtype, resolve_device, to_output
 from .._memory import format_bytes
 from .._memory import memory_budget as _memory_budget
+from .._progress import check_progress
 from .._validate import check_choice, check_int
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .engine import DiskEngine
@@ -102,6 +103,10 @@ class DiskTransform:
                 raise TypeError(f"index must be an IndexSet, got {type(index).__name__}")
             if index.size == 0:
                 raise ValueError("index must hold at least one moment")
+            estimate_disk_memory(self.family, self.size, index.max_order,
+                                 n_moments=index.size, slots=index.n_cols * index.n_rows,
+                                 k=self.k, dtype=self.dtype, device=self.device,
+                                 memory_budget=memory_budget)
             self.index = index
         elif pairs is not None:
             pairs = check_pair_list("pairs", pairs)
@@ -161,12 +166,18 @@ class DiskTransform:
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
-    def forward(self, image: Any):
-        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`."""
+    def forward(self, image: Any, *, progress: bool | None = None):
+        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
+
+        ``progress``: a tqdm bar over the radius groups; ``None`` (default) shows it only for
+        large jobs that run for more than a second (see
+        :data:`fastmoments.disk.engine.PROGRESS_FROM`), ``False`` never.
+        """
         from .moments import DiskMoments
 
+        progress = check_progress(progress)
         x, kind, batch = self._images(image)
-        coef = self.engine.forward(x)
+        coef = self.engine.forward(x, progress)
         coef = coef.reshape(*batch, self.index.n_cols, self.index.n_rows)
         return DiskMoments(coef, self, kind)
 
@@ -385,7 +396,9 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
     item = 8 if dtype == torch.float64 else 4
     index_bytes = K * INDEX_BYTES_PER_MOMENT + S * 9  # + valid mask and order table
     pixels = size * size
-    device_bytes = S * (item + 3 * 2 * item) + 2 * pixels * item * max(1, k * k // 8 + 1)
+    # coefficients (and three working copies) of one image, the image in and out, and the
+    # sampling's arrays (about 40 bytes per orbit of 8 sample points)
+    device_bytes = S * (item + 3 * 2 * item) + 2 * pixels * item + pixels * k * k * 5
     budget = _memory_budget(dev, memory_budget)
     if dev.type == "cpu":
         need, host_budget = index_bytes + device_bytes, budget

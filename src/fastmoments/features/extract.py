@@ -37,7 +37,7 @@ from .._validate import check_choice, check_int
 from ..disk._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from ..disk.families import FAMILIES, get_family
 from ..disk.sampling import QUADRATURES, RULES
-from ..disk.transform import DiskTransform
+from ..disk.transform import DiskTransform, estimate_disk_memory
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
            "moment_pairs"]
@@ -67,6 +67,13 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     fam = get_family(family)
     wanted = _orders(orders)
     top = max(abs(n) for n in wanted)
+    # the family's full set up to ``top`` is built below: say what it needs first (at most
+    # (2 top + 1)(top + 1) moments, PCET's count; the Zernike families have fewer)
+    bound = (2 * top + 1) * (top + 1)
+    try:
+        estimate_disk_memory(fam, 1, top, n_moments=bound, slots=bound)
+    except MemoryError as exc:
+        raise MemoryError(f"orders={orders!r}: {exc}") from None
     # the family's own full set up to ``top`` (for the polar complex exponentials it holds
     # negative orders too); an order names both signs of n
     pairs = [p for p in fam.full(top).pairs() if abs(p[0]) in wanted]
