@@ -106,12 +106,15 @@ def check_work_dtype(value: Any, name: str = "dtype") -> torch.dtype | None:
         return None
     if isinstance(value, (str, torch.dtype)):
         key = value
-    else:
+    elif isinstance(value, np.dtype) or (isinstance(value, type)
+                                         and issubclass(value, np.generic)):
         try:
-            key = torch.from_numpy(np.zeros(0, dtype=np.dtype(value))).dtype
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a dtype such as 'float32' or 'float64', got "
-                            f"{value!r}") from None
+            key = torch.from_numpy(np.zeros(0, dtype=value)).dtype
+        except TypeError:  # a NumPy dtype torch has no counterpart for
+            key = None
+    else:  # np.dtype() would also take a value such as np.float64(2.0): not a dtype
+        raise TypeError(f"{name} must be a dtype such as 'float32' or 'float64', got "
+                        f"{value!r}")
     if key not in _WORK_DTYPES:
         raise ValueError(f"{name} must be float32 or float64 (the working precision), got "
                          f"{value!r}")
