@@ -133,3 +133,20 @@ def test_transform_constructor_checks():
         DiskTransform("zernike", 16, 4, pairs=[(2, 0)])
     with pytest.raises(ValueError, match="dtype must be float32 or float64"):
         DiskTransform("zernike", 16, 4, dtype=torch.int32)
+
+
+def test_images_with_no_pixel_inside_the_disk_are_refused():
+    """With the inscribed rule a 1 x 1 or 2 x 2 image has no pixel entirely inside the unit
+    disk: every moment would be 0 whatever the image (it was, silently)."""
+    for size in (1, 2):
+        img = np.ones((size, size))
+        calls = [(fm.zernike_moments, (img, 2), {}), (fm.pcet, (img, 1, 1), {}),
+                 (fm.features, (img,), {"orders": 1}),
+                 (DiskTransform, ("pseudo-zernike", size, 2), {})]
+        for func, args, kwargs in calls:
+            with pytest.raises(ValueError, match=f"size={size} leaves no pixel inside the "
+                                                 "unit disk with rule='inscribed'"):
+                func(*args, **kwargs)
+        # the centre rule keeps the pixels whose centre is inside: A_00 = (1/pi) * area
+        A = fm.zernike_moments(img, 0, rule="centre", dtype="float64")
+        assert abs(A[0, 0] - 4 / np.pi) <= 4 * np.finfo(float).eps

@@ -156,10 +156,16 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs.
+        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs,
+        both ``order`` and ``pairs``, ``repetitions`` with ``pairs`` or beyond the order.
+    TypeError
+        Orders, ``k``, repetitions or pairs that are not integers (floats and bools are
+        not integers: ``2.5`` is never truncated), a bad ``memory_budget`` or ``dtype``.
+        Every argument is checked before a cached plan is looked up.
     MemoryError
-        When even the smallest chunk does not fit in the memory budget (the message says how
-        much is needed).
+        Before anything is built, when the moments' index and one image's coefficients do not
+        fit in the memory budget, and when even the smallest chunk does not fit (the message
+        names the order and says how much is needed and what the budget is).
 
     Notes
     -----

@@ -22,7 +22,11 @@ class DiskMoments(Moments):
     ``A[n, m]`` gives the moment of order ``n`` and repetition ``m`` (negative ``m``
     included, through the family's symmetry for real images, e.g.
     :math:`A_{n,-m} = \overline{A_{n,m}}` for Zernike), as a complex scalar for one image or an
-    array over the batch.
+    array over the batch. The key is exactly two integers: negative ``n`` never wraps around,
+    an extra index is a ``TypeError`` (never taken for the batch: index the result,
+    ``A[n, m][i]``), and a moment the family does not have or the plan did not compute is a
+    :class:`~fastmoments.moments.MomentIndexError` (an ``IndexError``, also a ``KeyError``)
+    naming ``n`` and ``m``.
 
     Attributes
     ----------

@@ -695,8 +695,12 @@ class PHTMoments(DiskMoments):
                           "nonpositive": (-lmax, 0)}[repetitions]
                 repetitions = range(lo, hi + 1)
             else:
-                repetitions = [m for m in check_int_list("repetitions", repetitions)
-                               if abs(m) <= lmax]
+                listed = check_int_list("repetitions", repetitions)
+                missing = sorted(m for m in listed if abs(m) not in self.plan.index.ms)
+                if missing:
+                    raise ValueError(f"repetitions lists {missing}, which were not computed "
+                                     f"(computed |l| up to {top})")
+                repetitions = [m for m in listed if abs(m) <= lmax]
             stored = set(self.plan.index.ms)
             repetitions = [m for m in repetitions if abs(m) in stored]
             if not repetitions:
@@ -810,9 +814,15 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, invalid orders, unknown options.
+        Non-square or NaN/inf images, invalid orders, unknown options, both ``nmax``/``lmax``
+        and ``pairs``.
+    TypeError
+        Orders, ``k`` or pairs that are not integers (floats and bools are not integers),
+        ``s`` or ``eps`` that are not real numbers. Every argument is checked before a cached
+        plan is looked up.
     MemoryError
-        When the work cannot fit the memory budget (the message says how much it needs).
+        When the work cannot fit the memory budget (the message says how much it needs),
+        checked before the moments' index is built.
 
     Notes
     -----

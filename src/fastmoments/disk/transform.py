@@ -134,6 +134,11 @@ class DiskTransform:
         self.order = self.index.max_order
         self._budget = memory_budget
         self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
+        if not self.sampling.mask.any():
+            # every moment would be 0 whatever the image: refuse rather than answer that
+            raise ValueError(f"size={self.size} leaves no pixel inside the unit disk with "
+                             f"rule={self.rule!r} (a pixel must lie entirely inside it); use "
+                             "rule='centre' or an image of at least 3 x 3")
         self.engine = DiskEngine(self.sampling, self.family, self.index, self.method,
                                  self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None

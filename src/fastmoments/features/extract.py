@@ -66,7 +66,7 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     """
     fam = get_family(family)
     wanted = _orders(orders)
-    top = max(abs(n) for n in wanted)
+    top = wanted.stop - 1 if isinstance(wanted, range) else max(abs(n) for n in wanted)
     # the family's full set up to ``top`` is built below: say what it needs first (at most
     # (2 top + 1)(top + 1) moments, PCET's count; the Zernike families have fewer)
     bound = (2 * top + 1) * (top + 1)
@@ -82,9 +82,10 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     return sorted(pairs)
 
 
-def _orders(orders: int | Iterable[int]) -> set[int]:
+def _orders(orders: int | Iterable[int]) -> set[int] | range:
     if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
-        return set(range(check_int("orders", orders, minimum=0) + 1))
+        # a range, not a set: nothing of the order's size is built before the memory check
+        return range(check_int("orders", orders, minimum=0) + 1)
     try:
         out = set(check_int_list("orders", orders))
     except TypeError as exc:
@@ -323,7 +324,11 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         Unknown family or kind (the message lists the valid ones), non-square images, NaN or
         infinity, invalid moments in ``select``, ``select`` larger than the candidates.
     TypeError
-        Non-integer orders or counts.
+        Non-integer orders, counts, ``k`` or pairs (floats and bools are not integers), a bad
+        ``memory_budget``, ``dtype`` or ``progress``; every option is checked before a cached
+        plan is looked up.
+    MemoryError
+        When the candidate moments' index alone would not fit the memory budget.
 
     Notes
     -----
