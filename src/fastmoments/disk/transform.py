@@ -388,7 +388,8 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
         what = f"order {order}" if order is not None else "this selection"
     elif pairs is not None:
         K = S = len(pairs)
-        what = f"the {len(pairs)} selected moments"
+        what = (f"the selection up to order "
+                f"{max((abs(n) for n, _m in pairs), default=0)}")
     else:
         assert order is not None
         counts = _full_counts(family, order, repetitions)
@@ -400,6 +401,12 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
     dev = resolve_device(device)
     item = 8 if dtype == torch.float64 else 4
     index_bytes = K * INDEX_BYTES_PER_MOMENT + S * 9  # + valid mask and order table
+    if getattr(family, "name", "") in ("zernike", "pseudo-zernike"):
+        # the radial recurrences place their values through two int64 lookup tables
+        # indexed [n, m] up to the highest order (fastmoments.disk.radial._Placement)
+        top = order if order is not None else max((abs(n) for n, _m in pairs or ()),
+                                                  default=0)
+        index_bytes += 16 * (top + 1) ** 2
     pixels = size * size
     # coefficients (and three working copies) of one image, the image in and out, and the
     # sampling's arrays (about 40 bytes per orbit of 8 sample points)
@@ -416,7 +423,8 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
         budget_show = host_budget if over_host and dev.type != "cpu" else budget
         raise MemoryError(
             f"{fam} moments of {what} ({K} moments) need at least "
-            f"{format_bytes(need_show)} (index of the moments {format_bytes(index_bytes)}, "
+            f"{format_bytes(need_show)} (index and lookup tables of the moments "
+            f"{format_bytes(index_bytes)}, "
             f"coefficients and scratch of one {size}x{size} image "
             f"{format_bytes(device_bytes)}) but the memory budget is "
             f"{format_bytes(budget_show)}; lower the order or select fewer moments, or raise "
