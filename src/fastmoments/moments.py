@@ -8,6 +8,7 @@ dimensions in front, conversion to NumPy or torch, and the plan used for reconst
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,49 @@ import torch
 
 from ._array import ArrayKind, to_output
 
-__all__ = ["Moments"]
+__all__ = ["MomentIndexError", "Moments", "index_key"]
+
+
+class MomentIndexError(IndexError, KeyError):
+    """An index of a moment that does not exist or was not computed.
+
+    An :class:`IndexError`; also a :class:`KeyError`, which the disk moments raised for
+    moments that were not computed before the indexing rule was written down.
+    """
+
+    __str__ = BaseException.__str__  # a plain message (KeyError would quote it)
+
+
+def index_key(key: Any, names: tuple[str, ...], what: str = "moments") -> tuple[int, ...]:
+    """Check the key of ``moments[i, j, ...]``: exactly one integer per name.
+
+    The indexing rule shared by every moments object: ``A[n, m]`` (or ``J[p, q]``,
+    ``J[p, q, r]``) names one moment and returns it for the whole batch (a scalar for one
+    image, an array shaped like the batch otherwise; index that result to pick images).
+    Anything else is a :class:`TypeError`: a different number of indices (so that an extra
+    index can never be taken for the batch), slices, bools, floats, strings. Negative
+    integers are passed through unchanged (they never wrap around): whether they exist is
+    the family's business.
+
+    >>> index_key((3, -1), ("n", "m"))
+    (3, -1)
+    """
+    form = f"[{', '.join(names)}]"
+    if not isinstance(key, tuple):
+        key = (key,)
+    if len(key) != len(names):
+        raise TypeError(f"index {what} as {form} with exactly {len(names)} integers (one "
+                        f"moment, for the whole batch; index the result to pick images), got "
+                        f"{len(key)} indices: {key!r}")
+    out = []
+    for name, v in zip(names, key, strict=True):
+        if isinstance(v, torch.Tensor) and v.ndim == 0 and not v.is_floating_point() \
+                and not v.is_complex() and v.dtype != torch.bool:
+            v = int(v)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"index {name} of {what}{form} must be an integer, got {v!r}")
+        out.append(int(v))
+    return tuple(out)
 
 
 class Moments:

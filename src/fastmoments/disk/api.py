@@ -8,10 +8,15 @@ from typing import Any
 import torch
 
 from .._array import real_dtype, resolve_device
-from .._validate import check_int
+from .._memory import format_bytes
+from .._memory import memory_budget as _memory_budget
+from .._progress import check_progress
+from .._validate import check_choice, check_int
+from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import get_family
 from .moments import DiskMoments
-from .transform import cached_transform
+from .sampling import QUADRATURES, RULES
+from .transform import cached_transform, estimate_disk_memory
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -25,27 +30,59 @@ def order_pairs(family: str, n: int) -> list[tuple[int, int]]:
     """
     fam = get_family(family)
     n = check_int("n", n, minimum=0)
+    need, budget = (n + 1) * _PAIR_BYTES, _memory_budget(torch.device("cpu"), None)
+    if need > budget:
+        raise MemoryError(f"order_pairs of order n={n} needs at least {format_bytes(need)} for "
+                          f"its list but the memory budget is {format_bytes(budget)}")
     return [(n, m) for m in range(n + 1) if fam.is_valid(n, m)]
+
+
+#: Host memory of one ``(n, m)`` tuple in a list (tuple, two ints, list slot), rounded up.
+_PAIR_BYTES = 128
 
 
 def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: str,
              rule: str, method: str | None, repetitions: Sequence[int] | None,
              pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
-             memory_budget: float | None) -> DiskMoments:
-    if (order is None) == (pairs is None):
-        raise ValueError("give exactly one of order and pairs")
+             memory_budget: float | None, progress: bool | None = None) -> DiskMoments:
+    # every argument is checked and made a plain value of its exact type before the plan
+    # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    fam = get_family(family)
+    if order is not None and pairs is not None:
+        raise ValueError("give exactly one of order and pairs, not both")
+    if order is None and pairs is None:
+        raise ValueError("give exactly one of order (every moment up to it) and pairs (a "
+                         "selection)")
     if order is not None:
         order = check_int("order", order, minimum=0)
     if pairs is not None:
-        fam = get_family(family)
-        try:
-            pairs = [fam.check_pair(n, m) for n, m in pairs]
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, ValueError) and "valid" in str(exc):
-                raise
-            raise TypeError(f"pairs must be a sequence of (n, m) integer pairs: {exc}") from exc
+        pairs = check_pair_list("pairs", pairs)
+        for n, m in pairs:
+            try:
+                fam.check_pair(n, m)
+            except ValueError as exc:
+                raise ValueError(f"pairs: {exc}") from None
+        if not pairs:
+            raise ValueError("pairs must name at least one (n, m)")
         if repetitions is not None:
             raise ValueError("give repetitions only with order, not with pairs")
+    k = check_int("k", k, minimum=1)
+    quadrature = check_choice("quadrature", quadrature, QUADRATURES)
+    rule = check_choice("rule", rule, RULES)
+    if method is not None:
+        method = check_choice("method", method, fam.methods)
+    if repetitions is not None:
+        repetitions = check_int_list("repetitions", repetitions)
+        if not repetitions:
+            raise ValueError("repetitions must name at least one repetition (or be None for "
+                             "all of them)")
+        assert order is not None
+        bad = [m for m in repetitions if abs(m) > order]
+        if bad:
+            raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
+    memory_budget = check_budget(memory_budget)
+    progress = check_progress(progress)
+    work = check_work_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
     else:
@@ -53,12 +90,16 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
 
         arr = np.asarray(image)
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
-    dt = real_dtype(dtype if dtype is not None else in_dtype)
+    dt = work if work is not None else real_dtype(in_dtype)
     dev = resolve_device(device, in_dev)
-    plan = cached_transform(family, _size_of(image), order or 0, k=k, quadrature=quadrature,
+    size = _size_of(image)
+    estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
+                         repetitions=repetitions, k=k, dtype=dt, device=dev,
+                         memory_budget=memory_budget)
+    plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
-    return plan.forward(image)
+    return plan.forward(image, progress=progress)
 
 
 def _size_of(image: Any) -> int:
@@ -103,6 +144,9 @@ _DOC = r"""{title} of an image or a batch of images.
         Working precision (default from the input: float64 stays float64, else float32).
     memory_budget : float, optional
         Scratch memory in bytes (or fraction of free memory if <= 1).
+    progress : bool, optional
+        A progress bar over the radius groups: ``None`` (default) for large jobs that run
+        for more than a second, ``True`` always, ``False`` never.
 
     Returns
     -------
@@ -112,10 +156,16 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs.
+        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs,
+        both ``order`` and ``pairs``, ``repetitions`` with ``pairs`` or beyond the order.
+    TypeError
+        Orders, ``k``, repetitions or pairs that are not integers (floats and bools are
+        not integers: ``2.5`` is never truncated), a bad ``memory_budget`` or ``dtype``.
+        Every argument is checked before a cached plan is looked up.
     MemoryError
-        When even the smallest chunk does not fit in the memory budget (the message says how
-        much is needed).
+        Before anything is built, when the moments' index and one image's coefficients do not
+        fit in the memory budget, and when even the smallest chunk does not fit (the message
+        names the order and says how much is needed and what the budget is).
 
     Notes
     -----
@@ -140,20 +190,22 @@ def zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None, 
                     quadrature: str = "midpoint", rule: str = "inscribed",
                     method: str | None = None, repetitions: Sequence[int] | None = None,
                     device: Any = None, dtype: Any = None,
-                    memory_budget: float | None = None) -> DiskMoments:
+                    memory_budget: float | None = None,
+                    progress: bool | None = None) -> DiskMoments:
     return _moments("zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress)
 
 
 def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None,
                            k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
                            method: str | None = None, repetitions: Sequence[int] | None = None,
                            device: Any = None, dtype: Any = None,
-                           memory_budget: float | None = None) -> DiskMoments:
+                           memory_budget: float | None = None,
+                           progress: bool | None = None) -> DiskMoments:
     return _moments("pseudo-zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress)
 
 
 zernike_moments.__doc__ = _DOC.format(

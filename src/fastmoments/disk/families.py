@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -56,6 +57,11 @@ class DiskFamily:
         return n, m
 
     rule_text: str = ""
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What identifies the family's basis (equal keys: the same coefficients)."""
+        return (self.name,)
 
     def full(self, order: int, repetitions: Sequence[int] | None = None) -> IndexSet:
         """Every stored moment up to ``order`` (optionally only some repetitions)."""

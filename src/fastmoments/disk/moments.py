@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 from .._validate import check_choice, check_int
-from ..moments import Moments
+from ..moments import MomentIndexError, Moments, index_key
+from ._checks import check_int_list
 from .transform import REPETITION_SETS, DiskTransform
 
 __all__ = ["DiskMoments"]
@@ -21,7 +22,11 @@ class DiskMoments(Moments):
     ``A[n, m]`` gives the moment of order ``n`` and repetition ``m`` (negative ``m``
     included, through the family's symmetry for real images, e.g.
     :math:`A_{n,-m} = \overline{A_{n,m}}` for Zernike), as a complex scalar for one image or an
-    array over the batch.
+    array over the batch. The key is exactly two integers: negative ``n`` never wraps around,
+    an extra index is a ``TypeError`` (never taken for the batch: index the result,
+    ``A[n, m][i]``), and a moment the family does not have or the plan did not compute is a
+    :class:`~fastmoments.moments.MomentIndexError` (an ``IndexError``, also a ``KeyError``)
+    naming ``n`` and ``m``.
 
     Attributes
     ----------
@@ -33,6 +38,10 @@ class DiskMoments(Moments):
     """
 
     def __init__(self, data: torch.Tensor, plan: DiskTransform, kind: Any) -> None:
+        shape = (plan.index.n_cols, plan.index.n_rows)
+        if data.ndim < 2 or tuple(data.shape[-2:]) != shape:
+            raise ValueError(f"data must have shape (..., {shape[0]}, {shape[1]}) for the "
+                             f"moments of this plan, got {tuple(data.shape)}")
         super().__init__(data, plan, kind, ncoef_dims=2)
         self.family = plan.family.name
 
@@ -46,14 +55,32 @@ class DiskMoments(Moments):
         return self.plan.index.pairs()
 
     def __getitem__(self, key: tuple[int, int]) -> Any:
-        if not (isinstance(key, tuple) and len(key) == 2):
-            raise TypeError("index moments as A[n, m]")
-        n, m = self.plan.family.check_pair(*key)
-        sn, sm, conj = self.plan.family.stored(n, m)
+        """The moment ``A[n, m]`` for the whole batch.
+
+        Exactly two integer indices (see :func:`fastmoments.moments.index_key`): a scalar for
+        one image, an array shaped like the batch otherwise (index it to pick images).
+        Negative ``n`` never wraps around (it is a valid order only in families that have
+        negative orders, such as PCET).
+
+        Raises
+        ------
+        TypeError
+            Not two integers (an extra index is never taken for the batch).
+        MomentIndexError
+            An ``(n, m)`` that is not a moment of the family, or one this plan did not
+            compute (an :class:`IndexError`, also a :class:`KeyError`).
+        """
+        n, m = index_key(key, ("n", "m"), "moments A")
+        fam = self.plan.family
+        if not fam.is_valid(n, m):
+            raise MomentIndexError(f"A[{n}, {m}] is not a {fam.name} moment (index n={n}, "
+                                   f"m={m}): {fam.rule_text}")
+        sn, sm, conj = fam.stored(n, m)
         pos = self.plan.index.position(sn, sm)
         if pos is None:
-            raise KeyError(f"moment ({n}, {m}) was not computed by this plan "
-                           f"(order {self.order}, {self.plan.index.size} moments)")
+            raise MomentIndexError(
+                f"moment A[{n}, {m}] was not computed by this plan (order {self.order}, "
+                f"{self.plan.index.size} moments): index n={n}, m={m} is out of range")
         v = self._data[..., pos[0], pos[1]]
         if conj:
             v = v.conj()
@@ -109,7 +136,8 @@ class DiskMoments(Moments):
         return self._out(out)
 
     # ------------------------------------------------------------------ reconstruction
-    def reconstruct(self, orders: Any = None, repetitions: str | Iterable[int] = "all") -> Any:
+    def reconstruct(self, orders: Any = None, repetitions: str | Iterable[int] | None = "all"
+                    ) -> Any:
         r"""Reconstruct the image at the pixel centres from (some of) the moments.
 
         .. math:: \hat f(x_i, y_j) = \sum_{(n, m) \in \mathcal{S}} A_{nm} V_{nm}(x_i, y_j)
@@ -120,18 +148,30 @@ class DiskMoments(Moments):
         ----------
         orders : int, (lo, hi), range or iterable of int, optional
             Orders to use: ``T`` means ``0..T``; ``(lo, hi)`` means ``lo..hi`` inclusive
-            (thesis Fig. 5.6 / 5.12). Default: all computed orders.
-        repetitions : str or iterable of int
-            ``"all"``, ``"positive"`` (:math:`m > 0`), ``"negative"`` (:math:`m < 0`),
-            ``"zero"``, ``"nonnegative"``, ``"nonpositive"`` (thesis Fig. 5.7 / 5.13), or an
-            explicit list of repetitions. Sets that are not closed under :math:`m \to -m`
-            give a complex field; its real part is returned (for a real image the sets
-            ``m > 0`` and ``m < 0`` give the same real part, as the thesis observes).
+            (thesis Fig. 5.6 / 5.12); an iterable lists orders. Default (``None``): all
+            computed orders.
+        repetitions : str, iterable of int or None
+            ``"all"`` (or ``None``, the same), ``"positive"`` (:math:`m > 0`), ``"negative"``
+            (:math:`m < 0`), ``"zero"``, ``"nonnegative"``, ``"nonpositive"`` (thesis
+            Fig. 5.7 / 5.13), or an explicit list of repetitions. Sets that are not closed
+            under :math:`m \to -m` give a complex field; its real part is returned (for a
+            real image the sets ``m > 0`` and ``m < 0`` give the same real part, as the
+            thesis observes).
 
         Returns
         -------
         array
             ``(..., N, N)`` real, in the caller's kind and dtype.
+
+        Raises
+        ------
+        ValueError
+            When ``orders`` or ``repetitions`` ask for moments that were not computed (an
+            order above the highest computed one, a listed order or repetition with no
+            computed moment), or when together they select no moment at all: a
+            reconstruction from nothing would be an all-zero image.
+        TypeError
+            Orders or repetitions that are not integers.
         """
         plan = self.plan
         idx = plan.index
@@ -143,35 +183,60 @@ class DiskMoments(Moments):
         if keep_n is not None:
             mask &= torch.isin(n_table, torch.as_tensor(sorted(keep_n), dtype=n_table.dtype,
                                                          device=n_table.device))
+        if not bool(mask.any()):
+            raise ValueError(f"orders={orders!r} and repetitions={repetitions!r} select none "
+                             f"of the computed moments (order {self.order}, repetitions "
+                             f"{_span(idx.ms)}): the reconstruction would be all zeros")
         coef = self._data * mask.to(self._data.real.dtype)
         coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
         img = plan.synthesize(coef, gamma)
         img = img.reshape(*self.batch_shape, plan.size, plan.size)
         return self._out(img)
 
+    def _computed_orders(self) -> list[int]:
+        return sorted({n for col in self.plan.index.ns for n in col})
+
     def _order_filter(self, orders: Any) -> set[int] | None:
         if orders is None:
             return None
+        computed = self._computed_orders()
+        lo_c, hi_c = computed[0], computed[-1]
         if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
             top = check_int("orders", orders, minimum=0)
+            if top > hi_c:
+                raise ValueError(f"orders={top} asks for orders up to {top}, but these "
+                                 f"moments were computed up to order {hi_c}")
             return set(range(top + 1))
         if isinstance(orders, tuple) and len(orders) == 2 and all(
-                isinstance(v, (int, np.integer)) for v in orders):
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in orders):
             lo = check_int("orders", orders[0], minimum=None)
             hi = check_int("orders", orders[1], minimum=None)
             if hi < lo:
                 raise ValueError(f"orders=(lo, hi) needs lo <= hi, got {orders}")
+            if lo < lo_c or hi > hi_c:
+                raise ValueError(f"orders={orders} asks for orders outside the computed "
+                                 f"ones ({lo_c}..{hi_c})")
             return set(range(lo, hi + 1))
+        if isinstance(orders, (str, bytes)):
+            raise TypeError(f"orders must be an int, (lo, hi) or an iterable of ints, "
+                            f"got {orders!r}")
         try:
-            return {check_int("orders", v, minimum=None) for v in orders}
+            wanted = {check_int("orders", v, minimum=None) for v in orders}
         except TypeError as exc:
             raise TypeError(f"orders must be an int, (lo, hi) or an iterable of ints, "
                             f"got {orders!r}") from exc
+        missing = sorted(wanted - set(computed))
+        if missing:
+            raise ValueError(f"orders lists {missing}, which were not computed (computed "
+                             f"orders: {_span(computed)})")
+        return wanted
 
     def _repetition_weights(self, repetitions: Any) -> tuple[torch.Tensor, torch.Tensor]:
         ms = torch.as_tensor(self.plan.index.ms, device=self._data.device)
         zero = ms == 0
         one = torch.ones(len(ms), device=ms.device)
+        if repetitions is None:
+            repetitions = "all"
         if isinstance(repetitions, str):
             check_choice("repetitions", repetitions, REPETITION_SETS)
             if repetitions == "all":
@@ -183,9 +248,26 @@ class DiskMoments(Moments):
             else:  # nonnegative, nonpositive
                 gamma = one
             return gamma, gamma != 0
-        wanted = {check_int("repetitions", m, minimum=None) for m in repetitions}
+        try:
+            wanted = set(check_int_list("repetitions", repetitions))
+        except TypeError as exc:
+            raise TypeError(f"repetitions must be one of {REPETITION_SETS}, None or an "
+                            f"iterable of ints: {exc}") from exc
+        stored = set(self.plan.index.ms)
+        missing = sorted(m for m in wanted if abs(m) not in stored)
+        if missing:
+            raise ValueError(f"repetitions lists {missing}, which were not computed "
+                             f"(computed |m|: {_span(sorted(stored))})")
         # the stored column m carries +m and (through the partner rule) -m
         gamma = torch.tensor([(1.0 if int(m) in wanted else 0.0)
                               + (1.0 if (int(m) != 0 and -int(m) in wanted) else 0.0)
                               for m in ms.tolist()], device=ms.device)
         return gamma, gamma != 0
+
+
+def _span(values: Iterable[int]) -> str:
+    """``0..10`` for a run of consecutive integers, else the list (shortened)."""
+    v = sorted(values)
+    if v and v == list(range(v[0], v[-1] + 1)):
+        return f"{v[0]}..{v[-1]}"
+    return str(v if len(v) <= 8 else [*v[:4], "...", *v[-2:]])

@@ -51,12 +51,14 @@ import torch
 
 from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
 from .._memory import format_bytes, memory_budget, rows_per_chunk
+from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
+from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
 from .moments import DiskMoments
-from .sampling import SLOT_KAPPA, SLOT_SIGMA, DiskSampling
-from .transform import REPETITION_SETS, DiskTransform
+from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
+from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory
 
 __all__ = [
     "KINDS",
@@ -105,7 +107,12 @@ class PolarHarmonicFamily(DiskFamily):
                           "pst": "need n >= 1 (any integer l)"}[kind]
 
     def __repr__(self) -> str:
-        return f"PolarHarmonicFamily({self.kind!r}, s={self.s:g})"
+        return f"PolarHarmonicFamily({self.kind!r}, s={self.s!r})"
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The kind and the exact exponent ``s`` (the name rounds ``s`` for display)."""
+        return (self.kind, self.s)
 
     # -------------------------------------------------------------- index rules
     def is_valid(self, n: int, m: int) -> bool:
@@ -227,7 +234,7 @@ class PolarHarmonicTransform(DiskTransform):
         ``0`` (PCT) or ``1`` (PST) and ``l`` from ``-lmax``. Give them to compute a
         rectangle of moments such as the paper's ``1 <= n, l <= 25``.
     pairs : sequence of (n, l), optional
-        Compute exactly these moments instead (``nmax``/``lmax`` are then ignored).
+        Compute exactly these moments instead (give either ``nmax``/``lmax`` or ``pairs``).
     s : float
         Exponent of the generic transforms (Hoang and Tabbone); ``2`` is the classical one.
     k, quadrature, rule :
@@ -280,8 +287,10 @@ class PolarHarmonicTransform(DiskTransform):
                  quadrature: str = "midpoint", rule: str = "inscribed", method: str = "auto",
                  eps: float | None = None, dtype: torch.dtype | str = torch.float32,
                  device: Any = None, memory_budget: float | None = None) -> None:
-        family = pht_family(kind, s)
-        index = _index_set(family, nmax, lmax, nmin, lmin, pairs)
+        family = pht_family(check_choice("kind", kind, KINDS),
+                            float(check_positive_float("s", s)))
+        index = _index_set(family, nmax, lmax, nmin, lmin, pairs, size=size, k=k,
+                           dtype=dtype, device=device, memory_budget=memory_budget)
         super().__init__(family, size, 0, k=k, quadrature=quadrature, rule=rule,
                          dtype=dtype, device=device, memory_budget=memory_budget, index=index)
         self.kind = family.kind
@@ -335,20 +344,21 @@ class PolarHarmonicTransform(DiskTransform):
                              kernel_ready=self._kernel is not None)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, image: Any) -> PHTMoments:
+    def forward(self, image: Any, *, progress: bool | None = None) -> PHTMoments:
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.
 
         A batch that is not yet a tensor on the plan's device and whose working copy would
         take more than a quarter of the memory budget is streamed: converted, moved and
         transformed in chunks (e.g. images in host memory and a plan on a GPU).
         """
+        progress = check_progress(progress)
         streamed = self._stream(image)
         if streamed is not None:
             return streamed
         x, kind, batch = self._images(image)
         method = self.method_for(x.shape[0])
         if method == "engine":
-            coef = self.engine.forward(x)
+            coef = self.engine.forward(x, progress)
         elif method == "gemm":
             coef = self._gemm_forward(x)
         else:
@@ -569,19 +579,28 @@ def choose_method(device_type: str, size: int, index: IndexSet, k: int, batch: i
     return "engine"
 
 
-def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
-               pairs: Any) -> IndexSet:
+def _check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
+                  pairs: Any, *, size: int, k: int, dtype: Any, device: Any,
+                  memory_budget: float | None
+                  ) -> tuple[tuple[tuple[int, int], ...] | None, tuple[int, int, int, int]]:
+    """Check the orders and repetitions (or pairs) and the memory they need; returns the
+    pairs, or ``(nmin, nmax, lmin, lmax)`` of the rectangle."""
     if pairs is not None:
         if nmin is not None or lmin is not None:
             raise ValueError("give nmin/lmin only with nmax/lmax, not with pairs")
-        try:
-            prs = [(check_int("n", n, minimum=None), check_int("l", m, minimum=None))
-                   for n, m in pairs]
-        except TypeError as exc:
-            raise TypeError(f"pairs must be a sequence of (n, l) integer pairs: {exc}") from exc
+        if nmax is not None or lmax is not None:
+            raise ValueError("give either nmax/lmax or pairs, not both")
+        prs = check_pair_list("pairs", pairs, ("n", "l"))
         if not prs:
             raise ValueError("pairs must name at least one (n, l)")
-        return family.selection(prs)
+        for n, m in prs:
+            try:
+                family.check_pair(n, m)
+            except ValueError as exc:
+                raise ValueError(f"pairs: {exc}") from None
+        estimate_disk_memory(family, size, None, pairs=prs, k=k, dtype=_work(dtype),
+                             device=device, memory_budget=memory_budget)
+        return prs, (0, 0, 0, 0)
     if nmax is None or lmax is None:
         raise ValueError("give nmax and lmax (or pairs)")
     nmax = check_int("nmax", nmax, minimum=0 if family.kind != "pst" else 1)
@@ -596,6 +615,29 @@ def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmi
         raise ValueError(f"lmin must be <= lmax={lmax}, got {lmin}")
     if lmin < -lmax:
         raise ValueError(f"lmin must be >= -lmax={-lmax}, got {lmin}")
+    # stored moments: at most every (n, l) of the rectangle, in lmax + 1 columns of at most
+    # 2 nmax + 1 orders
+    K = (nmax - nmin + 1) * (lmax - lmin + 1)
+    slots = (lmax + 1) * (nmax - min(nmin, -nmax if family.nlow is None else nmin) + 1)
+    estimate_disk_memory(family, size, nmax, n_moments=K, slots=slots, k=k,
+                         dtype=_work(dtype), device=device, memory_budget=memory_budget)
+    return None, (nmin, nmax, lmin, lmax)
+
+
+def _work(dtype: Any) -> torch.dtype:
+    work = check_work_dtype(dtype)
+    return work if work is not None else torch.float32
+
+
+def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
+               pairs: Any, *, size: int, k: int, dtype: Any, device: Any,
+               memory_budget: float | None) -> IndexSet:
+    prs, (nmin, nmax, lmin, lmax) = _check_orders(
+        family, nmax, lmax, nmin, lmin, pairs, size=check_int("size", size, minimum=1),
+        k=check_int("k", k, minimum=1), dtype=dtype, device=device,
+        memory_budget=check_budget(memory_budget))
+    if prs is not None:
+        return family.selection(prs)
     return family.selection([(n, m) for n in range(nmin, nmax + 1)
                              for m in range(lmin, lmax + 1)])
 
@@ -624,14 +666,28 @@ class PHTMoments(DiskMoments):
             As in :meth:`DiskMoments.reconstruct`. A stored moment brings in its partner
             with :math:`-l`, so the result is the real part of the sum.
         """
+        given = {"orders": orders, "repetitions": repetitions, "nmax": nmax, "lmax": lmax}
         if nmax is not None:
             nmax = check_int("nmax", nmax, minimum=0)
-            keep = set(range(-nmax, nmax + 1))
+            computed = self._computed_orders()
+            top = max(abs(n) for n in computed)
+            if nmax > top:
+                raise ValueError(f"nmax={nmax} asks for orders up to {nmax}, but these "
+                                 f"moments were computed up to |n| = {top}")
+            keep = {n for n in computed if abs(n) <= nmax}
             if orders is not None:
                 keep &= self._order_filter(orders) or set()
+            if not keep:
+                raise ValueError(f"{_given(given)} select none of the computed moments")
             orders = sorted(keep)
         if lmax is not None:
             lmax = check_int("lmax", lmax, minimum=0)
+            top = max(self.plan.index.ms)
+            if lmax > top:
+                raise ValueError(f"lmax={lmax} asks for repetitions up to {lmax}, but these "
+                                 f"moments were computed up to |l| = {top}")
+            if repetitions is None:
+                repetitions = "all"
             if isinstance(repetitions, str):
                 check_choice("repetitions", repetitions, REPETITION_SETS)
                 lo, hi = {"all": (-lmax, lmax), "positive": (1, lmax), "negative": (-lmax, -1),
@@ -639,8 +695,27 @@ class PHTMoments(DiskMoments):
                           "nonpositive": (-lmax, 0)}[repetitions]
                 repetitions = range(lo, hi + 1)
             else:
-                repetitions = [m for m in repetitions if abs(int(m)) <= lmax]
-        return super().reconstruct(orders=orders, repetitions=repetitions)
+                listed = check_int_list("repetitions", repetitions)
+                missing = sorted(m for m in listed if abs(m) not in self.plan.index.ms)
+                if missing:
+                    raise ValueError(f"repetitions lists {missing}, which were not computed "
+                                     f"(computed |l| up to {top})")
+                repetitions = [m for m in listed if abs(m) <= lmax]
+            stored = set(self.plan.index.ms)
+            repetitions = [m for m in repetitions if abs(m) in stored]
+            if not repetitions:
+                raise ValueError(f"{_given(given)} select none of the computed moments")
+        try:
+            return super().reconstruct(orders=orders, repetitions=repetitions)
+        except ValueError as exc:
+            if nmax is None and lmax is None:
+                raise
+            raise ValueError(f"{_given(given)}: {exc}") from None
+
+
+def _given(args: dict[str, Any]) -> str:
+    """``nmax=2, lmax=1`` for the arguments a caller gave (None left out)."""
+    return ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None and v != "all")
 
 
 # ---------------------------------------------------------------------------- one-call
@@ -655,10 +730,29 @@ def _cached_plan(kind: str, size: int, nmax: int | None, lmax: int | None, nmin:
                                   eps=eps, dtype=dtype, device=device, memory_budget=budget)
 
 
+def _opt_int(name: str, value: Any, minimum: int | None = None) -> int | None:
+    return None if value is None else check_int(name, value, minimum=minimum)
+
+
 def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: Any,
               pairs: Any, s: float, k: int, quadrature: str, rule: str, method: str,
               eps: float | None, device: Any, dtype: Any, memory_budget: float | None
               ) -> PHTMoments:
+    # every argument is checked and made a plain value of its exact type before the plan
+    # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    nmax, lmax = _opt_int("nmax", nmax), _opt_int("lmax", lmax)
+    nmin, lmin = _opt_int("nmin", nmin), _opt_int("lmin", lmin)
+    prs = None if pairs is None else check_pair_list("pairs", pairs, ("n", "l"))
+    if prs is not None and (nmax is not None or lmax is not None):
+        raise ValueError("give either nmax/lmax or pairs, not both")
+    s = float(check_positive_float("s", s))
+    k = check_int("k", k, minimum=1)
+    quadrature = check_choice("quadrature", quadrature, QUADRATURES)
+    rule = check_choice("rule", rule, RULES)
+    method = check_choice("method", method, METHODS)
+    eps = None if eps is None else float(check_positive_float("eps", eps))
+    memory_budget = check_budget(memory_budget)
+    work = check_work_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
         shape = tuple(image.shape)
@@ -667,12 +761,14 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
     if len(shape) < 2:
         raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
-    dt = real_dtype(dtype if dtype is not None else in_dtype)
+    dt = work if work is not None else real_dtype(in_dtype)
     dev = resolve_device(device, in_dev)
-    prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
-    plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs,
-                        float(check_positive_float("s", s)), k, quadrature, rule, method, eps,
-                        dt, str(dev), memory_budget)
+    family = pht_family(kind, s)
+    # the index checks (and the memory estimate) before the cache: nothing huge is built
+    _check_orders(family, nmax, lmax, nmin, lmin, prs, size=int(shape[-1]), k=k, dtype=dt,
+                  device=dev, memory_budget=memory_budget)
+    plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs, s, k, quadrature,
+                        rule, method, eps, dt, str(dev), memory_budget)
     return plan.forward(image)
 
 
@@ -688,7 +784,7 @@ _DOC = r"""{title} of an image or a batch of images.
         Lowest order and repetition instead (e.g. ``nmin=1, lmin=1`` for the paper's
         ``1 <= n, l <= 25``).
     pairs : sequence of (n, l), optional
-        Compute exactly these moments (then ``nmax``/``lmax`` may be None).
+        Compute exactly these moments (leave ``nmax``/``lmax`` out: giving both is an error).
     s : float
         Exponent of the generic transform (Hoang and Tabbone): radial kernel
         {radial_s} times :math:`\sqrt{{s r^{{s-2}}/2}}`; 2 is the classical one.
@@ -718,9 +814,15 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, invalid orders, unknown options.
+        Non-square or NaN/inf images, invalid orders, unknown options, both ``nmax``/``lmax``
+        and ``pairs``.
+    TypeError
+        Orders, ``k`` or pairs that are not integers (floats and bools are not integers),
+        ``s`` or ``eps`` that are not real numbers. Every argument is checked before a cached
+        plan is looked up.
     MemoryError
-        When the work cannot fit the memory budget (the message says how much it needs).
+        When the work cannot fit the memory budget (the message says how much it needs),
+        checked before the moments' index is built.
 
     Notes
     -----

@@ -9,14 +9,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, real_dtype, resolve_device, to_output
+from .._array import as_tensor, complex_dtype, resolve_device, to_output
+from .._memory import format_bytes
+from .._memory import memory_budget as _memory_budget
+from .._progress import check_progress
 from .._validate import check_choice, check_int
+from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .engine import DiskEngine
-from .families import DiskFamily, get_family
+from .families import FAMILIES, DiskFamily, get_family
 from .indexing import IndexSet
 from .sampling import QUADRATURES, RULES, disk_sampling
 
-__all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform"]
+__all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform",
+           "estimate_disk_memory"]
 
 #: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
 REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
@@ -32,7 +37,8 @@ class DiskTransform:
     size : int
         Image side ``N``.
     order : int
-        Highest order ``T`` (ignored when ``pairs`` is given).
+        Highest order ``T`` (leave it at 0 when ``pairs`` or ``index`` is given: another
+        value with them is an error).
     k : int
         Sample points per pixel and axis (thesis Eq. 3.19-3.23).
     quadrature : {"midpoint", "gauss"}
@@ -69,35 +75,70 @@ class DiskTransform:
                  pairs: Sequence[tuple[int, int]] | None = None,
                  dtype: torch.dtype | str = torch.float32, device: Any = None,
                  memory_budget: float | None = None, index: IndexSet | None = None) -> None:
-        self.family = get_family(family) if isinstance(family, str) else family
+        if isinstance(family, str):
+            self.family = get_family(family)
+        elif isinstance(family, DiskFamily):
+            self.family = family
+        else:
+            raise TypeError(f"family must be a family name, one of {tuple(FAMILIES)}, or a "
+                            f"DiskFamily, got {family!r}")
         self.size = check_int("size", size, minimum=1)
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.rule = check_choice("rule", rule, RULES)
-        self.dtype = real_dtype(dtype)
+        work = check_work_dtype(dtype)
+        self.dtype = work if work is not None else torch.float32
         self.device = resolve_device(device)
+        memory_budget = check_budget(memory_budget)
+        if index is not None and (pairs is not None or repetitions is not None):
+            raise ValueError("give index alone, not with pairs or repetitions")
+        if (pairs is not None or index is not None) and check_int("order", order) != 0:
+            raise ValueError(f"give either order or pairs, not both (got order={order})")
+        if pairs is not None and repetitions is not None:
+            raise ValueError("give repetitions only with order, not with pairs")
         selection = pairs is not None or repetitions is not None
         self.method = self.family.check_method(method, selection=selection, device=self.device)
         if index is not None:
+            if not isinstance(index, IndexSet):
+                raise TypeError(f"index must be an IndexSet, got {type(index).__name__}")
+            if index.size == 0:
+                raise ValueError("index must hold at least one moment")
+            estimate_disk_memory(self.family, self.size, index.max_order,
+                                 n_moments=index.size, slots=index.n_cols * index.n_rows,
+                                 k=self.k, dtype=self.dtype, device=self.device,
+                                 memory_budget=memory_budget)
             self.index = index
         elif pairs is not None:
-            pairs = list(pairs)
+            pairs = check_pair_list("pairs", pairs)
             if not pairs:
                 raise ValueError("pairs must name at least one (n, m)")
+            estimate_disk_memory(self.family, self.size, None, pairs=pairs, k=self.k,
+                                 dtype=self.dtype, device=self.device,
+                                 memory_budget=memory_budget)
             self.index = self.family.selection(pairs)
         else:
             order = check_int("order", order, minimum=0)
+            reps = None
             if repetitions is not None:
-                reps = [check_int("repetitions", m, minimum=None) for m in repetitions]
+                reps = check_int_list("repetitions", repetitions)
+                if not reps:
+                    raise ValueError("repetitions must name at least one repetition (or be "
+                                     "None for all of them)")
                 bad = [m for m in reps if abs(m) > order]
                 if bad:
                     raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
-                self.index = self.family.full(order, reps)
-            else:
-                self.index = self.family.full(order)
+            estimate_disk_memory(self.family, self.size, order, repetitions=reps, k=self.k,
+                                 dtype=self.dtype, device=self.device,
+                                 memory_budget=memory_budget)
+            self.index = self.family.full(order, reps)
         self.order = self.index.max_order
         self._budget = memory_budget
         self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
+        if not self.sampling.mask.any():
+            # every moment would be 0 whatever the image: refuse rather than answer that
+            raise ValueError(f"size={self.size} leaves no pixel inside the unit disk with "
+                             f"rule={self.rule!r} (a pixel must lie entirely inside it); use "
+                             "rule='centre' or an image of at least 3 x 3")
         self.engine = DiskEngine(self.sampling, self.family, self.index, self.method,
                                  self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None
@@ -130,12 +171,18 @@ class DiskTransform:
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
-    def forward(self, image: Any):
-        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`."""
+    def forward(self, image: Any, *, progress: bool | None = None):
+        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
+
+        ``progress``: a tqdm bar over the radius groups; ``None`` (default) shows it only for
+        large jobs that run for more than a second (see
+        :data:`fastmoments.disk.engine.PROGRESS_FROM`), ``False`` never.
+        """
         from .moments import DiskMoments
 
+        progress = check_progress(progress)
         x, kind, batch = self._images(image)
-        coef = self.engine.forward(x)
+        coef = self.engine.forward(x, progress)
         coef = coef.reshape(*batch, self.index.n_cols, self.index.n_rows)
         return DiskMoments(coef, self, kind)
 
@@ -145,9 +192,9 @@ class DiskTransform:
         from .moments import DiskMoments
 
         if isinstance(moments, DiskMoments):
-            if moments.plan.index != self.index:
-                raise ValueError("moments were computed by a plan with another set of moments")
-            return moments.data, moments.kind, moments.batch_shape
+            self.check_compatible(moments.plan)
+            data = moments.data.to(device=self.device, dtype=complex_dtype(self.dtype))
+            return data, moments.kind, moments.batch_shape
         t, kind = as_tensor(moments, "moments", min_ndim=2, allow_complex=True,
                             dtype=self.dtype, device=self.device)
         shape = (self.index.n_cols, self.index.n_rows)
@@ -155,6 +202,44 @@ class DiskTransform:
             raise ValueError(f"moments must have shape (..., {shape[0]}, {shape[1]}), got "
                              f"{tuple(t.shape)}")
         return t, kind, tuple(t.shape[:-2])
+
+    # ------------------------------------------------------------------ compatibility
+    def coefficient_key(self) -> dict[str, Any]:
+        """What decides the coefficients a plan computes, by name.
+
+        Two plans give the same coefficients (up to rounding) exactly when these agree: the
+        family (its name; for the polar harmonic transforms the kind and the exponent ``s``),
+        the image side, the sampling (``k``, ``quadrature``, ``rule``) and the set of stored
+        moments in its layout (order, repetitions or pairs). The radial ``method``, ``eps``,
+        dtype, device and memory budget change how the sums are computed and to what
+        rounding, not which sums: moments are cast to the plan's dtype and moved to its
+        device.
+        """
+        return {"family": self.family.key, "size": self.size, "k": self.k,
+                "quadrature": self.quadrature, "rule": self.rule, "moments": self.index}
+
+    def check_compatible(self, other: DiskTransform, name: str = "moments") -> None:
+        """Raise a ``ValueError`` naming what differs when ``other`` computes other
+        coefficients than this plan (see :meth:`coefficient_key`)."""
+        if not isinstance(other, DiskTransform):
+            raise TypeError(f"{name} must come from a disk transform plan, got "
+                            f"{type(other).__name__}")
+        mine, theirs = self.coefficient_key(), other.coefficient_key()
+        diffs = []
+        for key, value in mine.items():
+            if theirs[key] != value:
+                if key == "moments":
+                    diffs.append(f"another set of moments ({theirs[key].size} moments up to "
+                                 f"order {theirs[key].max_order}, this plan has {value.size} "
+                                 f"up to order {value.max_order})")
+                elif key == "family":
+                    diffs.append(f"family {other.family.name!r} (this plan: "
+                                 f"{self.family.name!r})")
+                else:
+                    diffs.append(f"{key}={theirs[key]!r} (this plan: {value!r})")
+        if diffs:
+            raise ValueError(f"{name} were computed by a plan with {'; '.join(diffs)}: they "
+                             "are other coefficients, so this plan cannot use them")
 
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint of :meth:`forward` for the real inner product on images and
@@ -215,3 +300,134 @@ def cached_transform(family: str, size: int, order: int, *, k: int, quadrature: 
     prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
     return _cached(family, size, order, k, quadrature, rule, method, reps, prs, dtype,
                    str(device), memory_budget)
+
+
+#: Host memory of the Python index of one stored moment (``IndexSet``: its tuples and the
+#: position dictionary), measured with ``tracemalloc``: 210-236 bytes at 23k-181k moments
+#: (peak while building), rounded up.
+INDEX_BYTES_PER_MOMENT = 256
+
+
+def _full_counts(family: DiskFamily, order: int,
+                 repetitions: Sequence[int] | None) -> tuple[int, int, int] | None:
+    """``(moments, columns, rows)`` of a family's full set up to ``order`` from closed forms
+    (nothing is built), or None for a family without one."""
+    T = order
+    if family.name == "zernike":
+        def col(m: int) -> int:
+            return (T - m) // 2 + 1 if m <= T else 0
+        if repetitions is None:
+            return T + 1 + T * T // 4, T + 1, T // 2 + 1
+    elif family.name == "pseudo-zernike":
+        def col(m: int) -> int:
+            return T - m + 1 if m <= T else 0
+        if repetitions is None:
+            return (T + 1) * (T + 2) // 2, T + 1, T + 1
+    else:
+        return None
+    ms = {abs(m) for m in repetitions}
+    counts = [col(m) for m in ms]
+    return sum(counts), len(ms), max(counts, default=0)
+
+
+def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
+                         pairs: Sequence[tuple[int, int]] | None = None,
+                         repetitions: Sequence[int] | None = None,
+                         n_moments: int | None = None, slots: int | None = None, k: int = 1,
+                         dtype: torch.dtype = torch.float32, device: Any = None,
+                         memory_budget: float | None = None) -> dict[str, int] | None:
+    """The memory a disk plan needs before anything is built, checked against the budget.
+
+    Counts the index of the stored moments (host memory, :data:`INDEX_BYTES_PER_MOMENT` each),
+    the family's tables over the dense ``(columns, rows)`` layout, and the coefficients and
+    scratch of one image (three copies of the layout, the image in and out). A larger batch
+    or a longer radial table is split into chunks by the engine, so this is the least the
+    job can run in.
+
+    Parameters
+    ----------
+    family : DiskFamily
+        The family.
+    size : int
+        Image side ``N``.
+    order : int or None
+        Highest order of a full set (None with ``pairs`` or ``n_moments``).
+    pairs, repetitions : optional
+        A selection, or the repetitions of a full set.
+    n_moments, slots : int, optional
+        The number of moments and of dense slots when the caller knows them (the polar
+        harmonic plans).
+    k, dtype, device, memory_budget :
+        As for :class:`DiskTransform`.
+
+    Returns
+    -------
+    dict or None
+        ``{"moments", "slots", "index_bytes", "device_bytes", "budget"}``; None when the
+        family has no closed form for its counts (nothing is checked then).
+
+    Raises
+    ------
+    MemoryError
+        When the least the job needs is over the memory budget; the message names the order,
+        the memory needed and the budget.
+
+    Examples
+    --------
+    >>> from fastmoments.disk import get_family
+    >>> est = estimate_disk_memory(get_family("zernike"), 40, 10)
+    >>> est["moments"], est["slots"]
+    (36, 66)
+    >>> estimate_disk_memory(get_family("zernike"), 40, 100_000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    MemoryError: zernike moments of order 100000 (2500100001 moments) need at least ...
+    """
+    if n_moments is not None:
+        K, S = int(n_moments), int(slots if slots is not None else n_moments)
+        what = f"order {order}" if order is not None else "this selection"
+    elif pairs is not None:
+        K = S = len(pairs)
+        what = (f"the selection up to order "
+                f"{max((abs(n) for n, _m in pairs), default=0)}")
+    else:
+        assert order is not None
+        counts = _full_counts(family, order, repetitions)
+        if counts is None:
+            return None
+        K, cols, rows = counts
+        S = cols * rows
+        what = f"order {order}"
+    dev = resolve_device(device)
+    item = 8 if dtype == torch.float64 else 4
+    index_bytes = K * INDEX_BYTES_PER_MOMENT + S * 9  # + valid mask and order table
+    if getattr(family, "name", "") in ("zernike", "pseudo-zernike"):
+        # the radial recurrences place their values through two int64 lookup tables
+        # indexed [n, m] up to the highest order (fastmoments.disk.radial._Placement)
+        top = order if order is not None else max((abs(n) for n, _m in pairs or ()),
+                                                  default=0)
+        index_bytes += 16 * (top + 1) ** 2
+    pixels = size * size
+    # coefficients (and three working copies) of one image, the image in and out, and the
+    # sampling's arrays (about 40 bytes per orbit of 8 sample points)
+    device_bytes = S * (item + 3 * 2 * item) + 2 * pixels * item + pixels * k * k * 5
+    budget = _memory_budget(dev, memory_budget)
+    if dev.type == "cpu":
+        need, host_budget = index_bytes + device_bytes, budget
+    else:
+        need, host_budget = device_bytes, _memory_budget(torch.device("cpu"), None)
+    fam = getattr(family, "name", str(family))
+    if index_bytes > host_budget or need > budget:
+        over_host = index_bytes > host_budget
+        need_show = index_bytes if over_host and dev.type != "cpu" else need
+        budget_show = host_budget if over_host and dev.type != "cpu" else budget
+        raise MemoryError(
+            f"{fam} moments of {what} ({K} moments) need at least "
+            f"{format_bytes(need_show)} (index and lookup tables of the moments "
+            f"{format_bytes(index_bytes)}, "
+            f"coefficients and scratch of one {size}x{size} image "
+            f"{format_bytes(device_bytes)}) but the memory budget is "
+            f"{format_bytes(budget_show)}; lower the order or select fewer moments, or raise "
+            "memory_budget")
+    return {"moments": K, "slots": S, "index_bytes": index_bytes,
+            "device_bytes": device_bytes, "budget": budget}

@@ -31,10 +31,13 @@ import torch
 
 from .._array import ArrayKind, real_dtype, resolve_device, to_output
 from .._memory import memory_budget as _memory_budget
+from .._progress import check_progress
 from .._progress import progress as _progress
 from .._validate import check_choice, check_int
+from ..disk._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from ..disk.families import FAMILIES, get_family
-from ..disk.transform import DiskTransform
+from ..disk.sampling import QUADRATURES, RULES
+from ..disk.transform import DiskTransform, estimate_disk_memory
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
            "moment_pairs"]
@@ -63,7 +66,14 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     """
     fam = get_family(family)
     wanted = _orders(orders)
-    top = max(abs(n) for n in wanted)
+    top = wanted.stop - 1 if isinstance(wanted, range) else max(abs(n) for n in wanted)
+    # the family's full set up to ``top`` is built below: say what it needs first (at most
+    # (2 top + 1)(top + 1) moments, PCET's count; the Zernike families have fewer)
+    bound = (2 * top + 1) * (top + 1)
+    try:
+        estimate_disk_memory(fam, 1, top, n_moments=bound, slots=bound)
+    except MemoryError as exc:
+        raise MemoryError(f"orders={orders!r}: {exc}") from None
     # the family's own full set up to ``top`` (for the polar complex exponentials it holds
     # negative orders too); an order names both signs of n
     pairs = [p for p in fam.full(top).pairs() if abs(p[0]) in wanted]
@@ -72,11 +82,12 @@ def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, in
     return sorted(pairs)
 
 
-def _orders(orders: int | Iterable[int]) -> set[int]:
+def _orders(orders: int | Iterable[int]) -> set[int] | range:
     if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
-        return set(range(check_int("orders", orders, minimum=0) + 1))
+        # a range, not a set: nothing of the order's size is built before the memory check
+        return range(check_int("orders", orders, minimum=0) + 1)
     try:
-        out = {check_int("orders", n, minimum=None) for n in orders}  # type: ignore[union-attr]
+        out = set(check_int_list("orders", orders))
     except TypeError as exc:
         raise TypeError(f"orders must be an int or an iterable of ints, got {orders!r}") from exc
     if not out:
@@ -313,7 +324,11 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         Unknown family or kind (the message lists the valid ones), non-square images, NaN or
         infinity, invalid moments in ``select``, ``select`` larger than the candidates.
     TypeError
-        Non-integer orders or counts.
+        Non-integer orders, counts, ``k`` or pairs (floats and bools are not integers), a bad
+        ``memory_budget``, ``dtype`` or ``progress``; every option is checked before a cached
+        plan is looked up.
+    MemoryError
+        When the candidate moments' index alone would not fit the memory budget.
 
     Notes
     -----
@@ -342,7 +357,17 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     if fam is None:
         raise TypeError(f"family must be a name in {tuple(FAMILIES)}, got {family!r}")
     kind = check_choice("kind", kind, KINDS)
-    x, kind_in = _image_tensor(images, device, dtype)
+    # every option is checked and made a plain value before a plan cache sees it
+    # (lru_cache takes True, 1 and 1.0 for one key)
+    k = check_int("k", k, minimum=1)
+    quadrature = check_choice("quadrature", quadrature, QUADRATURES)
+    rule = check_choice("rule", rule, RULES)
+    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
+    memory_budget = check_budget(memory_budget)
+    if batch_size is not None:
+        batch_size = check_int("batch_size", batch_size, minimum=1)
+    progress = check_progress(progress)
+    x, kind_in = _image_tensor(images, device, check_work_dtype(dtype))
     n_img, size = x.shape[0], x.shape[-1]
 
     count = None
@@ -351,22 +376,26 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         if select is not None:
             count = check_int("select", select, minimum=1, maximum=len(candidates))
     else:
+        if isinstance(select, bool):
+            raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
+                            f"{select!r}")
         try:
-            candidates = [fam.check_pair(n, m) for n, m in select]  # type: ignore[union-attr]
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, ValueError) and "valid" in str(exc):
-                raise ValueError(f"select: {exc}") from exc
+            candidates = list(check_pair_list("select", select))
+        except TypeError as exc:
             raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
                             f"{exc}") from exc
+        for n, m in candidates:
+            try:
+                fam.check_pair(n, m)
+            except ValueError as exc:
+                raise ValueError(f"select: {exc}") from None
         if not candidates:
             raise ValueError("select must name at least one moment")
     stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in candidates}))
     dt = x.dtype
     dev = x.device
-    plan = _plan(fam.name, size, stored, check_int("k", k, minimum=1), quadrature, rule, dt,
-                 str(dev), memory_budget)
+    plan = _plan(fam.name, size, stored, k, quadrature, rule, dt, str(dev), memory_budget)
     cols, rows, conj = _gather(plan, candidates)
-    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
     if algorithm == "auto":
         dense_bytes = size * size * len(candidates) * 16
         algorithm = "dense" if dense_bytes <= DENSE_LIMIT_BYTES else "engine"
@@ -437,7 +466,7 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
     if shape[-1] != shape[-2]:
         raise ValueError(f"images must be square (..., N, N) to map onto the unit disk, got "
                          f"shape {shape}; crop or pad them first")
-    dt = real_dtype(dtype if dtype is not None else in_dtype)
+    dt = dtype if dtype is not None else real_dtype(in_dtype)
     dev = resolve_device(device, in_dev)
     n = int(math.prod(shape[:-2]))
     if n == 0:
