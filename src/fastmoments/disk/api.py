@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .._array import real_dtype, resolve_device
+from .._array import policy_dtype, resolve_device
 from .._memory import format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -90,7 +90,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
 
         arr = np.asarray(image)
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
-    dt = work if work is not None else real_dtype(in_dtype)
+    dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_device(device, in_dev)
     size = _size_of(image)
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,

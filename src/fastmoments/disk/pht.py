@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
+from .._array import ArrayKind, complex_dtype, policy_dtype, resolve_device
 from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
@@ -761,7 +761,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
     if len(shape) < 2:
         raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
-    dt = work if work is not None else real_dtype(in_dtype)
+    dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_device(device, in_dev)
     family = pht_family(kind, s)
     # the index checks (and the memory estimate) before the cache: nothing huge is built

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, real_dtype, resolve_device, to_output
+from .._array import ArrayKind, policy_dtype, resolve_device, to_output
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._progress import progress as _progress
@@ -466,7 +466,7 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
     if shape[-1] != shape[-2]:
         raise ValueError(f"images must be square (..., N, N) to map onto the unit disk, got "
                          f"shape {shape}; crop or pad them first")
-    dt = dtype if dtype is not None else real_dtype(in_dtype)
+    dt = dtype if dtype is not None else policy_dtype(in_dtype, name="images")
     dev = resolve_device(device, in_dev)
     n = int(math.prod(shape[:-2]))
     if n == 0:
