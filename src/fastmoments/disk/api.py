@@ -7,8 +7,9 @@ from typing import Any
 
 import torch
 
-from .._array import real_dtype, resolve_device
+from .._array import real_dtype
 from .._validate import check_int
+from ..parallel import resolve_devices
 from .families import get_family
 from .moments import DiskMoments
 from .transform import cached_transform
@@ -54,7 +55,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         arr = np.asarray(image)
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = real_dtype(dtype if dtype is not None else in_dtype)
-    dev = resolve_device(device, in_dev)
+    dev = resolve_devices(device, in_dev)
     plan = cached_transform(family, _size_of(image), order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)

@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, complex_dtype, real_dtype, resolve_device
+from .._array import ArrayKind, complex_dtype, real_dtype
+from ..parallel import device_key, resolve_devices
 from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int, check_positive_float
 from .families import FAMILIES, DiskFamily
@@ -668,11 +669,11 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     if len(shape) < 2:
         raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
     dt = real_dtype(dtype if dtype is not None else in_dtype)
-    dev = resolve_device(device, in_dev)
+    dev = resolve_devices(device, in_dev)
     prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
     plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs,
                         float(check_positive_float("s", s)), k, quadrature, rule, method, eps,
-                        dt, str(dev), memory_budget)
+                        dt, device_key(dev), memory_budget)
     return plan.forward(image)
 
 

@@ -11,6 +11,7 @@ import torch
 
 from .._array import as_tensor, real_dtype, resolve_device, to_output
 from .._validate import check_choice, check_int
+from ..parallel import device_key, multi_device
 from .engine import DiskEngine
 from .families import DiskFamily, get_family
 from .indexing import IndexSet
@@ -22,6 +23,7 @@ __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cache
 REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
 
+@multi_device
 class DiskTransform:
     r"""A transform on the unit disk for ``N x N`` images, built once and applied to batches.
 
@@ -214,4 +216,4 @@ def cached_transform(family: str, size: int, order: int, *, k: int, quadrature: 
     reps = None if repetitions is None else tuple(int(m) for m in repetitions)
     prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
     return _cached(family, size, order, k, quadrature, rule, method, reps, prs, dtype,
-                   str(device), memory_budget)
+                   device_key(device), memory_budget)

@@ -1,0 +1,176 @@
+"""Running one piece of work per device, concurrently, and gathering the results.
+
+One Python thread per device entry (torch releases the GIL inside its kernels), each with
+its own CUDA stream on a GPU. Host data go through pinned memory with ``non_blocking``
+copies on a separate copy stream, in sub-batches, so that the copy of the next sub-batch
+overlaps the compute of the current one. Out-of-memory errors are turned into a
+:class:`MemoryError` that names the device and the memory that was needed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._memory import format_bytes
+
+__all__ = ["gather_tensors", "run_parts", "to_device", "transfer_batches"]
+
+#: Host bytes per sub-batch of a pipelined host-to-device transfer.
+SUB_BATCH_BYTES = 256 * 2**20
+
+_streams: dict[tuple[int, int, str], Any] = {}
+_lock = threading.Lock()
+
+
+def _stream(dev: torch.device, slot: int, role: str):
+    key = (dev.index or 0, slot, role)
+    with _lock:
+        if key not in _streams:
+            _streams[key] = torch.cuda.Stream(device=dev)
+        return _streams[key]
+
+
+def _oom_bytes(message: str) -> float:
+    """Bytes that an allocation asked for, read from torch's out-of-memory message."""
+    m = re.search(r"(?:[Tt]ried to allocate|allocate)\s+([\d.]+)\s*(GiB|MiB|KiB|bytes|B)\b",
+                  message)
+    if not m:
+        return 0.0
+    scale = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "bytes": 1, "B": 1}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def memory_error(dev: torch.device, exc: BaseException, what: str) -> MemoryError:
+    """A :class:`MemoryError` naming ``dev`` and the memory that was needed."""
+    asked = _oom_bytes(str(exc))
+    held = 0
+    total = None
+    if dev.type == "cuda":
+        try:
+            held = torch.cuda.memory_allocated(dev)
+            total = torch.cuda.get_device_properties(dev).total_memory
+        except Exception:  # pragma: no cover - a broken device
+            pass
+    need = held + asked
+    have = f" of the {format_bytes(total)} it has" if total else ""
+    return MemoryError(
+        f"device {dev} ran out of memory for its part of the work ({what}): it needed about "
+        f"{format_bytes(need)} ({format_bytes(held)} held + {format_bytes(asked)} asked)"
+        f"{have}; spread the work over more devices, pass smaller batches or set "
+        f"memory_budget")
+
+
+def run_parts(devices: Sequence[torch.device], work: Sequence[Callable[[], Any]],
+              what: str = "") -> list[Any]:
+    """Run ``work[i]`` on ``devices[i]`` concurrently; results in the same order.
+
+    A GPU entry runs in ``torch.cuda.device`` and its own stream, and waits for that stream
+    before returning, so results are complete when this returns. The first error (in device
+    order) is raised; out-of-memory errors become :class:`MemoryError` naming the device.
+    """
+    n = len(work)
+    results: list[Any] = [None] * n
+    errors: list[BaseException | None] = [None] * n
+
+    def one(i: int) -> None:
+        dev = devices[i]
+        try:
+            if dev.type == "cuda":
+                with torch.cuda.device(dev), torch.cuda.stream(_stream(dev, i, "compute")):
+                    results[i] = work[i]()
+                    torch.cuda.current_stream().synchronize()
+            else:
+                results[i] = work[i]()
+        except torch.OutOfMemoryError as exc:
+            errors[i] = memory_error(dev, exc, what)
+        except MemoryError as exc:
+            errors[i] = MemoryError(f"device {dev}: {exc}")
+        except RuntimeError as exc:
+            if "can't allocate memory" in str(exc) or "out of memory" in str(exc).lower():
+                errors[i] = memory_error(dev, exc, what)
+            else:
+                errors[i] = exc
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors[i] = exc
+
+    if n == 1:
+        one(0)
+    else:
+        threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
+
+
+def to_device(x: Any, dev: torch.device) -> torch.Tensor:
+    """``x`` (NumPy or tensor) on ``dev``: host data through pinned memory, non-blocking.
+
+    Never modifies ``x``; NumPy data that need no conversion are not copied on the CPU.
+    """
+    if isinstance(x, torch.Tensor):
+        if x.device == dev:
+            return x
+        if dev.type == "cuda" and x.device.type == "cpu":
+            return x.pin_memory().to(dev, non_blocking=True)
+        return x.to(dev, non_blocking=dev.type == "cuda")
+    arr = np.asarray(x)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.float32)
+    elif not arr.flags.c_contiguous or not arr.flags.writeable:
+        arr = np.array(arr, order="C")
+    t = torch.from_numpy(arr)
+    if dev.type == "cuda":
+        return t.pin_memory().to(dev, non_blocking=True)
+    return t
+
+
+def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
+                     item_bytes: int) -> list[Any]:
+    """Apply ``fn`` to ``x`` (leading axis = items) on ``dev``, in sub-batches whose copies
+    overlap the compute of the previous one (a copy stream and events on a GPU).
+
+    Runs inside :func:`run_parts` (the current stream is the device's compute stream).
+    """
+    n = int(x.shape[0])
+    on_host = not isinstance(x, torch.Tensor) or x.device.type == "cpu"
+    if dev.type != "cuda" or not on_host or n <= 1:
+        return [fn(to_device(x, dev))]
+    per = max(1, int(SUB_BATCH_BYTES // max(item_bytes, 1)))
+    per = max(per, -(-n // 64))  # at most 64 sub-batches
+    if per >= n:
+        return [fn(to_device(x, dev))]
+    compute = torch.cuda.current_stream(dev)
+    copy = _stream(dev, slot, "copy")
+    outs = []
+    pending = None
+    for s in range(0, n, per):
+        with torch.cuda.stream(copy):
+            xs = to_device(x[s:s + per], dev)
+            ev = torch.cuda.Event()
+            ev.record(copy)
+        if pending is not None:
+            outs.append(fn(pending))
+        compute.wait_event(ev)
+        xs.record_stream(compute)
+        pending = xs
+    outs.append(fn(pending))
+    return outs
+
+
+def gather_tensors(parts: Sequence[torch.Tensor], dev: torch.device | None,
+                   dim: int = 0) -> torch.Tensor:
+    """Concatenate ``parts`` (possibly on several devices) on ``dev`` (None: the host)."""
+    target = dev if dev is not None else torch.device("cpu")
+    moved = [p if p.device == target else p.to(target) for p in parts]
+    return moved[0] if len(moved) == 1 else torch.cat(moved, dim=dim)
