@@ -587,9 +587,8 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
 
 def _gather_default(res: list[Any], dim: int, dev0: torch.device, kind: ArrayKind) -> Any:
     first = res[0]
-    if isinstance(first, tuple):
-        return tuple(_gather_default([r[j] for r in res], dim, dev0, kind)
-                     for j in range(len(first)))
+    if isinstance(first, tuple):  # (per-item result, descriptions such as frequencies)
+        return (_gather_default([r[0] for r in res], dim, dev0, kind), *first[1:])
     if isinstance(first, torch.Tensor):
         return _finish(gather_tensors(res, None if kind.numpy else dev0, dim=dim), kind)
     if isinstance(first, np.ndarray):

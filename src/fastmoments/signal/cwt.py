@@ -24,6 +24,7 @@ from ._apply import (
     resolve_engine,
 )
 from .direct import DirectBank
+from ..parallel.plans import batched, free_axis
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -203,6 +204,7 @@ def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
                truncate=truncate)
 
 
+@batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
 def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, axis: int = -1,
         *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "sft", approximation: str = "direct", terms: int | None = None,
