@@ -50,9 +50,9 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, complex_dtype, real_dtype
-from ..parallel import device_key, resolve_devices
 from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel import device_key, resolve_devices
 from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
 from .moments import DiskMoments

@@ -17,6 +17,7 @@ Two shapes of work:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,7 +34,7 @@ def even_splits(n: int, parts: int) -> list[tuple[int, int]]:
     """``[start, stop)`` of ``min(n, parts)`` nearly equal pieces of ``range(n)``.
 
     >>> even_splits(5, 3)
-    [(0, 2), (2, 4), (4, 5)]
+    [(0, 1), (1, 3), (3, 5)]
     >>> even_splits(1, 3)
     [(0, 1)]
     """
@@ -81,7 +82,7 @@ def contiguous_blocks(costs: Sequence[float], parts: int) -> list[tuple[int, int
         i = min(max(i, cuts[-1] + 1), n - (k - j))
         cuts.append(i)
     cuts.append(n)
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def disk_column_costs(rows: Sequence[int], n_groups: int, n_orbits: int) -> list[float]:

@@ -31,8 +31,7 @@ import torch
 
 from .._array import ArrayKind, as_tensor, resolve_device
 from .devices import device_list, is_multi
-from .partition import (balance, box_degree_costs, contiguous_blocks, disk_column_costs,
-                        even_splits)
+from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
 from .runner import gather_tensors, run_parts, to_device, transfer_batches
 
 __all__ = ["ParallelPlan", "batched", "multi_device"]

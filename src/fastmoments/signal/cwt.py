@@ -13,6 +13,7 @@ import torch
 from .._array import complex_dtype, to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import (
     apply_bank,
     as_signal,
@@ -24,7 +25,6 @@ from ._apply import (
     resolve_engine,
 )
 from .direct import DirectBank
-from ..parallel.plans import batched, free_axis
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
 from .wavelets import Morlet

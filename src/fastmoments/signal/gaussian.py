@@ -17,9 +17,9 @@ import numpy as np
 from .._array import to_output
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
-from ..parallel.plans import batched, free_axis
 from .direct import DirectBank
 from .sliding import SFTBank
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan
 from .coefficients import (
     default_morlet_terms,
@@ -17,7 +18,6 @@ from .coefficients import (
     morlet_constants,
     morlet_kernel,
 )
-from ..parallel.plans import batched, free_axis
 from .direct import DirectBank
 from .sliding import SFTBank
 
