@@ -546,22 +546,29 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
             n = shape[ax] if ax is not None else 0
             spans = even_splits(n, len(devs)) if n > 1 else [(0, n)]
 
-            def work(i: int, a: int, z: int) -> Any:
-                dev = devs[i]
-                piece = x
-                if ax is not None and len(spans) > 1:
-                    idx = (slice(None),) * ax + (slice(a, z),)
-                    piece = x[idx]
+            def call(dev: torch.device, t: torch.Tensor) -> Any:
                 args = dict(bound.arguments)
-                args[name] = to_device(piece, dev)
+                args[name] = t
                 if has_device:
                     args["device"] = dev
-                call = inspect.BoundArguments(sig, args)  # type: ignore[arg-type]
-                return fn(*call.args, **call.kwargs)
+                ba = inspect.BoundArguments(sig, args)  # type: ignore[arg-type]
+                return fn(*ba.args, **ba.kwargs)
 
-            res = run_parts(devs[:len(spans)],
-                            [functools.partial(work, i, a, z) for i, (a, z) in
-                             enumerate(spans)], what=f"{fn.__name__} of a part of the batch")
+            def work(i: int, a: int, z: int) -> list[Any]:
+                dev = devs[i]
+                if ax is None or (len(spans) == 1 and n == shape[ax]):
+                    piece = x
+                else:
+                    piece = x[(slice(None),) * ax + (slice(a, z),)]
+                if ax == 0 and n > 1:  # sub-batches: copies overlap the compute
+                    item = math.prod(shape[1:]) * _itemsize(x)
+                    return transfer_batches(piece, dev, i, functools.partial(call, dev), item)
+                return [call(dev, to_device(piece, dev))]
+
+            parts = run_parts(devs[:len(spans)],
+                              [functools.partial(work, i, a, z) for i, (a, z) in
+                               enumerate(spans)], what=f"{fn.__name__} of a part of the batch")
+            res = [r for part in parts for r in part]
             if gather is not None:
                 result = gather(res, ax, devs[0], kind, state)
             else:
