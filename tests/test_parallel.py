@@ -203,3 +203,24 @@ def test_partition_helpers():
     assert blocks[0][0] == 0 and blocks[-1][1] == 21
     # total-degree truncation: later degrees are cheaper, so the first block is narrower
     assert blocks[0][1] - blocks[0][0] <= blocks[-1][1] - blocks[-1][0]
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_two_gpus_match_one(imgs):
+    devs = ["cuda:0", "cuda:1"]
+    for x in (imgs, imgs[0]):
+        a = ZernikeTransform(24, 30, dtype="float64", device=devs).forward(x)
+        b = ZernikeTransform(24, 30, dtype="float64", device="cuda:0").forward(x)
+        assert a.values().shape == b.values().shape
+        close(a.values(), b.values())
+        close(a.reconstruct(), b.reconstruct())
+    t = torch.as_tensor(imgs, device="cuda:1")
+    a = features(t, family="zernike", orders=10, kind="magnitude", device="cuda:all")
+    assert a.moments.device == torch.device("cuda", 0)
+    close(a.matrix.cpu().numpy(), features(imgs, family="zernike", orders=10,
+                                           kind="magnitude").matrix)
+    vol = np.random.default_rng(5).random((12, 14, 16))
+    a = JacobiTransform((12, 14, 16), 9, dtype="float64", device=devs).forward(vol)
+    b = JacobiTransform((12, 14, 16), 9, dtype="float64").forward(vol)
+    close(a.numpy(), b.numpy())
+    close(a.reconstruct(), b.reconstruct())

@@ -356,13 +356,17 @@ class ParallelPlan:
         def work(slot: int) -> torch.Tensor:
             i, _, (a, z) = parts[slot]
             rep = self.replica(i)
+            lim = _box_limit(rep, a, rep.order)  # total degree: later axes stop at order - a
             mats = rep.analysis_matrices()
             xt = to_device(flat, self.devices[i]).to(rep.dtype)
-            y = _box_contract(xt, [mats[0][a:z], *mats[1:]], analysis=True)
+            y = _box_contract(xt, [mats[0][a:z], *(mt[:lim] for mt in mats[1:])],
+                              analysis=True)
             mask = rep.outside()
             if mask is not None:
-                y = y.masked_fill(mask[a:z], 0)
-            return y
+                y = y.masked_fill(mask[(slice(a, z),) + (slice(0, lim),) * (nd - 1)], 0)
+            full = y.new_zeros(y.shape[0], z - a, *r0.coef_shape[1:])
+            full[(slice(None), slice(None)) + (slice(0, lim),) * (nd - 1)] = y
+            return full
 
         res = run_parts([self.devices[p[0]] for p in parts],
                         [functools.partial(work, s) for s in range(len(parts))],
@@ -393,12 +397,15 @@ class ParallelPlan:
         def work(slot: int) -> torch.Tensor:
             i, _, (a, z) = parts[slot]
             rep = self.replica(i)
-            mats = rep.synthesis_matrices()
-            ct = flat[:, a:z].to(self.devices[i])
+            lim = _box_limit(rep, a, m)
+            mats = [s[:lim] for s in rep.synthesis_matrices()]
+            cut = (slice(a, z),) + (slice(0, lim),) * (nd - 1)
+            ct = flat[(slice(None), *cut)].to(self.devices[i])
             mask = rep.outside(m)
             if mask is not None:
-                ct = ct.masked_fill(mask[a:z], 0)
-            return _box_contract(ct, [mats[0][a:z], *mats[1:]], analysis=False)
+                ct = ct.masked_fill(mask[cut], 0)
+            return _box_contract(ct, [rep.synthesis_matrices()[0][a:z], *mats[1:]],
+                                 analysis=False)
 
         res = run_parts([self.devices[p[0]] for p in parts],
                         [functools.partial(work, s) for s in range(len(parts))],
@@ -408,6 +415,13 @@ class ParallelPlan:
         for r in res[1:]:
             total += r.to(dev0)
         return _finish(total.reshape(*lead, *r0.shape), kind)
+
+
+def _box_limit(plan: Any, first: int, order: int) -> int:
+    """Degrees needed on the later axes for a block starting at degree ``first``."""
+    if plan.total:
+        return max(1, min(plan.order, order) - first + 1)
+    return plan.order + 1
 
 
 def _retarget(moments: Any, plan: Any) -> Any:
