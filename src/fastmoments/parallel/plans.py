@@ -32,7 +32,7 @@ import torch
 from .._array import ArrayKind, as_tensor, resolve_device
 from .devices import device_list, is_multi
 from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
-from .runner import gather_tensors, run_parts, to_device, transfer_batches
+from .runner import gather_tensors, run_parts, settle, to_device, transfer_batches
 
 __all__ = ["ParallelPlan", "batched", "multi_device"]
 
@@ -298,6 +298,7 @@ class ParallelPlan:
         for (_, _, cols), m in zip(parts, res, strict=True):
             c = torch.as_tensor(cols, device=dev0)
             full[..., c, :m.data.shape[-1]] = m.data.to(dev0)
+        settle(dev0)
         out = copy.copy(res[0])
         out._data = full
         out.plan = self
@@ -338,6 +339,7 @@ class ParallelPlan:
         total = res[0].to(dev0).clone()
         for r in res[1:]:
             total += r.to(dev0)
+        settle(dev0)
         return total
 
     # ------------------------------------------------------------------ box
@@ -414,6 +416,7 @@ class ParallelPlan:
         total = res[0].to(dev0).clone()
         for r in res[1:]:
             total += r.to(dev0)
+        settle(dev0)
         return _finish(total.reshape(*lead, *r0.shape), kind)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ import torch
 
 from .._memory import format_bytes
 
-__all__ = ["gather_tensors", "run_parts", "to_device", "transfer_batches"]
+__all__ = ["gather_tensors", "run_parts", "settle", "to_device", "transfer_batches"]
 
 #: Host bytes per sub-batch of a pipelined host-to-device transfer.
 SUB_BATCH_BYTES = 256 * 2**20
@@ -34,6 +35,21 @@ def _stream(dev: torch.device, slot: int, role: str):
         if key not in _streams:
             _streams[key] = torch.cuda.Stream(device=dev)
         return _streams[key]
+
+
+_executor: ThreadPoolExecutor | None = None
+_workers = 0
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    """A kept pool of at least ``n`` threads (no thread start per call)."""
+    global _executor, _workers
+    with _lock:
+        if _executor is None or _workers < n:
+            _workers = max(n, 8)
+            _executor = ThreadPoolExecutor(max_workers=_workers,
+                                           thread_name_prefix="fastmoments-device")
+        return _executor
 
 
 def _oom_bytes(message: str) -> float:
@@ -101,12 +117,11 @@ def run_parts(devices: Sequence[torch.device], work: Sequence[Callable[[], Any]]
 
     if n == 1:
         one(0)
-    else:
-        threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    else:  # the caller's thread takes the first part, the pool the others
+        futures = [_pool(n - 1).submit(one, i) for i in range(1, n)]
+        one(0)
+        for f in futures:
+            f.result()
     for e in errors:
         if e is not None:
             raise e
@@ -168,9 +183,19 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
     return outs
 
 
+def settle(dev: torch.device) -> None:
+    """Wait for the caller's stream on ``dev``: tensors that the device threads allocated on
+    their own streams may be freed (and reused by those streams) once this returns."""
+    if dev.type == "cuda":
+        torch.cuda.current_stream(dev).synchronize()
+
+
 def gather_tensors(parts: Sequence[torch.Tensor], dev: torch.device | None,
                    dim: int = 0) -> torch.Tensor:
-    """Concatenate ``parts`` (possibly on several devices) on ``dev`` (None: the host)."""
+    """Concatenate ``parts`` (possibly on several devices) on ``dev`` (None: the host), in new
+    memory of the caller's stream."""
     target = dev if dev is not None else torch.device("cpu")
     moved = [p if p.device == target else p.to(target) for p in parts]
-    return moved[0] if len(moved) == 1 else torch.cat(moved, dim=dim)
+    out = torch.cat(moved, dim=dim) if len(moved) > 1 else moved[0].clone()
+    settle(target)
+    return out
