@@ -46,6 +46,7 @@ from fastmoments.box import JacobiTransform
 from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import order_pairs
 from fastmoments.features import features
+from fastmoments.parallel import plans
 from fastmoments.signal import gaussian_filter
 
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -148,9 +149,36 @@ def job_big_zernike(one, two, size: int, order: int, reps: int) -> list[dict]:
                     f"columns per GPU {parts}, balanced by the cost model"))
     t1, r1 = timed(lambda: a1.reconstruct(), one, 1, reps)
     t2, r2 = timed(lambda: a2.reconstruct(), two, 1, reps)
+    # where the reconstruction's time goes: the synthesis alone on one GPU, and each GPU's
+    # partial synthesis alone (its share of the columns)
+    coef = a1.data.reshape(1, *a1.data.shape[-2:])
+    ms = torch.as_tensor(p1.index.ms, device=one[0])
+    gamma = torch.where(ms == 0, 1.0, 2.0)
+    ts, _ = timed(lambda: p1.synthesize(coef, gamma), one, 1, reps)
+    alone = []
+    for slot, (i, _, cols) in enumerate(p2.parts()):
+        part = p2._partial_disk(slot)
+        dev = two[i]
+        c = torch.as_tensor(cols, device=one[0])
+        pc = coef[:, c, :part.index.n_rows].to(dev)
+        pg = gamma[c].to(dev)
+        with torch.cuda.device(dev) if dev.type == "cuda" else _null():
+            tp, _ = timed(lambda part=part, pc=pc, pg=pg: part.synthesize(pc, pg), [dev], 1,
+                          reps)
+        alone.append(round(statistics.median(tp), 2))
     rows.append(row("b", f"reconstruction of one {size}^2 image from order {order}", t1, t2,
-                    rel(r2, r1), None, "sum of the two partial reconstructions on GPU 0"))
+                    rel(r2, r1), None,
+                    f"sum of the partial reconstructions on GPU 0; synthesis alone on 1 GPU "
+                    f"{statistics.median(ts):.1f} ms, each GPU's part alone {alone} ms"))
     return rows
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
 
 def job_table8(one, two, reps: int, size: int = 1024) -> list[dict]:
@@ -197,6 +225,9 @@ def job_box(one, two, side: int, order: int, batch: int, bside: int, border: int
     p1 = JacobiTransform((side,) * 3, order, device=one[0])
     p2 = JacobiTransform((side,) * 3, order, device=two)
     rows = []
+    # measure the split itself (split="auto" keeps jobs under MIN_WORK_SPLIT on one GPU)
+    saved = dict(plans.MIN_WORK_SPLIT)
+    plans.MIN_WORK_SPLIT["box"] = 0.0
     t1, a1 = timed(lambda: p1.forward(vol), one, 1, reps)
     t2, a2 = timed(lambda: p2.forward(vol), two, 1, reps)
     blocks = [p[2] for p in p2.parts()]
@@ -206,6 +237,9 @@ def job_box(one, two, side: int, order: int, batch: int, bside: int, border: int
     t2, r2 = timed(lambda: a2.reconstruct(), two, 1, reps)
     rows.append(row("d", f"reconstruction of one {side}^3 volume from order {order}", t1, t2,
                     rel(r2, r1)))
+    plans.MIN_WORK_SPLIT.update(saved)
+    rows[-2]["note"] += f"; split forced (modelled cost {p2._job_cost(1):.2g}, auto splits " \
+                        f"from {saved['box']:.0e})"
     vols = torch.rand((batch,) + (bside,) * 3, generator=g, dtype=torch.float32).numpy()
     q1 = JacobiTransform((bside,) * 3, border, device=one)
     q2 = JacobiTransform((bside,) * 3, border, device=two)

@@ -16,10 +16,17 @@ from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import pseudo_zernike_moments, zernike_moments
 from fastmoments.disk.pht import PolarHarmonicTransform, pcet
 from fastmoments.features import features
+from fastmoments.parallel import plans
 from fastmoments.signal import cwt, gaussian_filter, morlet_transform
 
 LISTS = [["cpu", "cpu"], ["cpu", "cpu", "cpu"]]
 RTOL = 1e-12
+
+
+@pytest.fixture(autouse=True)
+def split_small_jobs(monkeypatch):
+    """The tests' jobs are small: let ``split="auto"`` split them all the same."""
+    monkeypatch.setattr(plans, "MIN_WORK_SPLIT", {"disk": 0.0, "box": 0.0})
 
 
 def close(a, b) -> None:
@@ -191,6 +198,14 @@ def test_out_of_memory_names_the_device(monkeypatch, imgs):
     monkeypatch.setattr(rep, "forward", boom)
     with pytest.raises(MemoryError, match=r"device cpu .*2\.50 GiB"):
         plan.forward(imgs[:4])
+
+
+def test_auto_keeps_small_jobs_on_the_first_device(monkeypatch, imgs):
+    monkeypatch.setattr(plans, "MIN_WORK_SPLIT", {"disk": 1e10, "box": 1e12})
+    plan = ZernikeTransform(24, 6, device=["cpu", "cpu"])
+    assert plan._mode("auto", 1) == "one" and plan._mode("work", 1) == "work"
+    assert plan._mode("auto", 2) == "batch"
+    close(plan.forward(imgs[0]).values(), ZernikeTransform(24, 6).forward(imgs[0]).values())
 
 
 def test_partition_helpers():

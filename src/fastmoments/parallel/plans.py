@@ -32,11 +32,16 @@ import torch
 from .._array import ArrayKind, as_tensor, resolve_device
 from .devices import device_list, is_multi
 from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
-from .runner import gather_tensors, run_parts, settle, to_device, transfer_batches
+from .runner import gather_tensors, run_parts, settle, to_device, to_host, transfer_batches
 
 __all__ = ["ParallelPlan", "batched", "multi_device"]
 
 SPLITS = ("auto", "batch", "work")
+
+#: Smallest modelled cost (units of :mod:`.partition`) for which ``split="auto"`` spreads one
+#: job over the devices: about 10 ms of work on one H200 for each geometry (measured in
+#: ``benchmarks/results/multigpu.md``: smaller jobs ran slower split than on one GPU).
+MIN_WORK_SPLIT = {"disk": 1e10, "box": 1e12}
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -155,8 +160,19 @@ class ParallelPlan:
         if split == "work" and can_work:
             return "work"
         if split == "batch" or batch >= n or not can_work:
-            return "batch" if batch > 1 and n > 1 else "one"
+            return "batch" if batch > 1 else "one"
+        if split == "auto" and self._job_cost(batch) < MIN_WORK_SPLIT[self._geometry]:
+            return "one"  # too small to gain from a split: the first device does it
         return "work"
+
+    def _job_cost(self, batch: int) -> float:
+        """Modelled cost of one job (the units of :mod:`.partition`)."""
+        r0 = self._replicas[0]
+        if self._geometry == "disk":
+            s = r0.sampling
+            return batch * sum(disk_column_costs([len(c) for c in r0.index.ns], s.n_groups,
+                                                 s.n_orbits))
+        return batch * sum(box_degree_costs(r0.shape, r0.order, r0.total))
 
     # ------------------------------------------------------------------ batch split
     def _batched(self, method: str, x: Any, core: int, kind: ArrayKind | None = None,
@@ -172,7 +188,8 @@ class ParallelPlan:
         def work(i: int, a: int, z: int) -> list[Any]:
             rep = self.replica(i)
             return transfer_batches(flat[a:z], self.devices[i], i,
-                                    lambda t: getattr(rep, method)(t, **kw), item_bytes)
+                                    lambda t: getattr(rep, method)(t, **kw), item_bytes,
+                                    host_out=kind.numpy and method != "forward")
 
         res = run_parts(self.devices[:len(spans)],
                         [functools.partial(work, i, a, z) for i, (a, z) in enumerate(spans)],
@@ -579,8 +596,10 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
                     piece = x[(slice(None),) * ax + (slice(a, z),)]
                 if ax == 0 and n > 1:  # sub-batches: copies overlap the compute
                     item = math.prod(shape[1:]) * _itemsize(x)
-                    return transfer_batches(piece, dev, i, functools.partial(call, dev), item)
-                return [call(dev, to_device(piece, dev))]
+                    return transfer_batches(piece, dev, i, functools.partial(call, dev), item,
+                                            host_out=kind.numpy)
+                r = call(dev, to_device(piece, dev))
+                return [to_host(r) if kind.numpy else r]
 
             parts = run_parts(devs[:len(spans)],
                               [functools.partial(work, i, a, z) for i, (a, z) in

@@ -150,36 +150,75 @@ def to_device(x: Any, dev: torch.device) -> torch.Tensor:
     return t
 
 
-def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
-                     item_bytes: int) -> list[Any]:
-    """Apply ``fn`` to ``x`` (leading axis = items) on ``dev``, in sub-batches whose copies
-    overlap the compute of the previous one (a copy stream and events on a GPU).
+_staging: dict[tuple, list[torch.Tensor]] = {}
 
-    Runs inside :func:`run_parts` (the current stream is the device's compute stream).
+
+def _buffers(dev: torch.device, slot: int, shape: tuple[int, ...], dtype: torch.dtype
+             ) -> list[torch.Tensor]:
+    """Two pinned host buffers per device entry, kept for the next call of the same shape."""
+    key = (dev.index, slot)
+    with _lock:
+        bufs = _staging.get(key)
+        if bufs is None or bufs[0].dtype != dtype or tuple(bufs[0].shape) != shape:
+            bufs = [torch.empty(shape, dtype=dtype, pin_memory=True) for _ in range(2)]
+            _staging[key] = bufs
+        return bufs
+
+
+def _host_tensor(x: Any) -> torch.Tensor | None:
+    """``x`` as a CPU tensor without a copy where possible (None: needs a conversion)."""
+    if isinstance(x, torch.Tensor):
+        return x if x.device.type == "cpu" else None
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf" or arr.dtype.byteorder not in "=|":
+        return None
+    return torch.from_numpy(arr) if arr.flags.writeable else torch.from_numpy(arr.copy())
+
+
+def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
+                     item_bytes: int, host_out: bool = False) -> list[Any]:
+    """Apply ``fn`` to ``x`` (leading axis = items) on ``dev``, in sub-batches whose copies
+    overlap the compute of the previous one.
+
+    On a GPU, host sub-batches are copied (in parallel, by torch's CPU threads) into one of two
+    kept pinned buffers, then sent by a non-blocking copy on a copy stream; the compute stream
+    waits for that copy only. ``host_out`` brings tensor results back to the host in this
+    thread (so that several devices copy back in parallel). Runs inside :func:`run_parts`.
     """
     n = int(x.shape[0])
-    on_host = not isinstance(x, torch.Tensor) or x.device.type == "cpu"
-    if dev.type != "cuda" or not on_host or n <= 1:
-        return [fn(to_device(x, dev))]
+    src = _host_tensor(x)
+
+    def out(r: Any) -> Any:
+        return to_host(r) if host_out else r
+
     per = max(1, int(SUB_BATCH_BYTES // max(item_bytes, 1)))
     per = max(per, -(-n // 64))  # at most 64 sub-batches
-    if per >= n:
-        return [fn(to_device(x, dev))]
+    if dev.type != "cuda" or src is None or n <= 1 or per >= n:
+        return [out(fn(to_device(x, dev)))]
     compute = torch.cuda.current_stream(dev)
     copy = _stream(dev, slot, "copy")
+    bufs = _buffers(dev, slot, (per, *src.shape[1:]), src.dtype)
+    done: list[Any] = [None, None]
     outs = []
     pending = None
-    for s in range(0, n, per):
+    for k, s in enumerate(range(0, n, per)):
+        j = k % 2
+        if done[j] is not None:
+            done[j].synchronize()  # the copy out of this buffer has finished
+        part = src[s:s + per]
+        buf = bufs[j][:part.shape[0]]
+        buf.copy_(part)
         with torch.cuda.stream(copy):
-            xs = to_device(x[s:s + per], dev)
+            xs = buf.to(dev, non_blocking=True)
             ev = torch.cuda.Event()
             ev.record(copy)
+        done[j] = ev
         if pending is not None:
-            outs.append(fn(pending))
+            outs.append(out(fn(pending)))
         compute.wait_event(ev)
         xs.record_stream(compute)
         pending = xs
-    outs.append(fn(pending))
+    outs.append(out(fn(pending)))
     return outs
 
 
@@ -188,6 +227,15 @@ def settle(dev: torch.device) -> None:
     their own streams may be freed (and reused by those streams) once this returns."""
     if dev.type == "cuda":
         torch.cuda.current_stream(dev).synchronize()
+
+
+def to_host(r: Any) -> Any:
+    """A tensor result (or the first entry of a tuple result) copied to the host."""
+    if isinstance(r, torch.Tensor):
+        return r.cpu()
+    if isinstance(r, tuple) and r and isinstance(r[0], torch.Tensor):
+        return (r[0].cpu(), *r[1:])
+    return r
 
 
 def gather_tensors(parts: Sequence[torch.Tensor], dev: torch.device | None,
