@@ -239,3 +239,12 @@ def test_two_gpus_match_one(imgs):
     b = JacobiTransform((12, 14, 16), 9, dtype="float64").forward(vol)
     close(a.numpy(), b.numpy())
     close(a.reconstruct(), b.reconstruct())
+
+
+def test_signal_functions_gain_a_documented_device_parameter():
+    x = np.random.default_rng(6).standard_normal((3, 64))
+    close(gaussian_filter(x, 2.0, device="cpu"), gaussian_filter(x, 2.0))
+    t = torch.as_tensor(x)
+    assert isinstance(morlet_transform(t, 3.0, device="cpu"), torch.Tensor)
+    for fn in (gaussian_filter, morlet_transform, cwt):
+        assert "device : str" in fn.__doc__

@@ -618,6 +618,8 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
                 result = (out, *result[1:]) if isinstance(result, tuple) else out
             return result
 
+        if not has_device:
+            wrapper.__doc__ = _document_device(fn.__doc__)
         wrapper.__signature__ = sig if has_device else sig.replace(  # type: ignore[attr-defined]
             parameters=[*sig.parameters.values(),
                         inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY,
@@ -625,6 +627,25 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
         return wrapper
 
     return deco
+
+
+_DEVICE_DOC = """    device : str, torch.device, sequence of them or "cuda:all", optional
+        Where to compute: ``None`` (default) where the input is; one device moves the work
+        there; a list spreads the batch over the devices and gathers the result on the first
+        (:mod:`fastmoments.parallel`, ``docs/multigpu.md``).
+
+"""
+
+
+def _document_device(doc: str | None) -> str | None:
+    """The docstring with the ``device`` parameter that :func:`batched` adds, before Returns."""
+    if not doc:
+        return doc
+    mark = "\n    Returns\n    -------"
+    if mark not in doc:
+        return doc
+    head, tail = doc.split(mark, 1)
+    return head.rstrip("\n") + "\n" + _DEVICE_DOC + mark.lstrip("\n") + tail
 
 
 def _gather_default(res: list[Any], dim: int, dev0: torch.device, kind: ArrayKind) -> Any:
