@@ -20,11 +20,11 @@ IMG = np.random.default_rng(0).random((12, 12))
 
 @pytest.mark.parametrize("func", [fm.zernike_moments, fm.pseudo_zernike_moments])
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"k": True}, TypeError, "k must be an integer, got True"),
+    ({"k": True}, TypeError, r"k must be an integer, got (the bool )?True"),
     ({"k": 1.0}, TypeError, "k must be an integer"),
     ({"k": [1]}, TypeError, r"k must be an integer, got \[1\]"),
     ({"repetitions": [2.5]}, TypeError, "repetitions must be an integer, got 2.5"),
-    ({"repetitions": [True]}, TypeError, "repetitions must be an integer, got True"),
+    ({"repetitions": [True]}, TypeError, r"repetitions must be an integer, got (the bool )?True"),
     ({"repetitions": "2"}, TypeError, "repetitions must be a sequence of integers"),
     ({"repetitions": []}, ValueError, "repetitions must name at least one"),
     ({"memory_budget": True}, TypeError, "memory_budget must be a number"),
@@ -64,13 +64,13 @@ def test_float_and_bool_orders_and_pairs_are_errors(func):
 def test_pht_arguments_checked_before_the_cache(func):
     func(IMG, 2, 2)
     func(IMG, 2, 2, k=1, s=2.0)
-    with pytest.raises(TypeError, match=r"nmax must be an integer, got the float 2\.0"):
+    with pytest.raises(TypeError, match=r"nmax must be an integer, got (the float )?2\.0"):
         func(IMG, 2.0, 2)
-    with pytest.raises(TypeError, match="lmax must be an integer, got True"):
+    with pytest.raises(TypeError, match=r"lmax must be an integer, got (the bool )?True"):
         func(IMG, 2, True)
     with pytest.raises(TypeError, match="nmin must be an integer"):
         func(IMG, 2, 2, nmin=1.0)
-    with pytest.raises(TypeError, match="k must be an integer, got True"):
+    with pytest.raises(TypeError, match=r"k must be an integer, got (the bool )?True"):
         func(IMG, 2, 2, k=True)
     with pytest.raises(TypeError, match="s must be a real number, got True"):
         func(IMG, 2, 2, s=True)
@@ -88,7 +88,7 @@ def test_pht_arguments_checked_before_the_cache(func):
 
 def test_features_arguments_checked_before_the_cache():
     fm.features(IMG, orders=2)
-    with pytest.raises(TypeError, match="k must be an integer, got True"):
+    with pytest.raises(TypeError, match=r"k must be an integer, got (the bool )?True"):
         fm.features(IMG, orders=2, k=True)
     with pytest.raises(TypeError, match="memory_budget must be a number"):
         fm.features(IMG, orders=2, memory_budget=True)

@@ -44,6 +44,7 @@ from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
 from .._memory import below_minimum, format_bytes, memory_budget, rows_per_chunk
 from .._validate import check_choice, check_int
 from ..moments import Moments
+from ..parallel import device_key, is_multi, multi_device
 from .engine import AxisOp, analyze, synthesize
 from .moments import BoxMoments
 from .quadrature import (
@@ -131,6 +132,7 @@ def _check_budget(budget: Any) -> float | None:
     return budget
 
 
+@multi_device
 class JacobiTransform:
     r"""A plan for Jacobi (Legendre, Gegenbauer) moments of images or volumes of one shape.
 
@@ -588,7 +590,7 @@ def _resolve_ndim(ndim: Any, shape: tuple[int, ...]) -> int:
 
 def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadrature: str,
              truncation: str, normalization: str, device: Any) -> BoxMoments:
-    t, kind = as_tensor(x, "x", min_ndim=2, device=device)
+    t, kind = as_tensor(x, "x", min_ndim=2, device=None if is_multi(device) else device)
     nd = _resolve_ndim(ndim, tuple(t.shape))
     if min(t.shape[-nd:]) < 1:
         raise ValueError(f"x must have non-empty spatial axes (the last {nd}), got shape "
@@ -601,7 +603,7 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
     check_choice("quadrature", quadrature, QUADRATURES)
     check_choice("truncation", truncation, TRUNCATIONS)
     plan = _plan(tuple(t.shape[-nd:]), order, alpha, beta, k, quadrature, truncation,
-                 normalization, t.dtype, str(t.device))
+                 normalization, t.dtype, device_key(device, t.device))
     return plan._forward_tensor(t, kind)
 
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import torch
 
-from .._array import policy_dtype, resolve_device
+from .._array import policy_dtype
 from .._memory import format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._validate import check_choice, check_int
+from ..parallel import first_device, resolve_devices
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import get_family
 from .moments import DiskMoments
@@ -91,10 +92,10 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         arr = np.asarray(image)
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
-    dev = resolve_device(device, in_dev)
+    dev = resolve_devices(device, in_dev)
     size = _size_of(image)
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
-                         repetitions=repetitions, k=k, dtype=dt, device=dev,
+                         repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)
     plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,

@@ -49,10 +49,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, complex_dtype, policy_dtype, resolve_device
+from .._array import ArrayKind, complex_dtype, policy_dtype
 from .._memory import format_bytes, memory_budget, rows_per_chunk
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel import device_key, first_device, resolve_devices
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
@@ -762,13 +763,13 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     if len(shape) < 2:
         raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
-    dev = resolve_device(device, in_dev)
+    dev = resolve_devices(device, in_dev)
     family = pht_family(kind, s)
     # the index checks (and the memory estimate) before the cache: nothing huge is built
     _check_orders(family, nmax, lmax, nmin, lmin, prs, size=int(shape[-1]), k=k, dtype=dt,
-                  device=dev, memory_budget=memory_budget)
+                  device=first_device(dev), memory_budget=memory_budget)
     plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs, s, k, quadrature,
-                        rule, method, eps, dt, str(dev), memory_budget)
+                        rule, method, eps, dt, device_key(dev), memory_budget)
     return plan.forward(image)
 
 

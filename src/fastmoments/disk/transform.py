@@ -14,6 +14,7 @@ from .._memory import format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._validate import check_choice, check_int
+from ..parallel import device_key, multi_device
 from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
@@ -27,6 +28,7 @@ __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cache
 REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
 
+@multi_device
 class DiskTransform:
     r"""A transform on the unit disk for ``N x N`` images, built once and applied to batches.
 
@@ -299,7 +301,7 @@ def cached_transform(family: str, size: int, order: int, *, k: int, quadrature: 
     reps = None if repetitions is None else tuple(int(m) for m in repetitions)
     prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
     return _cached(family, size, order, k, quadrature, rule, method, reps, prs, dtype,
-                   str(device), memory_budget)
+                   device_key(device), memory_budget)
 
 
 #: Host memory of the Python index of one stored moment (``IndexSet``: its tuples and the

@@ -38,6 +38,7 @@ from ..disk._checks import check_budget, check_int_list, check_pair_list, check_
 from ..disk.families import FAMILIES, get_family
 from ..disk.sampling import QUADRATURES, RULES
 from ..disk.transform import DiskTransform, estimate_disk_memory
+from ..parallel.plans import batched, features_prepare, gather_features, leading_axis
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
            "moment_pairs"]
@@ -266,6 +267,8 @@ def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
             torch.as_tensor(conj, device=dev))
 
 
+@batched(name="images", split_axis=leading_axis(2), prepare=features_prepare,
+         gather=gather_features)
 def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
              kind: str = "complex", select: int | Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",

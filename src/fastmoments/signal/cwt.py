@@ -13,6 +13,7 @@ import torch
 from .._array import complex_dtype, to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import (
     apply_bank,
     as_signal,
@@ -203,6 +204,7 @@ def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
                truncate=truncate)
 
 
+@batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
 def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, axis: int = -1,
         *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "sft", approximation: str = "direct", terms: int | None = None,

@@ -17,6 +17,7 @@ import numpy as np
 from .._array import to_output
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
 from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
 from .direct import DirectBank
@@ -173,6 +174,8 @@ def _per_axis(name: str, value: Any, n: int) -> list:
     return [value] * n
 
 
+@batched(name="x", split_axis=free_axis(
+    lambda a: a["axes"] if a["axes"] is not None else a["axis"]))
 def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequence[int] = 0,
                     axis: int = -1, axes: Sequence[int] | None = None, mode: str = "reflect",
                     cval: float = 0.0, method: str = "sft", terms: int | None = None,

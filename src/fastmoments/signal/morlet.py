@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive_float
+from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan
 from .coefficients import (
     default_morlet_terms,
@@ -212,6 +213,7 @@ def _cached_plan(sigma, xi, method, approximation, terms, shift, truncate) -> Mo
                            shift=shift, truncate=truncate)
 
 
+@batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
 def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                      mode: str = "reflect", cval: float = 0.0, method: str = "sft",
                      approximation: str = "direct", terms: int | None = None,

@@ -1,0 +1,696 @@
+"""Plans and one-call functions on a list of devices.
+
+:class:`ParallelPlan` stands for a plan built with ``device=[...]``: it holds one replica of
+the plan per device entry (built once, on first use, and kept) and splits the work:
+
+* **batches** (``B >= number of devices``): the flattened batch is cut into nearly equal
+  contiguous pieces, one per device, results concatenated in input order on the first device;
+* **one large job** (``B < number of devices``, disk and box plans): the moment set is
+  partitioned (columns of repetitions for disk transforms, blocks of first-axis degrees for
+  box transforms, balanced by :mod:`.partition`) and gathered; reconstructions are the sum
+  of the partial reconstructions, gathered on the first device.
+
+:func:`multi_device` is the class decorator that lets a plan's constructor return a
+:class:`ParallelPlan` when ``device=`` names several devices (a single device builds the
+plan exactly as before). :func:`batched` does the same for one-call functions.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._array import ArrayKind, as_tensor, resolve_device
+from .devices import device_list, is_multi
+from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
+from .runner import gather_tensors, run_parts, settle, to_device, to_host, transfer_batches
+
+__all__ = ["ParallelPlan", "batched", "multi_device"]
+
+SPLITS = ("auto", "batch", "work")
+
+#: Smallest modelled cost (units of :mod:`.partition`) for which ``split="auto"`` spreads one
+#: job over the devices: about 10 ms of work on one H200 for each geometry (measured in
+#: ``benchmarks/results/multigpu.md``: smaller jobs ran slower split than on one GPU).
+MIN_WORK_SPLIT = {"disk": 1e10, "box": 1e12}
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
+
+
+def _kind(x: Any) -> ArrayKind:
+    if isinstance(x, torch.Tensor):
+        return ArrayKind(numpy=False, device=x.device)
+    return ArrayKind(numpy=True, device=torch.device("cpu"))
+
+
+def _itemsize(x: Any) -> int:
+    if isinstance(x, torch.Tensor):
+        return x.element_size()
+    return int(np.asarray(x).dtype.itemsize) if not hasattr(x, "dtype") else int(
+        np.dtype(x.dtype).itemsize)
+
+
+def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    return x.reshape(shape) if isinstance(x, torch.Tensor) else np.asarray(x).reshape(shape)
+
+
+def _finish(t: torch.Tensor, kind: ArrayKind) -> Any:
+    return t.detach().cpu().numpy() if kind.numpy else t
+
+
+def _gather_moments(parts: list[Any], plan: Any, dev0: torch.device, lead: tuple[int, ...],
+                    kind: ArrayKind) -> Any:
+    data = gather_tensors([p.data for p in parts], dev0)
+    out = copy.copy(parts[0])
+    out._data = data.reshape(*lead, *data.shape[1:])
+    out.plan = plan
+    out.kind = kind
+    return out
+
+
+class ParallelPlan:
+    """A plan replicated over several devices (see the module notes).
+
+    Parameters
+    ----------
+    cls : type
+        The plan class.
+    args, kwargs
+        Its constructor's arguments (``device`` excluded).
+    devices : tuple of torch.device
+        One entry per worker (repeats allowed); results are gathered on ``devices[0]``.
+
+    Attributes not defined here (``size``, ``index``, ``order``, ``mask``, ``shape`` ...) are
+    those of the first replica.
+    """
+
+    def __init__(self, cls: type, args: tuple, kwargs: dict, devices: tuple[torch.device, ...]):
+        self._cls = cls
+        self._args = args
+        self._kwargs = dict(kwargs)
+        self.devices = devices
+        self._replicas: list[Any] = [None] * len(devices)
+        self._parts: list[Any] | None = None
+        self._locks = [threading.Lock() for _ in devices]
+        self._parts_lock = threading.Lock()
+        self._replicas[0] = self._make(0)  # builds (and validates) at construction time
+        self._geometry = self._find_geometry()
+
+    # ------------------------------------------------------------------ replicas
+    def _make(self, i: int) -> Any:
+        plan = object.__new__(self._cls)
+        plan.__init__(*self._args, **{**self._kwargs, "device": self.devices[i]})
+        return plan
+
+    def replica(self, i: int) -> Any:
+        """The plan replica of device entry ``i`` (built on first use, then kept)."""
+        with self._locks[i]:
+            if self._replicas[i] is None:
+                self._replicas[i] = self._make(i)
+            return self._replicas[i]
+
+    def _find_geometry(self) -> str:
+        from ..box.api import JacobiTransform
+        from ..disk.transform import DiskTransform
+
+        r0 = self._replicas[0]
+        if isinstance(r0, DiskTransform):
+            return "disk"
+        if isinstance(r0, JacobiTransform):
+            return "box"
+        return "other"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_replicas", "_cls"):
+            raise AttributeError(name)
+        return getattr(self._replicas[0], name)
+
+    def __repr__(self) -> str:
+        devs = ", ".join(str(d) for d in self.devices)
+        return f"ParallelPlan({self._replicas[0]!r}, devices=[{devs}])"
+
+    @property
+    def device(self) -> torch.device:
+        """The first device: where results are gathered."""
+        return self.devices[0]
+
+    @property
+    def core_ndim(self) -> int:
+        """Trailing dimensions of one item (2 for images, 3 for volumes)."""
+        return self._replicas[0].ndim if self._geometry == "box" else 2
+
+    def _mode(self, split: str, batch: int) -> str:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        n = len(self.devices)
+        can_work = self._geometry in ("disk", "box")
+        if batch == 0:
+            return "one"
+        if split == "work" and can_work:
+            return "work"
+        if split == "batch" or batch >= n or not can_work:
+            return "batch" if batch > 1 else "one"
+        if split == "auto" and self._job_cost(batch) < MIN_WORK_SPLIT[self._geometry]:
+            return "one"  # too small to gain from a split: the first device does it
+        return "work"
+
+    def _job_cost(self, batch: int) -> float:
+        """Modelled cost of one job (the units of :mod:`.partition`)."""
+        r0 = self._replicas[0]
+        if self._geometry == "disk":
+            s = r0.sampling
+            return batch * sum(disk_column_costs([len(c) for c in r0.index.ns], s.n_groups,
+                                                 s.n_orbits))
+        return batch * sum(box_degree_costs(r0.shape, r0.order, r0.total))
+
+    # ------------------------------------------------------------------ batch split
+    def _batched(self, method: str, x: Any, core: int, kind: ArrayKind | None = None,
+                 **kw: Any) -> Any:
+        shape = _shape(x)
+        lead, item = shape[:-core], shape[-core:]
+        b = math.prod(lead)
+        kind = kind or _kind(x)
+        flat = _reshape(x, (b, *item))
+        spans = even_splits(b, len(self.devices))
+        item_bytes = math.prod(item) * _itemsize(x)
+
+        def work(i: int, a: int, z: int) -> list[Any]:
+            rep = self.replica(i)
+            return transfer_batches(flat[a:z], self.devices[i], i,
+                                    lambda t: getattr(rep, method)(t, **kw), item_bytes,
+                                    host_out=kind.numpy and method != "forward")
+
+        res = run_parts(self.devices[:len(spans)],
+                        [functools.partial(work, i, a, z) for i, (a, z) in enumerate(spans)],
+                        what=f"{method} of {b} items split over {len(spans)} devices")
+        parts = [p for r in res for p in r]
+        if hasattr(parts[0], "data") and hasattr(parts[0], "plan"):
+            return _gather_moments(parts, self, self.devices[0], lead, kind)
+        t = gather_tensors([p if isinstance(p, torch.Tensor) else torch.as_tensor(p)
+                            for p in parts], None if kind.numpy else self.devices[0])
+        return _finish(t.reshape(*lead, *t.shape[1:]), kind)
+
+    # ------------------------------------------------------------------ transforms
+    def forward(self, x: Any, *, split: str = "auto", **options: Any) -> Any:
+        """Moments of a batch, split over the devices.
+
+        Parameters
+        ----------
+        x : array_like or torch.Tensor
+            As the plan's ``forward``.
+        split : {"auto", "batch", "work"}
+            ``"batch"``: items go to different devices; ``"work"``: every device computes a
+            part of the moment set of every item; ``"auto"``: batches when there are at
+            least as many items as devices, else the moment set.
+        **options
+            The plan's own ``forward`` options (e.g. ``progress=``), passed to each replica;
+            a split moment set runs its parts without them.
+        """
+        shape = _shape(x)
+        core = self.core_ndim
+        if len(shape) < core:
+            return self._replicas[0].forward(x, **options)  # the plan's own error
+        mode = self._mode(split, math.prod(shape[:-core]))
+        if mode == "one":
+            return self._replicas[0].forward(x, **options)
+        if mode == "batch":
+            return self._batched("forward", x, core, **options)
+        return self._work_forward(x, _kind(x))
+
+    __call__ = forward
+
+    def _forward_tensor(self, t: torch.Tensor, kind: ArrayKind) -> Any:
+        """Entry used by the box one-call functions (``t`` already validated)."""
+        out = self.forward(t)
+        out.kind = kind
+        return out
+
+    def adjoint(self, y: Any) -> Any:
+        """The plan's adjoint, batches split over the devices."""
+        data = y.data if hasattr(y, "plan") else y
+        ncoef = 2 if self._geometry == "disk" else self.core_ndim
+        kind = y.kind if hasattr(y, "plan") else _kind(y)
+        if math.prod(_shape(data)[:-ncoef]) < 2 or len(self.devices) == 1:
+            return self._replicas[0].adjoint(data if not hasattr(y, "plan") else
+                                             _retarget(y, self._replicas[0]))
+        return self._batched("adjoint", data, ncoef, kind)
+
+    # ------------------------------------------------------------------ work split
+    def parts(self) -> list[tuple[int, Any, Any]]:
+        """The partition of one job: ``(device entry, partial plan or None, piece)`` with the
+        piece a list of columns (disk) or a ``(start, stop)`` block of degrees (box)."""
+        with self._parts_lock:
+            if self._parts is None:
+                r0 = self._replicas[0]
+                n = len(self.devices)
+                if self._geometry == "disk":
+                    idx = r0.index
+                    costs = disk_column_costs([len(c) for c in idx.ns], r0.sampling.n_groups,
+                                              r0.sampling.n_orbits)
+                    self._parts = [[i, None, cols] for i, cols in enumerate(balance(costs, n))]
+                else:
+                    costs = box_degree_costs(r0.shape, r0.order, r0.total)
+                    self._parts = [[i, None, blk]
+                                   for i, blk in enumerate(contiguous_blocks(costs, n))]
+            return self._parts
+
+    def _partial_disk(self, slot: int) -> Any:
+        from ..disk.indexing import IndexSet
+        from ..disk.pht import PolarHarmonicTransform
+        from ..disk.transform import DiskTransform
+
+        part = self.parts()[slot]
+        if part[1] is not None:
+            return part[1]
+        r0 = self._replicas[0]
+        cols = part[2]
+        sub = IndexSet(tuple(r0.index.ms[c] for c in cols), tuple(r0.index.ns[c] for c in cols))
+        dev = self.devices[part[0]]
+        bound = inspect.signature(self._cls.__init__).bind(None, *self._args, **self._kwargs)
+        kw = {k: v for k, v in bound.arguments.items() if k != "self"}
+        kw.update(kw.pop("kwargs", {}))
+        if isinstance(r0, PolarHarmonicTransform):
+            for k in ("nmax", "lmax", "nmin", "lmin", "pairs", "kind", "size"):
+                kw.pop(k, None)
+            plan = PolarHarmonicTransform(r0.kind, r0.size, pairs=sub.pairs(), **{
+                **kw, "device": dev})
+        else:
+            keep = ("k", "quadrature", "rule", "method", "dtype", "memory_budget")
+            plan = DiskTransform(r0.family, r0.size, 0, index=sub, device=dev,
+                                 **{k: kw[k] for k in keep if k in kw})
+        if plan.index.ms != sub.ms or plan.index.ns != sub.ns:  # pragma: no cover - guard
+            raise RuntimeError("a partial plan's index does not match its columns")
+        part[1] = plan
+        return plan
+
+    def _work_forward(self, x: Any, kind: ArrayKind) -> Any:
+        if self._geometry == "disk":
+            return self._disk_forward(x, kind)
+        return self._box_forward(x, kind)
+
+    def _disk_forward(self, x: Any, kind: ArrayKind) -> Any:
+        r0 = self._replicas[0]
+        parts = self.parts()
+
+        def work(slot: int) -> Any:
+            plan = self._partial_disk(slot)
+            return plan.forward(to_device(x, self.devices[parts[slot][0]]))
+
+        res = run_parts([self.devices[p[0]] for p in parts],
+                        [functools.partial(work, s) for s in range(len(parts))],
+                        what=f"{r0.index.size} moments split over {len(parts)} devices")
+        dev0 = self.devices[0]
+        d0 = res[0].data
+        lead = tuple(d0.shape[:-2])
+        full = torch.zeros(*lead, r0.index.n_cols, r0.index.n_rows, dtype=d0.dtype,
+                           device=dev0)
+        for (_, _, cols), m in zip(parts, res, strict=True):
+            c = torch.as_tensor(cols, device=dev0)
+            full[..., c, :m.data.shape[-1]] = m.data.to(dev0)
+        settle(dev0)
+        out = copy.copy(res[0])
+        out._data = full
+        out.plan = self
+        out.kind = kind
+        return out
+
+    def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+        """Disk reconstruction from ``(B, cols, rows)`` coefficients: batches split over the
+        devices, or (fewer images than devices) the sum of the partial reconstructions of the
+        column parts, gathered on the first device."""
+        b = coef.shape[0]
+        dev0 = self.devices[0]
+        if self._mode("auto", b) == "one":
+            return self._replicas[0].synthesize(coef.to(dev0), gamma.to(dev0))
+        if self._mode("auto", b) == "batch":
+            spans = even_splits(b, len(self.devices))
+
+            def piece(i: int, a: int, z: int) -> torch.Tensor:
+                dev = self.devices[i]
+                return self.replica(i).synthesize(coef[a:z].to(dev), gamma.to(dev))
+
+            res = run_parts(self.devices[:len(spans)],
+                            [functools.partial(piece, i, a, z) for i, (a, z) in
+                             enumerate(spans)], what="reconstruction")
+            return gather_tensors(res, dev0)
+        parts = self.parts()
+
+        def partial(slot: int) -> torch.Tensor:
+            plan = self._partial_disk(slot)
+            dev = self.devices[parts[slot][0]]
+            cols = torch.as_tensor(parts[slot][2], device=coef.device)
+            c = coef[:, cols, :plan.index.n_rows].to(dev)
+            return plan.synthesize(c, gamma[cols.to(gamma.device)].to(dev))
+
+        res = run_parts([self.devices[p[0]] for p in parts],
+                        [functools.partial(partial, s) for s in range(len(parts))],
+                        what="partial reconstruction")
+        total = res[0].to(dev0).clone()
+        for r in res[1:]:
+            total += r.to(dev0)
+        settle(dev0)
+        return total
+
+    # ------------------------------------------------------------------ box
+    def _box_forward(self, x: Any, kind: ArrayKind) -> Any:
+        from ..box.moments import BoxMoments
+
+        r0 = self._replicas[0]
+        nd = r0.ndim
+        t, _ = as_tensor(x, "x", min_ndim=nd, dtype=r0.dtype)  # validates on the host side
+        if tuple(t.shape[-nd:]) != r0.shape:
+            return r0.forward(x)  # the plan's own error
+        lead = tuple(t.shape[:-nd])
+        flat = t.reshape(-1, *r0.shape)
+        parts = self.parts()
+
+        def work(slot: int) -> torch.Tensor:
+            i, _, (a, z) = parts[slot]
+            rep = self.replica(i)
+            lim = _box_limit(rep, a, rep.order)  # total degree: later axes stop at order - a
+            mats = rep.analysis_matrices()
+            xt = to_device(flat, self.devices[i]).to(rep.dtype)
+            y = _box_contract(xt, [mats[0][a:z], *(mt[:lim] for mt in mats[1:])],
+                              analysis=True)
+            mask = rep.outside()
+            if mask is not None:
+                y = y.masked_fill(mask[(slice(a, z),) + (slice(0, lim),) * (nd - 1)], 0)
+            full = y.new_zeros(y.shape[0], z - a, *r0.coef_shape[1:])
+            full[(slice(None), slice(None)) + (slice(0, lim),) * (nd - 1)] = y
+            return full
+
+        res = run_parts([self.devices[p[0]] for p in parts],
+                        [functools.partial(work, s) for s in range(len(parts))],
+                        what=f"moments of order {r0.order} split over {len(parts)} devices")
+        dev0 = self.devices[0]
+        data = gather_tensors(res, dev0, dim=1)
+        return BoxMoments(data.reshape(*lead, *r0.coef_shape), self, kind)
+
+    def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None) -> Any:
+        """Box reconstruction: batches split over the devices, or (fewer items than
+        devices) the sum of the reconstructions from each device's block of degrees."""
+        r0 = self._replicas[0]
+        if region is not None:
+            return r0.inverse(_retarget(coeffs, r0), order=order, region=region)
+        c, kind = r0._coeffs(_retarget(coeffs, r0), "coeffs")
+        nd = r0.ndim
+        lead = tuple(c.shape[:-nd])
+        b = math.prod(lead)
+        mode = self._mode("auto", b)
+        if mode == "one":
+            return r0.inverse(c if kind.numpy is False else coeffs, order=order)
+        if mode == "batch":
+            return self._batched("inverse", c, nd, kind, order=order)
+        m = r0.order if order is None else order
+        flat = c.reshape(b, *r0.coef_shape)
+        parts = self.parts()
+
+        def work(slot: int) -> torch.Tensor:
+            i, _, (a, z) = parts[slot]
+            rep = self.replica(i)
+            lim = _box_limit(rep, a, m)
+            mats = [s[:lim] for s in rep.synthesis_matrices()]
+            cut = (slice(a, z),) + (slice(0, lim),) * (nd - 1)
+            ct = flat[(slice(None), *cut)].to(self.devices[i])
+            mask = rep.outside(m)
+            if mask is not None:
+                ct = ct.masked_fill(mask[cut], 0)
+            return _box_contract(ct, [rep.synthesis_matrices()[0][a:z], *mats[1:]],
+                                 analysis=False)
+
+        res = run_parts([self.devices[p[0]] for p in parts],
+                        [functools.partial(work, s) for s in range(len(parts))],
+                        what="partial reconstruction")
+        dev0 = self.devices[0]
+        total = res[0].to(dev0).clone()
+        for r in res[1:]:
+            total += r.to(dev0)
+        settle(dev0)
+        return _finish(total.reshape(*lead, *r0.shape), kind)
+
+
+def _box_limit(plan: Any, first: int, order: int) -> int:
+    """Degrees needed on the later axes for a block starting at degree ``first``."""
+    if plan.total:
+        return max(1, min(plan.order, order) - first + 1)
+    return plan.order + 1
+
+
+def _retarget(moments: Any, plan: Any) -> Any:
+    """A moments object of a parallel plan, as seen by one of its replicas."""
+    if hasattr(moments, "plan") and isinstance(moments.plan, ParallelPlan):
+        out = copy.copy(moments)
+        out.plan = plan
+        out._data = moments.data.to(plan.device)
+        return out
+    return moments
+
+
+_LETTERS = "pqr"
+_AXES = "zyx"
+
+
+def _box_contract(t: torch.Tensor, mats: list[torch.Tensor], analysis: bool) -> torch.Tensor:
+    """Separable products: analysis ``(b, *shape) -> (b, *degrees)`` with ``mats[k]`` of shape
+    ``(degrees_k, n_k)``; synthesis the transpose, one axis at a time."""
+    nd = len(mats)
+    deg, pix = _LETTERS[:nd], _AXES[-nd:]
+    for k in range(nd):
+        if analysis:
+            src = "b" + deg[:k] + pix[k:]
+            dst = "b" + deg[:k + 1] + pix[k + 1:]
+            t = torch.einsum(f"{deg[k]}{pix[k]},{src}->{dst}", mats[k], t)
+        else:
+            j = nd - 1 - k  # last axis first
+            src = "b" + deg[:j + 1] + pix[j + 1:]
+            dst = "b" + deg[:j] + pix[j:]
+            t = torch.einsum(f"{deg[j]}{pix[j]},{src}->{dst}", mats[j], t)
+    return t
+
+
+# ---------------------------------------------------------------------- decorators
+def multi_device(cls: type) -> type:
+    """Class decorator: ``cls(..., device=[...])`` builds a :class:`ParallelPlan`.
+
+    A single device (or none) builds the plan exactly as before: the only cost is one
+    ``isinstance`` test in ``__new__``.
+    """
+    base_new = cls.__new__
+
+    def __new__(klass, *args: Any, **kwargs: Any):
+        device = kwargs.get("device")
+        if device is not None and is_multi(device):
+            rest = {k: v for k, v in kwargs.items() if k != "device"}
+            return ParallelPlan(klass, args, rest, device_list(device))
+        if base_new is object.__new__:
+            return object.__new__(klass)
+        return base_new(klass, *args, **kwargs)
+
+    cls.__new__ = staticmethod(__new__)  # type: ignore[assignment]
+    return cls
+
+
+SplitAxis = Callable[[tuple[int, ...], dict], "int | None"]
+
+
+def _norm_axis(ax: Any, ndim: int) -> int | None:
+    if isinstance(ax, bool) or not isinstance(ax, (int, np.integer)) or not -ndim <= ax < ndim:
+        return None
+    return int(ax) % ndim
+
+
+def free_axis(filtered: Callable[[dict], Any]) -> SplitAxis:
+    """Split along the first axis that the transform does not run along (None: every axis
+    is filtered, or the axes are invalid and the function's own check will say so)."""
+
+    def pick(shape: tuple[int, ...], arguments: dict) -> int | None:
+        axes = filtered(arguments)
+        axes = [axes] if not isinstance(axes, (list, tuple)) else list(axes)
+        norm = [_norm_axis(a, len(shape)) for a in axes]
+        if any(a is None for a in norm):
+            return None
+        free = [a for a in range(len(shape)) if a not in norm]
+        return free[0] if free else None
+
+    return pick
+
+
+def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
+            gather: Callable | None = None, prepare: Callable | None = None) -> Callable:
+    """Decorator for one-call functions: a device list spreads the batch over the devices.
+
+    Parameters
+    ----------
+    name : str
+        The input argument.
+    split_axis : callable
+        ``(shape, arguments) -> axis or None``: the axis to split.
+    out_offset : int
+        Where the split axis sits in the output, relative to the input's.
+    gather : callable, optional
+        ``(results, axis, dev0, kind, state) -> result``; default: concatenate tensors and
+        moments objects along the split axis.
+    prepare : callable, optional
+        ``(arguments) -> state``: adjusts the per-part arguments (e.g. defers a selection
+        that needs every item) and returns what ``gather`` needs.
+
+    A function without a ``device`` parameter gains one (``None``: unchanged call; one
+    device: the input goes there and the result comes back from there).
+    """
+
+    def deco(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        has_device = "device" in sig.parameters
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if has_device:
+                bound = sig.bind(*args, **kwargs)
+                device = bound.arguments.get("device")
+                if device is None or not is_multi(device):
+                    return fn(*args, **kwargs)
+            else:
+                device = kwargs.pop("device", None)
+                if device is None:
+                    return fn(*args, **kwargs)
+                bound = sig.bind(*args, **kwargs)
+            devs = device_list(device) if is_multi(device) else (resolve_device(device),)
+            bound.apply_defaults()
+            return _run(fn, bound, devs)
+
+        def _run(fn: Callable, bound: inspect.BoundArguments, devs: tuple) -> Any:
+            x = bound.arguments[name]
+            if not isinstance(x, torch.Tensor):
+                x = np.asarray(x)
+            kind = _kind(x)
+            shape = _shape(x)
+            ax = split_axis(shape, bound.arguments)
+            out = bound.arguments.get("out")
+            if out is not None:
+                bound.arguments["out"] = None
+            state = prepare(bound.arguments) if prepare else None
+            n = shape[ax] if ax is not None else 0
+            spans = even_splits(n, len(devs)) if n > 1 else [(0, n)]
+
+            def call(dev: torch.device, t: torch.Tensor) -> Any:
+                args = dict(bound.arguments)
+                args[name] = t
+                if has_device:
+                    args["device"] = dev
+                ba = inspect.BoundArguments(sig, args)  # type: ignore[arg-type]
+                return fn(*ba.args, **ba.kwargs)
+
+            def work(i: int, a: int, z: int) -> list[Any]:
+                dev = devs[i]
+                if ax is None or (len(spans) == 1 and n == shape[ax]):
+                    piece = x
+                else:
+                    piece = x[(slice(None),) * ax + (slice(a, z),)]
+                if ax == 0 and n > 1:  # sub-batches: copies overlap the compute
+                    item = math.prod(shape[1:]) * _itemsize(x)
+                    return transfer_batches(piece, dev, i, functools.partial(call, dev), item,
+                                            host_out=kind.numpy)
+                r = call(dev, to_device(piece, dev))
+                return [to_host(r) if kind.numpy else r]
+
+            parts = run_parts(devs[:len(spans)],
+                              [functools.partial(work, i, a, z) for i, (a, z) in
+                               enumerate(spans)], what=f"{fn.__name__} of a part of the batch")
+            res = [r for part in parts for r in part]
+            if gather is not None:
+                result = gather(res, ax, devs[0], kind, state)
+            else:
+                result = _gather_default(res, (ax or 0) + out_offset, devs[0], kind)
+            if out is not None:
+                target = result[0] if isinstance(result, tuple) else result
+                if isinstance(out, torch.Tensor):
+                    out.copy_(torch.as_tensor(target).to(out.device))
+                else:
+                    out[...] = np.asarray(target)
+                result = (out, *result[1:]) if isinstance(result, tuple) else out
+            return result
+
+        if not has_device:
+            wrapper.__doc__ = _document_device(fn.__doc__)
+        wrapper.__signature__ = sig if has_device else sig.replace(  # type: ignore[attr-defined]
+            parameters=[*sig.parameters.values(),
+                        inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY,
+                                          default=None)])
+        return wrapper
+
+    return deco
+
+
+_DEVICE_DOC = """    device : str, torch.device, sequence of them or "cuda:all", optional
+        Where to compute: ``None`` (default) where the input is; one device moves the work
+        there; a list spreads the batch over the devices and gathers the result on the first
+        (:mod:`fastmoments.parallel`, ``docs/multigpu.md``).
+
+"""
+
+
+def _document_device(doc: str | None) -> str | None:
+    """The docstring with the ``device`` parameter that :func:`batched` adds, before Returns."""
+    if not doc:
+        return doc
+    mark = "\n    Returns\n    -------"
+    if mark not in doc:
+        return doc
+    head, tail = doc.split(mark, 1)
+    return head.rstrip("\n") + "\n" + _DEVICE_DOC + mark.lstrip("\n") + tail
+
+
+def _gather_default(res: list[Any], dim: int, dev0: torch.device, kind: ArrayKind) -> Any:
+    first = res[0]
+    if isinstance(first, tuple):  # (per-item result, descriptions such as frequencies)
+        return (_gather_default([r[0] for r in res], dim, dev0, kind), *first[1:])
+    if isinstance(first, torch.Tensor):
+        return _finish(gather_tensors(res, None if kind.numpy else dev0, dim=dim), kind)
+    if isinstance(first, np.ndarray):
+        return np.concatenate(res, axis=dim) if len(res) > 1 else first
+    return first
+
+
+def gather_features(res: list[Any], ax: Any, dev0: torch.device, kind: ArrayKind,
+                    count: int | None) -> Any:
+    """Feature sets of the parts, concatenated (rows in input order), then the deferred
+    selection by variance over every image."""
+    fs = dataclasses.replace(res[0], moments=gather_tensors([r.moments for r in res], dev0),
+                             kind_in=kind)
+    if count is not None:
+        from .._validate import check_int
+        from ..features.selection import moment_variances, top_by_variance
+
+        count = check_int("select", count, minimum=1, maximum=len(fs.pairs))
+        var = moment_variances(fs, kind=fs.kind)
+        fs = fs.select(top_by_variance(fs.pairs, var, count))
+    return fs
+
+
+def features_prepare(arguments: dict) -> int | None:
+    """Defer ``select=int`` (variance over every image) to after the gather."""
+    sel = arguments.get("select")
+    if isinstance(sel, (int, np.integer)) and not isinstance(sel, bool):
+        arguments["select"] = None
+        return int(sel)
+    return None
+
+
+def leading_axis(core: int) -> SplitAxis:
+    """Split along axis 0 when there is a batch axis in front of ``core`` item axes."""
+
+    def pick(shape: tuple[int, ...], arguments: dict) -> int | None:
+        return 0 if len(shape) > core else None
+
+    return pick

@@ -1,0 +1,249 @@
+"""Running one piece of work per device, concurrently, and gathering the results.
+
+One Python thread per device entry (torch releases the GIL inside its kernels), each with
+its own CUDA stream on a GPU. Host data go through pinned memory with ``non_blocking``
+copies on a separate copy stream, in sub-batches, so that the copy of the next sub-batch
+overlaps the compute of the current one. Out-of-memory errors are turned into a
+:class:`MemoryError` that names the device and the memory that was needed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._memory import format_bytes
+
+__all__ = ["gather_tensors", "run_parts", "settle", "to_device", "transfer_batches"]
+
+#: Host bytes per sub-batch of a pipelined host-to-device transfer.
+SUB_BATCH_BYTES = 256 * 2**20
+
+_streams: dict[tuple[int, int, str], Any] = {}
+_lock = threading.Lock()
+
+
+def _stream(dev: torch.device, slot: int, role: str):
+    key = (dev.index or 0, slot, role)
+    with _lock:
+        if key not in _streams:
+            _streams[key] = torch.cuda.Stream(device=dev)
+        return _streams[key]
+
+
+_executor: ThreadPoolExecutor | None = None
+_workers = 0
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    """A kept pool of at least ``n`` threads (no thread start per call)."""
+    global _executor, _workers
+    with _lock:
+        if _executor is None or _workers < n:
+            _workers = max(n, 8)
+            _executor = ThreadPoolExecutor(max_workers=_workers,
+                                           thread_name_prefix="fastmoments-device")
+        return _executor
+
+
+def _oom_bytes(message: str) -> float:
+    """Bytes that an allocation asked for, read from torch's out-of-memory message."""
+    m = re.search(r"(?:[Tt]ried to allocate|allocate)\s+([\d.]+)\s*(GiB|MiB|KiB|bytes|B)\b",
+                  message)
+    if not m:
+        return 0.0
+    scale = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "bytes": 1, "B": 1}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def memory_error(dev: torch.device, exc: BaseException, what: str) -> MemoryError:
+    """A :class:`MemoryError` naming ``dev`` and the memory that was needed."""
+    asked = _oom_bytes(str(exc))
+    held = 0
+    total = None
+    if dev.type == "cuda":
+        try:
+            held = torch.cuda.memory_allocated(dev)
+            total = torch.cuda.get_device_properties(dev).total_memory
+        except Exception:  # pragma: no cover - a broken device
+            pass
+    need = held + asked
+    have = f" of the {format_bytes(total)} it has" if total else ""
+    return MemoryError(
+        f"device {dev} ran out of memory for its part of the work ({what}): it needed about "
+        f"{format_bytes(need)} ({format_bytes(held)} held + {format_bytes(asked)} asked)"
+        f"{have}; spread the work over more devices, pass smaller batches or set "
+        f"memory_budget")
+
+
+def run_parts(devices: Sequence[torch.device], work: Sequence[Callable[[], Any]],
+              what: str = "") -> list[Any]:
+    """Run ``work[i]`` on ``devices[i]`` concurrently; results in the same order.
+
+    A GPU entry runs in ``torch.cuda.device`` and its own stream, and waits for that stream
+    before returning, so results are complete when this returns. The first error (in device
+    order) is raised; out-of-memory errors become :class:`MemoryError` naming the device.
+    """
+    n = len(work)
+    results: list[Any] = [None] * n
+    errors: list[BaseException | None] = [None] * n
+
+    def one(i: int) -> None:
+        dev = devices[i]
+        try:
+            if dev.type == "cuda":
+                with torch.cuda.device(dev), torch.cuda.stream(_stream(dev, i, "compute")):
+                    results[i] = work[i]()
+                    torch.cuda.current_stream().synchronize()
+            else:
+                results[i] = work[i]()
+        except torch.OutOfMemoryError as exc:
+            errors[i] = memory_error(dev, exc, what)
+        except MemoryError as exc:
+            errors[i] = MemoryError(f"device {dev}: {exc}")
+        except RuntimeError as exc:
+            if "can't allocate memory" in str(exc) or "out of memory" in str(exc).lower():
+                errors[i] = memory_error(dev, exc, what)
+            else:
+                errors[i] = exc
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors[i] = exc
+
+    if n == 1:
+        one(0)
+    else:  # the caller's thread takes the first part, the pool the others
+        futures = [_pool(n - 1).submit(one, i) for i in range(1, n)]
+        one(0)
+        for f in futures:
+            f.result()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
+
+
+def to_device(x: Any, dev: torch.device) -> torch.Tensor:
+    """``x`` (NumPy or tensor) on ``dev``: host data through pinned memory, non-blocking.
+
+    Never modifies ``x``; NumPy data that need no conversion are not copied on the CPU.
+    """
+    if isinstance(x, torch.Tensor):
+        if x.device == dev:
+            return x
+        if dev.type == "cuda" and x.device.type == "cpu":
+            return x.pin_memory().to(dev, non_blocking=True)
+        return x.to(dev, non_blocking=dev.type == "cuda")
+    arr = np.asarray(x)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.float32)
+    elif not arr.flags.c_contiguous or not arr.flags.writeable:
+        arr = np.array(arr, order="C")
+    t = torch.from_numpy(arr)
+    if dev.type == "cuda":
+        return t.pin_memory().to(dev, non_blocking=True)
+    return t
+
+
+_staging: dict[tuple, list[torch.Tensor]] = {}
+
+
+def _buffers(dev: torch.device, slot: int, shape: tuple[int, ...], dtype: torch.dtype
+             ) -> list[torch.Tensor]:
+    """Two pinned host buffers per device entry, kept for the next call of the same shape."""
+    key = (dev.index, slot)
+    with _lock:
+        bufs = _staging.get(key)
+        if bufs is None or bufs[0].dtype != dtype or tuple(bufs[0].shape) != shape:
+            bufs = [torch.empty(shape, dtype=dtype, pin_memory=True) for _ in range(2)]
+            _staging[key] = bufs
+        return bufs
+
+
+def _host_tensor(x: Any) -> torch.Tensor | None:
+    """``x`` as a CPU tensor without a copy where possible (None: needs a conversion)."""
+    if isinstance(x, torch.Tensor):
+        return x if x.device.type == "cpu" else None
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf" or arr.dtype.byteorder not in "=|":
+        return None
+    return torch.from_numpy(arr) if arr.flags.writeable else torch.from_numpy(arr.copy())
+
+
+def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
+                     item_bytes: int, host_out: bool = False) -> list[Any]:
+    """Apply ``fn`` to ``x`` (leading axis = items) on ``dev``, in sub-batches whose copies
+    overlap the compute of the previous one.
+
+    On a GPU, host sub-batches are copied (in parallel, by torch's CPU threads) into one of two
+    kept pinned buffers, then sent by a non-blocking copy on a copy stream; the compute stream
+    waits for that copy only. ``host_out`` brings tensor results back to the host in this
+    thread (so that several devices copy back in parallel). Runs inside :func:`run_parts`.
+    """
+    n = int(x.shape[0])
+    src = _host_tensor(x)
+
+    def out(r: Any) -> Any:
+        return to_host(r) if host_out else r
+
+    per = max(1, int(SUB_BATCH_BYTES // max(item_bytes, 1)))
+    per = max(per, -(-n // 64))  # at most 64 sub-batches
+    if dev.type != "cuda" or src is None or n <= 1 or per >= n:
+        return [out(fn(to_device(x, dev)))]
+    compute = torch.cuda.current_stream(dev)
+    copy = _stream(dev, slot, "copy")
+    bufs = _buffers(dev, slot, (per, *src.shape[1:]), src.dtype)
+    done: list[Any] = [None, None]
+    outs = []
+    pending = None
+    for k, s in enumerate(range(0, n, per)):
+        j = k % 2
+        if done[j] is not None:
+            done[j].synchronize()  # the copy out of this buffer has finished
+        part = src[s:s + per]
+        buf = bufs[j][:part.shape[0]]
+        buf.copy_(part)
+        with torch.cuda.stream(copy):
+            xs = buf.to(dev, non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record(copy)
+        done[j] = ev
+        if pending is not None:
+            outs.append(out(fn(pending)))
+        compute.wait_event(ev)
+        xs.record_stream(compute)
+        pending = xs
+    outs.append(out(fn(pending)))
+    return outs
+
+
+def settle(dev: torch.device) -> None:
+    """Wait for the caller's stream on ``dev``: tensors that the device threads allocated on
+    their own streams may be freed (and reused by those streams) once this returns."""
+    if dev.type == "cuda":
+        torch.cuda.current_stream(dev).synchronize()
+
+
+def to_host(r: Any) -> Any:
+    """A tensor result (or the first entry of a tuple result) copied to the host."""
+    if isinstance(r, torch.Tensor):
+        return r.cpu()
+    if isinstance(r, tuple) and r and isinstance(r[0], torch.Tensor):
+        return (r[0].cpu(), *r[1:])
+    return r
+
+
+def gather_tensors(parts: Sequence[torch.Tensor], dev: torch.device | None,
+                   dim: int = 0) -> torch.Tensor:
+    """Concatenate ``parts`` (possibly on several devices) on ``dev`` (None: the host), in new
+    memory of the caller's stream."""
+    target = dev if dev is not None else torch.device("cpu")
+    moved = [p if p.device == target else p.to(target) for p in parts]
+    out = torch.cat(moved, dim=dim) if len(moved) > 1 else moved[0].clone()
+    settle(target)
+    return out
