@@ -279,3 +279,45 @@ def test_parse_orders(text, expected):
 def test_parse_orders_refuses(text):
     with pytest.raises(ValueError, match="--orders"):
         parse_orders(text)
+
+
+def _benchmark(name: str):
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_glyph_store_is_deterministic_and_labelled(tmp_path):
+    import zarr
+
+    gs = _benchmark("build_glyph_store")
+    fonts = gs.installed_fonts()[:2]
+    if not fonts:
+        pytest.skip("no CJK font installed")
+    kw = {"fonts": fonts, "size": 32, "angles": [0, 90, 15], "limit": 3, "chunk": 4,
+          "progress": False}
+    gs.build(tmp_path / "a.zarr", **kw)
+    gs.build(tmp_path / "b.zarr", **kw)
+    a, b = (zarr.open_group(str(tmp_path / f"{x}.zarr"), mode="r") for x in "ab")
+    n = len(fonts) * 3 * 3
+    assert a["images"].shape == (n, 32, 32) and a["images"].dtype == np.uint8
+    np.testing.assert_array_equal(a["images"][:], b["images"][:])
+    assert a["font"][:].tolist() == [f for f in range(len(fonts)) for _ in range(9)]
+    assert "".join(map(chr, a["char"][:9:3])) == "啊阿埃"
+    assert a["angle"][:3].tolist() == [0, 90, 15]
+    imgs = a["images"][:]
+    np.testing.assert_array_equal(imgs[1], np.rot90(imgs[0]))  # counter-clockwise turn
+    assert (imgs.reshape(n, -1).max(axis=1) > 128).all()  # every image has ink
+    # a finished store is kept; features of it by the command line
+    gs.build(tmp_path / "a.zarr", **kw)
+    from fastmoments.cli.main import main
+
+    assert main(["features", str(tmp_path / "a.zarr"), "--array", "images", "--out",
+                 str(tmp_path / "f.zarr"), "--orders", "4", "--no-progress"]) == 0
+    got, _ = read_features(tmp_path / "f.zarr")
+    ref = features(imgs, family="zernike", orders=4, kind="magnitude")
+    _close(got, ref.matrix, "float32")
