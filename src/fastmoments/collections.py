@@ -330,8 +330,9 @@ def read_task(spec: dict[str, Any]) -> np.ndarray:
         return np.array(arr[start:stop])
     if spec["kind"] == "zarr":
         arr = _zarr_cached(spec["path"], spec["array"])
-        out = np.asarray(arr[start:stop] if arr.ndim == 3 else arr[None][start:stop])
-        return out
+        if arr.ndim == 2:  # one image
+            return np.asarray(arr[:])[None][start:stop]
+        return np.asarray(arr[start:stop])
     from .data import load_image
 
     out = np.empty((stop - start, side, side), dtype=np.float64)
