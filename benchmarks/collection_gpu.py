@@ -66,8 +66,12 @@ def _warm_local(src, opts: dict, batch: int) -> None:
 def _warm_client(client, src, opts: dict, batch: int) -> None:
     from fastmoments.collections import compute_chunk
 
+    # a task on each worker (client.run would run it on the worker's event loop, where the
+    # Zarr reads, which drive their own event loop, can block)
     spec = src.task(0, min(batch, src.n))
-    client.run(compute_chunk, spec, opts)
+    futs = [client.submit(compute_chunk, spec, opts, workers=[w], pure=False)
+            for w in client.scheduler_info()["workers"]]
+    client.gather(futs)
 
 
 def _time(src, out: Path, params: dict, device, client=None) -> tuple[float, np.ndarray]:
