@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     build_s = time.perf_counter() - t0
     src = open_images(store, array="images")
     attrs = dict(zarr.open_group(str(store), mode="r").attrs["glyph_store"])
+    zarr_chunk = int(zarr.open_group(str(store), mode="r")["images"].chunks[0])
     params = {"family": a.family, "orders": a.orders, "kind": a.kind, "k": a.k,
               "dtype": "float32", "batch": a.batch}
     opts = {k: params[k] for k in ("family", "orders", "kind", "k", "dtype")}
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                   else None, "n_images": src.n, "size": src.side,
                   "fonts": [f["family"] for f in attrs["fonts"]],
                   "characters": len(attrs["characters"]), "angles": attrs["angles_degrees"],
-                  "zarr_chunk": int(zarr.open_group(str(store), mode="r")["images"].chunks[0])},
+                  "zarr_chunk": zarr_chunk},
         "params": params, "runs": runs,
         "dask_over_baseline": ratio,
         "baseline": "in-process, 2 GPUs" if on_gpu else runs[0]["setup"],
