@@ -246,7 +246,11 @@ def test_killed_worker_result_is_complete(images, tmp_path):
     from fastmoments.cli.cmd_features import _client
 
     killed: list[int] = []
-    client, cluster = _client("local", 2)  # what --scheduler local --workers 2 starts
+    import dask
+
+    # worker processes start slowly on a busy 2-core machine: allow more than the default 30 s
+    with dask.config.set({"distributed.comm.timeouts.connect": "180s"}):
+        client, cluster = _client("local", 2)  # what --scheduler local --workers 2 starts
     with cluster, client:
         def kill_one(i, done, total):
             if killed:
