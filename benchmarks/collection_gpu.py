@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES="0,1", n_workers=2,
                                                threads_per_worker=a.threads_per_worker,
-                                               dashboard_address=None)
+                                               dashboard_address=":0")
                     dask(f"Dask LocalCUDACluster, 2 workers x {a.threads_per_worker} threads",
                          cluster, "cuda")
         else:
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
             local(f"in-process, CPU, {torch.get_num_threads()} torch threads", "cpu")
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0")
             dask("Dask LocalCluster, 2 workers x 1 thread, 1 torch thread each", cluster, "cpu")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -138,7 +138,7 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         n = workers or 2
         cores = os.cpu_count() or 1
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         client = Client(cluster)
         # worker threads x torch threads <= cores
         client.run(_set_torch_threads, max(1, cores // n))
