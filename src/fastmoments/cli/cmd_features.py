@@ -1,0 +1,159 @@
+"""``fastmoments features INPUT --out OUTPUT``: moment features of a large image collection.
+
+Reads a Zarr store, a folder of images or an ``.npy`` stack chunk by chunk and writes a Zarr
+array or a Parquet table, resumably (see :mod:`fastmoments.collections`), in this process or on
+a Dask cluster (``--scheduler``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "features", help="moment features of an image collection (Zarr, folder, .npy)",
+        description="Computes moment feature vectors of every image of INPUT (a Zarr store, a "
+                    "folder of PNG/TIFF/JPEG files, or an .npy stack of (n, N, N) images) and "
+                    "writes them chunk by chunk to OUTPUT: a Parquet table if its name ends in "
+                    ".parquet, else a Zarr array. An interrupted run resumes when started "
+                    "again with the same command; a finished one does nothing.")
+    p.add_argument("input", metavar="INPUT", help="Zarr store, image folder or .npy file")
+    p.add_argument("--out", required=True, metavar="OUTPUT",
+                   help="OUTPUT.zarr (or any folder name) or OUTPUT.parquet")
+    p.add_argument("--array", default=None, metavar="NAME",
+                   help="the array inside a Zarr group")
+    p.add_argument("--size", type=_int("size"), default=None, metavar="N",
+                   help="resample a folder's images to N x N")
+    p.add_argument("--family", default="zernike",
+                   help="zernike, pseudo-zernike, pcet, pct or pst (default zernike)")
+    p.add_argument("--orders", default="10",
+                   help="'T' for orders 0..T, 'LOW-HIGH', or a list '2,4,6' (default 10)")
+    p.add_argument("--kind", default="magnitude",
+                   help="complex (Re, Im columns), real, or magnitude (default; rotation "
+                        "invariant)")
+    p.add_argument("--k", type=_int("k"), default=1, help="sub-pixel points per axis")
+    p.add_argument("--dtype", default=None, help="float32 or float64 (default: float64 for "
+                                                  "float64 images and image folders)")
+    p.add_argument("--device", default=None,
+                   help="cpu, cuda, cuda:1, a list cuda:0,cuda:1, or cuda:all (default cpu); "
+                        "with --scheduler, the device of every worker")
+    p.add_argument("--batch", type=_int("batch"), default=None, metavar="B",
+                   help="images per chunk (default: the Zarr chunk length, at least 256; else "
+                        "1024)")
+    p.add_argument("--scheduler", default=None, metavar="local|ADDRESS",
+                   help="run on Dask: 'local' starts a LocalCluster, an address such as "
+                        "tcp://host:8786 joins a running cluster (default: this process)")
+    p.add_argument("--workers", type=_int("workers"), default=None, metavar="N",
+                   help="with --scheduler local: worker processes (default 2); with an "
+                        "address: wait for N workers")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an OUTPUT made with other parameters")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--{name} must be an integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"--{name} must be >= 1, got {value}")
+        return value
+    return parse
+
+
+def parse_device(text: str | None) -> Any:
+    """``--device`` text as ``device=`` takes it: one name, or a list for ``a,b``."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"--device must name a device such as cpu or cuda:0, got {text!r}")
+    return parts[0] if len(parts) == 1 else parts
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..collections import open_images, parse_orders, run_features
+    from ..disk.families import get_family
+    from ..features.extract import KINDS
+
+    # every option is checked before anything is read or created
+    try:
+        get_family(args.family)
+    except ValueError as exc:
+        raise ValueError(f"--{exc}") from None
+    if args.kind not in KINDS:
+        raise ValueError(f"--kind must be one of {', '.join(KINDS)}; got {args.kind!r}")
+    if args.dtype not in (None, "float32", "float64"):
+        raise ValueError(f"--dtype must be float32 or float64, got {args.dtype!r}")
+    orders = parse_orders(args.orders)
+    device = parse_device(args.device)
+    if args.workers is not None and args.scheduler is None:
+        raise ValueError("--workers needs --scheduler (local or a scheduler address)")
+    source = open_images(args.input, array=args.array, size=args.size)
+
+    client, cluster = _client(args.scheduler, args.workers)
+    try:
+        report = run_features(source, args.out, family=args.family, orders=orders,
+                              kind=args.kind, k=args.k, dtype=args.dtype, device=device,
+                              batch=args.batch, client=client, overwrite=args.overwrite,
+                              progress=False if args.no_progress else None)
+    except KeyboardInterrupt:
+        print(f"fastmoments features: interrupted; the chunks written so far are kept in "
+              f"{args.out}: run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    if report.computed == 0:
+        print(f"fastmoments features: {args.out} is already complete ({report.n_images} "
+              f"images, {report.n_chunks} chunks, {len(report.columns)} features); nothing "
+              "to do")
+    else:
+        resumed = (f", resumed after {report.already_done} chunks done before"
+                   if report.already_done else "")
+        print(f"fastmoments features: {report.n_images} images x {len(report.columns)} features "
+              f"in {args.out} ({report.computed} chunks computed{resumed})")
+    return 0
+
+
+def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+    """A ``distributed.Client`` for ``--scheduler`` (and the LocalCluster it started)."""
+    if scheduler is None:
+        return None, None
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("--scheduler needs Dask: pip install 'fastmoments[dask]'") from None
+    if scheduler == "local":
+        import os
+
+        n = workers or 2
+        cores = os.cpu_count() or 1
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=":0")
+        client = Client(cluster)
+        # worker threads x torch threads <= cores
+        client.run(_set_torch_threads, max(1, cores // n))
+        return client, cluster
+    try:
+        client = Client(scheduler, timeout="30s")
+    except OSError as exc:
+        raise ValueError(f"--scheduler {scheduler!r}: cannot reach a Dask scheduler there "
+                         f"({exc})") from None
+    if workers is not None:
+        client.wait_for_workers(workers)
+    return client, None
+
+
+def _set_torch_threads(n: int) -> None:
+    import torch
+
+    torch.set_num_threads(n)
