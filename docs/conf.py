@@ -132,8 +132,17 @@ _api_file = DOCS / "_generated" / "api_list.rst"
 if not _api_file.exists() or _api_file.read_text() != _api:
     _api_file.write_text(_api)
 
+# --- scaling-out pages written in other branches: listed when present --------------------
+_SCALING = [("multigpu", "Several GPUs"), ("dask", "Dask"), ("collections", "Image collections")]
+_present = [name for name, _ in _SCALING if (DOCS / f"{name}.md").exists()]
+_toc = ["", ".. toctree::", "   :maxdepth: 1", ""] + [f"   {n}" for n in _present] if _present \
+    else ["", "(The pages on several GPUs, Dask and image collections are not in this build.)"]
+_toc_file = DOCS / "_generated" / "scaling_toc.rst"
+if not _toc_file.exists() or _toc_file.read_text() != "\n".join(_toc) + "\n":
+    _toc_file.write_text("\n".join(_toc) + "\n")
+
 # --- the benchmark page, generated from the committed results ------------------------------
-runpy.run_path(str(ROOT / "benchmarks" / "report_docs.py"), run_name="__main__")
+runpy.run_path(str(ROOT / "benchmarks" / "report_docs.py"))["main"]()
 
 # --- gallery ------------------------------------------------------------------------------
 sphinx_gallery_conf = {
