@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "benchmarks.md"
 FIGURES = ROOT / "docs" / "_generated"
+COMMITTED_FIGURES = ROOT / "docs" / "figures"  # drawn by the benchmark scripts
 
 MAX_ROWS = 24
 MAX_COLUMNS = 12
@@ -227,6 +228,10 @@ def main() -> int:
         if head != topic:
             topic = head
             lines += [f"## {TITLES.get(head, head.capitalize())}", ""]
+            figs = sorted(COMMITTED_FIGURES.glob(f"{head}_*.png"))
+            if figs:
+                lines += ["Figures drawn from these results by the benchmark scripts:", ""]
+                lines += [f"![{f.stem}](figures/{f.name})" for f in figs] + [""]
         lines += [f"### `{path.stem}`", ""]
         lines += describe_env(environment(data))
         md = path.with_suffix(".md")

@@ -75,5 +75,5 @@ fig.tight_layout()
 # %%
 # Invariance is not free: ``|A_nm|`` forgets orientation, so a 6 and a 9 written alike become
 # hard to tell apart. For features that keep it, use ``kind="complex"`` and train on turned
-# images instead. A full scikit-learn ``Pipeline`` with transformers is in
-# :doc:`plot_rotated_glyphs_pipeline` when that tutorial is present.
+# images instead. The scikit-learn transformers of ``fastmoments.sklearn`` put the same
+# features in a ``Pipeline``, as the turned-glyphs tutorial of this gallery shows.
