@@ -170,6 +170,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"fastmoments {release}"
 html_theme_options = {
     "navigation_depth": 2,
+    "header_links_before_dropdown": 5,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
@@ -177,3 +178,8 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 html_show_sourcelink = False
+
+
+def setup(app):  # noqa: D103
+    # the API tables show docstring summaries with inline math: load MathJax on every page
+    app.set_html_assets_policy("always")

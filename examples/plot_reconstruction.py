@@ -26,13 +26,12 @@ fig, axes = plt.subplots(2, len(orders) + 1, figsize=(10, 5.2))
 for row, (name, moments) in zip(axes, families.items(), strict=True):
     A = moments(img, max(orders), k=3)
     row[0].imshow(img, cmap="gray")
-    row[0].set_title("original")
-    row[0].set_ylabel(name)
+    row[0].set_title(f"original ({name})")
     for ax, T in zip(row[1:], orders, strict=True):
         rec = A.reconstruct(orders=(0, T))
         p = fm.psnr(img, rec, mask=A.plan.mask, data_range=255)
         ax.imshow(rec, cmap="gray", vmin=0, vmax=255)
-        ax.set_title(f"T = {T}: {p:.1f} dB")
+        ax.set_title(f"{name}, T = {T}: {p:.1f} dB", fontsize=9)
 for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
