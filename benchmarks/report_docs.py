@@ -241,7 +241,7 @@ def main() -> int:
         lines += [f"- raw results: {raw}", ""]
         for key, rows in row_lists(data):
             body, more = table(rows)
-            lines += [f"**{key}** ({len(rows)} rows)", ""] + body + [""]
+            lines += [f"**{key}** ({len(rows)} rows)", "", *body, ""]
             if more:
                 lines += [f"{more} more rows in the raw file.", ""]
     if skipped:

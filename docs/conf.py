@@ -30,7 +30,7 @@ import fastmoments  # noqa: E402
 
 project = "fastmoments"
 author = "fastmoments developers"
-copyright = "fastmoments developers"  # noqa: A001
+copyright = "fastmoments developers"
 release = version = fastmoments.__version__
 
 extensions = [
@@ -180,6 +180,6 @@ html_static_path: list[str] = []
 html_show_sourcelink = False
 
 
-def setup(app):  # noqa: D103
+def setup(app):
     # the API tables show docstring summaries with inline math: load MathJax on every page
     app.set_html_assets_policy("always")

@@ -2,9 +2,9 @@
 Gaussian scale space of an image
 ================================
 
-``fastmoments.gaussian_filter`` follows ``scipy.ndimage.gaussian_filter``: ``order`` per axis,
-the same boundary modes; ``axes=(0, 1)`` names the image's two axes. Its cost does not grow with σ, so a
-scale space to large σ is cheap. Here: a scale space of the coins photograph and a
+``fastmoments.gaussian_filter`` follows ``scipy.ndimage.gaussian_filter``: ``order`` per
+axis, the same boundary modes; ``axes=(0, 1)`` names the image's two axes. Its cost does not
+grow with σ, so a scale space to large σ is cheap. Here: a scale space of the coins photograph and a
 scale-normalised Laplacian, whose extrema mark blobs of matching size.
 """
 
