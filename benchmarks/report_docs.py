@@ -145,21 +145,26 @@ def describe_env(env: dict) -> list[str]:
     return out
 
 
-def ratio_rows(files: list[Path]) -> list[tuple[str, float]]:
-    """(label, paper time / our time) for every row that carries a paper's time."""
+def ratio_rows(files: list[Path]) -> list[tuple[str, float, float, float, str]]:
+    """(label, published s, ours s, ratio, device) for every row carrying a paper's time."""
     out = []
     for path in files:
         data = json.loads(path.read_text())
         if not isinstance(data, dict):
             continue
+        env = environment(data)
+        device = next((str(env[k]) for k in DEVICE_KEYS if env.get(k)), "")
         for _, rows in row_lists(data):
             for row in rows:
                 r = add_ratio(flatten(row))
-                for key in ("ratio paper/ours", "ratio thesis/ours"):
+                for ref in ("paper", "thesis"):
+                    key = f"ratio {ref}/ours"
                     if key in r:
                         parts = [str(r[c]) for c in ("family", "job", "kind", "T", "k", "dtype",
                                                      "method") if c in r]
-                        out.append((f"{path.stem}: " + " ".join(parts), float(r[key])))
+                        label = f"{path.stem}: " + " ".join(parts)
+                        ours = float(r[f"{ref}_s"]) / float(r[key])
+                        out.append((label, float(r[f"{ref}_s"]), ours, float(r[key]), device))
     return out
 
 
@@ -171,7 +176,8 @@ def figure(ratios: list[tuple[str, float]], target: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels, values = zip(*ratios, strict=True)
+    labels = [r[0] for r in ratios]
+    values = [r[3] for r in ratios]
     fig, ax = plt.subplots(figsize=(8, 0.28 * len(values) + 1.2))
     ax.barh(range(len(values)), values, color="C0")
     ax.set_yticks(range(len(values)), labels, fontsize=7)
@@ -212,7 +218,11 @@ def main() -> int:
     ratios = ratio_rows(files)
     if figure(ratios, FIGURES / "ratios.png"):
         lines += ["## Against the papers", "",
-                  "![published time divided by ours](_generated/ratios.png)", ""]
+                  "![published time divided by ours](_generated/ratios.png)", "",
+                  "| job | published (s) | ours (s) | ratio | our device |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {fmt(a)} | {fmt(b)} | {fmt(c)} | {d:.0f}× | {fmt(e)} |"
+                  for a, b, c, d, e in ratios] + [""]
     topic = None
     skipped = []
     for path in files:

@@ -172,11 +172,13 @@ html_theme_options = {
     "navigation_depth": 2,
     "header_links_before_dropdown": 5,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the benchmark page's wide tables get the right column's width
+    "secondary_sidebar_items": {"**": ["page-toc"], "benchmarks": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["fastmoments.css"]
 html_show_sourcelink = False
 
 
