@@ -110,7 +110,7 @@ class CWT:
             cur_rows += rows
             cur_pad = pad
         groups.append(cur)
-        return groups
+        return [sorted(g) for g in groups]  # each in the caller's order (see _runs)
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
@@ -168,22 +168,48 @@ class CWT:
                       t.numel() * len(self.scales), t.device, progress, "CWT", "scale")
         try:
             for group, bank in zip(groups, banks, strict=True):
-                whole = out if len(group) == len(self.scales) else None
-                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
-                               budget=memory_budget, out=whole, tick=bar.update)
-                if whole is not None:
-                    break
-                if out is None:
-                    if len(group) == len(self.scales):
+                runs = _runs(group)
+                if out is None and len(runs) == 1 and len(group) < len(self.scales):
+                    out = torch.empty((len(self.scales), *t.shape), dtype=complex_dtype(t.dtype),
+                                      device=t.device)
+                if len(runs) == 1:  # a block of consecutive scales: written in place
+                    a, b, _ = runs[0]
+                    y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
+                                   budget=memory_budget, out=None if out is None else out[a:b],
+                                   tick=bar.update)
+                    if out is None:
                         out = y
-                        break
+                    continue
+                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
+                               budget=memory_budget, tick=bar.update)
+                if out is None:
                     out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
                                       device=y.device)
-                out[torch.as_tensor(group, device=y.device)] = y
+                for a, b, c in runs:
+                    out[a:b] = y[c:c + b - a]
         finally:
             bar.close()
         require_finite(finite)
         return user_out if user_out is not None else to_output(out, kind)
+
+
+def _runs(group: Sequence[int]) -> list[tuple[int, int, int]]:
+    """The one map from a bank's channels to the caller's scale order.
+
+    ``group`` lists, in increasing order, the positions (in the order the caller gave the
+    scales) of the scales whose bank is applied together; channel ``c`` of that bank is scale
+    ``group[c]``. Returns the runs of consecutive positions as ``(start, stop, channel)``:
+    channels ``channel .. channel + stop - start - 1`` go to ``out[start:stop]``.
+    """
+    runs: list[tuple[int, int, int]] = []
+    for c, i in enumerate(group):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1, runs[-1][2])
+        else:
+            if runs and i < runs[-1][1]:
+                raise AssertionError("scale groups must be in increasing order")  # pragma: no cover
+            runs.append((i, i + 1, c))
+    return runs
 
 
 @functools.lru_cache(maxsize=64)
