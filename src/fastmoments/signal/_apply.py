@@ -14,6 +14,7 @@ from .._validate import check_choice
 from . import triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
+from .direct import DirectBank
 from .sliding import ENGINES
 
 __all__ = [
@@ -365,6 +366,8 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
+    if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
+        eng = "direct"
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
                    budget=memory_budget, out=None if target is None else target[None],
