@@ -162,6 +162,14 @@ class CWT:
             groups = [list(range(len(self.scales)))]
         else:
             groups = self._groups(t.shape[ax], itemsize, t.device, memory_budget)
+        # plans whose kernel is applied directly (small σ) form groups of their own
+        split = []
+        for group in groups:
+            for want in (False, True):
+                part = [i for i in group if isinstance(self.plans[i].bank, DirectBank) == want]
+                if part:
+                    split.append(part)
+        groups = split
         banks = [_group_bank(tuple(self.plans[i] for i in group)) for group in groups]
         n_sig = t.numel() // max(t.shape[ax], 1)
         bar = job_bar(n_sig * sum(bank_units(b) for b in banks),
@@ -174,14 +182,15 @@ class CWT:
                                       device=t.device)
                 if len(runs) == 1:  # a block of consecutive scales: written in place
                     a, b, _ = runs[0]
-                    y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
-                                   budget=memory_budget, out=None if out is None else out[a:b],
+                    y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval),
+                                   engine=_engine(bank, eng), budget=memory_budget,
+                                   out=None if out is None else out[a:b],
                                    tick=bar.update)
                     if out is None:
                         out = y
                     continue
-                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
-                               budget=memory_budget, tick=bar.update)
+                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval),
+                               engine=_engine(bank, eng), budget=memory_budget, tick=bar.update)
                 if out is None:
                     out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
                                       device=y.device)
@@ -191,6 +200,11 @@ class CWT:
             bar.close()
         require_finite(finite)
         return user_out if user_out is not None else to_output(out, kind)
+
+
+def _engine(bank, engine: str) -> str:
+    """The engine for one group's bank: ``"direct"`` for explicit kernels."""
+    return "direct" if isinstance(bank, DirectBank) else engine
 
 
 def _runs(group: Sequence[int]) -> list[tuple[int, int, int]]:
