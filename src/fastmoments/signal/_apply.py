@@ -250,9 +250,12 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     moved = t if last else torch.movedim(t, axis, -1)
     shape = moved.shape
     n = shape[-1]
-    if n == 0:
-        raise ValueError(f"x must have at least one sample along axis {axis}, "
-                         f"got shape {tuple(t.shape)}")
+    if t.numel() == 0:  # no signals, or signals of no samples: an empty result, as scipy
+        res = torch.empty((bank.n_channels, *t.shape), dtype=result_dtype(bank, t.dtype),
+                          device=t.device)
+        if torch.is_grad_enabled() and t.requires_grad:
+            res = res + 0 * t.sum()  # keeps the (empty) graph connected to x
+        return res if out is None else out
     rows = moved.reshape(-1, n)
     pad = bank.pad
     m = n + 2 * pad
