@@ -23,6 +23,7 @@ __all__ = [
     "apply_bank",
     "as_signal",
     "bank_units",
+    "check_cval",
     "check_grad_out",
     "job_bar",
     "normalize_axis",
@@ -206,6 +207,17 @@ def output_target(out: Any, x: Any, t: torch.Tensor, kind: ArrayKind, shape: tup
     return None, None
 
 
+def check_cval(cval: Any) -> float:
+    """``cval`` as a float: a finite real number (not a bool or a string)."""
+    if isinstance(cval, (bool, np.bool_)) or not isinstance(
+            cval, (int, float, np.integer, np.floating)):
+        raise TypeError(f"cval must be a real number, got {cval!r}")
+    cval = float(cval)
+    if not np.isfinite(cval):
+        raise ValueError(f"cval must be finite, got {cval}")
+    return cval
+
+
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Check an axis index against ``ndim`` and make it non-negative."""
     if isinstance(axis, bool) or not isinstance(axis, int):
@@ -261,6 +273,8 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     m = n + 2 * pad
     item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
     out_items = bank.n_channels * n * (2 if getattr(bank, "complex_output", False) else 1)
+    if out is not None and engine == "chunked" and last:
+        out_items = 0  # written straight into the caller's out (a memmap: no RAM needed)
     if engine == "chunked":
         per_row = item * (2 * m + 2 * out_items) + 8 * m  # + float64 anchors
     else:
@@ -372,7 +386,8 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
         eng = "direct"
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
-    y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
+    check_choice("mode", mode, MODES)
+    y = apply_bank(bank, t, axis=axis, mode=mode, cval=check_cval(cval), engine=eng,
                    budget=memory_budget, out=None if target is None else target[None],
                    progress=progress, desc=desc)[0]
     require_finite(finite)
