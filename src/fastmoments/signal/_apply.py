@@ -23,6 +23,7 @@ __all__ = [
     "apply_bank",
     "as_signal",
     "bank_units",
+    "check_budget",
     "check_cval",
     "check_grad_out",
     "job_bar",
@@ -207,6 +208,19 @@ def output_target(out: Any, x: Any, t: torch.Tensor, kind: ArrayKind, shape: tup
     return None, None
 
 
+def check_budget(budget: Any) -> float | None:
+    """``memory_budget``: ``None``, or a finite real number > 0 (bytes, or a fraction ≤ 1 of
+    the free memory)."""
+    if budget is None:
+        return None
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(
+            budget, (int, float, np.integer, np.floating)):
+        raise TypeError(f"memory_budget must be a real number or None, got {budget!r}")
+    if not (np.isfinite(budget) and budget > 0):
+        raise ValueError(f"memory_budget must be finite and > 0, got {budget}")
+    return float(budget)
+
+
 def check_cval(cval: Any) -> float:
     """``cval`` as a float: a finite real number (not a bool or a string)."""
     if isinstance(cval, (bool, np.bool_)) or not isinstance(
@@ -388,7 +402,7 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     check_choice("mode", mode, MODES)
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=check_cval(cval), engine=eng,
-                   budget=memory_budget, out=None if target is None else target[None],
+                   budget=check_budget(memory_budget), out=None if target is None else target[None],
                    progress=progress, desc=desc)[0]
     require_finite(finite)
     return out if out is not None else to_output(y, kind)

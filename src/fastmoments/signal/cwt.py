@@ -18,6 +18,7 @@ from ._apply import (
     _numpy_dtype,
     apply_bank,
     as_signal,
+    check_budget,
     check_cval,
     job_bar,
     normalize_axis,
@@ -27,6 +28,7 @@ from ._apply import (
 )
 from .boundary import MODES
 from .direct import DirectBank
+from .gaussian import MAX_SIGMA
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -213,6 +215,7 @@ class CWT:
         eng = resolve_engine(engine, self.method, t.device)
         check_choice("mode", mode, MODES)
         cval = check_cval(cval)
+        memory_budget = check_budget(memory_budget)
         n_s = len(self.scales)
         cdt = complex_dtype(t.dtype)
         shape = (n_s, *t.shape)
@@ -290,7 +293,12 @@ def check_scales(scales: Any) -> tuple[float, ...]:
             raise ValueError(f"scales must be 1-D, got shape {scales.shape}")
     if not items:
         raise ValueError("scales must not be empty")
-    return tuple(check_positive_float("scales", s) for s in items)
+    out = tuple(check_positive_float("scales", s) for s in items)
+    for s in out:
+        if s > MAX_SIGMA:
+            raise ValueError(f"scales must be <= {MAX_SIGMA:g} (a plan's tables grow with the "
+                             f"scale), got {s:g}")
+    return out
 
 
 def check_stream_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:

@@ -27,6 +27,20 @@ __all__ = ["METHODS", "GaussianFilter", "gaussian_filter", "max_shift"]
 METHODS = ("sft", "asft", "direct")
 
 
+# the largest σ a plan is built for: its tables and fit grow with σ (2.5 min and ~0.5 GB of
+# float64 tables at σ = 1e6 on the development CPU), and σ ≫ the signal is a constant anyway
+MAX_SIGMA = float(2**20)
+
+
+def check_sigma(sigma: Any) -> float:
+    """σ as a float: a finite real number in ``(0, MAX_SIGMA]``."""
+    sigma = check_positive_float("sigma", sigma)
+    if sigma > MAX_SIGMA:
+        raise ValueError(f"sigma must be <= {MAX_SIGMA:g} (the plan's tables grow with sigma), "
+                         f"got {sigma:g}")
+    return sigma
+
+
 # σ below which the filters apply their (few-sample) kernel directly, whatever the method: the
 # ASFT's attenuation e^{n0 k/σ²} over [-K, K] costs float64 digits there (a constant came
 # out 4e-9 off at σ = 0.5), and 2⌈4σ⌉ + 1 ≤ 9 taps cost less than an SFT bank
@@ -141,7 +155,7 @@ class GaussianFilter(BankPlan):
     def __init__(self, sigma: float, *, order: int = 0, method: str = "sft",
                  terms: int | None = None, shift: int | None = None,
                  truncate: float = 4.0) -> None:
-        self.sigma = check_positive_float("sigma", sigma)
+        self.sigma = check_sigma(sigma)
         self.order = check_int("order", order, minimum=0, maximum=2)
         self.method = check_choice("method", method, METHODS)
         self.terms = (default_gaussian_terms(self.order) if terms is None
@@ -368,11 +382,13 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     y = t
     last = len(axes_list) - 1
     for k, (ax, s, o) in enumerate(zip(axes_list, sigmas, orders, strict=True)):
-        s = check_positive_float("sigma", s)
+        s = check_sigma(s)
         o = check_int("order", o, minimum=0, maximum=2)
         plan = _cached_plan(s, o, check_choice("method", method, METHODS),
-                            terms if terms is None else check_int("terms", terms, minimum=1),
-                            shift, float(truncate))
+                            terms if terms is None else check_int("terms", terms, minimum=1,
+                                                                  maximum=64),
+                            shift if shift is None else check_int("shift", shift, minimum=1),
+                            check_positive_float("truncate", truncate))
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
                  check_finite=False, out=target if k == last else None, progress=progress)
