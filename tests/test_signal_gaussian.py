@@ -18,10 +18,26 @@ NP_MODE = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap
            "constant": "constant"}
 
 
+def target_kernel(j: np.ndarray, sigma: float, order: int) -> np.ndarray:
+    """The filters' target, written out here: scipy.ndimage's normalised discrete Gaussian
+    ``φ = G/ΣG`` (the sum over ``|k| ≤ 10σ + 2``), ``-j/σ² φ`` and, for order 2,
+    ``(j²/σ⁴ - 1/σ²) φ`` minus its sum times ``φ`` (zero on constants)."""
+    w = math.ceil(10 * sigma) + 2
+    k = np.arange(-w, w + 1, dtype=np.float64)
+    g = np.exp(-0.5 * (k / sigma) ** 2)
+    phi = np.exp(-0.5 * (j / sigma) ** 2) / g.sum()
+    if order == 0:
+        return phi
+    if order == 1:
+        return -j / sigma**2 * phi
+    c = np.sum((k**2 / sigma**4 - 1 / sigma**2) * g) / g.sum()
+    return (j**2 / sigma**4 - 1 / sigma**2 - c) * phi
+
+
 def exact(x: np.ndarray, sigma: float, order: int, mode: str, cval: float = 0.0) -> np.ndarray:
-    """Σ_j G_order[j] x[n - j] in float64 with the Gaussian truncated only at 10σ (np.pad ends)."""
+    """Σ_j h[j] x[n - j] in float64 with the target kernel truncated only at 10σ (np.pad ends)."""
     w = math.ceil(10 * sigma)
-    h = gaussian_kernel(np.arange(-w, w + 1), sigma, order)
+    h = target_kernel(np.arange(-w, w + 1, dtype=np.float64), sigma, order)
     kw = {"constant_values": cval} if mode == "constant" else {}
     xp = np.pad(x, w, mode=NP_MODE[mode], **kw)
     return fftconvolve(xp, h, mode="valid")

@@ -107,14 +107,15 @@ def test_errors_name_the_parameter():
 # ------------------------------------------------------------------------------------- CWT
 def test_cwt_equals_per_scale_transforms(rng):
     x = rng.standard_normal((2, 1500))
-    scales = [2.0, 7.5, 40.0, 130.0]
+    scales = [40.0, 2.0, 130.0, 7.5]  # unsorted: the row engines once returned sorted rows
     coef, freqs = cwt(x, scales, Morlet(5.0), sampling_period=0.01)
     assert coef.shape == (4, 2, 1500) and coef.dtype == np.complex128
     for i, s in enumerate(scales):
         np.testing.assert_allclose(coef[i], morlet_transform(x, s, 5.0), atol=1e-13)
         assert freqs[i] == pytest.approx(5.0 / (2 * np.pi * s) / 0.01)
-    c1, _ = cwt(x[0], scales, Morlet(5.0), engine="sliding", memory_budget=2**22)
-    np.testing.assert_allclose(c1, coef[:, 0], atol=1e-12)  # scales split into groups
+    for engine in ("sliding", "prefix", "recursive"):
+        c1, _ = cwt(x[0], scales, Morlet(5.0), engine=engine, memory_budget=2**22)
+        np.testing.assert_allclose(c1, coef[:, 0], atol=1e-12)  # scales split into groups
 
 
 def test_cwt_axis_and_torch(rng, device):

@@ -51,7 +51,8 @@ def test_cwt_bar_counts_every_signal_and_scale(recorder, signals, kwargs):
     assert bar.total == 3 * len(SCALES) and bar.count == bar.total
     assert bar.closed and bar.delay == 0.0 and bar.desc == "CWT"
     ref, _ = fm.cwt(signals, SCALES, progress=False, **kwargs)
-    np.testing.assert_array_equal(coef, ref)
+    # the same computation with a bar: equal up to rounding (BLAS paths may differ by buffer)
+    np.testing.assert_allclose(coef, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
 
 
 @pytest.mark.parametrize("axes", [(1,), (0, 1)])
@@ -59,7 +60,8 @@ def test_gaussian_bar_per_axis(recorder, signals, axes):
     y = fm.gaussian_filter(signals, 4.0, axes=axes, progress=True)
     assert len(recorder) == len(axes)
     assert all(b.closed and b.count == b.total > 0 for b in recorder)
-    np.testing.assert_array_equal(y, fm.gaussian_filter(signals, 4.0, axes=axes))
+    ref = fm.gaussian_filter(signals, 4.0, axes=axes)
+    np.testing.assert_allclose(y, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
 
 
 def test_plans_and_morlet_take_progress(recorder, signals):

@@ -14,6 +14,7 @@ from .._validate import check_choice
 from . import triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
+from .direct import DirectBank
 from .sliding import ENGINES
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "apply_bank",
     "as_signal",
     "bank_units",
+    "check_budget",
+    "check_cval",
     "check_grad_out",
     "job_bar",
     "normalize_axis",
@@ -205,6 +208,30 @@ def output_target(out: Any, x: Any, t: torch.Tensor, kind: ArrayKind, shape: tup
     return None, None
 
 
+def check_budget(budget: Any) -> float | None:
+    """``memory_budget``: ``None``, or a finite real number > 0 (bytes, or a fraction ≤ 1 of
+    the free memory)."""
+    if budget is None:
+        return None
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(
+            budget, (int, float, np.integer, np.floating)):
+        raise TypeError(f"memory_budget must be a real number or None, got {budget!r}")
+    if not (np.isfinite(budget) and budget > 0):
+        raise ValueError(f"memory_budget must be finite and > 0, got {budget}")
+    return float(budget)
+
+
+def check_cval(cval: Any) -> float:
+    """``cval`` as a float: a finite real number (not a bool or a string)."""
+    if isinstance(cval, (bool, np.bool_)) or not isinstance(
+            cval, (int, float, np.integer, np.floating)):
+        raise TypeError(f"cval must be a real number, got {cval!r}")
+    cval = float(cval)
+    if not np.isfinite(cval):
+        raise ValueError(f"cval must be finite, got {cval}")
+    return cval
+
+
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Check an axis index against ``ndim`` and make it non-negative."""
     if isinstance(axis, bool) or not isinstance(axis, int):
@@ -249,14 +276,19 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     moved = t if last else torch.movedim(t, axis, -1)
     shape = moved.shape
     n = shape[-1]
-    if n == 0:
-        raise ValueError(f"x must have at least one sample along axis {axis}, "
-                         f"got shape {tuple(t.shape)}")
+    if t.numel() == 0:  # no signals, or signals of no samples: an empty result, as scipy
+        res = torch.empty((bank.n_channels, *t.shape), dtype=result_dtype(bank, t.dtype),
+                          device=t.device)
+        if torch.is_grad_enabled() and t.requires_grad:
+            res = res + 0 * t.sum()  # keeps the (empty) graph connected to x
+        return res if out is None else out
     rows = moved.reshape(-1, n)
     pad = bank.pad
     m = n + 2 * pad
     item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
     out_items = bank.n_channels * n * (2 if getattr(bank, "complex_output", False) else 1)
+    if out is not None and engine == "chunked" and last:
+        out_items = 0  # written straight into the caller's out (a memmap: no RAM needed)
     if engine == "chunked":
         per_row = item * (2 * m + 2 * out_items) + 8 * m  # + float64 anchors
     else:
@@ -365,9 +397,12 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device)
+    if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
+        eng = "direct"
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
-    y = apply_bank(bank, t, axis=axis, mode=mode, cval=float(cval), engine=eng,
-                   budget=memory_budget, out=None if target is None else target[None],
+    check_choice("mode", mode, MODES)
+    y = apply_bank(bank, t, axis=axis, mode=mode, cval=check_cval(cval), engine=eng,
+                   budget=check_budget(memory_budget), out=None if target is None else target[None],
                    progress=progress, desc=desc)[0]
     require_finite(finite)
     return out if out is not None else to_output(y, kind)

@@ -32,6 +32,7 @@ from scipy.optimize import minimize_scalar
 __all__ = [
     "GaussianFit",
     "MorletFit",
+    "discrete_gaussian_kernel",
     "fit_gaussian",
     "fit_morlet",
     "gaussian_kernel",
@@ -58,6 +59,49 @@ def gaussian_kernel(k: np.ndarray, sigma: float, order: int) -> np.ndarray:
         return -2.0 * gamma * k * g
     if order == 2:
         return (4.0 * gamma * gamma * k * k - 2.0 * gamma) * g
+    raise ValueError(f"order must be 0, 1 or 2, got {order}")
+
+
+# below this σ the sampled Gaussian is a unit impulse to double precision (G[1]/G[0] < 2e-18)
+_IMPULSE_SIGMA = 0.11
+# from this σ on the sampled Gaussian sums to one to double precision (Poisson summation:
+# Σ_k G[k] = 1 + 2 Σ_m exp(-2π²σ²m²), and exp(-2π²·16) < 1e-137)
+_CONTINUUM_SIGMA = 4.0
+
+
+def discrete_gaussian_kernel(k: np.ndarray, sigma: float, order: int) -> np.ndarray:
+    """The kernels the Gaussian filters target: scipy.ndimage's on the whole line (float64).
+
+    ``φ[k] = G[k] / Σ_j G[j]`` (order 0: it sums to one, so constants pass unchanged at every
+    σ), ``-k/σ² φ[k]`` (order 1, antisymmetric: zero on constants) and
+    ``(k²/σ⁴ - 1/σ²) φ[k] - c φ[k]`` with ``c`` the sum of the first term (order 2: zero on
+    constants and on linear ramps). The sampled continuous kernels (:func:`gaussian_kernel`)
+    sum to ``1 + 2 Σ_m exp(-2π²σ²m²)`` instead (Poisson summation): 1.0144 at σ = 0.5 and
+    ``1/(σ sqrt(2π))`` as σ → 0. From σ = 4 on the two agree to double precision and the
+    continuous form is returned; below σ = 0.11 the kernels are a unit impulse and zero.
+
+    >>> round(float(discrete_gaussian_kernel(np.arange(-7, 8), 0.5, 0).sum()), 14)
+    1.0
+    >>> round(float(gaussian_kernel(np.arange(-3, 4), 0.5, 0).sum()), 4)
+    1.0144
+    """
+    k = np.asarray(k, dtype=np.float64)
+    if sigma >= _CONTINUUM_SIGMA:
+        return gaussian_kernel(k, sigma, order)
+    if sigma < _IMPULSE_SIGMA:
+        return (k == 0).astype(np.float64) if order == 0 else np.zeros_like(k)
+    w = math.ceil(12 * sigma) + 1  # G[w] / G[0] < exp(-72)
+    j = np.arange(-w, w + 1, dtype=np.float64)
+    g = np.exp(-0.5 * (j / sigma) ** 2)
+    total = float(g.sum())
+    phi = np.exp(-0.5 * (k / sigma) ** 2) / total
+    if order == 0:
+        return phi
+    if order == 1:
+        return -k / sigma**2 * phi
+    if order == 2:
+        c = float(np.sum((j**2 / sigma**4 - 1 / sigma**2) * g)) / total
+        return (k**2 / sigma**4 - 1 / sigma**2 - c) * phi
     raise ValueError(f"order must be 0, 1 or 2, got {order}")
 
 
@@ -145,19 +189,23 @@ class GaussianFit:
         return math.pi / self.K
 
 
-def _fit_gaussian_k(sigma: float, terms: int, K: float) -> tuple[np.ndarray, ...]:
+def _fit_gaussian_k(sigma: float, terms: int, K: float,
+                    discrete: bool = False) -> tuple[np.ndarray, ...]:
+    kern = discrete_gaussian_kernel if discrete else gaussian_kernel
     k = np.arange(-math.floor(K), math.floor(K) + 1, dtype=np.float64)
     beta = math.pi / K
     p = np.arange(terms + 1)
     cos = np.cos(beta * np.outer(k, p))
     sin = np.sin(beta * np.outer(k, p[1:]))
-    ad = _lstsq(cos, np.stack([gaussian_kernel(k, sigma, 0), gaussian_kernel(k, sigma, 2)], 1))
+    ad = _lstsq(cos, np.stack([kern(k, sigma, 0), kern(k, sigma, 2)], 1))
     a, d = np.ascontiguousarray(ad[:, 0]), np.ascontiguousarray(ad[:, 1])
-    b = np.concatenate([[0.0], _lstsq(sin, gaussian_kernel(k, sigma, 1))])
+    b = np.concatenate([[0.0], _lstsq(sin, kern(k, sigma, 1))])
     return a, b, d
 
 
-def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float) -> tuple[float, float, float]:
+def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float,
+                   discrete: bool = False) -> tuple[float, float, float]:
+    kern = discrete_gaussian_kernel if discrete else gaussian_kernel
     w = math.ceil(window)
     j = np.arange(-w, w + 1, dtype=np.float64)
     inside = np.abs(j) <= math.floor(K)
@@ -166,9 +214,9 @@ def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float) -> tuple[floa
     cos = np.cos(beta * np.outer(j, p)) * inside[:, None]
     sin = np.sin(beta * np.outer(j, p)) * inside[:, None]
     return (
-        _rel_rmse(cos @ a, gaussian_kernel(j, sigma, 0)),
-        _rel_rmse(sin @ b, gaussian_kernel(j, sigma, 1)),
-        _rel_rmse(cos @ d, gaussian_kernel(j, sigma, 2)),
+        _rel_rmse(cos @ a, kern(j, sigma, 0)),
+        _rel_rmse(sin @ b, kern(j, sigma, 1)),
+        _rel_rmse(cos @ d, kern(j, sigma, 2)),
     )
 
 
@@ -193,7 +241,8 @@ def gaussian_ratio(terms: int) -> float:
 
 
 @functools.lru_cache(maxsize=512)
-def fit_gaussian(sigma: float, terms: int, K: int | None = None) -> GaussianFit:
+def fit_gaussian(sigma: float, terms: int, K: int | None = None,
+                 discrete: bool = False) -> GaussianFit:
     """Fit ``a_p, b_p, d_p`` for ``σ`` and ``P = terms`` (cached per ``(σ, P, K)``).
 
     Parameters
@@ -206,6 +255,9 @@ def fit_gaussian(sigma: float, terms: int, K: int | None = None) -> GaussianFit:
         Window half-width. By default ``K = round(r_P σ)`` with ``r_P`` from
         :func:`gaussian_ratio`; for small σ (``K < 64``) the neighbouring integers are tried
         and the one with the smallest RMSE of G is kept.
+    discrete : bool
+        Fit :func:`discrete_gaussian_kernel` (the Gaussian filters' targets) instead of the
+        sampled continuous kernels (the Morlet wavelet's envelope); they differ below σ = 4.
 
     Examples
     --------
@@ -220,14 +272,14 @@ def fit_gaussian(sigma: float, terms: int, K: int | None = None) -> GaussianFit:
         cands = range(max(1, k0 - 3, terms), max(k0 + 4, terms + 1)) if k0 < 64 else (k0,)
         best = None
         for kk in cands:
-            a, b, d = _fit_gaussian_k(sigma, terms, kk)
-            e = _gaussian_rmse(sigma, kk, a, b, d, window)
+            a, b, d = _fit_gaussian_k(sigma, terms, kk, discrete)
+            e = _gaussian_rmse(sigma, kk, a, b, d, window, discrete)
             if best is None or e[0] < best[0][0]:
                 best = (e, kk, a, b, d)
         e, K, a, b, d = best
     else:
-        a, b, d = _fit_gaussian_k(sigma, terms, K)
-        e = _gaussian_rmse(sigma, K, a, b, d, window)
+        a, b, d = _fit_gaussian_k(sigma, terms, K, discrete)
+        e = _gaussian_rmse(sigma, K, a, b, d, window, discrete)
     for arr in (a, b, d):
         arr.setflags(write=False)
     return GaussianFit(float(sigma), int(terms), int(K), a, b, d, e)

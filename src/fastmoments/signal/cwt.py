@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,20 +11,25 @@ import numpy as np
 import torch
 
 from .._array import complex_dtype, to_output
+from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
-from .._validate import check_choice, check_positive_float
+from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import (
+    _numpy_dtype,
     apply_bank,
     as_signal,
-    bank_units,
+    check_budget,
+    check_cval,
     job_bar,
     normalize_axis,
     output_target,
     require_finite,
     resolve_engine,
 )
+from .boundary import MODES
 from .direct import DirectBank
+from .gaussian import MAX_SIGMA
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -76,30 +81,36 @@ class CWT:
         wavelet = Morlet() if wavelet is None else wavelet
         if not isinstance(wavelet, Morlet):
             raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
-        arr = np.atleast_1d(np.asarray(scales, dtype=np.float64))
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"scales must be a non-empty 1-D sequence, got shape {arr.shape}")
-        self.scales = tuple(check_positive_float("scales", float(s)) for s in arr)
+        self.scales = check_scales(scales)
         self.wavelet = wavelet
         self.method = check_choice("method", method, METHODS)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
-        self.plans = [_plan(s, wavelet.xi, self.method, self.approximation, terms, truncate)
-                      for s in self.scales]
-        self.rmse = max(p.rmse for p in self.plans)
+        self.terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
+        self.truncate = check_positive_float("truncate", truncate)
+
+    @functools.cached_property
+    def plans(self) -> list[MorletTransform]:
+        """One plan per scale, built on first use (a call checks the result's size first)."""
+        return [_plan(s, self.wavelet.xi, self.method, self.approximation, self.terms,
+                      self.truncate) for s in self.scales]
+
+    @property
+    def rmse(self) -> float:
+        """The largest relative RMSE (Eq. 66) over the scales."""
+        return max(p.rmse for p in self.plans)
 
     def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
         """``ξ / (2π σ) / sampling_period`` for each scale (PyWavelets' convention)."""
         dt = check_positive_float("sampling_period", sampling_period)
         return np.array([self.wavelet.center_frequency / s / dt for s in self.scales])
 
-    @functools.cached_property
-    def _order(self) -> np.ndarray:
-        return np.argsort([p.bank.pad for p in self.plans], kind="stable")
-
-    def _groups(self, n: int, itemsize: int, device: torch.device, budget) -> list[list[int]]:
+    def _groups(self, which: Sequence[int], n: int, itemsize: int, device: torch.device,
+                budget) -> list[list[int]]:
+        """Groups of the scales ``which`` run together by the row engines (by window size)."""
         room = _budget(device, budget)
+        order = sorted(which, key=lambda i: self.plans[i].bank.pad)
         groups, cur, cur_rows, cur_pad = [], [], 0, 0
-        for i in self._order:
+        for i in order:
             b = self.plans[i].bank
             rows = getattr(b, "n_rows", 2) // 4  # work is done row group by row group
             pad = max(cur_pad, b.pad)
@@ -111,7 +122,47 @@ class CWT:
             cur_rows += rows
             cur_pad = pad
         groups.append(cur)
-        return groups
+        return [sorted(g) for g in groups]  # each in the caller's order (see _runs)
+
+    def _run(self, t: torch.Tensor, which: list[int], target: torch.Tensor | None, *, ax: int,
+             eng: str, mode: str, cval: float, budget, tick) -> torch.Tensor:
+        """Coefficients of the scales ``which`` (increasing positions) into ``target``
+        (``(len(which), *t.shape)``; allocated when ``None``)."""
+        itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
+        if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
+            groups = [list(which)]
+        else:
+            groups = self._groups(which, t.shape[ax], itemsize, t.device, budget)
+        # plans whose kernel is applied directly (small σ) form groups of their own
+        split = []
+        for group in groups:
+            for want in (False, True):
+                part = [i for i in group if isinstance(self.plans[i].bank, DirectBank) == want]
+                if part:
+                    split.append(part)
+        pos = {i: k for k, i in enumerate(which)}  # scale -> row of target
+        for group in split:
+            bank = _group_bank(tuple(self.plans[i] for i in group))
+            runs = _runs([pos[i] for i in group])
+            if target is None and len(group) < len(which):
+                target = torch.empty((len(which), *t.shape), dtype=complex_dtype(t.dtype),
+                                     device=t.device)
+            if len(runs) == 1:  # a block of consecutive scales: written in place
+                a, b, _ = runs[0]
+                y = apply_bank(bank, t, axis=ax, mode=mode, cval=cval,
+                               engine=_engine(bank, eng), budget=budget,
+                               out=None if target is None else target[a:b], tick=tick)
+                if target is None:
+                    target = y
+                continue
+            y = apply_bank(bank, t, axis=ax, mode=mode, cval=cval, engine=_engine(bank, eng),
+                           budget=budget, tick=tick)
+            if target is None:
+                target = torch.empty((len(which), *y.shape[1:]), dtype=y.dtype,
+                                     device=y.device)
+            for a, b, c in runs:
+                target[a:b] = y[c:c + b - a]
+        return target
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
@@ -129,8 +180,12 @@ class CWT:
         axis, mode, cval, engine, memory_budget, check_finite, progress
             As in :meth:`~fastmoments.signal._apply.BankPlan.__call__` (the bar counts
             (signal, scale) pairs).
-        out : numpy.ndarray or torch.Tensor, optional
+        out : numpy.ndarray, torch.Tensor, numpy.memmap or zarr.Array, optional
             Preallocated coefficients, written in place and returned (like NumPy's ``out=``):
+            any object with ``shape``, ``dtype`` and slice assignment (a zarr array) is
+            filled block by block of scales, each block's coefficients and scratch within
+            ``memory_budget`` (as is an array larger than the room for a result, such as a
+            memmap larger than memory); otherwise
             a NumPy array for NumPy input, a tensor on the input's device for tensor input,
             of shape ``(n_scales, *x.shape)`` and dtype complex64 (float32 input) or
             complex128, not overlapping ``x``; written straight into when C-contiguous (else
@@ -152,39 +207,150 @@ class CWT:
         ValueError
             For a bad option, NaN or infinity in ``x``, or an ``out`` of the wrong shape or
             device, read-only, overlapping ``x``, or given while a gradient is recorded.
+        MemoryError
+            Without ``out``, when the result is larger than ``memory_budget`` (default: the
+            free memory), before any plan is built; the message gives the size needed.
         """
         t, kind, finite = as_signal(x, check_finite)
         ax = normalize_axis(axis, t.ndim)
         eng = resolve_engine(engine, self.method, t.device)
-        itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
-        user_out, out = output_target(out, x, t, kind, (len(self.scales), *t.shape),
-                                      complex_dtype(t.dtype))
-        if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
-            groups = [list(range(len(self.scales)))]
+        check_choice("mode", mode, MODES)
+        cval = check_cval(cval)
+        memory_budget = check_budget(memory_budget)
+        n_s = len(self.scales)
+        cdt = complex_dtype(t.dtype)
+        shape = (n_s, *t.shape)
+        per_scale = t.numel() * torch.empty((), dtype=cdt).element_size()
+        if out is None:  # before any plan is built and anything allocated
+            room = _result_room(t.device, memory_budget)
+            if n_s * per_scale > room:
+                raise MemoryError(
+                    f"the CWT of x with shape {tuple(t.shape)} at {n_s} scales needs "
+                    f"{format_bytes(n_s * per_scale)} for its result ({cdt}) but "
+                    f"{format_bytes(room)} is available (memory_budget); pass out= a "
+                    f"preallocated array of shape {shape} and dtype {_numpy_dtype(cdt)}, such "
+                    f"as a numpy.memmap or a zarr array (anything with shape, dtype and slice "
+                    f"assignment), and the scales are streamed into it block by block")
+        if out is None or isinstance(out, (np.ndarray, torch.Tensor)):
+            user_out, target = output_target(out, x, t, kind, shape, cdt)
+            # a caller's array larger than the room (a memmap) is filled block by block
+            stream = out is not None and n_s * per_scale > _result_room(t.device,
+                                                                        memory_budget)
         else:
-            groups = self._groups(t.shape[ax], itemsize, t.device, memory_budget)
-        banks = [_group_bank(tuple(self.plans[i] for i in group)) for group in groups]
+            check_stream_out(out, shape, _numpy_dtype(cdt))
+            user_out, target, stream = out, None, True
+        if stream:
+            room = _budget(t.device, memory_budget)
+            block = int(room // (2 * max(per_scale, 1)))  # half the budget for scratch
+            if block < 1:
+                raise MemoryError(
+                    f"streaming the CWT of x with shape {tuple(t.shape)} needs "
+                    f"{format_bytes(2 * per_scale)} per scale (one scale's coefficients and "
+                    f"scratch) but the memory budget is {format_bytes(room)}; raise "
+                    f"memory_budget or pass shorter signals")
         n_sig = t.numel() // max(t.shape[ax], 1)
-        bar = job_bar(n_sig * sum(bank_units(b) for b in banks),
-                      t.numel() * len(self.scales), t.device, progress, "CWT", "scale")
+        units = sum(len(self.plans[i].bank.groups) if hasattr(self.plans[i].bank, "groups")
+                    else 1 for i in range(n_s))
+        bar = job_bar(n_sig * units, t.numel() * n_s, t.device, progress, "CWT", "scale")
+        kw = dict(ax=ax, eng=eng, mode=mode, cval=cval, budget=memory_budget,
+                  tick=bar.update)
         try:
-            for group, bank in zip(groups, banks, strict=True):
-                whole = out if len(group) == len(self.scales) else None
-                y = apply_bank(bank, t, axis=ax, mode=mode, cval=float(cval), engine=eng,
-                               budget=memory_budget, out=whole, tick=bar.update)
-                if whole is not None:
-                    break
-                if out is None:
-                    if len(group) == len(self.scales):
-                        out = y
-                        break
-                    out = torch.empty((len(self.scales), *y.shape[1:]), dtype=y.dtype,
-                                      device=y.device)
-                out[torch.as_tensor(group, device=y.device)] = y
+            if stream:
+                for a in range(0, n_s, block):
+                    b = min(a + block, n_s)
+                    y = self._run(t, list(range(a, b)), None, **kw)
+                    if target is not None:
+                        target[a:b].copy_(y)
+                    else:
+                        out[a:b] = y.detach().cpu().numpy()
+            else:
+                target = self._run(t, list(range(n_s)), target, **kw)
         finally:
             bar.close()
         require_finite(finite)
-        return user_out if user_out is not None else to_output(out, kind)
+        return user_out if user_out is not None else to_output(target, kind)
+
+
+def check_scales(scales: Any) -> tuple[float, ...]:
+    """Scales as a tuple of floats: a real number or a non-empty 1-D sequence of real numbers
+    (not bool, not str), each finite and > 0.
+
+    Raises
+    ------
+    TypeError
+        For a bool, a string, ``None`` or another non-number.
+    ValueError
+        For an empty or multi-dimensional sequence, or a scale that is NaN, infinite or ≤ 0.
+    """
+    if isinstance(scales, (str, bytes)) or scales is None:
+        raise TypeError(f"scales must be a real number or a sequence of them, got {scales!r}")
+    if isinstance(scales, torch.Tensor):
+        scales = scales.detach().cpu().numpy()
+    items = list(scales) if isinstance(scales, (Sequence, np.ndarray)) else [scales]
+    if isinstance(scales, np.ndarray) and scales.ndim != 1:
+        if scales.ndim == 0:
+            items = [scales.item()]
+        else:
+            raise ValueError(f"scales must be 1-D, got shape {scales.shape}")
+    if not items:
+        raise ValueError("scales must not be empty")
+    out = tuple(check_positive_float("scales", s) for s in items)
+    for s in out:
+        if s > MAX_SIGMA:
+            raise ValueError(f"scales must be <= {MAX_SIGMA:g} (a plan's tables grow with the "
+                             f"scale), got {s:g}")
+    return out
+
+
+def check_stream_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Check an ``out=`` that is neither a NumPy array nor a tensor (a zarr array, ...): it
+    needs ``shape``, ``dtype`` and slice assignment, and must be writeable."""
+    if not (hasattr(out, "shape") and hasattr(out, "dtype") and hasattr(out, "__setitem__")):
+        raise TypeError(f"out must be a numpy.ndarray, a torch.Tensor or an array with shape, "
+                        f"dtype and slice assignment (numpy.memmap, zarr.Array), got "
+                        f"{type(out).__name__}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {tuple(out.shape)}")
+    try:
+        got = np.dtype(out.dtype)
+    except TypeError:
+        got = out.dtype
+    if got != dtype:
+        raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
+    if getattr(out, "read_only", False):
+        raise ValueError("out is read-only")
+
+
+def _result_room(device: torch.device, budget) -> int:
+    """Bytes a result may take: the explicit ``memory_budget`` (or the environment's), else
+    the free memory of the device (the budget's default caps scratch, not results)."""
+    if budget is not None or os.environ.get("FASTMOMENTS_MEMORY_BUDGET"):
+        return _budget(device, budget)
+    return free_memory(device)
+
+
+def _engine(bank, engine: str) -> str:
+    """The engine for one group's bank: ``"direct"`` for explicit kernels."""
+    return "direct" if isinstance(bank, DirectBank) else engine
+
+
+def _runs(group: Sequence[int]) -> list[tuple[int, int, int]]:
+    """The one map from a bank's channels to the caller's scale order.
+
+    ``group`` lists, in increasing order, the positions (in the order the caller gave the
+    scales) of the scales whose bank is applied together; channel ``c`` of that bank is scale
+    ``group[c]``. Returns the runs of consecutive positions as ``(start, stop, channel)``:
+    channels ``channel .. channel + stop - start - 1`` go to ``out[start:stop]``.
+    """
+    runs: list[tuple[int, int, int]] = []
+    for c, i in enumerate(group):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1, runs[-1][2])
+        else:
+            if runs and i < runs[-1][1]:
+                raise AssertionError("scale groups must be in increasing order")  # pragma: no cover
+            runs.append((i, i + 1, c))
+    return runs
 
 
 @functools.lru_cache(maxsize=64)
@@ -226,7 +392,7 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
         Sampling period used to express ``frequencies``.
     mode, cval, method, approximation, terms, engine, truncate, memory_budget, progress
         As in :func:`~fastmoments.signal.morlet_transform`.
-    out : numpy.ndarray or torch.Tensor, optional
+    out : numpy.ndarray, torch.Tensor, numpy.memmap or zarr.Array, optional
         Preallocated coefficients ``(len(scales), *x.shape)``, complex64 (float32 input) or
         complex128, of the input's kind (and device), not overlapping ``x``:
         written in place and returned as ``coefficients`` (see :meth:`CWT.__call__`).
@@ -267,16 +433,14 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
     >>> round(float(freqs[1]), 4)
     0.05
     """
-    scales_t = tuple(float(s) for s in np.atleast_1d(np.asarray(scales, dtype=np.float64)))
+    scales_t = check_scales(scales)  # before the cache: True, 1 and 1.0 are one key there
     wavelet = Morlet() if wavelet is None else wavelet
     if not isinstance(wavelet, Morlet):
         raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
-    for s in scales_t:
-        if not (math.isfinite(s) and s > 0):
-            raise ValueError(f"scales must be finite and > 0, got {s}")
     plan = _cwt_plan(scales_t, wavelet.xi, check_choice("method", method, METHODS),
-                     check_choice("approximation", approximation, APPROXIMATIONS), terms,
-                     float(truncate))
+                     check_choice("approximation", approximation, APPROXIMATIONS),
+                     None if terms is None else check_int("terms", terms, minimum=1, maximum=64),
+                     check_positive_float("truncate", truncate))
     coef = plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
                 out=out, progress=progress)
     return coef, plan.frequencies(sampling_period)

@@ -19,13 +19,51 @@ from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan, as_signal, normalize_axis, output_target, require_finite
-from .coefficients import default_gaussian_terms, fit_gaussian, gaussian_kernel
+from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
 from .sliding import SFTBank
 
-__all__ = ["METHODS", "GaussianFilter", "gaussian_filter"]
+__all__ = ["METHODS", "GaussianFilter", "gaussian_filter", "max_shift"]
 
 METHODS = ("sft", "asft", "direct")
+
+
+# the largest σ a plan is built for: its tables and fit grow with σ (2.5 min and ~0.5 GB of
+# float64 tables at σ = 1e6 on the development CPU), and σ ≫ the signal is a constant anyway
+MAX_SIGMA = float(2**20)
+
+
+def check_sigma(sigma: Any) -> float:
+    """σ as a float: a finite real number in ``(0, MAX_SIGMA]``."""
+    sigma = check_positive_float("sigma", sigma)
+    if sigma > MAX_SIGMA:
+        raise ValueError(f"sigma must be <= {MAX_SIGMA:g} (the plan's tables grow with sigma), "
+                         f"got {sigma:g}")
+    return sigma
+
+
+# σ below which the filters apply their (few-sample) kernel directly, whatever the method: the
+# ASFT's attenuation e^{n0 k/σ²} over [-K, K] costs float64 digits there (a constant came
+# out 4e-9 off at σ = 0.5), and 2⌈4σ⌉ + 1 ≤ 9 taps cost less than an SFT bank
+DIRECT_BELOW = 1.0
+
+
+def max_shift(sigma: float) -> int:
+    """The largest ASFT shift ``n0`` for which the fit is accurate and well conditioned:
+    ``max(1, floor(σ/2))``.
+
+    Measured on the development CPU (orders 0-2, σ from 0.5 to 2000, 20000-sample white
+    noise): the applied kernel's relative RMSE stays ≤ 1e-4 up to ``n0 = σ`` (≤ 4e-4 at
+    σ < 5), reaches 1.5e-3 (σ = 16) to 1 (σ = 2) at ``n0 = 2σ``, and from ``n0 ≈ 4σ`` the
+    attenuation ``e^{n0 k/σ²}`` overflows (NaN): the window ``[-K - n0, K - n0]``
+    (``K ≈ 4σ``) no longer holds the kernel. The rounding grows with ``e^{n0 K/σ²}``: float32
+    results differ from float64 by ≤ 6e-7 up to ``n0 = σ/2`` but by 7e-6 at ``n0 = σ``
+    (σ = 16 and 100, every engine). Hence σ/2.
+
+    >>> max_shift(0.5), max_shift(2.0), max_shift(100.0)
+    (1, 1, 50)
+    """
+    return max(1, math.floor(sigma / 2))
 
 
 def default_shift(sigma: float) -> int:
@@ -58,21 +96,41 @@ class GaussianFilter(BankPlan):
         fitted kernel has relative RMSE ≤ 1e-4 (5 for order 0, 7 for orders 1 and 2 at the
         paper's K = 256; raised by up to 3 where this σ, method and shift need it).
     shift : int, optional
-        ASFT shift ``n0`` (default ``max(1, round(σ/16))``).
+        ASFT shift ``n0`` (default ``max(1, round(σ/16))``), from 1 to
+        :func:`max_shift` ``= max(1, floor(σ/2))``.
     truncate : float
-        Half-width of the direct method's kernel in σ (default 4, as scipy.ndimage).
+        Half-width of the direct method's kernel in σ (default 4, as scipy.ndimage); also
+        used below σ = 1, where every method applies its kernel directly.
 
     Attributes
     ----------
     K : int
         Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
     rmse : float
-        Relative RMSE of the kernel actually applied against the exact sampled kernel on
-        ``[-W, W]``, ``W = max(3K, 10σ)`` (Eq. 48). The filtered output's relative error
-        is about this value for broadband signals.
+        Relative RMSE of the kernel actually applied against the target kernel on
+        ``[-W, W]``, ``W = max(3K, 10σ)`` (Eq. 48): scipy.ndimage's discrete Gaussian
+        ``G[k] / Σ_j G[j]`` and its derivatives
+        (:func:`~fastmoments.signal.coefficients.discrete_gaussian_kernel`; the absolute RMSE
+        where that target is zero). The filtered output's relative error is about this value
+        for broadband signals.
+
+    Raises
+    ------
+    ValueError
+        For σ ≤ 0, an order other than 0, 1, 2, an unknown method, a shift outside
+        ``1..max_shift(σ)`` or given without ``method="asft"``.
+    TypeError
+        For a σ, order, terms or shift of the wrong type (bool, str, a float order).
 
     Notes
     -----
+    The kernels are normalised as scipy.ndimage's: the smoothing kernel sums to one, so a
+    constant passes unchanged at every σ; the first derivative's sums to zero and the
+    second's has zero sum and zero first moment (constants and ramps give zero). The
+    sampled continuous Gaussian would not: it sums to ``1 + 2 Σ_m exp(-2π²σ²m²)`` (Poisson
+    summation), 1.0144 at σ = 0.5. The fitted series is corrected to these moments exactly
+    (a change of the size of the fit's error).
+
     ``G[k] = sqrt(γ/π) exp(-γk²)`` with ``γ = 1/(2σ²)`` is approximated on ``[-K, K]`` by
     ``Σ a_p cos(βpk)`` (Eq. 9), so ``x_G[n] ≈ Σ a_p c_p[n]`` with the SFT components
     ``c_p[n] = Σ_{|k|≤K} x[n-k] cos(βpk)`` (Eq. 13). With the ASFT, the weights ``e^{αk}``
@@ -98,7 +156,7 @@ class GaussianFilter(BankPlan):
     def __init__(self, sigma: float, *, order: int = 0, method: str = "sft",
                  terms: int | None = None, shift: int | None = None,
                  truncate: float = 4.0) -> None:
-        self.sigma = check_positive_float("sigma", sigma)
+        self.sigma = check_sigma(sigma)
         self.order = check_int("order", order, minimum=0, maximum=2)
         self.method = check_choice("method", method, METHODS)
         self.terms = (default_gaussian_terms(self.order) if terms is None
@@ -106,19 +164,32 @@ class GaussianFilter(BankPlan):
         self.truncate = check_positive_float("truncate", truncate)
         self.shift = 0
         if self.method == "asft":
-            self.shift = (default_shift(self.sigma) if shift is None
-                          else check_int("shift", shift, minimum=1))
+            if shift is None:
+                self.shift = default_shift(self.sigma)
+            else:
+                self.shift = check_int("shift", shift, minimum=1)
+                top = max_shift(self.sigma)
+                if self.shift > top:
+                    raise ValueError(
+                        f"shift must be in 1..{top} for sigma={self.sigma} (the ASFT's window "
+                        f"[-K - shift, K - shift] cuts the kernel's tail and the attenuation "
+                        f"e^(shift k / sigma^2) loses digits beyond max(1, floor(sigma / 2))), "
+                        f"got {self.shift}")
         elif shift is not None:
             raise ValueError("shift is only used with method='asft'")
-        for _ in range(4 if terms is None and self.method != "direct" else 1):
-            self.bank = _gaussian_bank(self.sigma, self.order, self.method, self.terms,
-                                       self.shift, self.truncate)
-            self.K = int(self.bank.pad - self.shift)
+        # below σ = 1 the kernel spans a few samples: it is applied directly (see DIRECT_BELOW)
+        kind = "direct" if self.sigma < DIRECT_BELOW else self.method
+        for _ in range(4 if terms is None and kind != "direct" else 1):
+            self.bank = _gaussian_bank(self.sigma, self.order, kind, self.terms,
+                                       self.shift if kind == "asft" else 0, self.truncate)
+            self.K = int(self.bank.pad - (self.shift if kind == "asft" else 0))
             w = math.ceil(max(3 * self.K, 10 * self.sigma)) + self.shift
             j = np.arange(-w, w + 1)
-            exact = gaussian_kernel(j, self.sigma, self.order)
-            diff = self.bank.kernel(j)[0] - exact
-            self.rmse = float(np.sqrt(np.sum(diff ** 2) / np.sum(exact ** 2)))
+            exact = discrete_gaussian_kernel(j, self.sigma, self.order)
+            err2 = float(np.sum((self.bank.kernel(j)[0] - exact) ** 2))
+            energy = float(np.sum(exact ** 2))
+            # relative RMSE; the absolute one where the target is zero (derivatives, σ → 0)
+            self.rmse = math.sqrt(err2 / energy) if energy > 0 else math.sqrt(err2)
             if self.rmse <= 1e-4:
                 break
             self.terms += 1
@@ -132,31 +203,78 @@ class GaussianFilter(BankPlan):
                 f"terms={self.terms}, K={self.K}, shift={self.shift}, rmse={self.rmse:.2e})")
 
 
+def _moment_map(h: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``T`` (3 × 3) such that the kernels ``T @ h`` of orders 0, 1, 2 keep polynomials exactly.
+
+    ``h`` holds the kernels of orders 0, 1 and 2 at offsets ``j`` (their whole support). The
+    corrected kernels have ``Σ h0 = 1`` (constants pass unchanged), ``Σ h1 = 0`` and
+    ``Σ h2 = Σ j h2 = 0`` (derivatives vanish on constants, and the second one on ramps).
+    All three are first divided by ``Σ h0`` (scipy.ndimage normalises its kernels so); then
+    ``h1`` and ``h2`` lose multiples of the lower orders. The changes are of the size of the
+    fit's error (or of the truncated tail), and :attr:`GaussianFilter.rmse` is measured on
+    the corrected kernel.
+    """
+    def m0(v):
+        return float(np.sum(v))
+
+    def m1(v):
+        return float(np.sum(j * v))
+
+    s = 1.0 / m0(h[0])
+    t = np.zeros((3, 3))
+    t[0, 0] = s
+    t[1] = [-m0(h[1]) * s * s, s, 0.0]
+    h0, h1 = t[0] @ h, t[1] @ h
+    h2 = s * h[2]
+    c0 = -m0(h2)
+    d = m1(h1)
+    c1 = -(m1(h2) + c0 * m1(h0)) / d if abs(d) > 1e-300 else 0.0
+    t[2] = s * np.eye(3)[2] + c0 * t[0] + c1 * t[1]
+    return t
+
+
 @functools.lru_cache(maxsize=256)
-def _gaussian_bank(sigma, order, method, terms, shift, truncate):
+def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=True):
+    """The bank of one Gaussian plan (``exact_moments=False``: the paper's raw fit, without
+    :func:`_moment_map`, as its Table 1 measures it)."""
     if method == "direct":
         w = math.ceil(truncate * sigma)
-        taps = gaussian_kernel(np.arange(-w, w + 1), sigma, order)[None, :]
+        j = np.arange(-w, w + 1, dtype=np.float64)
+        h = np.stack([discrete_gaussian_kernel(j, sigma, o) for o in range(3)])
+        taps = ((_moment_map(h, j) @ h) if exact_moments else h)[order][None, :]
         return DirectBank(taps, complex_output=False)
-    fit = fit_gaussian(sigma, terms)
+    fit = fit_gaussian(sigma, terms, discrete=True)
     p = np.arange(terms + 1)
     zeros = np.zeros(terms + 1)
     if method == "sft":
-        mu, nu = [(fit.a, zeros), (zeros, -fit.b), (fit.d, zeros)][order]
+        weights = [(fit.a, zeros), (zeros, -fit.b), (fit.d, zeros)]
         alpha = 0.0
     else:
         alpha = shift / sigma**2
         e = math.exp(-0.5 * (shift / sigma) ** 2)  # exp(-α²/(4γ))
-        mu, nu = [
+        weights = [
             (e * fit.a, zeros),
             (e * alpha * fit.a, -e * fit.b),
             (e * (fit.d + alpha**2 * fit.a), -e * 2 * alpha * fit.b),
-        ][order]
+        ]
     rows = terms + 1
-    return SFTBank(
-        omega=fit.beta * p, alpha=np.full(rows, alpha), half=np.full(rows, fit.K),
-        shift=np.full(rows, shift), mu=mu.astype(np.complex128), nu=nu.astype(np.complex128),
-        channel=np.zeros(rows, dtype=np.int64), n_channels=1, complex_output=False)
+    mu = np.stack([m for m, _ in weights]).astype(np.complex128)  # (order, row)
+    nu = np.stack([n for _, n in weights]).astype(np.complex128)
+
+    def bank(mu, nu, channels):
+        return SFTBank(
+            omega=np.tile(fit.beta * p, channels), alpha=np.full(rows * channels, alpha),
+            half=np.full(rows * channels, fit.K), shift=np.full(rows * channels, shift),
+            mu=mu.reshape(-1), nu=nu.reshape(-1),
+            channel=np.repeat(np.arange(channels), rows), n_channels=channels,
+            complex_output=False)
+
+    if not exact_moments:
+        return bank(mu[order], nu[order], 1)
+    three = bank(mu, nu, 3)
+    j = np.arange(-three.pad, three.pad + 1, dtype=np.float64)
+    t = _moment_map(three.kernel(j), j)
+    return bank((t @ mu)[order], (t @ nu)[order], 1)
 
 
 @functools.lru_cache(maxsize=128)
@@ -267,11 +385,13 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequ
     y = t
     last = len(axes_list) - 1
     for k, (ax, s, o) in enumerate(zip(axes_list, sigmas, orders, strict=True)):
-        s = check_positive_float("sigma", s)
+        s = check_sigma(s)
         o = check_int("order", o, minimum=0, maximum=2)
         plan = _cached_plan(s, o, check_choice("method", method, METHODS),
-                            terms if terms is None else check_int("terms", terms, minimum=1),
-                            shift, float(truncate))
+                            terms if terms is None else check_int("terms", terms, minimum=1,
+                                                                  maximum=64),
+                            shift if shift is None else check_int("shift", shift, minimum=1),
+                            check_positive_float("truncate", truncate))
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
                  check_finite=False, out=target if k == last else None, progress=progress)

@@ -9,7 +9,9 @@ import numpy as np
 
 from .coefficients import morlet_constants, morlet_kernel
 
-__all__ = ["Morlet"]
+__all__ = ["MAX_XI", "Morlet"]
+
+MAX_XI = 1000.0  # beyond, the carrier is meaningless next to the envelope (and overflows)
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Morlet:
             raise TypeError(f"xi must be a real number, got {xi!r}")
         if not math.isfinite(float(xi)) or float(xi) <= 0:
             raise ValueError(f"xi must be finite and > 0, got {xi}")
+        if float(xi) > MAX_XI:
+            raise ValueError(f"xi must be <= {MAX_XI:g} (radians per σ of the envelope), got {xi}")
         object.__setattr__(self, "xi", float(xi))
 
     @property
