@@ -10,7 +10,7 @@ import dask.array as da
 import numpy as np
 import torch
 
-from .._array import real_dtype
+from .._array import working_dtype
 from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
 from ..features.extract import ALGORITHMS, KINDS, _column_names, _label, moment_pairs
@@ -231,7 +231,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
     quadrature = check_choice("quadrature", quadrature, ("midpoint", "gauss"))
     rule = check_choice("rule", rule, ("inscribed", "centre"))
     algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
-    dt = real_dtype(dtype if dtype is not None else darr.dtype)
+    dt = working_dtype(dtype, darr.dtype, name="darr")
     dtype_name = "float64" if dt == torch.float64 else "float32"
     dev = _device_name(device)
     darr = _single_chunk_tail(darr, 2, rechunk, "images")
