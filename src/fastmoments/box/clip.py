@@ -14,19 +14,23 @@ along W (as :data:`fastmoments.box.moments.PLANES`), and a normal is written ``(
 So ``Plane((1, 0, 0), -0.5)`` keeps the voxels with :math:`x \le -0.5`, the first quarter of
 the W axis.
 
-**Reconstruction cost.** The reconstruction is separable, :math:`\hat f = S_z \times_0 (S_y
-\times_1 (S_x \times_2 J))`, one GEMM per axis, while a plane mask is not. Clipping therefore
-reconstructs boxes and masks them: the kept voxels are split into slabs along D (at most
-:data:`SLABS`), and each slab reconstructs only the bounding box of its kept voxels (through the
-``region=`` path of :meth:`~fastmoments.box.api.JacobiTransform.inverse`). The three products
-cost about :math:`b_D P^3/6`, :math:`b_D b_H P^2/2` and :math:`b_D b_H b_W P` multiply-adds for
-a box :math:`b_D \times b_H \times b_W` and :math:`P-1` the order (total-degree set); slabs along
-D split the first factor :math:`b_D` without repeating any work, and each has its own, smaller
-:math:`b_H \times b_W`. Measured on a 64^3 grid (the fractions of the volume's voxels that are
-kept / inside the one bounding box / computed in slabs): a plane :math:`x \le -0.5` 0.25 /
-0.25 / 0.25; a corner cut :math:`x + y + z \le -1.5` 0.070 / 0.40 / 0.16; an oblique plane
-through the centre, :math:`x + y + z \le 0`, 0.50 / 1.0 / 0.83, and :math:`x + z \le 0`
-0.51 / 1.0 / 0.56. Voxels outside every box are never computed.
+**Reconstruction cost.** The reconstruction is separable, one GEMM per axis, while a plane
+mask is not. Clipping therefore reconstructs boxes and masks them (:class:`Rows` holds the kept
+voxels as one interval per row along W, so the mask costs :math:`O(DH)` to describe and one
+comparison per voxel of a box to apply): only the bounding box of the kept voxels is
+reconstructed, through the ``region=`` path of
+:meth:`~fastmoments.box.api.JacobiTransform.inverse`, and voxels outside it are never computed.
+The engine's first products cost the most per output voxel, so the axis that the box shrinks
+most (relative to the volume) is contracted first (the coefficients are permuted once; the
+total-degree set is symmetric in the axes). The box may further be split into 2, 4 or 8 slabs
+along that axis, each cut to its own kept voxels: slabs repeat no product, but each call
+copies the coefficient blocks again, so slabs are used only when the voxels they save exceed
+:math:`(\text{order}+1)^3` per extra call. Fractions of a 64^3 volume's voxels that are kept /
+inside the bounding box / in the best slabs without that call cost (:func:`clip_boxes`,
+``call_cost=0``): :math:`x \le -0.5` 0.25 / 0.25 / 0.25; the corner cut
+:math:`x + y + z \le -1.5` 0.070 / 0.40 / 0.16; :math:`x + y + z \le 0` through the centre
+0.50 / 1.0 / 0.83. A plane through the centre at an oblique angle thus saves little; a plane
+that cuts an axis saves in proportion.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ import torch
 
 from .._validate import check_choice
 
-__all__ = ["KEEPS", "SLABS", "TOLERANCE", "Plane", "as_planes", "clip_boxes", "clip_mask",
-           "clip_region"]
+__all__ = ["KEEPS", "SLABS", "TOLERANCE", "Plane", "Rows", "as_planes",
+           "clip_boxes", "clip_mask", "clip_region", "clip_rows"]
 
 #: The sides a plane can keep: ``'below'`` keeps :math:`n\cdot x \le d`, ``'above'`` keeps
 #: :math:`n\cdot x \ge d`.
@@ -59,7 +63,7 @@ TOLERANCE = 1e-9
 #: The most slabs along D that a clipped reconstruction is split into (see the module notes).
 SLABS = 8
 
-_SLAB_VOXELS = 1 << 22  # float64 voxels per step of the mask computation (32 MiB)
+
 
 
 def _real(name: str, value: Any) -> float:
@@ -235,20 +239,92 @@ def _from_numbers(values: Sequence[Any], name: str) -> Plane:
 
 def _centres(n: int, idx: Sequence[int] | range, device: Any) -> torch.Tensor:
     """Normalised voxel centres ``-1 + (2i + 1)/n`` (float64) of the indices ``idx``."""
-    i = torch.as_tensor(list(idx), dtype=torch.float64, device=device)
+    if isinstance(idx, range):
+        i = torch.arange(idx.start, idx.stop, idx.step, dtype=torch.float64, device=device)
+    else:
+        i = torch.as_tensor(list(idx), dtype=torch.float64, device=device)
     return (2.0 * i + 1.0) / n - 1.0
 
 
-def _terms(shape: Sequence[int], ranges: Sequence[range], planes: Sequence[Plane],
-           device: Any) -> list[tuple[list[torch.Tensor], float]]:
-    """Per plane, per axis ``s c_a x_a`` and the bound ``s d + tol`` (``s = -1`` for 'above')."""
-    coords = [_centres(n, r, device) for n, r in zip(shape, ranges, strict=True)]
-    out = []
+@dataclass(frozen=True)
+class Rows:
+    r"""The kept voxels as one interval per row along W: ``lo[z, y] <= k < hi[z, y]``.
+
+    ``k`` counts positions in the frame (the ``ranges`` along W); a row keeps nothing when
+    ``lo >= hi``. A half-space cuts every straight line in an interval, so an intersection of
+    half-spaces does too: the rows describe the kept set exactly, with
+    :math:`O(D H)` numbers and without evaluating :math:`\mathbf n\cdot\mathbf x` voxel by
+    voxel.
+    """
+
+    lo: torch.Tensor
+    hi: torch.Tensor
+    width: int
+
+    def kept(self) -> torch.Tensor:
+        """Whether each row keeps a voxel, ``(D, H)``."""
+        return self.lo < self.hi
+
+    def full(self, box: Sequence[tuple[int, int]]) -> bool:
+        """Whether every voxel of ``box`` is kept (then no mask is needed)."""
+        (z0, z1), (y0, y1), (x0, x1) = box
+        return bool(((self.lo[z0:z1, y0:y1] <= x0) & (self.hi[z0:z1, y0:y1] >= x1)).all())
+
+    def _box(self, box: Sequence[tuple[int, int]] | None) -> tuple[Any, Any, Any]:
+        if box is None:
+            box = ((0, self.lo.shape[0]), (0, self.lo.shape[1]), (0, self.width))
+        (z0, z1), (y0, y1), (x0, x1) = box
+        k = torch.arange(x0, x1, device=self.lo.device)
+        return k, self.lo[z0:z1, y0:y1, None], self.hi[z0:z1, y0:y1, None]
+
+    def mask(self, box: Sequence[tuple[int, int]] | None = None) -> torch.Tensor:
+        """The boolean mask of the kept voxels, of the whole frame or of ``box``."""
+        k, lo, hi = self._box(box)
+        return (k >= lo) & (k < hi)
+
+    def outside(self, box: Sequence[tuple[int, int]] | None = None) -> torch.Tensor:
+        """The complement of :meth:`mask`: the voxels clipped away."""
+        k, lo, hi = self._box(box)
+        return (k < lo) | (k >= hi)
+
+
+def clip_rows(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | None = None,
+              device: Any = None) -> Rows:
+    r"""The kept voxels of ``planes`` as one interval per row along W (see :class:`Rows`).
+
+    For a plane kept below (``s = 1``; ``s = -1`` above) the voxel with centre
+    :math:`(x, y, z)` is kept iff :math:`s n_x x \le b(y, z) = s d + \epsilon - s(n_y y +
+    n_z z)`, with :math:`\epsilon` = :data:`TOLERANCE`: for :math:`s n_x > 0` that is
+    :math:`x \le b/(s n_x)`, for :math:`s n_x < 0` it is :math:`x \ge b/(s n_x)`, and for
+    :math:`n_x = 0` the whole row or nothing. The bounds of all planes are intersected and
+    turned into positions by a binary search in the (monotone) centres of the frame.
+    """
+    planes = as_planes(planes, "planes")
+    shape = tuple(shape)
+    ranges = [range(n) for n in shape] if ranges is None else list(ranges)
+    z, y, x = (_centres(n, r, device) for n, r in zip(shape, ranges, strict=True))
+    rows = (len(z), len(y))
+    lo_val = torch.full(rows, -math.inf, dtype=torch.float64, device=device)
+    hi_val = torch.full(rows, math.inf, dtype=torch.float64, device=device)
     for p in planes:
         s = 1.0 if p.keep == "below" else -1.0
-        terms = [s * c * x for c, x in zip(p.axis_coefficients, coords, strict=True)]
-        out.append((terms, s * p.offset + TOLERANCE))
-    return out
+        cz, cy, cx = p.axis_coefficients
+        b = (s * p.offset + TOLERANCE) - s * (cz * z[:, None] + cy * y[None, :])
+        a = s * cx
+        if a > 0:
+            hi_val = torch.minimum(hi_val, b / a)
+        elif a < 0:
+            lo_val = torch.maximum(lo_val, b / a)
+        else:
+            hi_val = torch.where(b >= 0, hi_val, -math.inf)
+    width = len(x)
+    flip = width > 1 and ranges[2].step < 0
+    xs = x.flip(0) if flip else x
+    lo = torch.searchsorted(xs, lo_val.reshape(-1), side="left").reshape(rows)
+    hi = torch.searchsorted(xs, hi_val.reshape(-1), side="right").reshape(rows)
+    if flip:
+        lo, hi = width - hi, width - lo
+    return Rows(lo, hi, width)
 
 
 def clip_mask(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | None = None,
@@ -271,36 +347,7 @@ def clip_mask(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | No
     >>> clip_mask((1, 1, 4), (1, 0, 0, 0.0)).tolist()          # centres -0.75 .. 0.75
     [[[True, True, False, False]]]
     """
-    planes = as_planes(planes, "planes")
-    shape = tuple(shape)
-    ranges = [range(n) for n in shape] if ranges is None else list(ranges)
-    size = [len(r) for r in ranges]
-    mask = torch.ones(size, dtype=torch.bool, device=device)
-    per = max(1, _SLAB_VOXELS // max(1, size[1] * size[2]))
-    for terms, bound in _terms(shape, ranges, planes, device):
-        tz, ty, tx = terms
-        for z0 in range(0, size[0], per):
-            z1 = min(z0 + per, size[0])
-            t = (tz[z0:z1, None, None] + ty[None, :, None]) + tx[None, None, :]
-            mask[z0:z1] &= t <= bound
-    return mask
-
-
-def _possible(shape: Sequence[int], ranges: Sequence[range], planes: Sequence[Plane],
-              device: Any) -> list[torch.Tensor]:
-    """Per axis, the frame indices that some voxel kept by every single plane can have.
-
-    For one plane :math:`\\sum_a t_a(i_a) \\le b`, index ``i`` on axis ``a`` is possible iff
-    :math:`t_a(i) + \\sum_{b \\ne a} \\min t_b \\le b`: exact for one plane, a superset of the
-    intersection's indices for several.
-    """
-    ok = [torch.ones(len(r), dtype=torch.bool, device=device) for r in ranges]
-    for terms, bound in _terms(shape, ranges, planes, device):
-        mins = [float(t.min()) for t in terms]
-        for a, t in enumerate(terms):
-            rest = sum(m for b, m in enumerate(mins) if b != a)
-            ok[a] &= t + rest <= bound
-    return ok
+    return clip_rows(shape, planes, ranges=ranges, device=device).mask()
 
 
 def _span(flags: torch.Tensor) -> tuple[int, int] | None:
@@ -310,52 +357,64 @@ def _span(flags: torch.Tensor) -> tuple[int, int] | None:
     return int(idx[0]), int(idx[-1]) + 1
 
 
-def clip_boxes(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | None = None,
-               slabs: int = SLABS, device: Any = None
-               ) -> tuple[list[tuple[tuple[int, int], ...]], torch.Tensor | None,
-                          tuple[tuple[int, int], ...] | None]:
-    """The boxes a clipped reconstruction computes, and the kept mask inside their hull.
+def _box(rows: Rows, window: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
+    """The bounding box of the kept voxels inside ``window`` (frame positions), or ``None``."""
+    (z0, z1), (y0, y1), (x0, x1) = window
+    lo, hi = rows.lo[z0:z1, y0:y1], rows.hi[z0:z1, y0:y1]
+    lo, hi = lo.clamp(min=x0), hi.clamp(max=x1)
+    kept = lo < hi
+    zs = _span(kept.any(dim=1))
+    if zs is None:
+        return None
+    ys = _span(kept.any(dim=0))
+    assert ys is not None
+    return ((z0 + zs[0], z0 + zs[1]), (y0 + ys[0], y0 + ys[1]),
+            (int(lo[kept].min()), int(hi[kept].max())))
 
-    Returns ``(boxes, mask, hull)``: ``hull`` is the bounding box of the kept voxels, one
-    ``(start, stop)`` pair of *frame* positions (positions in ``ranges``) per axis, ``mask``
-    the kept voxels within it, and ``boxes`` up to ``slabs`` boxes (slabs along D, each the
-    bounding box of its kept voxels) that together hold every kept voxel. When nothing is
-    kept, ``([], None, None)``.
+
+def clip_boxes(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | None = None,
+               slabs: int = SLABS, call_cost: float = 0.0, device: Any = None
+               ) -> tuple[int, list[tuple[tuple[int, int], ...]], Rows,
+                          tuple[tuple[int, int], ...] | None]:
+    """The boxes a clipped reconstruction computes, the kept rows, and their bounding box.
+
+    Returns ``(axis, boxes, rows, hull)``: ``rows`` are the kept voxels (:class:`Rows`),
+    ``hull`` the bounding box of the kept voxels, one ``(start, stop)`` pair of *frame*
+    positions (positions in ``ranges``) per axis, ``axis`` the axis the hull shrinks most
+    (relative to the frame; the first on ties), and ``boxes`` 1, 2, 4, ... up to ``slabs``
+    slabs along ``axis``, each cut to the bounding box of its kept voxels, that together hold
+    every kept voxel once. The number of slabs minimises the voxels of the boxes plus
+    ``call_cost`` per box (the fixed cost of one reconstruction call, in voxels). When nothing
+    is kept, ``(0, [], rows, None)``.
     """
-    planes = as_planes(planes, "planes")
-    shape = tuple(shape)
-    ranges = [range(n) for n in shape] if ranges is None else list(ranges)
-    spans = [_span(f) for f in _possible(shape, ranges, planes, device)]
-    if any(s is None for s in spans):
-        return [], None, None
-    sub = [r[a:b] for r, (a, b) in zip(ranges, spans, strict=True)]   # type: ignore[misc]
-    mask = clip_mask(shape, planes, ranges=sub, device=device)
-    exact = []
-    for ax in range(3):
-        other = tuple(b for b in range(3) if b != ax)
-        s = _span(mask.any(dim=other))
-        if s is None:
-            return [], None, None
-        exact.append(s)
-    mask = mask[tuple(slice(a, b) for a, b in exact)]
-    hull = tuple((spans[ax][0] + a, spans[ax][0] + b)       # type: ignore[index]
-                 for ax, (a, b) in enumerate(exact))
-    depth = hull[0][1] - hull[0][0]
-    nslab = max(1, min(slabs, depth))
-    cuts = [round(i * depth / nslab) for i in range(nslab + 1)]
-    boxes = []
-    for z0, z1 in itertools.pairwise(cuts):
-        part = mask[z0:z1]
-        ys = _span(part.any(dim=(0, 2)))
-        if ys is None:
-            continue
-        xs = _span(part[:, ys[0]:ys[1]].any(dim=(0, 1)))
-        zs = _span(part.any(dim=(1, 2)))
-        assert xs is not None and zs is not None
-        boxes.append(((hull[0][0] + z0 + zs[0], hull[0][0] + z0 + zs[1]),
-                      (hull[1][0] + ys[0], hull[1][0] + ys[1]),
-                      (hull[2][0] + xs[0], hull[2][0] + xs[1])))
-    return boxes, mask, hull
+    rows = clip_rows(shape, planes, ranges=ranges, device=device)
+    size = (rows.lo.shape[0], rows.lo.shape[1], rows.width)
+    hull = _box(rows, [(0, n) for n in size])
+    if hull is None:
+        return 0, [], rows, None
+    ratios = [(b - a) / n for (a, b), n in zip(hull, size, strict=True)]
+    axis = ratios.index(min(ratios))
+    h0, h1 = hull[axis]
+    best: tuple[float, list[tuple[tuple[int, int], ...]]] = (_volume(hull) + call_cost, [hull])
+    nslab = 2
+    while nslab <= min(slabs, h1 - h0):
+        cuts = [h0 + round(i * (h1 - h0) / nslab) for i in range(nslab + 1)]
+        boxes = []
+        for c0, c1 in itertools.pairwise(cuts):
+            window = list(hull)
+            window[axis] = (c0, c1)
+            box = _box(rows, window)
+            if box is not None:
+                boxes.append(box)
+        cost = sum(map(_volume, boxes)) + call_cost * len(boxes)
+        if cost < best[0]:
+            best = (cost, boxes)
+        nslab *= 2
+    return axis, best[1], rows, hull
+
+
+def _volume(box: Sequence[tuple[int, int]]) -> int:
+    return math.prod(b - a for a, b in box)
 
 
 def clip_region(shape: Sequence[int], planes: Any) -> tuple[slice, slice, slice] | None:
@@ -372,7 +431,7 @@ def clip_region(shape: Sequence[int], planes: Any) -> tuple[slice, slice, slice]
     >>> clip_region((8, 8, 8), (1, 1, 1, -3.5)) is None      # beyond the corner
     True
     """
-    _boxes, _mask, hull = clip_boxes(shape, planes, slabs=1)
+    _axis, _boxes, _rows, hull = clip_boxes(shape, planes, slabs=1)
     if hull is None:
         return None
     return tuple(slice(a, b) for a, b in hull)  # type: ignore[return-value]
