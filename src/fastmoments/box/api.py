@@ -549,9 +549,9 @@ class JacobiTransform:
             Volumes only. Keep the voxels on the kept side of every plane (``n.x <= d`` by
             default; see :class:`~fastmoments.box.clip.Plane` for the coordinates, ``x`` along
             W, ``y`` along H, ``z`` along D, each in ``[-1, 1]``). The output keeps the shape
-            of the volume (or of ``region``); only the bounding boxes of the kept voxels, in
-            slabs along D, are reconstructed (see :mod:`fastmoments.box.clip` for what that
-            saves), and the voxels clipped away are set to ``fill``.
+            of the volume (or of ``region``); only the bounding box of the kept voxels (split
+            into slabs where that pays) is reconstructed, and the voxels clipped away are set
+            to ``fill``. See :mod:`fastmoments.box.clip` for what that saves.
         fill : float
             The value of clipped voxels (with ``clip``). Default NaN: a clipped voxel has no
             value, NaN cannot be mistaken for one (a mean over the volume becomes NaN instead

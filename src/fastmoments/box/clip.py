@@ -60,7 +60,7 @@ KEEPS = ("below", "above")
 #: 5e-7 of a voxel on an axis of 1000 voxels (voxels are 2/N wide).
 TOLERANCE = 1e-9
 
-#: The most slabs along D that a clipped reconstruction is split into (see the module notes).
+#: The most slabs a clipped reconstruction is split into (see the module notes).
 SLABS = 8
 
 
