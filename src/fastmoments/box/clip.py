@@ -396,8 +396,9 @@ def clip_boxes(shape: Sequence[int], planes: Any, *, ranges: Sequence[range] | N
     axis = ratios.index(min(ratios))
     h0, h1 = hull[axis]
     best: tuple[float, list[tuple[tuple[int, int], ...]]] = (_volume(hull) + call_cost, [hull])
+    kept = int((rows.hi - rows.lo).clamp(min=0).sum())      # no split computes fewer voxels
     nslab = 2
-    while nslab <= min(slabs, h1 - h0):
+    while nslab <= min(slabs, h1 - h0) and kept + nslab * call_cost < best[0]:
         cuts = [h0 + round(i * (h1 - h0) / nslab) for i in range(nslab + 1)]
         boxes = []
         for c0, c1 in itertools.pairwise(cuts):
