@@ -16,6 +16,7 @@ from . import data, disk
 from .box import (
     BoxMoments,
     JacobiTransform,
+    Plane,
     gegenbauer_moments,
     jacobi_moments,
     legendre_moments,
@@ -65,6 +66,7 @@ __all__ = [
     "Morlet",
     "MorletTransform",
     "PHTMoments",
+    "Plane",
     "PolarHarmonicTransform",
     "PseudoZernikeTransform",
     "ZernikeTransform",

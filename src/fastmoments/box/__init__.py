@@ -5,11 +5,15 @@ One separable engine (:mod:`.engine`) contracts one axis at a time with per-axis
 """
 
 from .api import JacobiTransform, gegenbauer_moments, jacobi_moments, legendre_moments
+from .clip import Plane, clip_mask, clip_region
 from .moments import BoxMoments
 
 __all__ = [
     "BoxMoments",
     "JacobiTransform",
+    "Plane",
+    "clip_mask",
+    "clip_region",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",

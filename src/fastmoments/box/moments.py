@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -114,8 +115,9 @@ class BoxMoments(Moments):
             return res[()]
         return res
 
-    def reconstruct(self, *, order: int | None = None, region: Any = None) -> Any:
-        """Reconstruct the image or volume (Eq. 23/26), fully or in part.
+    def reconstruct(self, *, order: int | None = None, region: Any = None, clip: Any = None,
+                    fill: float = math.nan) -> Any:
+        """Reconstruct the image or volume (Eq. 23/26), fully or in part, optionally clipped.
 
         Parameters
         ----------
@@ -125,16 +127,42 @@ class BoxMoments(Moments):
         region : tuple of slices, optional
             One ``slice`` (or ``(start, stop)`` pair, or integer index) per spatial axis: only
             those pixels are computed, directly from the moments, without building the rest.
+        clip : Plane, 4 numbers ``(nx, ny, nz, d)`` or a sequence of them, optional
+            Volumes only: keep the voxels with ``n.x <= d`` for every plane (or ``>= d`` for a
+            ``Plane(..., keep='above')``), in the normalised coordinates ``[-1, 1]`` with
+            ``x`` along W, ``y`` along H and ``z`` along D. Only the bounding boxes of the
+            kept voxels are reconstructed; see :mod:`fastmoments.box.clip`.
+        fill : float
+            Value of the clipped voxels: NaN by default (no value; drawn as empty), 0 for
+            arithmetic.
 
         Returns
         -------
         array or tensor
             Shape ``batch_shape + spatial`` (the region's shape when given; an integer index
-            drops that axis).
-        """
-        return self.plan.inverse(self, order=order, region=region)
+            drops that axis); clipping keeps the shape.
 
-    def slice(self, plane: str, index: int, *, order: int | None = None) -> Any:
+        Raises
+        ------
+        ValueError, TypeError, MemoryError
+            As :meth:`JacobiTransform.inverse <fastmoments.box.api.JacobiTransform.inverse>`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmoments.box import Plane, legendre_moments
+        >>> J = legendre_moments(np.ones((8, 8, 8)), 2, ndim=3)
+        >>> v = J.reconstruct(clip=Plane((1, 0, 0), -0.5))       # keep x <= -0.5
+        >>> np.isnan(v).sum(axis=(0, 1))                        # the last 6 of 8 along W cut
+        array([ 0,  0, 64, 64, 64, 64, 64, 64])
+        >>> w = J.reconstruct(clip=[(1, 0, 0, 0.0), (0, 0, 1, 0.0)], fill=0.0)  # x, z <= 0
+        >>> int((w != 0).sum()), w.shape                      # a quarter of the 512 voxels
+        (128, (8, 8, 8))
+        """
+        return self.plan.inverse(self, order=order, region=region, clip=clip, fill=fill)
+
+    def slice(self, plane: str, index: int, *, order: int | None = None, clip: Any = None,
+              fill: float = math.nan) -> Any:
         """One plane of a reconstructed volume, computed directly from the moments.
 
         Parameters
@@ -146,6 +174,8 @@ class BoxMoments(Moments):
             The pixel index along the fixed axis (negative counts from the end).
         order : int, optional
             Reconstruction order (default: all moments).
+        clip, fill : optional
+            Clipping planes and the value of clipped pixels, as in :meth:`reconstruct`.
 
         Returns
         -------
@@ -160,4 +190,4 @@ class BoxMoments(Moments):
         index = check_int("index", index, minimum=-n, maximum=n - 1)
         region: list[Any] = [slice(None)] * 3
         region[axis] = index
-        return self.plan.inverse(self, order=order, region=tuple(region))
+        return self.plan.inverse(self, order=order, region=tuple(region), clip=clip, fill=fill)

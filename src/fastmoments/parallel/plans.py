@@ -397,12 +397,16 @@ class ParallelPlan:
         data = gather_tensors(res, dev0, dim=1)
         return BoxMoments(data.reshape(*lead, *r0.coef_shape), self, kind)
 
-    def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None) -> Any:
+    def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None,
+                **options: Any) -> Any:
         """Box reconstruction: batches split over the devices, or (fewer items than
-        devices) the sum of the reconstructions from each device's block of degrees."""
+        devices) the sum of the reconstructions from each device's block of degrees.
+
+        A ``region=`` or any other option of the plan's ``inverse`` (``clip=``, ``fill=``)
+        runs on the first device."""
         r0 = self._replicas[0]
-        if region is not None:
-            return r0.inverse(_retarget(coeffs, r0), order=order, region=region)
+        if region is not None or options:
+            return r0.inverse(_retarget(coeffs, r0), order=order, region=region, **options)
         c, kind = r0._coeffs(_retarget(coeffs, r0), "coeffs")
         nd = r0.ndim
         lead = tuple(c.shape[:-nd])
