@@ -1,0 +1,383 @@
+r"""scikit-learn transformers: moment features of images as a step of a ``Pipeline``.
+
+:class:`ZernikeFeatures`, :class:`PseudoZernikeFeatures` and :class:`MomentFeatures` (any disk
+family, the polar harmonic ones included) turn a set of square images into a feature matrix
+with :func:`fastmoments.features.features`, following scikit-learn's transformer API:
+
+* ``X`` is ``(n_samples, H, W)`` square images, or ``(n_samples, H * W)`` flattened square
+  images (what a ``Pipeline``, ``train_test_split`` or a pandas DataFrame hands over); the side
+  ``H = W`` is inferred from the number of columns, and a count that is not a perfect square is
+  a :class:`ValueError` naming ``X``. Flattening is row-major (``images.reshape(n, -1)``).
+* ``fit`` validates the parameters and ``X`` and records ``n_features_in_`` (the number of
+  pixels per image, ``H * W``, for either layout), ``image_shape_`` and, for a DataFrame,
+  ``feature_names_in_``. The transform learns nothing from the data: fitting only fixes the
+  image size.
+* ``transform`` returns ``(n_samples, n_features_out)`` float64 (``dtype="float32"`` gives
+  float32), always NumPy, whatever device computed it.
+* ``get_feature_names_out`` returns the column labels of :class:`fastmoments.FeatureSet`
+  (``"|A[2,0]|"``, ``"Re A[3,1]"``, ...), in the column order of ``features()``, so
+  ``set_output(transform="pandas")`` names the DataFrame columns.
+* Parameters are stored as given (no work in ``__init__``), so ``clone``, ``get_params`` /
+  ``set_params`` and ``GridSearchCV`` over ``order`` work.
+
+The estimator tags say that the input may be 2-D or 3-D (``two_d_array`` and
+``three_d_array``): scikit-learn's generic checks feed 2-D data of arbitrary widths, which these
+transformers accept whenever the width is a square number of pixels.
+
+Requires scikit-learn >= 1.6 (the ``__sklearn_tags__`` and ``validate_data`` API).
+
+Examples
+--------
+>>> import numpy as np
+>>> from sklearn.pipeline import make_pipeline
+>>> from sklearn.preprocessing import StandardScaler
+>>> rng = np.random.default_rng(0)
+>>> X = rng.random((6, 16, 16))
+>>> zf = ZernikeFeatures(order=3).fit(X)
+>>> zf.transform(X).shape, zf.image_shape_, zf.n_features_in_
+((6, 6), (16, 16), 256)
+>>> list(zf.get_feature_names_out()[:3])
+['|A[0,0]|', '|A[1,1]|', '|A[2,0]|']
+>>> make_pipeline(ZernikeFeatures(order=3), StandardScaler()).fit_transform(
+...     X.reshape(6, -1)).shape
+(6, 6)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import sklearn
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
+
+from ._validate import check_int
+from .features.extract import features
+
+__all__ = ["MomentFeatures", "PseudoZernikeFeatures", "ZernikeFeatures"]
+
+_MIN_SKLEARN = (1, 6)
+
+
+def _version(text: str) -> tuple[int, int]:
+    parts = text.split(".")
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+if _version(sklearn.__version__) < _MIN_SKLEARN:  # pragma: no cover - depends on the install
+    raise ImportError(f"fastmoments.sklearn needs scikit-learn >= 1.6 (estimator tags API), "
+                      f"found {sklearn.__version__}; pip install 'fastmoments[sklearn]'")
+
+_DTYPES = ("float64", "float32")
+
+
+class _DiskFeatures(TransformerMixin, BaseEstimator):
+    """Shared machinery: validation of ``X``, fit, transform and names (subclasses say which
+    family and orders through :meth:`_spec`)."""
+
+    # set by each subclass's __init__ (scikit-learn reads parameters from its signature)
+    kind: str
+    k: int
+    quadrature: str
+    rule: str
+    dtype: str
+    device: Any
+    batch_size: int | None
+
+    def _spec(self) -> tuple[str, int | Iterable[int]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- input -----------------------------------------------------------------------------
+    def _images(self, X: Any, *, reset: bool) -> np.ndarray:
+        """``X`` validated and reshaped to ``(n_samples, N, N)``; records or checks the
+        input attributes."""
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        dt = np.dtype(self.dtype)
+        if not hasattr(X, "shape"):
+            X = np.asarray(X)  # lists and other array-likes (a DataFrame has a shape)
+        ndim = len(X.shape)
+        if ndim == 3:
+            arr = check_array(X, allow_nd=True, dtype=dt, input_name="X")
+            n_pix = arr.shape[1] * arr.shape[2]
+            if arr.shape[1] != arr.shape[2]:
+                raise ValueError(f"X must hold square images (n_samples, N, N) to map onto "
+                                 f"the unit disk, got shape {arr.shape}; crop or pad them")
+            if reset:
+                self.n_features_in_ = n_pix
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+            else:
+                self._check_pixels(n_pix, arr.shape)
+            side = arr.shape[1]
+        elif ndim > 3:
+            raise ValueError(f"X must be (n_samples, N, N) images or (n_samples, N*N) "
+                             f"flattened images, got {ndim} dimensions "
+                             f"(shape {np.shape(X)})")
+        else:
+            # 2-D (or a DataFrame, a list of rows, ...): scikit-learn's own validation, which
+            # records n_features_in_ and feature_names_in_ and raises its usual messages
+            # for 1-D input, NaN, complex or empty data
+            if not reset:
+                check_is_fitted(self)
+            arr = validate_data(self, X, reset=reset, dtype=dt)
+            n_pix = arr.shape[1]
+            side = math.isqrt(n_pix)
+            if side * side != n_pix:
+                raise ValueError(
+                    f"X must hold square images, flattened row-major as (n_samples, N*N), or "
+                    f"(n_samples, N, N); got {n_pix} columns, which is not a square number "
+                    f"(shape {arr.shape})")
+            if not reset:
+                self._check_pixels(n_pix, arr.shape)
+            arr = arr.reshape(arr.shape[0], side, side)
+        if reset:
+            self.image_shape_ = (side, side)
+        if not arr.flags.writeable:
+            # features() hands NumPy data to torch.from_numpy, which warns on read-only
+            # arrays (memory maps opened read-only, broadcast views); a copy is never written
+            arr = arr.copy()
+        return arr
+
+    def _check_pixels(self, n_pix: int, shape: tuple[int, ...]) -> None:
+        check_is_fitted(self)
+        if n_pix != self.n_features_in_:
+            side = self.image_shape_[0]
+            raise ValueError(
+                f"X has {n_pix} pixels per sample (shape {shape}), but "
+                f"{type(self).__name__} is expecting {self.n_features_in_} features "
+                f"({side}x{side} images) as input")
+
+    def _run(self, images: np.ndarray):
+        family, orders = self._spec()
+        return features(images, family=family, orders=orders, kind=self.kind, k=self.k,
+                        quadrature=self.quadrature, rule=self.rule, device=self.device,
+                        dtype=self.dtype, batch_size=self.batch_size, progress=False)
+
+    # -- estimator API ---------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> _DiskFeatures:
+        """Validate the parameters and ``X``, and record the image size.
+
+        Parameters
+        ----------
+        X : array_like
+            ``(n_samples, N, N)`` or ``(n_samples, N*N)`` square images.
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``X`` not square images (the message names ``X``), NaN or infinity, bad
+            parameter values.
+        TypeError
+            Parameters of the wrong type (e.g. a float order).
+        """
+        images = self._images(X, reset=True)
+        # one image of zeros runs the real code path: every parameter is checked by the
+        # function that uses it, and the (cached) plan is ready for transform
+        fs = self._run(np.zeros((1, *images.shape[1:]), dtype=images.dtype))
+        self.moment_pairs_ = list(fs.pairs)
+        self._names_out = np.asarray(fs.names, dtype=object)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """The moment features of the images.
+
+        Parameters
+        ----------
+        X : array_like
+            ``(n_samples, N, N)`` or ``(n_samples, N*N)`` images of the size seen in ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_samples, n_features_out)`` float64 (float32 with ``dtype="float32"``):
+            ``fastmoments.features(images, ...).matrix``.
+        """
+        check_is_fitted(self)
+        images = self._images(X, reset=False)
+        m = self._run(images).matrix
+        if not isinstance(m, np.ndarray):
+            m = m.detach().cpu().numpy()
+        return m
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Column labels of :meth:`transform`: :attr:`fastmoments.FeatureSet.names`.
+
+        Parameters
+        ----------
+        input_features : array_like of str, optional
+            Checked against ``feature_names_in_`` as scikit-learn does; the output names do
+            not depend on them (every output column mixes every pixel).
+
+        Returns
+        -------
+        numpy.ndarray of str (object dtype)
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return self._names_out.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = True
+        tags.input_tags.three_d_array = True
+        tags.transformer_tags.preserves_dtype = [self.dtype] if self.dtype in _DTYPES else []
+        return tags
+
+
+class MomentFeatures(_DiskFeatures):
+    r"""Moment features of square images, for any disk family.
+
+    Parameters
+    ----------
+    family : str
+        ``"zernike"``, ``"pseudo-zernike"``, or a polar harmonic family (``"pcet"``, ``"pct"``,
+        ``"pst"``): any name in :data:`fastmoments.disk.FAMILIES`.
+    orders : int or iterable of int
+        ``T`` means every order ``0..T``; an iterable names the orders
+        (:func:`fastmoments.features.moment_pairs`).
+    kind : {"magnitude", "real", "complex"}
+        ``|A_nm|`` (invariant to rotations), ``Re A_nm``, or ``(Re, Im)`` column pairs.
+    k, quadrature, rule
+        Sampling of the disk, as in :func:`fastmoments.features.features`.
+    dtype : {"float64", "float32"}
+        Working precision and output dtype.
+    device : str, optional
+        Where to compute (``"cuda"`` for the GPU); the output is NumPy on the host.
+    batch_size : int, optional
+        Images per batch (default: chosen from the memory budget).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Pixels per image seen in ``fit`` (``N * N``, for 2-D and 3-D ``X`` alike).
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame ``X`` seen in ``fit`` (only then).
+    image_shape_ : (int, int)
+        ``(N, N)``.
+    moment_pairs_ : list of (n, m)
+        The moments behind the columns, in order.
+
+    Notes
+    -----
+    The moments and their normalization are those of :func:`fastmoments.features.features`
+    (thesis Eq. 2.10, 2.16 and 6.1-6.3); each transformer is a thin wrapper over that function
+    and a cached plan per image size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(1).random((4, 12, 12))
+    >>> MomentFeatures(family="pct", orders=1).fit_transform(X).shape
+    (4, 4)
+    """
+
+    def __init__(self, family: str = "zernike", orders: int | Iterable[int] = 8, *,
+                 kind: str = "magnitude", k: int = 1, quadrature: str = "midpoint",
+                 rule: str = "inscribed", dtype: str = "float64", device: Any = None,
+                 batch_size: int | None = None) -> None:
+        self.family = family
+        self.orders = orders
+        self.kind = kind
+        self.k = k
+        self.quadrature = quadrature
+        self.rule = rule
+        self.dtype = dtype
+        self.device = device
+        self.batch_size = batch_size
+
+    def _spec(self) -> tuple[str, int | Iterable[int]]:
+        return self.family, self.orders
+
+
+class ZernikeFeatures(_DiskFeatures):
+    r"""Zernike moment features of square images (every moment of order ``0..order``).
+
+    Parameters
+    ----------
+    order : int
+        Highest order ``T``; the columns are the moments ``(n, m >= 0)``, ``n <= T``,
+        ``n - m`` even, ordered by ``(n, m)``.
+    kind, k, quadrature, rule, dtype, device, batch_size
+        As in :class:`MomentFeatures`.
+
+    Attributes
+    ----------
+    n_features_in_, feature_names_in_, image_shape_, moment_pairs_
+        As in :class:`MomentFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> img = np.zeros((1, 20, 20)); img[0, 4:9, 6:15] = 1
+    >>> zf = ZernikeFeatures(order=4).fit(img)
+    >>> bool(np.allclose(zf.transform(img), zf.transform(np.rot90(img, axes=(1, 2)))))
+    True
+    """
+
+    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
+                 quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
+                 device: Any = None, batch_size: int | None = None) -> None:
+        self.order = order
+        self.kind = kind
+        self.k = k
+        self.quadrature = quadrature
+        self.rule = rule
+        self.dtype = dtype
+        self.device = device
+        self.batch_size = batch_size
+
+    def _spec(self) -> tuple[str, int | Iterable[int]]:
+        return "zernike", check_int("order", self.order, minimum=0)
+
+
+class PseudoZernikeFeatures(_DiskFeatures):
+    r"""Pseudo-Zernike moment features of square images (every moment of order ``0..order``).
+
+    Parameters
+    ----------
+    order : int
+        Highest order ``T``; the columns are the moments ``(n, 0 <= m <= n)``, ``n <= T``.
+    kind, k, quadrature, rule, dtype, device, batch_size
+        As in :class:`MomentFeatures`.
+
+    Attributes
+    ----------
+    n_features_in_, feature_names_in_, image_shape_, moment_pairs_
+        As in :class:`MomentFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(2).random((3, 64))  # three flattened 8x8 images
+    >>> PseudoZernikeFeatures(order=2).fit_transform(X).shape
+    (3, 6)
+    """
+
+    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
+                 quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
+                 device: Any = None, batch_size: int | None = None) -> None:
+        self.order = order
+        self.kind = kind
+        self.k = k
+        self.quadrature = quadrature
+        self.rule = rule
+        self.dtype = dtype
+        self.device = device
+        self.batch_size = batch_size
+
+    def _spec(self) -> tuple[str, int | Iterable[int]]:
+        return "pseudo-zernike", check_int("order", self.order, minimum=0)
