@@ -19,6 +19,15 @@ Each object of a label image is normalised for position and size before its mome
      than on the farthest one, so it is less sensitive to a stray pixel on the outline, but
      parts of an elongated object fall outside the unit disk and do not enter the moments.
 
+   Other tools: CellProfiler's ``MeasureObjectSizeShape`` computes its Zernike features in
+   the object's minimum enclosing circle (centred where that circle is, not on the centroid),
+   and ``mahotas.features.zernike_moments`` takes the radius from the caller and centres on
+   the centre of mass. ``"enclosing"`` keeps the centroid as the centre, so that the centre
+   is the same under both radii and equals regionprops' ``centroid``. Its radius is at least
+   that of the minimum enclosing circle (of the pixel squares) and at most twice it: the
+   centroid lies in their convex hull, whose points are all within one diameter of each
+   other. For a disk-like object the two coincide.
+
 3. **Resampling**: the square :math:`[\bar r - R, \bar r + R] \times [\bar c - R, \bar c + R]`
    is sampled on a ``size x size`` grid of pixel centres
    :math:`\bar r + R\,(2i + 1 - S)/S` (the grid on which the disk engine inscribes the unit
