@@ -204,7 +204,8 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         Working precision (default from ``image`` by the package's dtype policy: float64 stays
         float64, else float32; float32 without an image).
     batch_size : int, optional
-        Objects resampled and transformed per batch (default 1024).
+        Objects resampled and transformed per batch (default: about :math:`2^{19}`
+        resampled pixels per batch, 128 objects at ``size=64``).
 
     Returns
     -------
@@ -245,7 +246,13 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     lab = _as_labels(labels)
     radius = check_choice("radius", radius, RADII)
     size = check_int("size", size, minimum=1)
-    batch_size = check_int("batch_size", 1024 if batch_size is None else batch_size, minimum=1)
+
+    if batch_size is None:
+        # about 2**19 resampled pixels per batch: the gathers stay in cache (on one CPU
+        # thread, 1849 objects at size 64 resampled in 1.6 s in batches of 128, 5.0 s in
+        # batches of 1024)
+        batch_size = max(1, min(4096, 2**19 // (size * size)))
+    batch_size = check_int("batch_size", batch_size, minimum=1)
     in_dev = torch.device("cpu")
     numpy_out = True
     if image is not None:
