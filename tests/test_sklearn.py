@@ -261,3 +261,14 @@ def test_set_output_pandas(rng):
         pf.get_feature_names_out(["a"] * 81)
     # fitting again on a plain array forgets the names
     assert not hasattr(pf.fit(X), "feature_names_in_")
+
+
+@pytest.mark.parametrize("family", ["zernike", "pseudo-zernike", "pcet", "pct", "pst"])
+@pytest.mark.parametrize("kind", ["magnitude", "real"])
+def test_every_family(family, kind, rng):
+    X = rng.random((3, 12, 12))
+    mf = MomentFeatures(family=family, orders=[1, 3], kind=kind, device="cpu").fit(X)
+    fs = features(X, family=family, orders=[1, 3], kind=kind, dtype="float64")
+    np.testing.assert_allclose(mf.transform(X), fs.matrix, rtol=1e-13, atol=1e-14)
+    assert list(mf.get_feature_names_out()) == fs.names
+    assert mf.moment_pairs_ == fs.pairs
