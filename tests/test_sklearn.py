@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFe
 
 ESTIMATORS = [ZernikeFeatures(order=3), PseudoZernikeFeatures(order=2),
               MomentFeatures(family="pcet", orders=1, kind="complex")]
+#: rule="centre" takes every pixel whose centre is in the disk, so 1x1 and 2x2 images work
+CENTRE = ZernikeFeatures(order=2, rule="centre")
 
 #: Generic checks whose synthetic data are 2-D with a number of columns that is not a square
 #: (2, 3, 5 or 10 columns from make_blobs and friends). These transformers read a 2-D row as a
@@ -45,12 +48,22 @@ NONSQUARE_CHECKS = (
 _REASON = ("feeds 2-D X whose number of columns is not a square number of pixels; the same "
            "contract is tested on square images in tests/test_sklearn.py")
 
+#: Generic checks that feed 1 or 4 columns: 1x1 or 2x2 images, in which no pixel lies
+#: entirely inside the inscribed disk (the default rule="inscribed"), a ValueError naming X
+#: and the rule. The same checks pass with rule="centre" (CENTRE above runs them).
+TINY_CHECKS = ("check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
+               "check_fit2d_1feature")
+_TINY = "feeds 1x1 or 2x2 images, which have no pixel inside the inscribed disk"
+
 
 def _expected_failures(estimator):
-    return dict.fromkeys(NONSQUARE_CHECKS, _REASON)
+    out = dict.fromkeys(NONSQUARE_CHECKS, _REASON)
+    if estimator.get_params().get("rule") != "centre":
+        out.update(dict.fromkeys(TINY_CHECKS, _TINY))
+    return out
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
+@parametrize_with_checks([*ESTIMATORS, CENTRE], expected_failed_checks=_expected_failures)
 def test_check_estimator(estimator, check):
     check(estimator)
 
@@ -63,6 +76,17 @@ def test_nonsquare_checks_fail_only_on_width(name):
     # check_fit2d_1sample turns the ValueError into an AssertionError about its wording
     with pytest.raises((ValueError, AssertionError), match="not a square number"):
         check(type(est).__name__, est)
+
+
+@pytest.mark.parametrize("name", TINY_CHECKS)
+def test_tiny_image_checks_fail_only_on_size(name):
+    est = ZernikeFeatures(order=2)
+    check = getattr(estimator_checks, name)
+    with pytest.raises((ValueError, AssertionError)) as info:
+        check(type(est).__name__, est)
+    # check_positive_only_tag_during_fit re-raises with our error as the cause
+    text = f"{info.value} {info.value.__cause__}"
+    assert re.search(r"X holds [12]x[12] images, too small .*no pixel inside", text), text
 
 
 # -- data -------------------------------------------------------------------------------------

@@ -187,7 +187,14 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
         images = self._images(X, reset=True)
         # one image of zeros runs the real code path: every parameter is checked by the
         # function that uses it, and the (cached) plan is ready for transform
-        fs = self._run(np.zeros((1, *images.shape[1:]), dtype=images.dtype))
+        try:
+            fs = self._run(np.zeros((1, *images.shape[1:]), dtype=images.dtype))
+        except ValueError as exc:
+            if "size=" not in str(exc):
+                raise
+            side = images.shape[1]
+            raise ValueError(f"X holds {side}x{side} images, too small for this sampling of "
+                             f"the disk: {exc}") from exc
         self.moment_pairs_ = list(fs.pairs)
         self._names_out = np.asarray(fs.names, dtype=object)
         return self

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import real_dtype, resolve_device
+from .._array import ArrayKind, resolve_device, working_dtype
 from .._validate import check_choice, check_int
 from .extract import FeatureSet, features
 
@@ -271,9 +271,9 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         if tuple(img.shape) != lab.shape:
             raise ValueError(f"image must have the shape of labels {lab.shape}, got "
                              f"{tuple(img.shape)}")
-        dt = real_dtype(dtype if dtype is not None else in_dtype)
+        dt = working_dtype(dtype, in_dtype, name="image")
     else:
-        dt = real_dtype(dtype if dtype is not None else np.float32)
+        dt = working_dtype(dtype, np.float32, name="labels")
     dev = resolve_device(device, in_dev)
     if image is not None:
         img = img.to(device=dev, dtype=dt)
@@ -309,9 +309,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     return ObjectFeatures(ids, centroids, radii, fs)
 
 
-def _kind_out(numpy_out: bool, device: torch.device):
-    from .._array import ArrayKind
-
+def _kind_out(numpy_out: bool, device: torch.device) -> ArrayKind:
     return ArrayKind(numpy=numpy_out, device=device)
 
 
