@@ -39,7 +39,14 @@ from .disk import (
 )
 
 # moment features for recognition (fastmoments.features)
-from .features import FeatureSet, feature_distances, features, pair_statistics
+from .features import (
+    FeatureSet,
+    ObjectFeatures,
+    feature_distances,
+    features,
+    object_features,
+    pair_statistics,
+)
 from .metrics import psnr
 from .moments import Moments
 
@@ -65,6 +72,7 @@ __all__ = [
     "Moments",
     "Morlet",
     "MorletTransform",
+    "ObjectFeatures",
     "PHTMoments",
     "Plane",
     "PolarHarmonicTransform",
@@ -81,6 +89,7 @@ __all__ = [
     "jacobi_moments",
     "legendre_moments",
     "morlet_transform",
+    "object_features",
     "order_pairs",
     "pair_statistics",
     "pcet",

@@ -12,12 +12,15 @@ from .distance import (
 )
 from .extract import KINDS, FeatureSet, features, moment_pairs
 from .glyphs import find_font, gb2312_characters, render_glyphs
+from .objects import RADII, ObjectFeatures, object_features, regionprops_property
 from .selection import moment_variances, select_by_variance, top_by_variance, variance_table
 
 __all__ = [
     "KINDS",
+    "RADII",
     "THESIS_EDGES",
     "FeatureSet",
+    "ObjectFeatures",
     "PairStatistics",
     "feature_distances",
     "features",
@@ -26,7 +29,9 @@ __all__ = [
     "moment_pairs",
     "moment_variances",
     "nearest_neighbours",
+    "object_features",
     "pair_statistics",
+    "regionprops_property",
     "render_glyphs",
     "select_by_variance",
     "top_by_variance",
