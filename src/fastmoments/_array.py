@@ -9,7 +9,9 @@ One policy decides the working dtype everywhere (STYLE.md, convention 4):
   precision, complex128 -> float64);
 * an explicit ``dtype=`` argument may only name a working dtype: float32 or float64
   (``torch.float32``, ``np.float64``, ``"float32"``, ``"double"``, Python ``float`` ...);
-  anything else is a :class:`TypeError` naming ``dtype``.
+  another dtype (integer, bool, half, complex) is a :class:`DtypeError` (both a
+  :class:`TypeError` and a :class:`ValueError`) naming ``dtype``; an object that is not a
+  dtype at all is a :class:`TypeError`.
 
 Input of any byte order, memory layout (non-contiguous, negative strides) and writability is
 accepted and never modified. NumPy in gives NumPy out; a torch tensor in gives a tensor out on
@@ -26,6 +28,7 @@ import torch
 
 __all__ = [
     "ArrayKind",
+    "DtypeError",
     "as_tensor",
     "complex_dtype",
     "policy_dtype",
@@ -76,6 +79,14 @@ def resolve_device(device: str | torch.device | None, fallback: torch.device | N
     return dev
 
 
+class DtypeError(TypeError, ValueError):
+    """A dtype that is not a working dtype (float32 or float64) where one is needed.
+
+    Both a :class:`TypeError` (it is about a type) and a :class:`ValueError` (a dtype object
+    is the right kind of argument with a wrong value), so that either ``except`` catches it.
+    """
+
+
 _DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64,
                 "single": torch.float32, "double": torch.float64}
 
@@ -108,8 +119,11 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
     ------
     ValueError
         For a string that is not one of the names above.
+    DtypeError
+        For any other dtype (integers, bool, half precision, complex); it is both a
+        ``TypeError`` and a ``ValueError``.
     TypeError
-        For any other dtype (integers, bool, half precision, complex) or object.
+        For an object that is not a dtype (``3``, ``np.float64(2.0)``).
 
     Examples
     --------
@@ -120,7 +134,7 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
     >>> real_dtype(torch.int32)
     Traceback (most recent call last):
     ...
-    TypeError: dtype must be float32 or float64 (the working dtypes), got torch.int32
+    fastmoments._array.DtypeError: dtype must be float32 or float64, got torch.int32
     """
     if dtype is None:
         return torch.float32
@@ -134,8 +148,10 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
         dt = None
     if dt in (torch.float32, torch.float64):
         return dt
-    shown = dt if dt is not None else repr(dtype)
-    raise TypeError(f"{name} must be float32 or float64 (the working dtypes), got {shown}")
+    if dt is None:
+        raise TypeError(f"{name} must be float32 or float64 (the working dtypes), got "
+                        f"{dtype!r}")
+    raise DtypeError(f"{name} must be float32 or float64, got {dt}")
 
 
 def policy_dtype(dtype: Any, *, name: str = "x") -> torch.dtype:

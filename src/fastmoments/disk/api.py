@@ -7,13 +7,12 @@ from typing import Any
 
 import torch
 
-from .._array import policy_dtype
-from .._memory import format_bytes
+from .._array import policy_dtype, real_dtype
+from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_list, check_int_pairs
 from ..parallel import first_device, resolve_devices
-from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .families import get_family
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES
@@ -57,7 +56,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if order is not None:
         order = check_int("order", order, minimum=0)
     if pairs is not None:
-        pairs = check_pair_list("pairs", pairs)
+        pairs = check_int_pairs("pairs", pairs, allow_empty=True)
         for n, m in pairs:
             try:
                 fam.check_pair(n, m)
@@ -73,7 +72,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if method is not None:
         method = check_choice("method", method, fam.methods)
     if repetitions is not None:
-        repetitions = check_int_list("repetitions", repetitions)
+        repetitions = check_int_list("repetitions", repetitions, minimum=None, allow_empty=True)
         if not repetitions:
             raise ValueError("repetitions must name at least one repetition (or be None for "
                              "all of them)")
@@ -81,9 +80,9 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         bad = [m for m in repetitions if abs(m) > order]
         if bad:
             raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
-    memory_budget = check_budget(memory_budget)
+    memory_budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
-    work = check_work_dtype(dtype)
+    work = None if dtype is None else real_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
     else:

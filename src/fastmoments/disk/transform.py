@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, complex_dtype, resolve_device, to_output
-from .._memory import format_bytes
+from .._array import as_tensor, complex_dtype, real_dtype, resolve_device, to_output
+from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_list, check_int_pairs
 from ..parallel import device_key, multi_device
-from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
 from .indexing import IndexSet
@@ -88,10 +87,9 @@ class DiskTransform:
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.rule = check_choice("rule", rule, RULES)
-        work = check_work_dtype(dtype)
-        self.dtype = work if work is not None else torch.float32
+        self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
-        memory_budget = check_budget(memory_budget)
+        memory_budget = check_memory_budget(memory_budget)
         if index is not None and (pairs is not None or repetitions is not None):
             raise ValueError("give index alone, not with pairs or repetitions")
         if (pairs is not None or index is not None) and check_int("order", order) != 0:
@@ -111,7 +109,7 @@ class DiskTransform:
                                  memory_budget=memory_budget)
             self.index = index
         elif pairs is not None:
-            pairs = check_pair_list("pairs", pairs)
+            pairs = check_int_pairs("pairs", pairs, allow_empty=True)
             if not pairs:
                 raise ValueError("pairs must name at least one (n, m)")
             estimate_disk_memory(self.family, self.size, None, pairs=pairs, k=self.k,
@@ -122,7 +120,7 @@ class DiskTransform:
             order = check_int("order", order, minimum=0)
             reps = None
             if repetitions is not None:
-                reps = check_int_list("repetitions", repetitions)
+                reps = check_int_list("repetitions", repetitions, minimum=None, allow_empty=True)
                 if not reps:
                     raise ValueError("repetitions must name at least one repetition (or be "
                                      "None for all of them)")

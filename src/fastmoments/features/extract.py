@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, policy_dtype, resolve_device, to_output
+from .._array import ArrayKind, policy_dtype, real_dtype, resolve_device, to_output
+from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._progress import progress as _progress
-from .._validate import check_choice, check_int
-from ..disk._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
+from .._validate import check_choice, check_int, check_int_list, check_int_pairs
 from ..disk.families import FAMILIES, get_family
 from ..disk.sampling import QUADRATURES, RULES
 from ..disk.transform import DiskTransform, estimate_disk_memory
@@ -88,7 +88,7 @@ def _orders(orders: int | Iterable[int]) -> set[int] | range:
         # a range, not a set: nothing of the order's size is built before the memory check
         return range(check_int("orders", orders, minimum=0) + 1)
     try:
-        out = set(check_int_list("orders", orders))
+        out = set(check_int_list("orders", orders, minimum=None, allow_empty=True))
     except TypeError as exc:
         raise TypeError(f"orders must be an int or an iterable of ints, got {orders!r}") from exc
     if not out:
@@ -366,11 +366,11 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     rule = check_choice("rule", rule, RULES)
     algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
-    memory_budget = check_budget(memory_budget)
+    memory_budget = check_memory_budget(memory_budget)
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, minimum=1)
     progress = check_progress(progress)
-    x, kind_in = _image_tensor(images, device, check_work_dtype(dtype))
+    x, kind_in = _image_tensor(images, device, None if dtype is None else real_dtype(dtype))
     n_img, size = x.shape[0], x.shape[-1]
 
     count = None
@@ -383,7 +383,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
                             f"{select!r}")
         try:
-            candidates = list(check_pair_list("select", select))
+            candidates = list(check_int_pairs("select", select, allow_empty=True))
         except TypeError as exc:
             raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
                             f"{exc}") from exc
