@@ -31,6 +31,7 @@ __all__ = [
     "DtypeError",
     "as_tensor",
     "complex_dtype",
+    "native_array",
     "policy_dtype",
     "real_dtype",
     "resolve_device",
@@ -219,6 +220,27 @@ def _numpy_input(x: Any, name: str) -> np.ndarray:
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise TypeError(f"{name} must hold numbers (bool, int, float or complex), got dtype "
                         f"{arr.dtype} from {type(x).__name__}")
+    return arr
+
+
+def native_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a NumPy array of numbers that :func:`torch.from_numpy` can view: native byte
+    order, C order, writeable (a bool array is viewed as uint8).
+
+    For callers that convert a large input lazily, a batch at a time, instead of all at once
+    through :func:`as_tensor`. The data keep their dtype; a copy is made only when the input
+    is big-endian, strided or read-only, and the input is never modified. Errors are those
+    of :func:`as_tensor` for objects that are not arrays of numbers.
+
+    >>> a = native_array(np.arange(3, dtype=">i4"), "x")
+    >>> a.dtype.isnative, torch.from_numpy(a).tolist()
+    (True, [0, 1, 2])
+    """
+    arr = _numpy_input(x, name)
+    if not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.writeable):
+        arr = np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True)
+    if arr.dtype == np.bool_:
+        arr = arr.view(np.uint8)
     return arr
 
 

@@ -16,7 +16,7 @@ from ..parallel import first_device, resolve_devices
 from .families import get_family
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES
-from .transform import cached_transform, estimate_disk_memory
+from .transform import cached_transform, estimate_disk_memory, image_size
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -92,7 +92,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
-    size = _size_of(image)
+    size = image_size(image.shape if hasattr(image, "shape") else np.shape(image))
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
                          repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)
@@ -100,20 +100,6 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
     return plan.forward(image, progress=progress)
-
-
-def _size_of(image: Any) -> int:
-    shape = tuple(image.shape) if hasattr(image, "shape") else None
-    if shape is None:
-        import numpy as np
-
-        shape = np.shape(image)
-    if len(shape) < 2:
-        raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
-    if shape[-1] != shape[-2]:
-        raise ValueError(f"image must be square (..., N, N) to map onto the unit disk, got "
-                         f"shape {tuple(shape)}; crop or pad it first")
-    return int(shape[-1])
 
 
 _DOC = r"""{title} of an image or a batch of images.

@@ -64,7 +64,7 @@ from .families import FAMILIES, DiskFamily
 from .indexing import IndexSet
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
-from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory
+from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory, image_size
 
 __all__ = [
     "KINDS",
@@ -765,8 +765,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     else:
         arr = np.asarray(image)
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
-    if len(shape) < 2:
-        raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
+    image_size(shape)
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
     family = pht_family(kind, s)

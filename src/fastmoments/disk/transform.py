@@ -330,6 +330,28 @@ def _full_counts(family: DiskFamily, order: int,
     return sum(counts), len(ms), max(counts, default=0)
 
 
+def image_size(shape: Sequence[int], name: str = "image") -> int:
+    """The side ``N`` of square ``(..., N, N)`` images of ``shape``; a ``ValueError`` naming
+    ``name`` for fewer than two axes, non-square images and images with no pixel.
+
+    >>> image_size((3, 16, 16))
+    16
+    >>> image_size((0, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: image must have at least one pixel (N >= 1), got shape (0, 0)
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2:
+        raise ValueError(f"{name} must be 2-D or a batch (..., N, N), got shape {shape}")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"{name} must be square (..., N, N) to map onto the unit disk, got "
+                         f"shape {shape}; crop or pad it first")
+    if shape[-1] == 0:
+        raise ValueError(f"{name} must have at least one pixel (N >= 1), got shape {shape}")
+    return shape[-1]
+
+
 def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
                          pairs: Sequence[tuple[int, int]] | None = None,
                          repetitions: Sequence[int] | None = None,

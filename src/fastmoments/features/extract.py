@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, policy_dtype, real_dtype, resolve_device, to_output
+from .._array import (
+    ArrayKind,
+    native_array,
+    policy_dtype,
+    real_dtype,
+    resolve_device,
+    to_output,
+)
 from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -454,11 +461,9 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
         t = images
         kind_in = ArrayKind(numpy=False, device=in_dev)
     else:
-        arr = np.asarray(images)
-        if arr.dtype == object or arr.dtype.kind not in "biuf":
-            if arr.dtype.kind == "c":
-                raise ValueError(f"images must be real, got complex dtype {arr.dtype}")
-            raise TypeError(f"images must hold numbers, got dtype {arr.dtype}")
+        arr = native_array(images, "images")  # native byte order, C order, writeable
+        if arr.dtype.kind == "c":
+            raise ValueError(f"images must be real, got complex dtype {arr.dtype}")
         in_dev = torch.device("cpu")
         in_dtype = arr.dtype
         t = None
@@ -476,9 +481,7 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
         raise ValueError(f"images must hold at least one image, got shape {shape}")
     if t is None:
         # NumPy: a zero-copy view where possible; batches are converted and moved one at a time
-        if arr.dtype == bool:
-            arr = arr.view(np.uint8)
-        t = torch.from_numpy(np.ascontiguousarray(arr.reshape(n, *shape[-2:])))
+        t = torch.from_numpy(arr.reshape(n, *shape[-2:]))
     else:
         t = t.reshape(n, *shape[-2:])
     # the per-batch conversion in features() applies dtype and device; keep them here
