@@ -151,3 +151,30 @@ def test_images_with_no_pixel_inside_the_disk_are_refused():
         # the centre rule keeps the pixels whose centre is inside: A_00 = (1/pi) * area
         A = fm.zernike_moments(img, 0, rule="centre", dtype="float64")
         assert abs(A[0, 0] - 4 / np.pi) <= 4 * np.finfo(float).eps
+
+
+@pytest.mark.parametrize("rule", ["inscribed", "centre"])
+def test_pixel_rule_formula_agrees_with_the_sampling(rule):
+    """check_disk_pixels decides from a formula what the sampling's mask says."""
+    from fastmoments.disk.sampling import disk_sampling
+    from fastmoments.disk.transform import check_disk_pixels
+
+    for size in range(1, 10):
+        for k in (1, 2):
+            has = bool(disk_sampling(size, k, "midpoint", rule).mask.any())
+            if has:
+                check_disk_pixels(size, rule)
+            else:
+                with pytest.raises(ValueError, match=f"size={size} leaves no pixel"):
+                    check_disk_pixels(size, rule)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_no_pixel_errors_name_the_image(size):
+    """The error said only 'size=1 ...', which names no argument of a one-call function."""
+    img = np.ones((size, size))
+    for func, args, kwargs, name in [(fm.zernike_moments, (img, 2), {}, "image"),
+                                     (fm.pct, (img, 1, 1), {}, "image"),
+                                     (fm.features, (img[None],), {"orders": 1}, "images")]:
+        with pytest.raises(ValueError, match=rf"^{name} of {size} x {size} pixels: size="):
+            func(*args, **kwargs)

@@ -11,9 +11,9 @@ from .._array import policy_dtype, real_dtype
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int, check_int_list, check_int_pairs
+from .._validate import check_choice, check_int, check_int_list
 from ..parallel import first_device, resolve_devices
-from .families import get_family
+from .families import check_family_pairs, get_family
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES
 from .transform import cached_transform, estimate_disk_memory, image_size
@@ -56,14 +56,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if order is not None:
         order = check_int("order", order, minimum=0)
     if pairs is not None:
-        pairs = check_int_pairs("pairs", pairs, allow_empty=True)
-        for n, m in pairs:
-            try:
-                fam.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"pairs: {exc}") from None
-        if not pairs:
-            raise ValueError("pairs must name at least one (n, m)")
+        pairs = check_family_pairs(fam, "pairs", pairs)
         if repetitions is not None:
             raise ValueError("give repetitions only with order, not with pairs")
     k = check_int("k", k, minimum=1)
@@ -92,7 +85,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
-    size = image_size(image.shape if hasattr(image, "shape") else np.shape(image))
+    size = image_size(image.shape if hasattr(image, "shape") else np.shape(image), rule=rule)
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
                          repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)

@@ -60,7 +60,7 @@ from .._validate import (
     check_positive_float,
 )
 from ..parallel import device_key, first_device, resolve_devices
-from .families import FAMILIES, DiskFamily
+from .families import FAMILIES, DiskFamily, check_family_pairs
 from .indexing import IndexSet
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
@@ -596,14 +596,7 @@ def _check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, 
             raise ValueError("give nmin/lmin only with nmax/lmax, not with pairs")
         if nmax is not None or lmax is not None:
             raise ValueError("give either nmax/lmax or pairs, not both")
-        prs = check_int_pairs("pairs", pairs, allow_empty=True, labels=("n", "l"))
-        if not prs:
-            raise ValueError("pairs must name at least one (n, l)")
-        for n, m in prs:
-            try:
-                family.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"pairs: {exc}") from None
+        prs = check_family_pairs(family, "pairs", pairs, labels=("n", "l"))
         estimate_disk_memory(family, size, None, pairs=prs, k=k, dtype=_work(dtype),
                              device=device, memory_budget=memory_budget)
         return prs, (0, 0, 0, 0)
@@ -765,7 +758,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     else:
         arr = np.asarray(image)
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
-    image_size(shape)
+    image_size(shape, rule=rule)
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
     family = pht_family(kind, s)

@@ -133,12 +133,8 @@ class DiskTransform:
             self.index = self.family.full(order, reps)
         self.order = self.index.max_order
         self._budget = memory_budget
+        check_disk_pixels(self.size, self.rule)
         self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
-        if not self.sampling.mask.any():
-            # every moment would be 0 whatever the image: refuse rather than answer that
-            raise ValueError(f"size={self.size} leaves no pixel inside the unit disk with "
-                             f"rule={self.rule!r} (a pixel must lie entirely inside it); use "
-                             "rule='centre' or an image of at least 3 x 3")
         self.engine = DiskEngine(self.sampling, self.family, self.index, self.method,
                                  self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None
@@ -330,9 +326,32 @@ def _full_counts(family: DiskFamily, order: int,
     return sum(counts), len(ms), max(counts, default=0)
 
 
-def image_size(shape: Sequence[int], name: str = "image") -> int:
+def check_disk_pixels(size: int, rule: str, name: str | None = None) -> None:
+    """Refuse a size whose sampling keeps no pixel (every moment would be 0 whatever the
+    image): with ``rule='inscribed'`` a pixel must lie entirely inside the unit disk, so
+    the innermost one, whose centre is ``c = 0`` (odd ``N``) or ``1`` (even ``N``) half-pixels
+    off each axis, needs ``2 (c + 1)^2 <= N^2``; that fails for ``N = 1`` and ``N = 2``.
+    ``name`` is the image's parameter name when the size comes from an image.
+
+    >>> check_disk_pixels(3, "inscribed")
+    >>> try:
+    ...     check_disk_pixels(2, "inscribed")
+    ... except ValueError as exc:
+    ...     print(str(exc).split(" (")[0])
+    size=2 leaves no pixel inside the unit disk with rule='inscribed'
+    """
+    c = 1 - size % 2
+    if rule == "inscribed" and 2 * (c + 1) ** 2 > size * size:
+        where = f"{name} of {size} x {size} pixels: " if name else ""
+        raise ValueError(f"{where}size={size} leaves no pixel inside the unit disk with "
+                         f"rule={rule!r} (a pixel must lie entirely inside it); use "
+                         "rule='centre' or at least 3 x 3 pixels")
+
+
+def image_size(shape: Sequence[int], name: str = "image", rule: str | None = None) -> int:
     """The side ``N`` of square ``(..., N, N)`` images of ``shape``; a ``ValueError`` naming
-    ``name`` for fewer than two axes, non-square images and images with no pixel.
+    ``name`` for fewer than two axes, non-square images, images with no pixel, and (given a
+    ``rule``) images with no pixel inside the unit disk (:func:`check_disk_pixels`).
 
     >>> image_size((3, 16, 16))
     16
@@ -349,6 +368,8 @@ def image_size(shape: Sequence[int], name: str = "image") -> int:
                          f"shape {shape}; crop or pad it first")
     if shape[-1] == 0:
         raise ValueError(f"{name} must have at least one pixel (N >= 1), got shape {shape}")
+    if rule is not None:
+        check_disk_pixels(shape[-1], rule, name)
     return shape[-1]
 
 

@@ -41,10 +41,10 @@ from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._progress import progress as _progress
-from .._validate import check_choice, check_int, check_int_list, check_int_pairs
-from ..disk.families import FAMILIES, get_family
+from .._validate import check_choice, check_int, check_int_list
+from ..disk.families import FAMILIES, check_family_pairs, get_family
 from ..disk.sampling import QUADRATURES, RULES
-from ..disk.transform import DiskTransform, estimate_disk_memory
+from ..disk.transform import DiskTransform, check_disk_pixels, estimate_disk_memory
 from ..parallel.plans import batched, features_prepare, gather_features, leading_axis
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
@@ -379,6 +379,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     progress = check_progress(progress)
     x, kind_in = _image_tensor(images, device, None if dtype is None else real_dtype(dtype))
     n_img, size = x.shape[0], x.shape[-1]
+    check_disk_pixels(size, rule, "images")
 
     count = None
     if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
@@ -390,17 +391,10 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
                             f"{select!r}")
         try:
-            candidates = list(check_int_pairs("select", select, allow_empty=True))
+            candidates = list(check_family_pairs(fam, "select", select))
         except TypeError as exc:
             raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
                             f"{exc}") from exc
-        for n, m in candidates:
-            try:
-                fam.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"select: {exc}") from None
-        if not candidates:
-            raise ValueError("select must name at least one moment")
     stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in candidates}))
     dt = x.dtype
     dev = x.device
