@@ -317,3 +317,30 @@ def test_orders_cover_negative_orders_of_pcet():
     assert set(pairs) == set(FAMILIES["pcet"].full(1).pairs())
     assert (-1, 0) in pairs and (-1, 1) in pairs
     assert moment_pairs("pcet", [1]) == [p for p in pairs if abs(p[0]) == 1]
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i4", ">u2", "<f8"])
+@pytest.mark.parametrize("layout", ["c", "reversed", "readonly"])
+def test_features_of_any_byte_order_and_layout(dtype, layout):
+    """Big-endian images were refused with torch's byte-order message (features converted with
+    torch.from_numpy directly); they are features of the same values in native order."""
+    rng = np.random.default_rng(5)
+    native = (rng.random((3, 9, 9)) * 100).astype(np.dtype(dtype).newbyteorder("="))
+    x = native.astype(dtype)
+    if layout == "reversed":
+        x, native = x[::-1, :, ::-1], native[::-1, :, ::-1]
+    elif layout == "readonly":
+        x.flags.writeable = False
+    before = x.copy()
+    got = fm.features(x, orders=4, dtype="float64").matrix
+    ref = fm.features(np.ascontiguousarray(native), orders=4, dtype="float64").matrix
+    assert np.allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert np.array_equal(x, before)  # bit-exactness is the property: the input is untouched
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4"])
+def test_features_nan_in_big_endian_images_is_named(dtype):
+    x = np.random.default_rng(6).random((2, 9, 9)).astype(dtype)
+    x[1, 4, 4] = np.nan
+    with pytest.raises(ValueError, match="images contains NaN"):
+        fm.features(x, orders=3)

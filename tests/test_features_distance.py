@@ -118,3 +118,20 @@ def test_distance_errors():
         nearest_neighbours(np.zeros((2, 3)), np.zeros((2, 4)))
     with pytest.raises(ValueError, match=r"a must be \(n_vectors, n_features\)"):
         feature_distances(np.zeros((2, 3, 4)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_no_vectors(dtype):
+    """(0, 6) complex features: torch could not reshape 0 rows to (0, -1) (a RuntimeError)."""
+    assert fm.feature_distances(np.zeros((0, 6), dtype)).shape == (0, 0)
+    assert fm.feature_distances(np.zeros((0, 6), dtype), np.ones((2, 6), dtype)).shape == (0, 2)
+    with pytest.raises(ValueError, match="feats must hold at least two vectors, got 0"):
+        fm.pair_statistics(np.zeros((0, 6), dtype))
+
+
+def test_pair_statistics_of_a_tensor_that_requires_grad():
+    x = torch.rand(6, 3, dtype=torch.float64, requires_grad=True)
+    got = fm.pair_statistics(x, closest=2)
+    ref = fm.pair_statistics(x.detach().numpy().copy(), closest=2)
+    assert got.counts.tolist() == ref.counts.tolist() and got.closest == ref.closest
+    assert fm.feature_distances(x).requires_grad  # distances themselves stay differentiable

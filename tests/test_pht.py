@@ -446,3 +446,11 @@ def test_errors_name_the_parameter():
         plan.forward(np.ones((10, 10)))
     with pytest.raises(TypeError, match="nmax must be an integer"):
         fm.pcet(img, 2.5, 2)
+
+
+@pytest.mark.parametrize("func", [fm.pcet, fm.pct, fm.pst])
+@pytest.mark.parametrize("shape", [(12, 0), (0, 12), (0, 0), (2, 0, 0)])
+def test_images_with_no_pixel_name_image(func, shape):
+    """A (12, 0) image gave 'size must be >= 1, got 0', which does not say which argument."""
+    with pytest.raises(ValueError, match=r"^image must"):
+        func(np.zeros(shape), 2, 2)

@@ -9,7 +9,9 @@ One policy decides the working dtype everywhere (STYLE.md, convention 4):
   precision, complex128 -> float64);
 * an explicit ``dtype=`` argument may only name a working dtype: float32 or float64
   (``torch.float32``, ``np.float64``, ``"float32"``, ``"double"``, Python ``float`` ...);
-  anything else is a :class:`TypeError` naming ``dtype``.
+  another dtype (integer, bool, half, complex) is a :class:`DtypeError` (both a
+  :class:`TypeError` and a :class:`ValueError`) naming ``dtype``; an object that is not a
+  dtype at all is a :class:`TypeError`.
 
 Input of any byte order, memory layout (non-contiguous, negative strides) and writability is
 accepted and never modified. NumPy in gives NumPy out; a torch tensor in gives a tensor out on
@@ -26,8 +28,10 @@ import torch
 
 __all__ = [
     "ArrayKind",
+    "DtypeError",
     "as_tensor",
     "complex_dtype",
+    "native_array",
     "policy_dtype",
     "real_dtype",
     "resolve_device",
@@ -76,6 +80,14 @@ def resolve_device(device: str | torch.device | None, fallback: torch.device | N
     return dev
 
 
+class DtypeError(TypeError, ValueError):
+    """A dtype that is not a working dtype (float32 or float64) where one is needed.
+
+    Both a :class:`TypeError` (it is about a type) and a :class:`ValueError` (a dtype object
+    is the right kind of argument with a wrong value), so that either ``except`` catches it.
+    """
+
+
 _DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64,
                 "single": torch.float32, "double": torch.float64}
 
@@ -108,8 +120,11 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
     ------
     ValueError
         For a string that is not one of the names above.
+    DtypeError
+        For any other dtype (integers, bool, half precision, complex); it is both a
+        ``TypeError`` and a ``ValueError``.
     TypeError
-        For any other dtype (integers, bool, half precision, complex) or object.
+        For an object that is not a dtype (``3``, ``np.float64(2.0)``).
 
     Examples
     --------
@@ -120,7 +135,7 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
     >>> real_dtype(torch.int32)
     Traceback (most recent call last):
     ...
-    TypeError: dtype must be float32 or float64 (the working dtypes), got torch.int32
+    fastmoments._array.DtypeError: dtype must be float32 or float64, got torch.int32
     """
     if dtype is None:
         return torch.float32
@@ -134,8 +149,10 @@ def real_dtype(dtype: Any, *, name: str = "dtype") -> torch.dtype:
         dt = None
     if dt in (torch.float32, torch.float64):
         return dt
-    shown = dt if dt is not None else repr(dtype)
-    raise TypeError(f"{name} must be float32 or float64 (the working dtypes), got {shown}")
+    if dt is None:
+        raise TypeError(f"{name} must be float32 or float64 (the working dtypes), got "
+                        f"{dtype!r}")
+    raise DtypeError(f"{name} must be float32 or float64, got {dt}")
 
 
 def policy_dtype(dtype: Any, *, name: str = "x") -> torch.dtype:
@@ -203,6 +220,27 @@ def _numpy_input(x: Any, name: str) -> np.ndarray:
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise TypeError(f"{name} must hold numbers (bool, int, float or complex), got dtype "
                         f"{arr.dtype} from {type(x).__name__}")
+    return arr
+
+
+def native_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a NumPy array of numbers that :func:`torch.from_numpy` can view: native byte
+    order, C order, writeable (a bool array is viewed as uint8).
+
+    For callers that convert a large input lazily, a batch at a time, instead of all at once
+    through :func:`as_tensor`. The data keep their dtype; a copy is made only when the input
+    is big-endian, strided or read-only, and the input is never modified. Errors are those
+    of :func:`as_tensor` for objects that are not arrays of numbers.
+
+    >>> a = native_array(np.arange(3, dtype=">i4"), "x")
+    >>> a.dtype.isnative, torch.from_numpy(a).tolist()
+    (True, [0, 1, 2])
+    """
+    arr = _numpy_input(x, name)
+    if not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.writeable):
+        arr = np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True)
+    if arr.dtype == np.bool_:
+        arr = arr.view(np.uint8)
     return arr
 
 

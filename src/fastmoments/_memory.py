@@ -17,6 +17,7 @@ driver; on the CPU the least of
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -258,19 +259,32 @@ def free_memory(device: torch.device) -> int:
 def check_memory_budget(value: Any, name: str = "memory_budget") -> float | None:
     """``None`` or a budget: bytes (> 1) or a fraction of the free memory (0 < value <= 1).
 
-    Bools, strings, NaN, infinity, zero and negative values are errors naming ``name``.
-    Check it before any cache lookup.
+    Bools, strings and other non-numbers are a ``TypeError``; NaN, infinity, zero and
+    negative values a ``ValueError``; both name ``name``. Check it before any cache lookup.
 
     >>> check_memory_budget(2**30)
     1073741824.0
+    >>> check_memory_budget(True)
+    Traceback (most recent call last):
+    ...
+    TypeError: memory_budget must be a real number (bytes, or a fraction <= 1) or None, got True
     >>> check_memory_budget(float("nan"))
     Traceback (most recent call last):
     ...
-    ValueError: memory_budget must be a number, got nan
+    ValueError: memory_budget must be a finite number > 0, got nan
     """
     if value is None:
         return None
-    return check_real(name, value, minimum=0.0, strict_minimum=True)
+    try:
+        value = check_real(name, value, allow_inf=True)
+    except TypeError:
+        raise TypeError(f"{name} must be a real number (bytes, or a fraction <= 1) or "
+                        f"None, got {value!r}") from None
+    except ValueError:  # NaN
+        raise ValueError(f"{name} must be a finite number > 0, got {value}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
 
 
 def _env_budget() -> float | None:

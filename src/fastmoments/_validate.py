@@ -195,10 +195,11 @@ def _as_sequence(name: str, values: Any, what: str) -> list[Any]:
 def check_int_list(name: str, values: Any, *, minimum: int | None = 0,
                    maximum: int | None = None, allow_empty: bool = False,
                    unique: bool = False) -> tuple[int, ...]:
-    """Check a sequence of integers (a list, tuple, range or 1-d integer array).
+    """Check a sequence of integers (a list, tuple, range or 1-d integer array or tensor).
 
     Each entry obeys :func:`check_int`. The result is a tuple of Python ints (hashable, so
-    it can be a cache key).
+    it can be a cache key). An array with more than one dimension is a ``ValueError`` naming
+    its shape.
 
     >>> check_int_list("repetitions", [0, 2, 4])
     (0, 2, 4)
@@ -211,6 +212,10 @@ def check_int_list(name: str, values: Any, *, minimum: int | None = 0,
     ...
     TypeError: repetitions[0] must be an integer, got the bool True
     """
+    ndim = getattr(values, "ndim", None)
+    if isinstance(ndim, int) and ndim > 1:
+        raise ValueError(f"{name} must be a 1-D sequence of integers, got shape "
+                         f"{tuple(values.shape)}")
     items = _as_sequence(name, values, "integers")
     if not items and not allow_empty:
         raise ValueError(f"{name} must not be empty")
@@ -222,27 +227,36 @@ def check_int_list(name: str, values: Any, *, minimum: int | None = 0,
     return out
 
 
-def check_int_pairs(name: str, values: Any, *, allow_empty: bool = False
-                    ) -> tuple[tuple[int, int], ...]:
+def check_int_pairs(name: str, values: Any, *, allow_empty: bool = False,
+                    labels: tuple[str, str] = ("n", "m")) -> tuple[tuple[int, int], ...]:
     """Check a sequence of integer pairs such as ``[(n, m), ...]`` (bounds are the caller's).
+
+    ``labels`` name the two members in the messages (``("n", "l")`` for polar harmonic
+    moments). A ``(k, 2)`` integer array is a sequence of ``k`` pairs.
 
     >>> check_int_pairs("pairs", [(2, 0), (3, -1)])
     ((2, 0), (3, -1))
     >>> check_int_pairs("pairs", [(1.5, 2)])
     Traceback (most recent call last):
     ...
-    TypeError: pairs[0][0] must be an integer, got 1.5
+    TypeError: pairs[0][0] (n) must be an integer, got 1.5
+    >>> check_int_pairs("pairs", [(2, 0, 1)])
+    Traceback (most recent call last):
+    ...
+    ValueError: pairs[0] must be a pair (n, m), got (2, 0, 1) of length 3
     """
-    items = _as_sequence(name, values, "(n, m) pairs")
+    a, b = labels
+    items = _as_sequence(name, values, f"({a}, {b}) integer pairs")
     if not items and not allow_empty:
         raise ValueError(f"{name} must not be empty")
     out = []
     for i, p in enumerate(items):
-        pair = _as_sequence(f"{name}[{i}]", p, "two integers")
+        pair = _as_sequence(f"{name}[{i}]", p, f"two integers ({a}, {b})")
         if len(pair) != 2:
-            raise ValueError(f"{name}[{i}] must be a pair (n, m), got {p!r}")
-        out.append((check_int(f"{name}[{i}][0]", pair[0], minimum=None),
-                    check_int(f"{name}[{i}][1]", pair[1], minimum=None)))
+            raise ValueError(f"{name}[{i}] must be a pair ({a}, {b}), got {p!r} of length "
+                             f"{len(pair)}")
+        out.append((check_int(f"{name}[{i}][0] ({a})", pair[0], minimum=None),
+                    check_int(f"{name}[{i}][1] ({b})", pair[1], minimum=None)))
     return tuple(out)
 
 

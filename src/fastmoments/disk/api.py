@@ -7,17 +7,16 @@ from typing import Any
 
 import torch
 
-from .._array import policy_dtype
-from .._memory import format_bytes
+from .._array import policy_dtype, real_dtype
+from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_list
 from ..parallel import first_device, resolve_devices
-from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
-from .families import get_family
+from .families import check_family_pairs, get_family
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES
-from .transform import cached_transform, estimate_disk_memory
+from .transform import cached_transform, estimate_disk_memory, image_size
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -57,14 +56,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if order is not None:
         order = check_int("order", order, minimum=0)
     if pairs is not None:
-        pairs = check_pair_list("pairs", pairs)
-        for n, m in pairs:
-            try:
-                fam.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"pairs: {exc}") from None
-        if not pairs:
-            raise ValueError("pairs must name at least one (n, m)")
+        pairs = check_family_pairs(fam, "pairs", pairs)
         if repetitions is not None:
             raise ValueError("give repetitions only with order, not with pairs")
     k = check_int("k", k, minimum=1)
@@ -73,7 +65,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if method is not None:
         method = check_choice("method", method, fam.methods)
     if repetitions is not None:
-        repetitions = check_int_list("repetitions", repetitions)
+        repetitions = check_int_list("repetitions", repetitions, minimum=None, allow_empty=True)
         if not repetitions:
             raise ValueError("repetitions must name at least one repetition (or be None for "
                              "all of them)")
@@ -81,9 +73,9 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         bad = [m for m in repetitions if abs(m) > order]
         if bad:
             raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
-    memory_budget = check_budget(memory_budget)
+    memory_budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
-    work = check_work_dtype(dtype)
+    work = None if dtype is None else real_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
     else:
@@ -93,7 +85,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
-    size = _size_of(image)
+    size = image_size(image.shape if hasattr(image, "shape") else np.shape(image), rule=rule)
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
                          repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)
@@ -101,20 +93,6 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
     return plan.forward(image, progress=progress)
-
-
-def _size_of(image: Any) -> int:
-    shape = tuple(image.shape) if hasattr(image, "shape") else None
-    if shape is None:
-        import numpy as np
-
-        shape = np.shape(image)
-    if len(shape) < 2:
-        raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
-    if shape[-1] != shape[-2]:
-        raise ValueError(f"image must be square (..., N, N) to map onto the unit disk, got "
-                         f"shape {tuple(shape)}; crop or pad it first")
-    return int(shape[-1])
 
 
 _DOC = r"""{title} of an image or a batch of images.

@@ -21,11 +21,35 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_pairs
 from .indexing import IndexSet
 from .radial import PSEUDO_METHODS, ZERNIKE_METHODS, radial_steps
 
 __all__ = ["FAMILIES", "DiskFamily", "PseudoZernikeFamily", "ZernikeFamily", "get_family"]
+
+
+def check_family_pairs(family: Any, name: str, pairs: Any,
+                       labels: tuple[str, str] = ("n", "m")) -> tuple[tuple[int, int], ...]:
+    """A user's selection of moments of ``family``: a non-empty sequence of integer pairs
+    (:func:`~fastmoments._validate.check_int_pairs`), each one a moment of the family
+    (``family.check_pair``); errors name ``name``.
+
+    >>> check_family_pairs(get_family("zernike"), "pairs", [(2, 0), (3, -1)])
+    ((2, 0), (3, -1))
+    >>> check_family_pairs(get_family("zernike"), "pairs", [(2, 1)])
+    Traceback (most recent call last):
+    ...
+    ValueError: pairs: (2, 1) is not a valid zernike index: need n >= 0, |m| <= n and n - |m| even
+    """
+    prs = check_int_pairs(name, pairs, allow_empty=True, labels=labels)
+    if not prs:
+        raise ValueError(f"{name} must name at least one ({labels[0]}, {labels[1]})")
+    for n, m in prs:
+        try:
+            family.check_pair(n, m)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+    return prs
 
 
 class DiskFamily:

@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_list
 from ..moments import MomentIndexError, Moments, index_key
-from ._checks import check_int_list
 from .transform import REPETITION_SETS, DiskTransform
 
 __all__ = ["DiskMoments"]
@@ -249,7 +248,7 @@ class DiskMoments(Moments):
                 gamma = one
             return gamma, gamma != 0
         try:
-            wanted = set(check_int_list("repetitions", repetitions))
+            wanted = set(check_int_list("repetitions", repetitions, minimum=None, allow_empty=True))
         except TypeError as exc:
             raise TypeError(f"repetitions must be one of {REPETITION_SETS}, None or an "
                             f"iterable of ints: {exc}") from exc

@@ -49,17 +49,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, complex_dtype, policy_dtype
-from .._memory import format_bytes, memory_budget, rows_per_chunk
+from .._array import ArrayKind, complex_dtype, policy_dtype, real_dtype
+from .._memory import check_memory_budget, format_bytes, memory_budget, rows_per_chunk
 from .._progress import check_progress
-from .._validate import check_choice, check_int, check_positive_float
+from .._validate import (
+    check_choice,
+    check_int,
+    check_int_list,
+    check_int_pairs,
+    check_positive_float,
+)
 from ..parallel import device_key, first_device, resolve_devices
-from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
-from .families import FAMILIES, DiskFamily
+from .families import FAMILIES, DiskFamily, check_family_pairs
 from .indexing import IndexSet
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
-from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory
+from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory, image_size
 
 __all__ = [
     "KINDS",
@@ -591,14 +596,7 @@ def _check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, 
             raise ValueError("give nmin/lmin only with nmax/lmax, not with pairs")
         if nmax is not None or lmax is not None:
             raise ValueError("give either nmax/lmax or pairs, not both")
-        prs = check_pair_list("pairs", pairs, ("n", "l"))
-        if not prs:
-            raise ValueError("pairs must name at least one (n, l)")
-        for n, m in prs:
-            try:
-                family.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"pairs: {exc}") from None
+        prs = check_family_pairs(family, "pairs", pairs, labels=("n", "l"))
         estimate_disk_memory(family, size, None, pairs=prs, k=k, dtype=_work(dtype),
                              device=device, memory_budget=memory_budget)
         return prs, (0, 0, 0, 0)
@@ -626,8 +624,7 @@ def _check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, 
 
 
 def _work(dtype: Any) -> torch.dtype:
-    work = check_work_dtype(dtype)
-    return work if work is not None else torch.float32
+    return real_dtype(dtype)
 
 
 def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
@@ -636,7 +633,7 @@ def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmi
     prs, (nmin, nmax, lmin, lmax) = _check_orders(
         family, nmax, lmax, nmin, lmin, pairs, size=check_int("size", size, minimum=1),
         k=check_int("k", k, minimum=1), dtype=dtype, device=device,
-        memory_budget=check_budget(memory_budget))
+        memory_budget=check_memory_budget(memory_budget))
     if prs is not None:
         return family.selection(prs)
     return family.selection([(n, m) for n in range(nmin, nmax + 1)
@@ -696,7 +693,7 @@ class PHTMoments(DiskMoments):
                           "nonpositive": (-lmax, 0)}[repetitions]
                 repetitions = range(lo, hi + 1)
             else:
-                listed = check_int_list("repetitions", repetitions)
+                listed = check_int_list("repetitions", repetitions, minimum=None, allow_empty=True)
                 missing = sorted(m for m in listed if abs(m) not in self.plan.index.ms)
                 if missing:
                     raise ValueError(f"repetitions lists {missing}, which were not computed "
@@ -743,7 +740,8 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
     nmax, lmax = _opt_int("nmax", nmax), _opt_int("lmax", lmax)
     nmin, lmin = _opt_int("nmin", nmin), _opt_int("lmin", lmin)
-    prs = None if pairs is None else check_pair_list("pairs", pairs, ("n", "l"))
+    prs = None if pairs is None else check_int_pairs("pairs", pairs, allow_empty=True,
+                                                     labels=("n", "l"))
     if prs is not None and (nmax is not None or lmax is not None):
         raise ValueError("give either nmax/lmax or pairs, not both")
     s = float(check_positive_float("s", s))
@@ -752,16 +750,15 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     rule = check_choice("rule", rule, RULES)
     method = check_choice("method", method, METHODS)
     eps = None if eps is None else float(check_positive_float("eps", eps))
-    memory_budget = check_budget(memory_budget)
-    work = check_work_dtype(dtype)
+    memory_budget = check_memory_budget(memory_budget)
+    work = None if dtype is None else real_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
         shape = tuple(image.shape)
     else:
         arr = np.asarray(image)
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
-    if len(shape) < 2:
-        raise ValueError(f"image must be 2-D or a batch (..., N, N), got shape {tuple(shape)}")
+    image_size(shape, rule=rule)
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
     family = pht_family(kind, s)

@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, complex_dtype, resolve_device, to_output
-from .._memory import format_bytes
+from .._array import as_tensor, complex_dtype, real_dtype, resolve_device, to_output
+from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_int, check_int_list, check_int_pairs
 from ..parallel import device_key, multi_device
-from ._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
 from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
 from .indexing import IndexSet
@@ -88,10 +87,9 @@ class DiskTransform:
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.rule = check_choice("rule", rule, RULES)
-        work = check_work_dtype(dtype)
-        self.dtype = work if work is not None else torch.float32
+        self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
-        memory_budget = check_budget(memory_budget)
+        memory_budget = check_memory_budget(memory_budget)
         if index is not None and (pairs is not None or repetitions is not None):
             raise ValueError("give index alone, not with pairs or repetitions")
         if (pairs is not None or index is not None) and check_int("order", order) != 0:
@@ -111,7 +109,7 @@ class DiskTransform:
                                  memory_budget=memory_budget)
             self.index = index
         elif pairs is not None:
-            pairs = check_pair_list("pairs", pairs)
+            pairs = check_int_pairs("pairs", pairs, allow_empty=True)
             if not pairs:
                 raise ValueError("pairs must name at least one (n, m)")
             estimate_disk_memory(self.family, self.size, None, pairs=pairs, k=self.k,
@@ -122,7 +120,7 @@ class DiskTransform:
             order = check_int("order", order, minimum=0)
             reps = None
             if repetitions is not None:
-                reps = check_int_list("repetitions", repetitions)
+                reps = check_int_list("repetitions", repetitions, minimum=None, allow_empty=True)
                 if not reps:
                     raise ValueError("repetitions must name at least one repetition (or be "
                                      "None for all of them)")
@@ -135,12 +133,8 @@ class DiskTransform:
             self.index = self.family.full(order, reps)
         self.order = self.index.max_order
         self._budget = memory_budget
+        check_disk_pixels(self.size, self.rule)
         self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
-        if not self.sampling.mask.any():
-            # every moment would be 0 whatever the image: refuse rather than answer that
-            raise ValueError(f"size={self.size} leaves no pixel inside the unit disk with "
-                             f"rule={self.rule!r} (a pixel must lie entirely inside it); use "
-                             "rule='centre' or an image of at least 3 x 3")
         self.engine = DiskEngine(self.sampling, self.family, self.index, self.method,
                                  self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None
@@ -330,6 +324,53 @@ def _full_counts(family: DiskFamily, order: int,
     ms = {abs(m) for m in repetitions}
     counts = [col(m) for m in ms]
     return sum(counts), len(ms), max(counts, default=0)
+
+
+def check_disk_pixels(size: int, rule: str, name: str | None = None) -> None:
+    """Refuse a size whose sampling keeps no pixel (every moment would be 0 whatever the
+    image): with ``rule='inscribed'`` a pixel must lie entirely inside the unit disk, so
+    the innermost one, whose centre is ``c = 0`` (odd ``N``) or ``1`` (even ``N``) half-pixels
+    off each axis, needs ``2 (c + 1)^2 <= N^2``; that fails for ``N = 1`` and ``N = 2``.
+    ``name`` is the image's parameter name when the size comes from an image.
+
+    >>> check_disk_pixels(3, "inscribed")
+    >>> try:
+    ...     check_disk_pixels(2, "inscribed")
+    ... except ValueError as exc:
+    ...     print(str(exc).split(" (")[0])
+    size=2 leaves no pixel inside the unit disk with rule='inscribed'
+    """
+    c = 1 - size % 2
+    if rule == "inscribed" and 2 * (c + 1) ** 2 > size * size:
+        where = f"{name} of {size} x {size} pixels: " if name else ""
+        raise ValueError(f"{where}size={size} leaves no pixel inside the unit disk with "
+                         f"rule={rule!r} (a pixel must lie entirely inside it); use "
+                         "rule='centre' or at least 3 x 3 pixels")
+
+
+def image_size(shape: Sequence[int], name: str = "image", rule: str | None = None) -> int:
+    """The side ``N`` of square ``(..., N, N)`` images of ``shape``; a ``ValueError`` naming
+    ``name`` for fewer than two axes, non-square images, images with no pixel, and (given a
+    ``rule``) images with no pixel inside the unit disk (:func:`check_disk_pixels`).
+
+    >>> image_size((3, 16, 16))
+    16
+    >>> image_size((0, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: image must have at least one pixel (N >= 1), got shape (0, 0)
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2:
+        raise ValueError(f"{name} must be 2-D or a batch (..., N, N), got shape {shape}")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"{name} must be square (..., N, N) to map onto the unit disk, got "
+                         f"shape {shape}; crop or pad it first")
+    if shape[-1] == 0:
+        raise ValueError(f"{name} must have at least one pixel (N >= 1), got shape {shape}")
+    if rule is not None:
+        check_disk_pixels(shape[-1], rule, name)
+    return shape[-1]
 
 
 def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,

@@ -48,7 +48,7 @@ def _matrix(x: Any, name: str, device: Any = None) -> tuple[torch.Tensor, Any]:
     if t.ndim != 2:
         raise ValueError(f"{name} must be (n_vectors, n_features), got shape {tuple(t.shape)}")
     if t.is_complex():  # Eq. 6.4: |f_i - f_j| of complex entries = Euclidean on (Re, Im)
-        t = torch.view_as_real(t).reshape(t.shape[0], -1)
+        t = torch.view_as_real(t).reshape(t.shape[0], 2 * t.shape[1])  # also for 0 rows
     return t, kind
 
 
@@ -173,6 +173,7 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
     ([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], [(0, 1, 0.005)])
     """
     x, _ = _matrix(feats, "feats", device)
+    x = x.detach()  # counts and a few pairs: nothing to differentiate
     n = int(x.shape[0])
     if n < 2:
         raise ValueError(f"feats must hold at least two vectors, got {n}")

@@ -29,15 +29,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, policy_dtype, resolve_device, to_output
+from .._array import (
+    ArrayKind,
+    native_array,
+    policy_dtype,
+    real_dtype,
+    resolve_device,
+    to_output,
+)
+from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._progress import progress as _progress
-from .._validate import check_choice, check_int
-from ..disk._checks import check_budget, check_int_list, check_pair_list, check_work_dtype
-from ..disk.families import FAMILIES, get_family
+from .._validate import check_choice, check_int, check_int_list
+from ..disk.families import FAMILIES, check_family_pairs, get_family
 from ..disk.sampling import QUADRATURES, RULES
-from ..disk.transform import DiskTransform, estimate_disk_memory
+from ..disk.transform import DiskTransform, check_disk_pixels, estimate_disk_memory
 from ..parallel.plans import batched, features_prepare, gather_features, leading_axis
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
@@ -88,7 +95,7 @@ def _orders(orders: int | Iterable[int]) -> set[int] | range:
         # a range, not a set: nothing of the order's size is built before the memory check
         return range(check_int("orders", orders, minimum=0) + 1)
     try:
-        out = set(check_int_list("orders", orders))
+        out = set(check_int_list("orders", orders, minimum=None, allow_empty=True))
     except TypeError as exc:
         raise TypeError(f"orders must be an int or an iterable of ints, got {orders!r}") from exc
     if not out:
@@ -366,12 +373,13 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     rule = check_choice("rule", rule, RULES)
     algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
-    memory_budget = check_budget(memory_budget)
+    memory_budget = check_memory_budget(memory_budget)
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, minimum=1)
     progress = check_progress(progress)
-    x, kind_in = _image_tensor(images, device, check_work_dtype(dtype))
+    x, kind_in = _image_tensor(images, device, None if dtype is None else real_dtype(dtype))
     n_img, size = x.shape[0], x.shape[-1]
+    check_disk_pixels(size, rule, "images")
 
     count = None
     if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
@@ -383,17 +391,10 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
                             f"{select!r}")
         try:
-            candidates = list(check_pair_list("select", select))
+            candidates = list(check_family_pairs(fam, "select", select))
         except TypeError as exc:
             raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
                             f"{exc}") from exc
-        for n, m in candidates:
-            try:
-                fam.check_pair(n, m)
-            except ValueError as exc:
-                raise ValueError(f"select: {exc}") from None
-        if not candidates:
-            raise ValueError("select must name at least one moment")
     stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in candidates}))
     dt = x.dtype
     dev = x.device
@@ -454,11 +455,9 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
         t = images
         kind_in = ArrayKind(numpy=False, device=in_dev)
     else:
-        arr = np.asarray(images)
-        if arr.dtype == object or arr.dtype.kind not in "biuf":
-            if arr.dtype.kind == "c":
-                raise ValueError(f"images must be real, got complex dtype {arr.dtype}")
-            raise TypeError(f"images must hold numbers, got dtype {arr.dtype}")
+        arr = native_array(images, "images")  # native byte order, C order, writeable
+        if arr.dtype.kind == "c":
+            raise ValueError(f"images must be real, got complex dtype {arr.dtype}")
         in_dev = torch.device("cpu")
         in_dtype = arr.dtype
         t = None
@@ -476,9 +475,7 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
         raise ValueError(f"images must hold at least one image, got shape {shape}")
     if t is None:
         # NumPy: a zero-copy view where possible; batches are converted and moved one at a time
-        if arr.dtype == bool:
-            arr = arr.view(np.uint8)
-        t = torch.from_numpy(np.ascontiguousarray(arr.reshape(n, *shape[-2:])))
+        t = torch.from_numpy(arr.reshape(n, *shape[-2:]))
     else:
         t = t.reshape(n, *shape[-2:])
     # the per-batch conversion in features() applies dtype and device; keep them here
