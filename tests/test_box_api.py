@@ -72,8 +72,8 @@ def test_rectangular_and_plan_shape():
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"alpha": -1.0, "beta": 0.0}, "alpha must be a finite number > -1"),
-    ({"alpha": 0.0, "beta": -1.5}, "beta must be a finite number > -1"),
+    ({"alpha": -1.0, "beta": 0.0}, "alpha must be > -1"),
+    ({"alpha": 0.0, "beta": -1.5}, "beta must be > -1"),
     ({"alpha": float("nan"), "beta": 0.0}, "alpha"),
     ({"alpha": 0.0, "beta": 0.0, "quadrature": "simpson"},
      "quadrature must be one of 'midpoint', 'gauss'"),
@@ -102,7 +102,7 @@ def test_more_errors():
         jacobi_moments(np.ones((2, 4, 4)), 2, alpha=0, beta=0)
     with pytest.raises(ValueError, match="at least 3 dimensions for ndim=3"):
         jacobi_moments(img, 2, alpha=0, beta=0, ndim=3)
-    with pytest.raises(ValueError, match=r"lam must be a finite number > -0\.5"):
+    with pytest.raises(ValueError, match=r"lam must be > -0\.5"):
         fm.gegenbauer_moments(img, 2, lam=-0.5)
     with pytest.raises(ValueError, match="lam must be != 0"):
         fm.gegenbauer_moments(img, 2, lam=0.0)

@@ -41,8 +41,14 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
-from .._memory import below_minimum, format_bytes, memory_budget, rows_per_chunk
-from .._validate import check_choice, check_int
+from .._memory import (
+    below_minimum,
+    check_memory_budget,
+    format_bytes,
+    memory_budget,
+    rows_per_chunk,
+)
+from .._validate import check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
 from .clip import as_planes, clip_boxes
@@ -76,14 +82,8 @@ MAX_ALPHA_PLUS_BETA = 1000.0
 
 
 def _check_param(name: str, value: Any, *, greater: float) -> float:
-    """A finite real number > ``greater``: bools, strings and other types are TypeErrors."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number (int or float), got "
-                        f"{type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= greater:
-        raise ValueError(f"{name} must be a finite number > {greater:g}, got {value}")
-    return value
+    """A finite real number > ``greater`` (the shared :func:`~fastmoments._validate.check_real`)."""
+    return check_real(name, value, minimum=greater, strict_minimum=True)
 
 
 def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> None:
@@ -91,46 +91,6 @@ def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> 
         raise ValueError(f"{what} must be <= {MAX_ALPHA_PLUS_BETA:g} (alpha, beta > -1 with "
                          f"alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}: beyond it the weight and "
                          f"norms leave the float64 range), got alpha={alpha}, beta={beta}")
-
-
-def _check_shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list, torch.Size)):
-        raise TypeError(f"shape must be a tuple (H, W) or (D, H, W) of integers, got {shape!r}")
-    if len(shape) not in (2, 3):
-        raise ValueError(f"shape must be (H, W) or (D, H, W), got {len(shape)} entries: "
-                         f"{tuple(shape)!r}")
-    return tuple(check_int(f"shape[{i}]", s, minimum=1) for i, s in enumerate(shape))
-
-
-def _check_dtype(dtype: Any) -> torch.dtype:
-    """The working dtype: float32 or float64 (half precision works in float32)."""
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, str):
-        return real_dtype(dtype)
-    try:
-        t = real_dtype(dtype)
-        src = (dtype if isinstance(dtype, torch.dtype)
-               else torch.from_numpy(np.zeros(0, dtype=dtype)).dtype)
-    except (TypeError, ValueError, AttributeError):
-        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
-                        f"float64), got {dtype!r}") from None
-    if not src.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch or NumPy dtype (float32 or "
-                        f"float64), got {dtype!r}")
-    return t
-
-
-def _check_budget(budget: Any) -> float | None:
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
-        raise TypeError(f"memory_budget must be a number of bytes (or a fraction <= 1) or "
-                        f"None, got {budget!r}")
-    budget = float(budget)
-    if not math.isfinite(budget) or budget <= 0:
-        raise ValueError(f"memory_budget must be a finite number > 0, got {budget}")
-    return budget
 
 
 @multi_device
@@ -217,7 +177,7 @@ class JacobiTransform:
                  normalization: str = "jacobi", dtype: Any = torch.float32,
                  device: Any = None, block: int | None = None, parity: bool | None = None,
                  memory_budget: float | None = None) -> None:
-        self.shape = _check_shape(shape)
+        self.shape = check_shape("shape", shape, ndim=(2, 3))
         self.ndim = len(self.shape)
         self.order = check_int("order", order, minimum=0)
         self.alpha = _check_param("alpha", alpha, greater=-1.0)
@@ -233,13 +193,13 @@ class JacobiTransform:
                                  f"(= lam - 1/2), got alpha={self.alpha}, beta={self.beta}")
             if self.alpha == -0.5:
                 raise ValueError("lam must be != 0 for Gegenbauer moments (alpha = beta = -1/2)")
-        self.dtype = _check_dtype(dtype)
+        self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
         if block is None:
             block = 128 if (self.ndim == 3 and self.truncation == "total") else self.order + 2
         self.block = min(check_int("block", block, minimum=1), self.order + 2)
         self.block += self.block % 2
-        self.memory_budget = _check_budget(memory_budget)
+        self.memory_budget = check_memory_budget(memory_budget)
         if parity is None:
             parity = False
         elif not isinstance(parity, bool):
