@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["image_row", "reconstruction_grid", "save_figure"]
+__all__ = ["image_row", "reconstruction_grid", "save_figure", "scalogram_figure", "slices_figure"]
 
 
 def _plt():
@@ -30,12 +30,18 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110, *,
     return path
 
 
-def reconstruction_grid(study: Any, title: str | None = None) -> Any:
+def reconstruction_grid(study: Any, title: str | None = None, caption: str | None = None) -> Any:
     """Grid of reconstructions, rows ``k``, columns order ``T``, PSNR in each panel (as thesis
-    Fig. 5.2); the original image is shown in the first column."""
+    Fig. 5.2); the original image is shown in the first column; ``caption`` is written under
+    the grid (wrapped to its width)."""
+    import textwrap
+
     plt = _plt()
     nk, nt = len(study.ks), len(study.orders)
-    fig, axes = plt.subplots(nk, nt + 1, figsize=(2.1 * (nt + 1), 2.2 * nk), squeeze=False)
+    width = 2.1 * (nt + 1)
+    cap_lines = textwrap.wrap(caption, int(width * 15)) if caption else []
+    fig, axes = plt.subplots(nk, nt + 1, figsize=(width, 2.2 * nk + 0.17 * len(cap_lines)),
+                             squeeze=False)
     for i, k in enumerate(study.ks):
         ax = axes[i, 0]
         ax.imshow(study.image, cmap="gray", vmin=0, vmax=255)
@@ -48,8 +54,15 @@ def reconstruction_grid(study: Any, title: str | None = None) -> Any:
         for ax in axes[i]:
             ax.set_xticks([])
             ax.set_yticks([])
-    fig.suptitle(title or f"{study.family} reconstructions ({study.quadrature})", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle("\n".join(textwrap.wrap(
+        title or f"{study.family} reconstructions ({study.quadrature})", int(width * 12))),
+        fontsize=9)
+    if cap_lines:
+        fig.text(0.5, 0.005, "\n".join(cap_lines), ha="center", va="bottom", fontsize=7,
+                 gid="caption")
+        fig.tight_layout(rect=(0, 0.17 * (len(cap_lines) + 0.5) / fig.get_figheight(), 1, 1))
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -66,5 +79,51 @@ def image_row(images: Sequence[np.ndarray], titles: Sequence[str], title: str = 
         axes[0, i].set_yticks([])
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def slices_figure(original: np.ndarray, recs: dict, orders: Sequence[int], ks: Sequence[int],
+                  psnr: dict, title: str) -> Any:
+    """Grid of one slice: the original, then rows order, columns ``k``, with the PSNR of the
+    whole volume at that (order, k) in each panel's title and one grey-level colorbar."""
+    plt = _plt()
+    lo, hi = float(np.min(original)), float(np.max(original))
+    nr, nc = len(orders), len(ks) + 1
+    fig, axes = plt.subplots(nr, nc, squeeze=False, figsize=(2.3 * nc + 0.6, 2.3 * nr + 0.4))
+    im = None
+    for i, o in enumerate(orders):
+        im = axes[i, 0].imshow(original, cmap="gray", vmin=lo, vmax=hi)
+        axes[i, 0].set_title("original" if i == 0 else "", fontsize=8)
+        axes[i, 0].set_ylabel(f"order {o}", fontsize=8)
+        for j, k in enumerate(ks):
+            axes[i, j + 1].imshow(np.asarray(recs[(o, k)]), cmap="gray", vmin=lo, vmax=hi)
+            axes[i, j + 1].set_title(f"order {o}, k = {k}\nPSNR {psnr[(o, k)]:.2f} dB",
+                                     fontsize=7)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    cax = fig.add_axes((0.91, 0.1, 0.02, 0.75))
+    fig.colorbar(im, cax=cax, label="intensity")
+    return fig
+
+
+def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
+                     title: str, time_label: str, freq_label: str) -> Any:
+    """|W| drawn against time and a logarithmic frequency axis (rows sorted by frequency), with
+    a colorbar; an octave of high frequencies gets as much height as an octave of low ones."""
+    plt = _plt()
+    freqs = np.asarray(freqs, dtype=np.float64)
+    rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    mesh = ax.pcolormesh(t, freqs[rows], np.asarray(magnitude)[rows], shading="nearest",
+                         cmap="magma")
+    ax.set_yscale("log")
+    ax.set_xlabel(time_label)
+    ax.set_ylabel(freq_label + " (log scale)")
+    ax.set_title(title)
+    fig.colorbar(mesh, ax=ax, label="|W| (magnitude of the wavelet coefficients)", pad=0.02)
     fig.tight_layout()
     return fig
