@@ -111,9 +111,11 @@ def slices_figure(original: np.ndarray, recs: dict, orders: Sequence[int], ks: S
 
 
 def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
-                     title: str, time_label: str, freq_label: str) -> Any:
-    """|W| drawn against time and a logarithmic frequency axis (rows sorted by frequency), with
-    a colorbar; an octave of high frequencies gets as much height as an octave of low ones."""
+                     title: str, time_label: str, freq_label: str,
+                     colour_label: str = "|W|") -> Any:
+    """``magnitude`` (scales x time) drawn against time and a logarithmic frequency axis (rows
+    sorted by frequency), with a colorbar labelled ``colour_label``; an octave of high
+    frequencies gets as much height as an octave of low ones."""
     plt = _plt()
     freqs = np.asarray(freqs, dtype=np.float64)
     rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies
@@ -124,6 +126,6 @@ def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
     ax.set_xlabel(time_label)
     ax.set_ylabel(freq_label + " (log scale)")
     ax.set_title(title)
-    fig.colorbar(mesh, ax=ax, label="|W| (magnitude of the wavelet coefficients)", pad=0.02)
+    fig.colorbar(mesh, ax=ax, label=colour_label, pad=0.02)
     fig.tight_layout()
     return fig
