@@ -134,7 +134,7 @@ BAD_FILES = [
 def _argv(command: str, path: Path, tmp_path: Path) -> list:
     out = ["--out", tmp_path / ("fig.png" if command == "scalogram" else "results")]
     small = {"reconstruct": ["--orders", "2", "--k", "1"],
-             "volume": ["--order", "2", "--k", "1", "--no-figures"],
+             "volume": ["--orders", "2", "--k", "1", "--no-figures"],
              "scalogram": ["--num-scales", "2"]}[command]
     return [command, path, *small, *out]
 
@@ -264,7 +264,7 @@ def _output_argv(command: str, out: Path, tmp_path: Path) -> list:
                 if out.is_dir() or not out.suffix else out]
     np.save(tmp_path / "v.npy", CUBE)
     return {"demo": ["demo", "--size", "8", "--orders", "1", "--k", "1", "--out", out],
-            "volume": ["volume", tmp_path / "v.npy", "--order", "1", "--k", "1",
+            "volume": ["volume", tmp_path / "v.npy", "--orders", "1", "--k", "1",
                        "--no-figures", "--out", out],
             "characters": ["characters", "--limit", "2", "--no-figures", "--out", out]}[command]
 
@@ -379,7 +379,7 @@ def test_library_error_inside_the_run_leaves_no_folder(tmp_path, capsys):
     """A value only the library checks (alpha > -1) fails after the folder was made."""
     np.save(tmp_path / "v.npy", CUBE)
     out = tmp_path / "r"
-    rc, _, err = run(["volume", tmp_path / "v.npy", "--order", "1", "--k", "1", "--alpha",
+    rc, _, err = run(["volume", tmp_path / "v.npy", "--orders", "1", "--k", "1", "--alpha",
                       "-5", "--no-figures", "--out", out], capsys)
     assert_usage_error(rc, err, "volume", "alpha")
     assert not out.exists()

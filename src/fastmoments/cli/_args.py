@@ -34,11 +34,32 @@ import argparse
 import math
 from collections.abc import Callable
 
-__all__ = ["MIN_IMAGE_SIDE", "DeprecatedAlias", "HelpFormatter", "SpacedList", "add_device",
-           "add_orders", "add_out", "add_progress", "cuda_available", "deprecated",
-           "device", "disk_family", "image_side", "int_list", "natural", "nonnegative_float",
-           "number_list", "parse_numbers", "pick_device", "positive_float", "positive_int",
-           "want_progress"]
+__all__ = [
+    "MIN_IMAGE_SIDE",
+    "DeprecatedAlias",
+    "HelpFormatter",
+    "SpacedList",
+    "add_device",
+    "add_orders",
+    "add_out",
+    "add_progress",
+    "cuda_available",
+    "deprecated",
+    "device",
+    "device_kind",
+    "disk_family",
+    "image_side",
+    "int_list",
+    "jacobi_parameter",
+    "natural",
+    "nonnegative_float",
+    "number_list",
+    "parse_numbers",
+    "pick_device",
+    "positive_float",
+    "positive_int",
+    "want_progress",
+]
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -154,6 +175,14 @@ def positive_float(text: str) -> float:
     value = _float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
+
+
+def jacobi_parameter(text: str) -> float:
+    """A finite number > -1 (``--alpha``, ``--beta``: the Jacobi weight must be integrable)."""
+    value = _float(text)
+    if value <= -1:
+        raise argparse.ArgumentTypeError(f"must be a number > -1, got {text!r}")
     return value
 
 
@@ -326,6 +355,11 @@ def cuda_available() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+def device_kind(dev: str) -> str:
+    """``"cuda"`` for ``cuda``/``cuda:N``, else ``"cpu"``: the key of a per-device table."""
+    return "cuda" if dev.startswith("cuda") else "cpu"
 
 
 def pick_device(text: str | None) -> str:

@@ -15,8 +15,12 @@ Seconds per operation were fitted by least squares (relative error) to CPU times
 (:func:`time.process_time`, one torch thread, so that other users of a shared machine do not
 inflate them) of Zernike plans on an x86-64 core of the 2-core development machine, torch 2.13
 CPU build: ``N`` in {64, 128, 256}, ``T`` in {25, 50, 100, 200}, ``k`` in {1, 3, 5} (12
-points; the model is within a factor 1.6 of every point, most within 25 %). The constants
-below are those fits; re-measure with ``python -m fastmoments.cli._estimate``.
+points; the model is within a factor 1.6 of every point, most within 25 %); checked beyond
+the grid at ``N = 256``: ``T = 400, k = 3`` took 8.6 s (model 9.4 s), ``T = 700, k = 1`` 3.8 s
+(model 7.2 s: the model errs on the long side). The constants below are those fits;
+re-measure with ``python -m fastmoments.cli._estimate``. Wall time on a quiet machine is about
+the CPU time; on a busy one, more (with 2 torch threads on the shared 2-core development
+machine, CPU time itself was 2 to 4 times the 1-thread figure).
 On CUDA there is no calibrated model: the estimate gives the operation count only.
 """
 

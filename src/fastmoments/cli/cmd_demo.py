@@ -42,13 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..data import sample_image
-    from ._args import pick_device, want_progress
+    from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
     from ._estimate import estimate_line
     from ._outputs import OutputFolder
 
     dev = pick_device(args.device)
-    orders, ks = DEFAULTS["cuda" if dev.startswith("cuda") else "cpu"]
+    orders, ks = DEFAULTS[device_kind(dev)]
     orders = args.orders or orders
     ks = args.k or ks
     out = OutputFolder(args.out)

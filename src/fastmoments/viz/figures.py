@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["image_row", "reconstruction_grid", "save_figure", "scalogram_figure", "slices_figure"]
+__all__ = ["figure_texts", "image_row", "reconstruction_grid", "save_figure", "scalogram_figure",
+           "slices_figure"]
 
 
 def _plt():
@@ -20,12 +21,39 @@ def _plt():
     return plt
 
 
+def figure_texts(fig: Any) -> dict[str, str]:
+    """The words of a figure: ``title`` (the suptitle, else the first axes' title),
+    ``caption`` (the figure's x label: the note under a grid), ``axes`` (every axes title,
+    one per line) and ``colorbars`` (every colorbar label, one per line)."""
+    sup = getattr(fig, "_suptitle", None)
+    cap = getattr(fig, "_supxlabel", None)
+    bars = [ax for ax in fig.axes
+            if getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>"]
+    main = [ax for ax in fig.axes if ax not in bars]
+    titles = [ax.get_title() for ax in main if ax.get_title()]
+    return {"title": sup.get_text() if sup is not None else (titles[0] if titles else ""),
+            "caption": cap.get_text() if cap is not None else "",
+            "axes": "\n".join(titles),
+            "colorbars": "\n".join(ax.get_ylabel() or ax.get_xlabel() for ax in bars)}
+
+
 def save_figure(fig: Any, path: str | Path, dpi: int = 110, *,
                 bbox_inches: str | None = "tight") -> Path:
-    """Save and close ``fig`` (creating the folder); returns the path."""
+    """Save and close ``fig`` (creating the folder); returns the path.
+
+    A PNG also carries the figure's words (:func:`figure_texts`) as text chunks: ``Title``,
+    ``Description`` (the caption) and ``fastmoments:axes`` / ``fastmoments:colorbars``, so
+    that a reader (or a test) gets them without looking at pixels.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches=bbox_inches)
+    metadata = None
+    if path.suffix.lower() == ".png":
+        words = figure_texts(fig)
+        metadata = {"Title": words["title"], "Description": words["caption"],
+                    "fastmoments:axes": words["axes"],
+                    "fastmoments:colorbars": words["colorbars"]}
+    fig.savefig(path, dpi=dpi, bbox_inches=bbox_inches, metadata=metadata)
     _plt().close(fig)
     return path
 
@@ -40,8 +68,8 @@ def reconstruction_grid(study: Any, title: str | None = None, caption: str | Non
     nk, nt = len(study.ks), len(study.orders)
     width = 2.1 * (nt + 1)
     cap_lines = textwrap.wrap(caption, int(width * 15)) if caption else []
-    fig, axes = plt.subplots(nk, nt + 1, figsize=(width, 2.2 * nk + 0.17 * len(cap_lines)),
-                             squeeze=False)
+    fig, axes = plt.subplots(nk, nt + 1, figsize=(width, 2.3 * nk + 0.5 + 0.14 * len(cap_lines)),
+                             squeeze=False, layout="constrained")
     for i, k in enumerate(study.ks):
         ax = axes[i, 0]
         ax.imshow(study.image, cmap="gray", vmin=0, vmax=255)
@@ -58,11 +86,7 @@ def reconstruction_grid(study: Any, title: str | None = None, caption: str | Non
         title or f"{study.family} reconstructions ({study.quadrature})", int(width * 12))),
         fontsize=9)
     if cap_lines:
-        fig.text(0.5, 0.005, "\n".join(cap_lines), ha="center", va="bottom", fontsize=7,
-                 gid="caption")
-        fig.tight_layout(rect=(0, 0.17 * (len(cap_lines) + 0.5) / fig.get_figheight(), 1, 1))
-    else:
-        fig.tight_layout()
+        fig.supxlabel("\n".join(cap_lines), fontsize=7)
     return fig
 
 
