@@ -54,8 +54,22 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110, *,
                     "fastmoments:axes": words["axes"],
                     "fastmoments:colorbars": words["colorbars"]}
     fig.savefig(path, dpi=dpi, bbox_inches=bbox_inches, metadata=metadata)
-    _plt().close(fig)
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:  # a figure of pyplot's (not one made by _figure)
+        sys.modules["matplotlib.pyplot"].close(fig)
     return path
+
+
+def _figure(**kwargs: Any) -> Any:
+    """A matplotlib Figure on the Agg canvas without importing pyplot (a second less on a
+    first call: pyplot loads every backend helper and registers the figure manager)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(**kwargs)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def reconstruction_grid(study: Any, title: str | None = None, caption: str | None = None) -> Any:
@@ -136,20 +150,27 @@ def slices_figure(original: np.ndarray, recs: dict, orders: Sequence[int], ks: S
 
 def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
                      title: str, time_label: str, freq_label: str,
-                     colour_label: str = "|W|") -> Any:
+                     colour_label: str = "|W|", max_columns: int = 1200) -> Any:
     """``magnitude`` (scales x time) drawn against time and a logarithmic frequency axis (rows
     sorted by frequency), with a colorbar labelled ``colour_label``; an octave of high
-    frequencies gets as much height as an octave of low ones."""
-    plt = _plt()
+    frequencies gets as much height as an octave of low ones. A signal longer than
+    ``max_columns`` samples is drawn with the largest value of each of ``max_columns`` time
+    bins (a 9-inch figure has fewer pixels than that; peaks stay visible)."""
     freqs = np.asarray(freqs, dtype=np.float64)
     rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    mesh = ax.pcolormesh(t, freqs[rows], np.asarray(magnitude)[rows], shading="nearest",
-                         cmap="magma")
+    values = np.asarray(magnitude)[rows]
+    t = np.asarray(t, dtype=np.float64)
+    if t.size > max_columns:  # more samples than pixels: the largest value of each bin is drawn
+        edges = np.linspace(0, t.size, max_columns + 1).astype(int)
+        values = np.maximum.reduceat(values, edges[:-1], axis=1)
+        t = t[(edges[:-1] + edges[1:] - 1) // 2]
+    fig = _figure(figsize=(9, 4.5))
+    ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.12, top=0.92)
+    mesh = ax.pcolormesh(t, freqs[rows], values, shading="nearest", cmap="magma")
     ax.set_yscale("log")
     ax.set_xlabel(time_label)
     ax.set_ylabel(freq_label + " (log scale)")
     ax.set_title(title)
     fig.colorbar(mesh, ax=ax, label=colour_label, pad=0.02)
-    fig.tight_layout()
     return fig
