@@ -256,8 +256,10 @@ def test_scalogram_figure_colorbar_log_axis_and_no_timing(tmp_path, capsys):
     from fastmoments.cli import cmd_scalogram
 
     out = tmp_path / "s"
-    assert main(["scalogram", "chirp", "--num-scales", "6", "--out", str(out)]) == 0
+    assert main(["scalogram", "chirp", "--num-scales", "6", "--out", str(out), "--save"]) == 0
     assert str(out / "scalogram.png") in capsys.readouterr().out
+    with np.load(out / "scalogram.npz") as saved:
+        assert saved["coefficients"].shape == (6, 4096)
     words = _png_text(out / "scalogram.png")
     assert "amplitude" in words["fastmoments:colorbars"]
     assert " ms" not in words["Title"] and not any(c.isdigit() for c in

@@ -178,12 +178,18 @@ def positive_float(text: str) -> float:
     return value
 
 
-def jacobi_parameter(text: str) -> float:
-    """A finite number > -1 (``--alpha``, ``--beta``: the Jacobi weight must be integrable)."""
-    value = _float(text)
-    if value <= -1:
-        raise argparse.ArgumentTypeError(f"must be a number > -1, got {text!r}")
-    return value
+def jacobi_parameter(name: str) -> Callable[[str], float]:
+    """A finite number > -1 (``--alpha``, ``--beta``: the Jacobi weight must be integrable);
+    the message names the parameter as the library's does (``alpha must be ...``)."""
+    def parse(text: str) -> float:
+        try:
+            value = _float(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{name} {exc}") from None
+        if value <= -1:
+            raise argparse.ArgumentTypeError(f"{name} must be a number > -1, got {text!r}")
+        return value
+    return parse
 
 
 def nonnegative_float(text: str) -> float:
@@ -307,7 +313,9 @@ def add_orders(p: argparse.ArgumentParser, *, default: list | None, help: str,
     deprecated spelling; ``spaced`` also accepts the deprecated ``--orders 2 4 6`` form (for a
     command without positional arguments only: ``nargs="+"`` would swallow them)."""
     parse = int_list("orders", minimum)
-    text = help + " (commas and ranges: 50,100,200 or 2-12:2)"
+    syntax = "comma-separated, with ranges A-B or A-B:STEP (50,100,200 or 2-12:2)"
+    head, sep, tail = help.partition(" (default")
+    text = f"{head}, {syntax}{sep}{tail}"
     if spaced:
         p.add_argument("--orders", type=parse, nargs="+", action=SpacedList, default=default,
                        metavar="T[,T...]", help=text)

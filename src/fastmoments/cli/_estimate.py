@@ -89,7 +89,7 @@ def estimate_line(command: str, *, n: int, orders: Sequence[int], ks: Sequence[i
     --------
     >>> estimate_line("reconstruct", n=256, orders=[50, 100, 200], ks=[1, 3], families=1,
     ...               device="cpu")  # doctest: +ELLIPSIS
-    'fastmoments reconstruct: estimate: 1 family x 2 k x 3 orders on 256x256 ... about 5.4 s...'
+    'fastmoments reconstruct: estimate: 1 family x 2 k x 3 orders on 256x256 ... about 5.2 s...'
     """
     ang = rad = 0.0
     for k in ks:

@@ -37,10 +37,10 @@ def register(subparsers: Any) -> None:
     add_orders(p, default=[20, 40], help="highest orders of the moments", alias="--order")
     p.add_argument("--k", type=int_list("k", 1), default=[1, 3], metavar="K[,K...]",
                    help="points per voxel edge, same syntax as --orders (e.g. 1,7,23)")
-    p.add_argument("--alpha", type=jacobi_parameter, default=0.0,
+    p.add_argument("--alpha", type=jacobi_parameter("alpha"), default=0.0,
                    help="Jacobi parameter alpha (> -1) of the weight (1-x)^alpha (1+x)^beta "
                         "on each axis; 0, 0 gives Legendre moments")
-    p.add_argument("--beta", type=jacobi_parameter, default=0.0,
+    p.add_argument("--beta", type=jacobi_parameter("beta"), default=0.0,
                    help="Jacobi parameter beta (> -1) of the weight (1-x)^alpha (1+x)^beta")
     p.add_argument("--quadrature", default="midpoint", choices=("midpoint", "gauss"),
                    help="'midpoint' (thesis) or 'gauss'")
