@@ -68,7 +68,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "%(default)" in text or action.default in (None, argparse.SUPPRESS, False, True):
+        if "%(default)" in text or any(action.default is v for v in
+                                           (None, argparse.SUPPRESS, False, True)):
             return text
         if action.option_strings and action.nargs != 0:
             default = action.default

@@ -16,10 +16,10 @@ from ._args import (
 )
 
 #: Defaults per device: (orders, k, largest default image side). On a CPU the default run takes
-#: about 5 s of modelled CPU time at 256 x 256 (a minute on a busy 2-core machine); the
+#: about 5 s of modelled CPU time at 256 x 256 (images are resized to 256 by default); the
 #: sizes and orders of a GPU run are out of a CPU's reach (the old defaults did not finish in
 #: 15 minutes).
-DEFAULTS = {"cpu": ([50, 100, 200], [1, 3], 512), "cuda": ([100, 300, 700], [1, 5, 11], None)}
+DEFAULTS = {"cpu": ([50, 100, 200], [1, 3], 256), "cuda": ([100, 300, 700], [1, 5, 11], None)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sample points inside each pixel")
     p.add_argument("--size", type=image_side, default=None,
                    help="resize the square to this side (default: the image's own side, at "
-                        "most 512 on a CPU)")
+                        "most 256 on a CPU)")
     add_device(p)
     add_out(p, "reconstruct")
     add_progress(p)
