@@ -148,9 +148,9 @@ def test_defaults_per_device(monkeypatch, tmp_path, capsys, gpu):
     assert seen["device"] == ("cuda" if gpu else "cpu")
     assert seen["n"] == (600 if gpu else 256)  # a CPU caps the default size
     assert f"highest order {max(want[0])}" in out
-    assert main(["demo", "--size", "16", "--out", str(tmp_path / "d")]) == 0
+    assert main(["demo", "--out", str(tmp_path / "d")]) == 0
     want = cmd_demo.DEFAULTS["cuda" if gpu else "cpu"]
-    assert seen["orders"] == want[0] and seen["ks"] == want[1]
+    assert seen["orders"] == want[0] and seen["ks"] == want[1] and seen["n"] == want[2]
     # an explicit request wins on either device
     assert main(["reconstruct", str(big), "--orders", "3", "--k", "2", "--size", "20",
                  "--out", str(tmp_path / "e")]) == 0
