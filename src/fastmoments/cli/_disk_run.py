@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 #: Modelled CPU seconds of one step of the moments (a group of repetitions).
-STEP_SECONDS = 1.0
+STEP_SECONDS = 0.5
 
 #: Why k = 1 degrades at high order: the sentence written next to the figures.
 K1_NOTE = ("With k = 1 each pixel is one sample at its centre; at high order T the radial "
