@@ -141,7 +141,9 @@ def slices_figure(original: np.ndarray, recs: dict, orders: Sequence[int], ks: S
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle(title, fontsize=9)
+    import textwrap
+
+    fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 12))), fontsize=9)
     fig.tight_layout(rect=(0, 0, 0.86, 1))
     cax = fig.add_axes((0.88, 0.1, 0.02, 0.75))
     fig.colorbar(im, cax=cax, label="intensity")
