@@ -89,7 +89,7 @@ def test_volume_writes_the_library_psnr(tmp_path, capsys):
     vol = rng.random((6, 7, 8)) * 100.0
     np.save(tmp_path / "v.npy", vol)
     out = tmp_path / "vol"
-    rc = main(["volume", str(tmp_path / "v.npy"), "--order", "2,5", "--k", "1,2",
+    rc = main(["volume", str(tmp_path / "v.npy"), "--orders", "2,5", "--k", "1,2",
                "--alpha", "0.5", "--beta", "0.25", "--dtype", "float64", "--no-figures",
                "--out", str(out)])
     assert rc == 0

@@ -134,7 +134,7 @@ BAD_FILES = [
 def _argv(command: str, path: Path, tmp_path: Path) -> list:
     out = ["--out", tmp_path / ("fig.png" if command == "scalogram" else "results")]
     small = {"reconstruct": ["--orders", "2", "--k", "1"],
-             "volume": ["--order", "2", "--k", "1", "--no-figures"],
+             "volume": ["--orders", "2", "--k", "1", "--no-figures"],
              "scalogram": ["--num-scales", "2"]}[command]
     return [command, path, *small, *out]
 
@@ -211,6 +211,9 @@ OPTION_ERRORS = [
     (["volume", "phantom", "--size", "0"], "--size"),
     (["volume", "phantom", "--order", "1.5"], "--order"),
     (["volume", "phantom", "--k", "0"], "--k"),
+    (["volume", "phantom", "--alpha", "-5"], "--alpha"),
+    (["volume", "phantom", "--beta", "nan"], "--beta"),
+    (["volume", "phantom", "--orders", "9-3"], "--orders"),
     (["volume", "phantom", "--frame", "-1"], "--frame"),
     (["volume", "phantom", "--dtype", "int8"], "--dtype"),
     (["volume", "phantom", "--truncation", "sphere"], "--truncation"),
@@ -264,7 +267,7 @@ def _output_argv(command: str, out: Path, tmp_path: Path) -> list:
                 if out.is_dir() or not out.suffix else out]
     np.save(tmp_path / "v.npy", CUBE)
     return {"demo": ["demo", "--size", "8", "--orders", "1", "--k", "1", "--out", out],
-            "volume": ["volume", tmp_path / "v.npy", "--order", "1", "--k", "1",
+            "volume": ["volume", tmp_path / "v.npy", "--orders", "1", "--k", "1",
                        "--no-figures", "--out", out],
             "characters": ["characters", "--limit", "2", "--no-figures", "--out", out]}[command]
 
@@ -375,12 +378,19 @@ def test_failed_run_in_the_users_folder_keeps_it(tmp_path, capsys, monkeypatch):
     assert (out / "notes.txt").read_text() == "keep me"
 
 
-def test_library_error_inside_the_run_leaves_no_folder(tmp_path, capsys):
-    """A value only the library checks (alpha > -1) fails after the folder was made."""
+def test_library_error_inside_the_run_leaves_no_folder(tmp_path, capsys, monkeypatch):
+    """A ValueError of the library after the folder was made (--alpha is now checked by
+    argparse too, so the library's refusal is simulated)."""
+    import fastmoments.box
+
+    def refuse(*args, **kwargs):
+        raise ValueError("alpha must be > -1, got -5")
+
+    monkeypatch.setattr(fastmoments.box, "JacobiTransform", refuse)
     np.save(tmp_path / "v.npy", CUBE)
     out = tmp_path / "r"
-    rc, _, err = run(["volume", tmp_path / "v.npy", "--order", "1", "--k", "1", "--alpha",
-                      "-5", "--no-figures", "--out", out], capsys)
+    rc, _, err = run(["volume", tmp_path / "v.npy", "--orders", "1", "--k", "1",
+                      "--no-figures", "--out", out], capsys)
     assert_usage_error(rc, err, "volume", "alpha")
     assert not out.exists()
 

@@ -8,12 +8,26 @@ from typing import Any
 
 import numpy as np
 
-from ._args import device, natural, number_list, positive_float, positive_int
+from ._args import (
+    HelpFormatter,
+    add_device,
+    add_out,
+    natural,
+    number_list,
+    positive_float,
+    positive_int,
+)
+
+#: The built-in chirp: samples and rate (4.1 s at 1 kHz; 5 to 200 Hz).
+CHIRP_SAMPLES, CHIRP_RATE = 4096, 1000.0
+#: Default number of log-spaced scales: 32 resolve the chirp (one row per 1/4 octave over 7
+#: octaves) at half the cost of 64 (the Morlet fits dominate a first call).
+NUM_SCALES = 32
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "scalogram",
+        "scalogram", formatter_class=HelpFormatter,
         help="Morlet wavelet scalogram of a WAV or CSV signal, drawn with matplotlib",
         description="Compute the Morlet continuous wavelet transform of a signal (a .wav file, a "
                     ".csv/.txt file of numbers, or 'chirp' for a built-in test chirp) by the "
@@ -22,31 +36,42 @@ def register(subparsers: Any) -> None:
     p.add_argument("signal", metavar="SIGNAL",
                    help="a .wav, .csv, .txt or .dat file, or 'chirp'")
     p.add_argument("--scales", type=number_list("scales", float, 0, strict=True), default=None,
-                   help="scales in samples, comma separated (default: 64 log-spaced from 2 to "
-                        "N/16); or give --min-scale/--max-scale/--num-scales")
-    p.add_argument("--min-scale", type=positive_float, default=2.0)
-    p.add_argument("--max-scale", type=positive_float, default=None)
-    p.add_argument("--num-scales", type=positive_int, default=64)
-    p.add_argument("--xi", type=positive_float, default=6.0, help="Morlet ξ (default 6)")
+                   help=f"scales in samples, comma-separated (default: {NUM_SCALES} log-spaced "
+                        "from --min-scale to --max-scale)")
+    p.add_argument("--min-scale", type=positive_float, default=2.0,
+                   help="smallest scale in samples (highest frequency) of the default scales")
+    p.add_argument("--max-scale", type=positive_float, default=None,
+                   help="largest scale in samples (default: N/16 for N samples)")
+    p.add_argument("--num-scales", type=positive_int, default=NUM_SCALES,
+                   help="number of default scales")
+    p.add_argument("--xi", type=positive_float, default=6.0,
+                   help="Morlet ξ (cycles of the carrier across the envelope, x 2π)")
     p.add_argument("--column", type=natural, default=0,
-                   help="CSV column / WAV channel (default 0)")
+                   help="CSV column / WAV channel")
     p.add_argument("--rate", type=positive_float, default=None,
                    help="sampling rate in Hz (default: the WAV file's own, 1 for text files "
                         "and 'chirp''s 1000)")
     p.add_argument("--method", default="sft", choices=("sft", "asft", "direct"),
-                   help="'sft', 'asft' or 'direct'")
-    p.add_argument("--device", type=device, default=None,
-                   help="cpu, cuda or cuda:N (default cpu)")
-    p.add_argument("--out", required=True,
-                   help="output figure (.png, .pdf, .svg or another format matplotlib writes)")
-    p.add_argument("--save", default=None, metavar="FILE.npz",
-                   help="also write the numbers drawn to an .npz file: 'coefficients' (complex, "
-                        "scales x samples), 'frequencies' (Hz, or cycles per sample), 'scales' "
+                   help="how the transform is computed: sliding Fourier transform, its "
+                        "attenuated form, or direct convolution")
+    p.add_argument("--colour", default="amplitude", choices=("amplitude", "magnitude"),
+                   help="what the colours show: 'amplitude' is |W| / sqrt(scale), the same "
+                        "for a sinusoid of a given amplitude at every frequency, so that high "
+                        "frequencies stay visible; 'magnitude' is |W| itself, which grows as "
+                        "sqrt(scale) (the wavelets have unit energy)")
+    add_device(p)
+    add_out(p, "scalogram", what="output folder (it gets scalogram.png); or a figure file "
+                                 "name ending in .png, .pdf, .svg or another format matplotlib "
+                                 "writes")
+    p.add_argument("--save", nargs="?", const="", default=None, metavar="FILE.npz",
+                   help="also write the numbers drawn to an .npz file (scalogram.npz in the "
+                        "output folder if no name is given): 'coefficients' (complex, scales x "
+                        "samples), 'frequencies' (Hz, or cycles per sample), 'scales' "
                         "(samples) and 'rate' (Hz)")
     p.set_defaults(func=run)
 
 
-def chirp(n: int = 8192, rate: float = 1000.0) -> np.ndarray:
+def chirp(n: int = CHIRP_SAMPLES, rate: float = CHIRP_RATE) -> np.ndarray:
     """A linear chirp from 5 Hz to 200 Hz plus a 50 Hz burst (the built-in test signal)."""
     t = np.arange(n) / rate
     f0, f1 = 5.0, 200.0
@@ -56,25 +81,29 @@ def chirp(n: int = 8192, rate: float = 1000.0) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
-    import matplotlib
+    import os
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import torch
-
-    from fastmoments.signal import Morlet, cwt
-
-    from ..viz.figures import save_figure
+    from ._args import pick_device
     from ._errors import UsageError
     from ._inputs import load_signal_file
-    from ._outputs import OutputFile
+    from ._outputs import OutputFile, OutputFolder
 
-    out = OutputFile(args.out, suffixes=_figure_suffixes())
-    saved = None if args.save is None else OutputFile(args.save, "--save", suffixes=(".npz",))
+    folder = None
+    if os.path.splitext(args.out)[1]:  # a figure file name
+        out = OutputFile(args.out, suffixes=_figure_suffixes())
+        figure_path = args.out
+    else:
+        folder = OutputFolder(args.out)
+        out, figure_path = folder, os.path.join(args.out, "scalogram.png")
+    if args.save == "" and folder is None:
+        raise UsageError("--save without a file name writes into the output folder; give "
+                         "--save FILE.npz when --out names a figure file")
+    saved = (None if not args.save
+             else OutputFile(args.save, "--save", suffixes=(".npz",)))
     if args.signal == "chirp":
         if args.column != 0:
             raise UsageError("--column applies to signal files, not to 'chirp'")
-        x, rate = chirp(), 1000.0
+        x, rate = chirp(), CHIRP_RATE
     else:
         x, rate = load_signal_file(args.signal, column=args.column)
     if args.rate is not None:
@@ -89,34 +118,66 @@ def run(args: argparse.Namespace) -> int:
         if hi < args.min_scale:
             raise UsageError(f"--max-scale {hi:g} is below --min-scale {args.min_scale:g}")
         scales = np.geomspace(args.min_scale, hi, args.num_scales)
-    data: Any = x
-    if args.device:
-        data = torch.as_tensor(x, device=args.device)
+    coef, freqs, elapsed = _transform(x, scales, rate, args.xi, args.method,
+                                      pick_device(args.device))
+    fig = _figure(coef, freqs, scales, n, rate, args)
+    from ..viz.figures import save_figure
+
+    with out as where:
+        path = where if folder is None else where / "scalogram.png"
+        save_figure(fig, path, dpi=120, bbox_inches=None)
+        if args.save is not None:
+            npz = (where / "scalogram.npz") if args.save == "" else None
+            if npz is None and saved is not None:
+                with saved as data_path:
+                    _save(data_path, coef, freqs, scales, rate)
+            else:
+                _save(npz, coef, freqs, scales, rate)
+    print(f"scalogram of {n} samples at {len(scales)} scales in {elapsed:.3f} s -> "
+          f"{figure_path}")
+    return 0
+
+
+def _transform(x: np.ndarray, scales: np.ndarray, rate: float, xi: float, method: str,
+               device: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(coefficients, frequencies, seconds)`` of the Morlet CWT of ``x``."""
+    import torch
+
+    from fastmoments.signal import Morlet, cwt
+
+    data: Any = x if device == "cpu" else torch.as_tensor(x, device=device)
     t0 = time.perf_counter()
-    coef, freqs = cwt(data, scales, Morlet(args.xi), sampling_period=1.0 / rate,
-                      method=args.method)
+    coef, freqs = cwt(data, scales, Morlet(xi), sampling_period=1.0 / rate, method=method)
     if isinstance(coef, torch.Tensor):
         coef = coef.cpu().numpy()
-    elapsed = time.perf_counter() - t0
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    t = np.arange(n) / rate
-    rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies; --scales may be in any order
-    ax.pcolormesh(t, np.asarray(freqs)[rows], np.abs(coef)[rows], shading="nearest",
-                  cmap="magma")
-    ax.set_yscale("log")
-    ax.set_xlabel("time (s)" if rate != 1.0 else "sample")
-    ax.set_ylabel("frequency (Hz)" if rate != 1.0 else "cycles / sample")
-    ax.set_title(f"Morlet scalogram (ξ = {args.xi:g}, {len(scales)} scales, "
-                 f"{args.method.upper()}, {elapsed * 1e3:.0f} ms)")
-    fig.tight_layout()
-    with out as path:
-        save_figure(fig, path, dpi=120, bbox_inches=None)
-        if saved is not None:
-            with saved as data_path:
-                np.savez(data_path, coefficients=coef, frequencies=np.asarray(freqs),
-                         scales=scales, rate=np.float64(rate))
-    print(f"scalogram of {n} samples at {len(scales)} scales in {elapsed:.3f} s -> {args.out}")
-    return 0
+    return coef, np.asarray(freqs), time.perf_counter() - t0
+
+
+def _figure(coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray, n: int, rate: float,
+            args: argparse.Namespace) -> Any:
+    """The scalogram figure (no timing in it: the same input gives the same figure)."""
+    from ..viz.figures import scalogram_figure
+
+    hz = rate != 1.0
+    values = np.abs(coef)
+    what = "|W|"
+    if args.colour == "amplitude":
+        values = values / np.sqrt(np.asarray(scales, dtype=np.float64))[:, None]
+        what = "|W| / √scale"
+    return scalogram_figure(
+        np.arange(n) / rate, freqs, values,
+        title=f"Morlet scalogram, {what} (ξ = {args.xi:g}, {len(scales)} scales, "
+              f"{args.method.upper()})",
+        colour_label=what + (" (amplitude: equal for equal sinusoids)"
+                             if args.colour == "amplitude" else " (wavelets of unit energy)"),
+        time_label="time (s)" if hz else "sample",
+        freq_label="frequency (Hz)" if hz else "frequency (cycles / sample)")
+
+
+def _save(path: Any, coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray,
+          rate: float) -> None:
+    np.savez(path, coefficients=coef, frequencies=np.asarray(freqs), scales=scales,
+             rate=np.float64(rate))
 
 
 def _figure_suffixes() -> tuple[str, ...]:

@@ -11,12 +11,22 @@ from typing import Any
 
 import numpy as np
 
-from ._args import device, natural, number_list, positive_int
+from ._args import (
+    HelpFormatter,
+    add_device,
+    add_orders,
+    add_out,
+    add_progress,
+    int_list,
+    jacobi_parameter,
+    natural,
+    positive_int,
+)
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "volume",
+        "volume", formatter_class=HelpFormatter,
         help="Jacobi moments of a 3-D volume: PSNR tables, timings and slice figures",
         description="Compute 3-D Jacobi moments of a volume (NIfTI .nii/.nii.gz, .npy, .npz, or "
                     "the built-in 'phantom') for each order and k, reconstruct it, and write "
@@ -24,12 +34,14 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("volume", metavar="VOLUME",
                    help="a volume file, or 'phantom' for the 3-D Shepp-Logan phantom")
-    p.add_argument("--order", type=number_list("order", int, 0), default=[20, 40],
-                   help="orders, e.g. 100,300,500")
-    p.add_argument("--k", type=number_list("k", int, 1), default=[1, 3],
-                   help="points per voxel edge, e.g. 1,7,23")
-    p.add_argument("--alpha", type=float, default=0.0)
-    p.add_argument("--beta", type=float, default=0.0)
+    add_orders(p, default=[20, 40], help="highest orders of the moments", alias="--order")
+    p.add_argument("--k", type=int_list("k", 1), default=[1, 3], metavar="K[,K...]",
+                   help="points per voxel edge, same syntax as --orders (e.g. 1,7,23)")
+    p.add_argument("--alpha", type=jacobi_parameter("alpha"), default=0.0,
+                   help="Jacobi parameter alpha (> -1) of the weight (1-x)^alpha (1+x)^beta "
+                        "on each axis; 0, 0 gives Legendre moments")
+    p.add_argument("--beta", type=jacobi_parameter("beta"), default=0.0,
+                   help="Jacobi parameter beta (> -1) of the weight (1-x)^alpha (1+x)^beta")
     p.add_argument("--quadrature", default="midpoint", choices=("midpoint", "gauss"),
                    help="'midpoint' (thesis) or 'gauss'")
     p.add_argument("--truncation", default="total", choices=("total", "box"),
@@ -42,9 +54,10 @@ def register(subparsers: Any) -> None:
                    help="the array of an .npz file to use; needed when the file holds several")
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"),
                    help="float32 or float64")
-    p.add_argument("--device", type=device, default=None, help="cpu, cuda or cuda:N (default cpu)")
-    p.add_argument("--out", required=True, help="output folder (created)")
+    add_device(p)
+    add_out(p, "volume")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -76,8 +89,13 @@ def run(args: argparse.Namespace) -> int:
         vol = load_volume_file(args.volume, frame=args.frame, key=args.key)
         source = os.path.basename(args.volume)
     vol = np.ascontiguousarray(vol, dtype=np.float64 if args.dtype == "float64" else np.float32)
+    from ._args import pick_device
+
+    args.device = pick_device(args.device)
     with out:
         _study(vol, source, args)
+    print(f"fastmoments volume: results in {args.out}/ (start with "
+          f"{os.path.join(args.out, 'psnr.md')})")
     return 0
 
 
@@ -85,12 +103,16 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
     """Moments, reconstructions, PSNR tables and figures of ``vol`` into ``args.out``."""
     import torch
 
+    from .._progress import progress_bar
     from ..box import JacobiTransform
+    from ._args import want_progress
 
     rows = []
     recs: dict[tuple[int, int], np.ndarray] = {}
+    bar = progress_bar(len(args.k) * len(args.orders), desc="fastmoments volume",
+                       show=want_progress(args.progress), unit="cell")
     for k in args.k:
-        for order in args.order:
+        for order in args.orders:
             t0 = time.perf_counter()
             plan = JacobiTransform(vol.shape, order, alpha=args.alpha, beta=args.beta, k=k,
                                    quadrature=args.quadrature, truncation=args.truncation,
@@ -105,12 +127,14 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
             rows.append({"order": order, "k": k, "psnr_db": round(_psnr(vol, rec), 4),
                          "plan_s": round(t1 - t0, 4), "moments_s": round(t2 - t1, 4),
                          "reconstruction_s": round(t3 - t2, 4)})
+            bar.update(1)
             print(f"order {order:5d}  k {k:3d}  PSNR {rows[-1]['psnr_db']:8.3f} dB  "
                   f"moments {t2 - t1:.3f} s  reconstruction {t3 - t2:.3f} s", flush=True)
             if not args.no_figures:
                 mid = [s // 2 for s in vol.shape]
                 recs[(order, k)] = [J.slice("xy", mid[0]), J.slice("xz", mid[1]),
                                     J.slice("yz", mid[2])]
+    bar.close()
     with open(os.path.join(args.out, "psnr.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -119,14 +143,14 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
         fh.write(f"PSNR (dB) of {source} {vol.shape} reconstructed from Jacobi moments, "
                  f"alpha={args.alpha}, beta={args.beta}, {args.quadrature}, "
                  f"truncation={args.truncation}, {args.dtype}\n\n")
-        fh.write("| k \\ order | " + " | ".join(str(o) for o in args.order) + " |\n")
-        fh.write("|---" * (len(args.order) + 1) + "|\n")
+        fh.write("| k \\ order | " + " | ".join(str(o) for o in args.orders) + " |\n")
+        fh.write("|---" * (len(args.orders) + 1) + "|\n")
         for k in args.k:
             vals = [next(r["psnr_db"] for r in rows if r["k"] == k and r["order"] == o)
-                    for o in args.order]
+                    for o in args.orders]
             fh.write(f"| {k} | " + " | ".join(f"{v:.2f}" for v in vals) + " |\n")
     if not args.no_figures:
-        _figures(vol, recs, args, source)
+        _figures(vol, recs, args, source, {(r["order"], r["k"]): r["psnr_db"] for r in rows})
     print(f"wrote {os.path.join(args.out, 'psnr.csv')}, psnr.md"
           + ("" if args.no_figures else ", slices_xy.png, slices_planes.png"))
 
@@ -136,7 +160,27 @@ def _sync(device: Any, torch: Any) -> None:
         torch.cuda.synchronize(device)
 
 
-def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str) -> None:
+def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str,
+             psnr: dict) -> None:
+    """``slices_xy.png``: the middle x-y slice for every (order, k); ``slices_planes.png``: the
+    three middle planes at the highest order and k. Every reconstruction's title gives the PSNR
+    of the whole volume; one grey-level colorbar per figure."""
+    from ..viz.figures import save_figure, slices_figure
+
+    orders, ks = args.orders, args.k
+    params = f"alpha={args.alpha:g}, beta={args.beta:g}"
+    mid = [s // 2 for s in vol.shape]
+    fig = slices_figure(vol[mid[0]], {key: v[0] for key, v in recs.items()}, orders, ks, psnr,
+                        f"x-y slice {mid[0]} of {source}, Jacobi moments ({params}); "
+                        f"PSNR of the whole volume")
+    save_figure(fig, os.path.join(args.out, "slices_xy.png"), dpi=110, bbox_inches=None)
+    top = (orders[-1], ks[-1])
+    planes = {("x-y", 0): vol[mid[0]], ("x-z", 1): vol[:, mid[1]], ("y-z", 2): vol[:, :, mid[2]]}
+    _planes_figure(planes, recs[top], top, psnr[top], params, source, args.out)
+
+
+def _planes_figure(planes: dict, recs: list, top: tuple, value: float, params: str,
+                   source: str, out: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -144,37 +188,21 @@ def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str)
 
     from ..viz.figures import save_figure
 
-    lo, hi = float(vol.min()), float(vol.max())
-    orders, ks = args.order, args.k
-    fig, axes = plt.subplots(len(orders), len(ks) + 1, squeeze=False,
-                             figsize=(2.2 * (len(ks) + 1), 2.2 * len(orders)))
-    mid = vol.shape[0] // 2
-    for i, o in enumerate(orders):
-        axes[i, 0].imshow(vol[mid], cmap="gray", vmin=lo, vmax=hi)
-        axes[i, 0].set_title("original" if i == 0 else "", fontsize=8)
-        axes[i, 0].set_ylabel(f"order {o}", fontsize=8)
-        for j, k in enumerate(ks):
-            axes[i, j + 1].imshow(np.asarray(recs[(o, k)][0]), cmap="gray", vmin=lo, vmax=hi)
-            if i == 0:
-                axes[i, j + 1].set_title(f"k = {k}", fontsize=8)
-    for ax in axes.flat:
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.suptitle(f"x-y slice {mid} of {source}, alpha={args.alpha}, beta={args.beta}", fontsize=9)
-    fig.tight_layout()
-    save_figure(fig, os.path.join(args.out, "slices_xy.png"), dpi=110, bbox_inches=None)
-    best = recs[(orders[-1], ks[-1])]
-    c = [s // 2 for s in vol.shape]
-    originals = [vol[c[0]], vol[:, c[1]], vol[:, :, c[2]]]
-    fig, axes = plt.subplots(2, 3, figsize=(7.5, 5))
-    for j, (name, orig, rec) in enumerate(zip(("x-y", "x-z", "y-z"), originals, best,
-                                              strict=True)):
-        axes[0, j].imshow(orig, cmap="gray", vmin=lo, vmax=hi)
+    lo = min(float(p.min()) for p in planes.values())
+    hi = max(float(p.max()) for p in planes.values())
+    fig, axes = plt.subplots(2, 3, figsize=(8.2, 5.2))
+    im = None
+    for (name, j), orig in planes.items():
+        im = axes[0, j].imshow(orig, cmap="gray", vmin=lo, vmax=hi)
         axes[0, j].set_title(f"{name} original", fontsize=8)
-        axes[1, j].imshow(np.asarray(rec), cmap="gray", vmin=lo, vmax=hi)
-        axes[1, j].set_title(f"{name}, order {orders[-1]}, k = {ks[-1]}", fontsize=8)
+        axes[1, j].imshow(np.asarray(recs[j]), cmap="gray", vmin=lo, vmax=hi)
+        axes[1, j].set_title(f"{name}, order {top[0]}, k = {top[1]}\nPSNR {value:.2f} dB",
+                             fontsize=8)
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
-    save_figure(fig, os.path.join(args.out, "slices_planes.png"), dpi=110, bbox_inches=None)
+    fig.suptitle(f"middle planes of {source}, Jacobi moments ({params}); PSNR of the whole "
+                 f"volume", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    fig.colorbar(im, cax=fig.add_axes((0.91, 0.1, 0.02, 0.75)), label="intensity")
+    save_figure(fig, os.path.join(out, "slices_planes.png"), dpi=110, bbox_inches=None)
