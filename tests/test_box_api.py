@@ -222,7 +222,7 @@ def test_load_volume_formats(tmp_path):
 
 def test_cli_volume_phantom(tmp_path, capsys):
     out = tmp_path / "out"
-    rc = main(["volume", "phantom", "--size", "20", "--order", "4,12", "--k", "1,3",
+    rc = main(["volume", "phantom", "--size", "20", "--orders", "4,12", "--k", "1,3",
                "--alpha", "0.3", "--beta", "0.3", "--out", str(out)])
     assert rc == 0
     with open(out / "psnr.csv") as fh:
@@ -237,9 +237,9 @@ def test_cli_volume_phantom(tmp_path, capsys):
 
 def test_cli_volume_file_and_errors(tmp_path, capsys):
     np.save(tmp_path / "v.npy", np.random.default_rng(0).random((6, 7, 8)))
-    assert main(["volume", str(tmp_path / "v.npy"), "--order", "3", "--k", "1",
+    assert main(["volume", str(tmp_path / "v.npy"), "--orders", "3", "--k", "1",
                  "--out", str(tmp_path / "o"), "--no-figures"]) == 0
     assert main(["volume", str(tmp_path / "nothing.npy"), "--out", str(tmp_path / "o")]) == 2
-    assert main(["volume", "phantom", "--size", "8", "--order", "3", "--k", "1",
+    assert main(["volume", "phantom", "--size", "8", "--orders", "3", "--k", "1",
                  "--alpha", "-2", "--out", str(tmp_path / "o")]) == 2
     assert "alpha must be" in capsys.readouterr().err

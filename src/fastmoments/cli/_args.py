@@ -141,6 +141,19 @@ def _float(text: str) -> float:
     return value
 
 
+def clip_plane(text: str) -> tuple[float, float, float, float]:
+    """A clipping plane ``NX,NY,NZ,D`` (``--clip-plane``): four finite numbers, the normal not
+    zero; voxels with ``nx*x + ny*y + nz*z <= d`` are kept (``--keep below``)."""
+    parts = text.split(",")
+    if len(parts) != 4:
+        raise argparse.ArgumentTypeError(
+            f"must be four numbers NX,NY,NZ,D, got {text!r} ({len(parts)} values)")
+    nx, ny, nz, d = (_float(v) for v in parts)
+    if nx == ny == nz == 0:
+        raise argparse.ArgumentTypeError(f"the normal (NX, NY, NZ) must not be zero, got {text!r}")
+    return nx, ny, nz, d
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1 (``--size``, ``--num-scales``, ``--limit``)."""
     value = _int(text)

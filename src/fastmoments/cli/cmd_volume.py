@@ -17,6 +17,7 @@ from ._args import (
     add_orders,
     add_out,
     add_progress,
+    clip_plane,
     int_list,
     jacobi_parameter,
     natural,
@@ -56,6 +57,14 @@ def register(subparsers: Any) -> None:
                    help="float32 or float64")
     add_device(p)
     add_out(p, "volume")
+    p.add_argument("--clip-plane", action="append", default=[], type=clip_plane,
+                   metavar="NX,NY,NZ,D",
+                   help="also reconstruct the last order and k clipped by the plane "
+                        "nx*x + ny*y + nz*z = d (x along W, y along H, z along D, each in "
+                        "[-1, 1]; thesis Sec. 6.2); repeat to intersect several planes; write "
+                        "--clip-plane=-1,1,1,0 when it starts with '-'")
+    p.add_argument("--keep", choices=("below", "above"), default="below",
+                   help="the side of the clipping planes that is kept")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     add_progress(p)
     p.set_defaults(func=run)
@@ -149,10 +158,39 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
             vals = [next(r["psnr_db"] for r in rows if r["k"] == k and r["order"] == o)
                     for o in args.orders]
             fh.write(f"| {k} | " + " | ".join(f"{v:.2f}" for v in vals) + " |\n")
+    if args.clip_plane:
+        _clipped(vol, J, args)
     if not args.no_figures:
         _figures(vol, recs, args, source, {(r["order"], r["k"]): r["psnr_db"] for r in rows})
     print(f"wrote {os.path.join(args.out, 'psnr.csv')}, psnr.md"
           + ("" if args.no_figures else ", slices_xy.png, slices_planes.png"))
+
+
+def _clipped(vol: np.ndarray, J: Any, args: argparse.Namespace) -> None:
+    """The last (order, k) reconstruction clipped by ``--clip-plane``: ``clipped.npy`` (NaN where
+    clipped away), its PSNR over the kept voxels in ``psnr.md`` and ``clipped_planes.png``."""
+    from ..box import Plane
+
+    planes = [Plane(v[:3], v[3], keep=args.keep) for v in args.clip_plane]
+    clipped = np.asarray(J.reconstruct(clip=planes))
+    np.save(os.path.join(args.out, "clipped.npy"), clipped)
+    kept = np.isfinite(clipped)
+    value = _psnr(vol[kept], clipped[kept]) if kept.any() else math.nan
+    desc = " and ".join(f"{p.normal[0]:g}x{p.normal[1]:+g}y{p.normal[2]:+g}z "
+                        f"{'<=' if p.keep == 'below' else '>='} {p.offset:g}" for p in planes)
+    with open(os.path.join(args.out, "psnr.md"), "a") as fh:
+        fh.write(f"\nClipped by {desc} (order {args.orders[-1]}, k = {args.k[-1]}): "
+                 f"{100 * kept.mean():.1f}% of the voxels kept, PSNR over them "
+                 f"{value:.2f} dB (clipped.npy, NaN where clipped away)\n")
+    print(f"clipped by {desc}: {100 * kept.mean():.1f}% kept, PSNR {value:.2f} dB")
+    if not args.no_figures:
+        mid = [s // 2 for s in vol.shape]
+        cuts = {("x-y", 0): vol[mid[0]], ("x-z", 1): vol[:, mid[1]], ("y-z", 2): vol[:, :, mid[2]]}
+        recs = [clipped[mid[0]], clipped[:, mid[1]], clipped[:, :, mid[2]]]
+        _planes_figure(cuts, recs, (args.orders[-1], args.k[-1]), value,
+                       f"alpha={args.alpha:g}, beta={args.beta:g}; clipped by {desc}",
+                       os.path.basename(str(args.volume)), args.out,
+                       filename="clipped_planes.png", psnr_of="the kept voxels")
 
 
 def _sync(device: Any, torch: Any) -> None:
@@ -180,7 +218,8 @@ def _figures(vol: np.ndarray, recs: dict, args: argparse.Namespace, source: str,
 
 
 def _planes_figure(planes: dict, recs: list, top: tuple, value: float, params: str,
-                   source: str, out: str) -> None:
+                   source: str, out: str, filename: str = "slices_planes.png",
+                   psnr_of: str = "the whole volume") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,8 +240,10 @@ def _planes_figure(planes: dict, recs: list, top: tuple, value: float, params: s
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle(f"middle planes of {source}, Jacobi moments ({params}); PSNR of the whole "
-                 f"volume", fontsize=9)
+    import textwrap
+
+    fig.suptitle(textwrap.fill(f"middle planes of {source}, Jacobi moments ({params}); PSNR "
+                               f"of {psnr_of}", 100), fontsize=9)
     fig.tight_layout(rect=(0, 0, 0.9, 1))
     fig.colorbar(im, cax=fig.add_axes((0.91, 0.1, 0.02, 0.75)), label="intensity")
-    save_figure(fig, os.path.join(out, "slices_planes.png"), dpi=110, bbox_inches=None)
+    save_figure(fig, os.path.join(out, filename), dpi=110, bbox_inches=None)
