@@ -31,7 +31,7 @@ torch.backends.cuda.matmul.allow_tf32 = False
 
 ORDERS = [100, 200, 300, 400, 500, 600, 700]
 KS = [1, 3, 5, 7, 9, 11]
-# thesis Table 5.4 (ZM, its Fig. 5.1(a)) and Table 5.9 (PZM, same image), for comparison only:
+# thesis Table 5.5 (ZM, its Fig. 5.1(b)) and Table 5.9 (PZM, its Fig. 5.1(a)), for comparison only:
 # the thesis's photograph is not ours
 THESIS = {
     "zernike": {1: [21.96, 23.17, 23.50, 22.55, 20.62, 18.72, 16.78],
