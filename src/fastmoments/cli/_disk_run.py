@@ -77,8 +77,9 @@ def chunked_study(image: np.ndarray, *, family: str, orders: Sequence[int], ks: 
     images: list[list[np.ndarray]] = []
     mask = None
     for i, k in enumerate(ks):
-        parts = []
+        parts, lowest = [], []
         for group in repetition_groups(n, k, top, str(dev)):
+            lowest.append(min(abs(m) for m in group))
             bar.set_postfix_str(f"{family} k={k} moments m={group[0]}..{group[-1]}",
                                 refresh=False)
             plan = DiskTransform(family, n, top, k=k, quadrature=quadrature,
@@ -95,8 +96,12 @@ def chunked_study(image: np.ndarray, *, family: str, orders: Sequence[int], ks: 
             bar.set_postfix_str(f"{family} k={k} reconstruction T={t}", refresh=False)
             _sync(dev)
             t0 = time.perf_counter()
-            rec = sum(np.asarray(p.reconstruct(orders=t).detach().cpu().numpy(),
-                                 dtype=np.float64) for p in parts)
+            # a group of repetitions holds no moment of order below its smallest |m|, and
+            # none above its own highest order (parity can make that T - 1)
+            rec = sum(np.asarray(
+                (p.reconstruct(orders=t) if t < p.order else p.reconstruct())
+                .detach().cpu().numpy(), dtype=np.float64)
+                for p, m in zip(parts, lowest, strict=True) if m <= t)
             _sync(dev)
             rsec[i, j] = time.perf_counter() - t0
             images[i].append(rec)
