@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["FOLD_BLOCK", "FoldedKernel", "fold_period", "folded_kernel", "apply_folded"]
+__all__ = ["FOLD_BLOCK", "FoldedKernel", "apply_folded", "fold_period", "folded_kernel"]
 
 # kernel samples evaluated at once while folding (2 MiB of float64): the fold's scratch is
 # max(FOLD_BLOCK, period) values, independent of σ
