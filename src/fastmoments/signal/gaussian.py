@@ -26,6 +26,7 @@ from ._apply import (
     as_signal,
     check_budget,
     check_cval,
+    job_bar,
     normalize_axis,
     output_target,
     require_finite,
@@ -330,8 +331,14 @@ def _folded_call(plan: GaussianFilter, x: Any, *, axis: int, mode: str, cval: An
         else:
             chunk = rows_per_chunk(per_row, free_budget(t.device, budget), rows.shape[0],
                                    what=f"filtering signals of {n} samples")
-        parts = [apply_folded(fk, rows[i:i + chunk], mode, cval)
-                 for i in range(0, rows.shape[0], chunk)]
+        bar = job_bar(rows.shape[0], rows.numel(), t.device, progress, type(plan).__name__)
+        parts = []
+        try:
+            for i in range(0, rows.shape[0], chunk):
+                parts.append(apply_folded(fk, rows[i:i + chunk], mode, cval))
+                bar.update(parts[-1].shape[0])
+        finally:
+            bar.close()
         y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
         y = torch.movedim(y.reshape(moved.shape), -1, axis)
     if target is not None:
