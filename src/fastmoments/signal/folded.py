@@ -135,7 +135,7 @@ def folded_kernel(sigma: float, order: int, radius: int, n: int, mode: str) -> F
     times ``h0``).
 
     >>> fk = folded_kernel(1e6, 0, 4_000_000, 4, "wrap")
-    >>> fk.period, [round(v, 6) for v in fk.taps]
+    >>> fk.period, [round(float(v), 6) for v in fk.taps]
     (4, [0.25, 0.25, 0.25, 0.25])
     """
     period = fold_period(n, mode)
