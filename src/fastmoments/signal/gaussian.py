@@ -43,8 +43,9 @@ __all__ = ["METHODS", "GaussianFilter", "gaussian_filter", "max_shift"]
 METHODS = ("sft", "asft", "direct")
 
 
-# the largest σ a plan is built for: its tables and fit grow with σ (2.5 min and ~0.5 GB of
-# float64 tables at σ = 1e6 on the development CPU), and σ ≫ the signal is a constant anyway
+# the largest σ a plan is built for: its SFT fit grows with σ (2.5 min and ~0.5 GB of float64
+# tables at σ = 1e6 on the development CPU; built only for signals longer than 4σ) and so does
+# the folded kernel's O(4σ) sum (~0.05-0.1 s at 2^20)
 MAX_SIGMA = float(2**20)
 
 
@@ -119,6 +120,9 @@ class GaussianFilter(BankPlan):
 
     Attributes
     ----------
+    radius : int
+        ``W = ceil(truncate σ)``: signals of at most ``W`` samples are filtered by the exact
+        kernel truncated at ``W``, folded onto the boundary (:meth:`uses_folded`).
     K : int
         Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
     rmse : float
