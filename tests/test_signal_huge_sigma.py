@@ -196,3 +196,16 @@ def test_transition_at_the_radius():
         assert np.linalg.norm(y - ref) <= 1e-3 * np.linalg.norm(x)
     assert GaussianFilter(sigma).uses_folded(100)
     assert not GaussianFilter(sigma).uses_folded(101)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_matches_cpu(mode, dtype):
+    x = torch.tensor(RNG.standard_normal((4, 300)), dtype=dtype)
+    for order in (0, 1, 2):
+        cpu = fm.gaussian_filter(x, 1e4, order=order, mode=mode, cval=0.25)
+        gpu = fm.gaussian_filter(x.cuda(), 1e4, order=order, mode=mode, cval=0.25)
+        assert gpu.device.type == "cuda" and gpu.dtype == dtype
+        tol = (1e-6 if dtype == torch.float32 else 1e-14) / 1e4**order
+        assert torch.allclose(gpu.cpu(), cpu, rtol=0, atol=tol * float(x.abs().max()))
