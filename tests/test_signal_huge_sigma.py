@@ -130,11 +130,19 @@ def _direct_reference(x, sigma, order, mode, cval=0.0, block=1 << 16):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("order", [0, 1, 2])
 def test_large_sigma_against_blockwise_direct_sum(mode, order):
-    sigma = 3e4  # W = 120000 ≫ N: a few hundred periods folded
-    x = RNG.standard_normal(6)
+    _check_direct(3e4, 6, mode, order)  # W = 120000 ≫ N: 10^4 periods folded
+
+
+@pytest.mark.parametrize(("mode", "order"), [("reflect", 0), ("nearest", 2), ("mirror", 1)])
+def test_huge_sigma_against_blockwise_direct_sum(mode, order):
+    _check_direct(1e6, 3, mode, order)  # W = 4·10^6: ~10^6 periods folded
+
+
+def _check_direct(sigma, n, mode, order):
+    x = RNG.standard_normal(n)
     y = fm.gaussian_filter(x, sigma, order=order, mode=mode, cval=-0.3)
-    ref = _direct_reference(x, sigma, order, mode, cval=-0.3)
-    assert np.max(np.abs(y - ref)) <= _tol(sigma, order, 120000, x, 0.3)
+    ref = _direct_reference(x, sigma, order, mode, cval=-0.3, block=1 << 20)
+    assert np.max(np.abs(y - ref)) <= _tol(sigma, order, int(4 * sigma), x, 0.3)
 
 
 @pytest.mark.parametrize("mode", MODES)
