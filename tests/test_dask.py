@@ -238,3 +238,17 @@ def test_end_indices_follow_the_plans_rule(mode, n, depth):
     full = extension_indices(n, depth, depth, mode)
     np.testing.assert_array_equal(_end_indices(n, -depth, 0, mode), full[:depth])
     np.testing.assert_array_equal(_end_indices(n, n, n + depth, mode), full[depth + n:])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("order", [0, 2])
+def test_gaussian_kernel_longer_than_the_axis_is_folded(mode, order):
+    """sigma = 1e6 on 600 samples in chunks of 128: the one-shot transform folds the kernel
+    onto the axis (exact, O(n)); the dask result takes the same path, chunks unchanged."""
+    x = np.random.default_rng(5).standard_normal((2, 600))
+    d = da.from_array(x, chunks=(1, 128))
+    y = fmd.gaussian_filter(d, 1e6, axis=-1, order=order, mode=mode, cval=0.5)
+    assert y.chunks == d.chunks
+    ref = gaussian_in_memory(x, 1e6, axis=-1, order=order, mode=mode, cval=0.5)
+    scale = max(np.abs(ref).max(), np.abs(x).max())
+    np.testing.assert_allclose(y.compute(**SYNC), ref, rtol=0, atol=1e-12 * scale)

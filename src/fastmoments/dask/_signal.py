@@ -231,14 +231,16 @@ def _to_host(y: Any) -> np.ndarray:
 
 def _gaussian_block(block: np.ndarray, *, sigma: float, order: int, method: str,
                     terms: int | None, shift: int | None, truncate: float, axis: int,
-                    engine: str, device: str | None) -> np.ndarray:
+                    engine: str, device: str | None, mode: str = "constant",
+                    cval: float = 0.0) -> np.ndarray:
     if block.size == 0:
         return np.empty(block.shape, dtype=block.dtype)
     configure_threads()
     plan = _gaussian_plan(sigma, order, method, terms, shift, truncate)
-    # the block holds its neighbours (or the array's extension) on both sides: the mode used
-    # here only fills samples whose outputs are trimmed away
-    y = plan(_to_device(block, device), axis=axis, mode="constant", engine=engine,
+    # an overlapped block holds its neighbours (or the array's extension) on both sides: the
+    # default mode only fills samples whose outputs are trimmed away; a whole axis (the folded
+    # path) is filtered with the caller's mode
+    y = plan(_to_device(block, device), axis=axis, mode=mode, cval=cval, engine=engine,
              progress=False)
     return _to_host(y)
 
@@ -332,6 +334,13 @@ def gaussian_filter(darr: Any, sigma: float, *, axis: int = -1, order: int = 0,
     fn = partial(_gaussian_block, sigma=sigma, order=order, method=method, terms=terms,
                  shift=shift, truncate=truncate, axis=ax, engine=eng, device=dev)
     meta = np.empty((0,) * darr.ndim, dtype=darr.dtype)
+    if plan.uses_folded(int(darr.shape[ax])):
+        # the kernel is longer than the whole axis: the one-shot transform applies it folded
+        # onto the axis (exact, O(n) memory, no SFT fit), so the axis is filtered in one piece
+        # (it is short next to the kernel) and rechunked back
+        whole = darr.rechunk({ax: -1})
+        out = whole.map_blocks(partial(fn, mode=mode, cval=cval), dtype=darr.dtype, meta=meta)
+        return out.rechunk({ax: darr.chunks[ax]})
     return _along_axis(darr, ax, depth_of(plan), mode, cval, fn, meta, new_axis=None)
 
 
