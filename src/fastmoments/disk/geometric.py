@@ -27,10 +27,14 @@ method: the same index set and normalisation :math:`\frac{n+1}{\pi}\sum f V^* \D
 Two arithmetics:
 
 ``"geometric"``
-    Everything in float64, as the thesis ran it. The :math:`B_{nmk}` grow like
-    :math:`2^{n}` while :math:`A_{nm}` stays small, so the sum cancels: fine at low orders,
-    broken at order 23 on a 64 x 64 image (thesis Fig. 3.1;
-    ``benchmarks/geometric_fig31.py``).
+    Everything in float64. The :math:`B_{nmk}` grow exponentially with :math:`n` while
+    :math:`A_{nm}` stays small, so the sum cancels. The thesis (Fig. 3.1) shows a broken
+    reconstruction at order 23 on a 64 x 64 image; with coordinates in :math:`[-1, 1]` as
+    here, the moments of the 64 x 64 camera image at order 23 are within 9e-8 of the exact
+    ones (relative to the largest) and the reconstruction equals Deng's (22.03 dB both),
+    while at order 45 it is broken (3.5 dB against 25.2 dB;
+    ``benchmarks/geometric_fig31.py``). Pseudo-Zernike breaks earlier (0.11 relative at
+    order 20 on 32 x 32).
 ``"geometric-exact"``
     Exact rational arithmetic in Python integers: the sample coordinates, weights and image
     values (float64 numbers are rationals with power-of-two denominators) are put over
