@@ -103,7 +103,8 @@ def _binom(n: int, k: int) -> int:
 
 
 @lru_cache(maxsize=8)
-def _terms(family: str, T: int) -> tuple[list[tuple[int, int]], list[list[tuple[int, int, int, int]]]]:
+def _terms(family: str, T: int
+           ) -> tuple[list[tuple[int, int]], list[list[tuple[int, int, int, int]]]]:
     """The (k, m) of the radial-power moments up to order T and, for each, its monomial terms
     ``(coefficient, a, b, q mod 4)`` of :math:`\\binom{S}{p}\\binom{m}{q} (-i)^q x^a y^b`
     (``b`` counts the powers of y; for odd ``k - m`` in the pseudo-Zernike family the
@@ -248,8 +249,8 @@ class GeometricEngine:
         return P
 
     def _power_moments_exact(self, img: np.ndarray, km, terms) -> list[tuple[int, int, int]]:
-        """Each P_km as (real, imaginary, log2-free denominator exponent data) integers over
-        the common denominator ``den * D^k`` (see :meth:`_combine_exact`)."""
+        """Each P_km as integers ``(real, imaginary, k)`` over the common denominator
+        ``den0 * D^k`` (``self._den = (den0, D)``; see :meth:`_combine_exact`)."""
         T = self.T
         X, D = _common(self._x)
         Wn, Wd = _common(self._w)
