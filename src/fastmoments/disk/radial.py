@@ -31,9 +31,14 @@ Methods (Zernike):
     three-term recurrence in degree with a running exponent, so no value underflows or
     overflows. Used for selected moments; accurate at any order.
 
+``"geometric"``, ``"geometric-exact"``
+    Not radial methods: the moments as combinations of the image's geometric moments (thesis
+    Eq. 3.1-3.9), in float64 or exact arithmetic (:mod:`fastmoments.disk.geometric`). They
+    are listed here so that plans accept them; :func:`radial_steps` refuses them.
+
 Methods (pseudo-Zernike): ``"deng"`` (Eq. 3.12-3.15, Deng and Gwo), ``"direct"`` (Eq. 2.14,
 breakdown past :data:`DIRECT_BREAKDOWN_PSEUDO` = 13), and ``"jacobi"`` with
-:math:`R_{nm}(r) = (-1)^{n-m} r^m P^{(2m+1,0)}_{n-m}(1-2r)`.
+:math:`R_{nm}(r) = (-1)^{n-m} r^m P^{(2m+1,0)}_{n-m}(1-2r)`, and the two geometric ones.
 """
 
 from __future__ import annotations
@@ -48,13 +53,18 @@ import torch
 __all__ = [
     "DIRECT_BREAKDOWN_PSEUDO",
     "DIRECT_BREAKDOWN_ZERNIKE",
+    "MOMENT_SPACE_METHODS",
     "PSEUDO_METHODS",
     "ZERNIKE_METHODS",
     "radial_steps",
 ]
 
-ZERNIKE_METHODS = ("deng", "kintner", "q-recursive", "direct", "jacobi")
-PSEUDO_METHODS = ("deng", "direct", "jacobi")
+ZERNIKE_METHODS = ("deng", "kintner", "q-recursive", "direct", "jacobi", "geometric",
+                   "geometric-exact")
+PSEUDO_METHODS = ("deng", "direct", "jacobi", "geometric", "geometric-exact")
+#: Methods that work in moment space (:mod:`fastmoments.disk.geometric`): they have no radial
+#: table; plans run them through :func:`fastmoments.disk.geometric.make_engine`.
+MOMENT_SPACE_METHODS = ("geometric", "geometric-exact")
 
 #: Highest Zernike order at which the float64 factorial formula stays within 1e-6 of the
 #: exact values at 2000 radii in (0, 1] (measured against the Jacobi recurrence, which agrees
@@ -93,6 +103,11 @@ def radial_steps(family: str, method: str, r: torch.Tensor, ms: Sequence[int],
     values : torch.Tensor
         ``(len(cols), G)`` values :math:`R_{n m}(r)` in the dtype of ``r``.
     """
+    if method in MOMENT_SPACE_METHODS:
+        raise ValueError(
+            f"method={method!r} computes moments from the image's geometric moments and has no "
+            "radial table; run it through fastmoments.disk.geometric.geometric_moments(plan, "
+            "image) or an engine from fastmoments.disk.geometric.make_engine")
     if method == "direct":
         limit = DIRECT_BREAKDOWN_ZERNIKE if family == "zernike" else DIRECT_BREAKDOWN_PSEUDO
         top = max((max(col) for col in ns if len(col)), default=0)
