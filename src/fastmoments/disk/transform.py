@@ -17,6 +17,7 @@ from .._validate import check_choice, check_int, check_int_list, check_int_pairs
 from ..parallel import device_key, multi_device
 from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
+from .geometric import make_engine
 from .indexing import IndexSet
 from .sampling import QUADRATURES, RULES, disk_sampling
 
@@ -135,8 +136,8 @@ class DiskTransform:
         self._budget = memory_budget
         check_disk_pixels(self.size, self.rule)
         self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
-        self.engine = DiskEngine(self.sampling, self.family, self.index, self.method,
-                                 self.dtype, self.device, memory_budget)
+        self.engine = make_engine(self.sampling, self.family, self.index, self.method,
+                                  self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -162,8 +163,8 @@ class DiskTransform:
             self._recon_engine = self.engine  # the sample points are the pixel centres
         if self._recon_engine is None:
             centre = disk_sampling(self.size, 1, "midpoint", self.rule)
-            self._recon_engine = DiskEngine(centre, self.family, self.index, self.method,
-                                            self.dtype, self.device, self._budget)
+            self._recon_engine = make_engine(centre, self.family, self.index, self.method,
+                                             self.dtype, self.device, self._budget)
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
