@@ -33,7 +33,7 @@ from fastmoments.features import moment_pairs
 
 from .reference_disk import moments_direct, pht_moments_direct, sum_bound
 
-SETTINGS = settings(max_examples=30, deadline=None,
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 IMG = np.random.default_rng(11).random((8, 8))
 BATCH = np.random.default_rng(12).random((2, 8, 8))

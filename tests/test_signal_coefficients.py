@@ -121,3 +121,17 @@ def test_optimum_first_order_grows_with_xi():
     # the paper's Fig. 7: the best P_S increases with ξ
     firsts = [fit_morlet(60.0, xi, 11).first for xi in (4.0, 8.0, 12.0, 16.0, 20.0)]
     assert firsts == sorted(firsts) and firsts[-1] > firsts[0]
+
+
+@pytest.mark.parametrize("xi", [1e-3, 1e-8, 1e-38, 1e-100])
+def test_morlet_normalisation_keeps_its_precision_at_small_xi(xi):
+    """1 + e^{-xi^2} - 2 e^{-3 xi^2 / 4} = xi^2/2 - xi^4/16 + O(xi^6): the plain sum cancels to 0
+    below xi ~ 1e-8 (ZeroDivisionError in the normalisation before); the constant must follow
+    the series to rounding."""
+    from fastmoments.signal.coefficients import morlet_constants
+
+    c, _ = morlet_constants(xi)
+    series = xi * xi / 2 - xi**4 / 16
+    assert c == pytest.approx(series**-0.5, rel=1e-12)
+    with pytest.raises(ValueError, match=r"xi=.* is too small"):
+        morlet_constants(1e-200)

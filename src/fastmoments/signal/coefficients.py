@@ -112,8 +112,13 @@ def morlet_constants(xi: float) -> tuple[float, float]:
     >>> round(c, 9), kappa < 1e-7
     (1.0, True)
     """
-    c = (1.0 + math.exp(-xi * xi) - 2.0 * math.exp(-0.75 * xi * xi)) ** -0.5
-    return c, math.exp(-0.5 * xi * xi)
+    # 1 + e^{-ξ²} - 2e^{-3ξ²/4} = 2(1 - e^{-3ξ²/4}) - (1 - e^{-ξ²}): written with expm1 it keeps
+    # its precision as ξ -> 0 (about ξ²/2; the plain sum cancels to 0 below ξ ~ 1e-8)
+    base = -2.0 * math.expm1(-0.75 * xi * xi) + math.expm1(-xi * xi)
+    if not base > 0.0:
+        raise ValueError(f"xi={xi!r} is too small: the Morlet wavelet's normalisation "
+                         "underflows (xi > 1e-150 works)")
+    return base ** -0.5, math.exp(-0.5 * xi * xi)
 
 
 def morlet_kernel(k: np.ndarray, sigma: float, xi: float) -> np.ndarray:
