@@ -223,6 +223,17 @@ def main() -> int:
                   "|---|---|---|---|---|"]
         lines += [f"| {fmt(a)} | {fmt(b)} | {fmt(c)} | {d:.0f}× | {fmt(e)} |"
                   for a, b, c, d, e in ratios] + [""]
+    pages = sorted((RESULTS / "papers").glob("*.md"))
+    if pages:
+        lines += ["## Every table of the papers, side by side", "",
+                  "`python benchmarks/papers.py all --run --device cuda` writes one page per "
+                  "paper: each of its tables and figures with the paper's number (on its "
+                  "hardware), ours, the ratio and the accuracy, and `not measured` where we "
+                  "have no number yet:", ""]
+        for page in pages:
+            title = page.read_text().splitlines()[0].lstrip("# ").strip()
+            lines.append(f"- {title}: `benchmarks/results/papers/{page.name}`")
+        lines.append("")
     topic = None
     skipped = []
     for path in files:
