@@ -14,24 +14,13 @@ from scipy.signal import fftconvolve
 from fastmoments import GaussianFilter, gaussian_filter
 from fastmoments.signal.coefficients import gaussian_kernel
 
+from .reference_signal import discrete_gaussian
+
 NP_MODE = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap",
            "constant": "constant"}
 
 
-def target_kernel(j: np.ndarray, sigma: float, order: int) -> np.ndarray:
-    """The filters' target, written out here: scipy.ndimage's normalised discrete Gaussian
-    ``φ = G/ΣG`` (the sum over ``|k| ≤ 10σ + 2``), ``-j/σ² φ`` and, for order 2,
-    ``(j²/σ⁴ - 1/σ²) φ`` minus its sum times ``φ`` (zero on constants)."""
-    w = math.ceil(10 * sigma) + 2
-    k = np.arange(-w, w + 1, dtype=np.float64)
-    g = np.exp(-0.5 * (k / sigma) ** 2)
-    phi = np.exp(-0.5 * (j / sigma) ** 2) / g.sum()
-    if order == 0:
-        return phi
-    if order == 1:
-        return -j / sigma**2 * phi
-    c = np.sum((k**2 / sigma**4 - 1 / sigma**2) * g) / g.sum()
-    return (j**2 / sigma**4 - 1 / sigma**2 - c) * phi
+target_kernel = discrete_gaussian  # the target, from tests/reference_signal.py
 
 
 def exact(x: np.ndarray, sigma: float, order: int, mode: str, cval: float = 0.0) -> np.ndarray:

@@ -310,7 +310,24 @@ class MomentFeatures(_DiskFeatures):
         return self.family, self.orders
 
 
-class ZernikeFeatures(_DiskFeatures):
+class _OrderFeatures(_DiskFeatures):
+    """The features of one family, every moment of order ``0..order`` (scikit-learn reads the
+    parameters from this ``__init__``'s signature)."""
+
+    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
+                 quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
+                 device: Any = None, batch_size: int | None = None) -> None:
+        self.order = order
+        self.kind = kind
+        self.k = k
+        self.quadrature = quadrature
+        self.rule = rule
+        self.dtype = dtype
+        self.device = device
+        self.batch_size = batch_size
+
+
+class ZernikeFeatures(_OrderFeatures):
     r"""Zernike moment features of square images (every moment of order ``0..order``).
 
     Parameters
@@ -335,23 +352,11 @@ class ZernikeFeatures(_DiskFeatures):
     True
     """
 
-    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
-                 quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
-                 device: Any = None, batch_size: int | None = None) -> None:
-        self.order = order
-        self.kind = kind
-        self.k = k
-        self.quadrature = quadrature
-        self.rule = rule
-        self.dtype = dtype
-        self.device = device
-        self.batch_size = batch_size
-
     def _spec(self) -> tuple[str, int | Iterable[int]]:
         return "zernike", check_int("order", self.order, minimum=0)
 
 
-class PseudoZernikeFeatures(_DiskFeatures):
+class PseudoZernikeFeatures(_OrderFeatures):
     r"""Pseudo-Zernike moment features of square images (every moment of order ``0..order``).
 
     Parameters
@@ -373,18 +378,6 @@ class PseudoZernikeFeatures(_DiskFeatures):
     >>> PseudoZernikeFeatures(order=2).fit_transform(X).shape
     (3, 6)
     """
-
-    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
-                 quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
-                 device: Any = None, batch_size: int | None = None) -> None:
-        self.order = order
-        self.kind = kind
-        self.k = k
-        self.quadrature = quadrature
-        self.rule = rule
-        self.dtype = dtype
-        self.device = device
-        self.batch_size = batch_size
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:
         return "pseudo-zernike", check_int("order", self.order, minimum=0)
