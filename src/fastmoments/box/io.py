@@ -25,6 +25,36 @@ def _nibabel():
     return nibabel
 
 
+class NpzSelectionError(ValueError):
+    """An ``.npz`` file holds no array, or several and the key chooses none of them."""
+
+
+def read_npz(path: str | os.PathLike, key: str | None, *, option: str = "key=") -> np.ndarray:
+    """The array ``key`` of an ``.npz`` file (a file of one array needs no key).
+
+    ``option`` is how the caller spells the choice in messages (``"key="`` here, ``"--key "``
+    on the command line).
+
+    Raises
+    ------
+    NpzSelectionError
+        No array, several arrays and no ``key``, or a ``key`` that is not in the file.
+    """
+    path = os.fspath(path)
+    # given a path, np.load leaves the file open when the zip is damaged: open it here
+    with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+        names = list(z.files)
+        listed = ", ".join(map(repr, names))
+        if not names:
+            raise NpzSelectionError(f"the .npz file {path!r} holds no array")
+        if key is None and len(names) > 1:
+            raise NpzSelectionError(f"the .npz file {path!r} holds {len(names)} arrays "
+                                    f"({listed}); choose one with {option.strip()}")
+        if key is not None and key not in names:
+            raise NpzSelectionError(f"{option}{key!r} is not in {path!r}, which holds {listed}")
+        return z[names[0] if key is None else key]
+
+
 def load_volume(path: str | os.PathLike, *, frame: int = 0, key: str | None = None) -> np.ndarray:
     """Read a volume as a ``(D, H, W)`` float array.
 
@@ -62,18 +92,7 @@ def load_volume(path: str | os.PathLike, *, frame: int = 0, key: str | None = No
     if name.endswith(".npy"):
         arr = np.load(path, allow_pickle=False)
     elif name.endswith(".npz"):
-        # given a path, np.load leaves the file open when the zip is damaged: open it here
-        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
-            names = list(z.files)
-            if not names:
-                raise ValueError(f"the .npz file {path!r} holds no array")
-            if key is None and len(names) > 1:
-                raise ValueError(f"the .npz file {path!r} holds {len(names)} arrays "
-                                 f"({', '.join(map(repr, names))}); choose one with key=")
-            if key is not None and key not in names:
-                raise ValueError(f"key={key!r} is not in {path!r}, which holds "
-                                 f"{', '.join(map(repr, names))}")
-            arr = z[names[0] if key is None else key]
+        arr = read_npz(path, key)
     elif name.endswith((".nii", ".nii.gz")):
         img = _nibabel().load(path)
         arr = np.asanyarray(img.dataobj)

@@ -178,22 +178,12 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
     if frame is not None and not is_nifti:
         raise UsageError(f"--frame applies to 4-D NIfTI series only, not to {what} {str(p)!r}")
     if is_npz:
+        from ..box.io import NpzSelectionError, read_npz
+
         try:
-            # np.load given a path leaves it open when the zip is damaged: open it here
-            with open(p, "rb") as fh, np.load(fh, allow_pickle=False) as z:
-                names = list(z.files)
-                if not names:
-                    raise UsageError(f"{what} {str(p)!r} holds no array")
-                if key is None and len(names) > 1:
-                    raise UsageError(
-                        f"{what} {str(p)!r} holds {len(names)} arrays "
-                        f"({', '.join(map(repr, names))}); choose one with --key")
-                if key is not None and key not in names:
-                    raise UsageError(f"--key {key!r} is not in {what} {str(p)!r}, which holds "
-                                     f"{', '.join(map(repr, names))}")
-                arr = z[key if key is not None else names[0]]
-        except UsageError:
-            raise
+            arr = read_npz(p, key, option="--key ")
+        except NpzSelectionError as exc:
+            raise UsageError(f"{what}: {exc}") from None
         except Exception as exc:
             raise _unreadable(what, p, "a NumPy .npz file", exc) from exc
         return _check_volume(np.asarray(arr), p, what)
