@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._array import native_array
 from .._memory import format_bytes
 
 __all__ = ["gather_tensors", "run_parts", "settle", "to_device", "transfer_batches"]
@@ -139,12 +140,8 @@ def to_device(x: Any, dev: torch.device) -> torch.Tensor:
         if dev.type == "cuda" and x.device.type == "cpu":
             return x.pin_memory().to(dev, non_blocking=True)
         return x.to(dev, non_blocking=dev.type == "cuda")
-    arr = np.asarray(x)
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.float32)
-    elif not arr.flags.c_contiguous or not arr.flags.writeable:
-        arr = np.array(arr, order="C")
-    t = torch.from_numpy(arr)
+    # native byte order, C order, writeable (the shared conversion; copies only when needed)
+    t = torch.from_numpy(native_array(x, "input"))
     if dev.type == "cuda":
         return t.pin_memory().to(dev, non_blocking=True)
     return t
@@ -170,8 +167,8 @@ def _host_tensor(x: Any) -> torch.Tensor | None:
     if isinstance(x, torch.Tensor):
         return x if x.device.type == "cpu" else None
     arr = np.asarray(x)
-    if arr.dtype.kind not in "iuf" or arr.dtype.byteorder not in "=|":
-        return None
+    if arr.dtype.kind not in "iuf" or not arr.dtype.isnative or not arr.flags.c_contiguous:
+        return None  # the conversion of to_device (native_array)
     return torch.from_numpy(arr) if arr.flags.writeable else torch.from_numpy(arr.copy())
 
 
