@@ -32,7 +32,15 @@ import torch
 from .._array import ArrayKind, as_tensor, resolve_device
 from .devices import device_list, is_multi
 from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
-from .runner import gather_tensors, run_parts, settle, to_device, to_host, transfer_batches
+from .runner import (
+    SUB_BATCH_BYTES,
+    gather_tensors,
+    run_parts,
+    settle,
+    to_device,
+    to_host,
+    transfer_batches,
+)
 
 __all__ = ["ParallelPlan", "batched", "multi_device"]
 
@@ -562,8 +570,14 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
             if has_device:
                 bound = sig.bind(*args, **kwargs)
                 device = bound.arguments.get("device")
-                if device is None or not is_multi(device):
+                if device is None:
                     return fn(*args, **kwargs)
+                if not is_multi(device):
+                    dev = resolve_device(device)
+                    bound.apply_defaults()
+                    if not _pipelined_upload(bound.arguments, name, dev, split_axis):
+                        return fn(*args, **kwargs)
+                    return _run(fn, bound, (dev,))
             else:
                 device = kwargs.pop("device", None)
                 if device is None:
@@ -634,6 +648,32 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
         return wrapper
 
     return deco
+
+
+def _pipelined_upload(arguments: dict, name: str, dev: torch.device,
+                      split_axis: SplitAxis) -> bool:
+    """Whether a one-device call should stream its host batch to the GPU in sub-batches
+    (:func:`~.runner.transfer_batches`) rather than upload it whole before computing.
+
+    Large host batches (NumPy or CPU tensors of at least two sub-batches) bound for a CUDA
+    device: there the copies then overlap the compute, as with a device list (measured on
+    an H200 in ``benchmarks/results/multigpu.md``: a whole upload of 6.5 GB before the
+    compute took about twice as long as the pipelined transfer).
+    """
+    if dev.type != "cuda":
+        return False
+    x = arguments.get(name)
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu":
+            return False
+        nbytes = x.numel() * x.element_size()
+    elif isinstance(x, np.ndarray):
+        nbytes = x.nbytes
+    else:
+        return False
+    if nbytes < 2 * SUB_BATCH_BYTES:
+        return False
+    return split_axis(tuple(x.shape), arguments) == 0
 
 
 _DEVICE_DOC = """    device : str, torch.device, sequence of them or "cuda:all", optional

@@ -21,10 +21,12 @@ import torch
 from .._array import native_array
 from .._memory import format_bytes
 
-__all__ = ["gather_tensors", "run_parts", "settle", "to_device", "transfer_batches"]
+__all__ = ["gather_tensors", "run_parts", "settle", "sub_batches", "to_device", "transfer_batches"]
 
 #: Host bytes per sub-batch of a pipelined host-to-device transfer.
 SUB_BATCH_BYTES = 256 * 2**20
+#: Halvings of the first sub-batches (see :func:`sub_batches`).
+RAMP = 4
 
 _streams: dict[tuple[int, int, str], Any] = {}
 _lock = threading.Lock()
@@ -198,11 +200,11 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
     done: list[Any] = [None, None]
     outs = []
     pending = None
-    for k, s in enumerate(range(0, n, per)):
+    for k, (s, e) in enumerate(sub_batches(n, per)):
         j = k % 2
         if done[j] is not None:
             done[j].synchronize()  # the copy out of this buffer has finished
-        part = src[s:s + per]
+        part = src[s:e]
         buf = bufs[j][:part.shape[0]]
         buf.copy_(part)
         with torch.cuda.stream(copy):
@@ -217,6 +219,28 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
         pending = xs
     outs.append(out(fn(pending)))
     return outs
+
+
+def sub_batches(n: int, per: int, ramp: int = RAMP) -> list[tuple[int, int]]:
+    """``(start, stop)`` of the sub-batches of :func:`transfer_batches`: ``per`` items each,
+    after a ramp of ``per/2^ramp, per/2^(ramp-1), ..., per/2`` items.
+
+    Nothing overlaps the first sub-batch's host copy and upload, nor the last one's compute:
+    starting small shortens that head (by ``2^ramp`` times) while the later sub-batches stay
+    large enough to keep the device busy.
+    """
+    sizes = [max(1, per >> r) for r in range(ramp, 0, -1)]
+    spans = []
+    s = 0
+    for size in sizes:
+        if s >= n:
+            break
+        spans.append((s, min(n, s + size)))
+        s = spans[-1][1]
+    while s < n:
+        spans.append((s, min(n, s + per)))
+        s = spans[-1][1]
+    return spans
 
 
 def settle(dev: torch.device) -> None:
