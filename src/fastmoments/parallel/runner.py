@@ -9,6 +9,7 @@ overlaps the compute of the current one. Out-of-memory errors are turned into a
 
 from __future__ import annotations
 
+import queue
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -151,15 +152,20 @@ def to_device(x: Any, dev: torch.device) -> torch.Tensor:
 
 _staging: dict[tuple, list[torch.Tensor]] = {}
 
+#: Pinned host buffers per device entry for :func:`transfer_batches`.
+STAGING_BUFFERS = 3
+
 
 def _buffers(dev: torch.device, slot: int, shape: tuple[int, ...], dtype: torch.dtype
              ) -> list[torch.Tensor]:
-    """Two pinned host buffers per device entry, kept for the next call of the same shape."""
+    """:data:`STAGING_BUFFERS` pinned host buffers per device entry, kept for the next call of
+    the same shape."""
     key = (dev.index, slot)
     with _lock:
         bufs = _staging.get(key)
         if bufs is None or bufs[0].dtype != dtype or tuple(bufs[0].shape) != shape:
-            bufs = [torch.empty(shape, dtype=dtype, pin_memory=True) for _ in range(2)]
+            bufs = [torch.empty(shape, dtype=dtype, pin_memory=True)
+                    for _ in range(STAGING_BUFFERS)]
             _staging[key] = bufs
         return bufs
 
@@ -177,12 +183,16 @@ def _host_tensor(x: Any) -> torch.Tensor | None:
 def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
                      item_bytes: int, host_out: bool = False) -> list[Any]:
     """Apply ``fn`` to ``x`` (leading axis = items) on ``dev``, in sub-batches whose copies
-    overlap the compute of the previous one.
+    overlap the compute.
 
-    On a GPU, host sub-batches are copied (in parallel, by torch's CPU threads) into one of two
-    kept pinned buffers, then sent by a non-blocking copy on a copy stream; the compute stream
-    waits for that copy only. ``host_out`` brings tensor results back to the host in this
-    thread (so that several devices copy back in parallel). Runs inside :func:`run_parts`.
+    On a GPU a staging thread copies host sub-batches (with torch's CPU threads) into one of
+    :data:`STAGING_BUFFERS` kept pinned buffers and sends each by a non-blocking copy on a
+    copy stream, while this thread runs ``fn`` on the sub-batches already sent; the compute
+    stream waits for its sub-batch's copy only. The staging runs ahead by at most two
+    sub-batches. Staging in its own thread matters because ``fn`` may synchronise (the
+    finiteness checks do): staged in this thread, the host copy of the next sub-batch would
+    find the device idle. ``host_out`` brings tensor results back to the host in this thread
+    (so that several devices copy back in parallel). Runs inside :func:`run_parts`.
     """
     n = int(x.shape[0])
     src = _host_tensor(x)
@@ -191,33 +201,57 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
         return to_host(r) if host_out else r
 
     per = max(1, int(SUB_BATCH_BYTES // max(item_bytes, 1)))
-    per = max(per, -(-n // 64))  # at most 64 sub-batches
+    per = max(per, -(-n // 64))  # at most 64 sub-batches (after the ramp)
     if dev.type != "cuda" or src is None or n <= 1 or per >= n:
         return [out(fn(to_device(x, dev)))]
     compute = torch.cuda.current_stream(dev)
     copy = _stream(dev, slot, "copy")
     bufs = _buffers(dev, slot, (per, *src.shape[1:]), src.dtype)
-    done: list[Any] = [None, None]
+    ready: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def stage() -> None:
+        done: list[Any] = [None] * len(bufs)
+        try:
+            with torch.cuda.device(dev):
+                for k, (s, e) in enumerate(sub_batches(n, per)):
+                    j = k % len(bufs)
+                    if done[j] is not None:
+                        done[j].synchronize()  # the upload out of this buffer has finished
+                    if stop.is_set():
+                        return
+                    buf = bufs[j][:e - s]
+                    buf.copy_(src[s:e])
+                    with torch.cuda.stream(copy):
+                        xs = buf.to(dev, non_blocking=True)
+                        ev = torch.cuda.Event()
+                        ev.record(copy)
+                    done[j] = ev
+                    ready.put((xs, ev))
+            ready.put(None)
+        except BaseException as exc:  # handed to the computing thread
+            ready.put(exc)
+
+    worker = threading.Thread(target=stage, name=f"fastmoments-staging-{dev}", daemon=True)
+    worker.start()
     outs = []
-    pending = None
-    for k, (s, e) in enumerate(sub_batches(n, per)):
-        j = k % 2
-        if done[j] is not None:
-            done[j].synchronize()  # the copy out of this buffer has finished
-        part = src[s:e]
-        buf = bufs[j][:part.shape[0]]
-        buf.copy_(part)
-        with torch.cuda.stream(copy):
-            xs = buf.to(dev, non_blocking=True)
-            ev = torch.cuda.Event()
-            ev.record(copy)
-        done[j] = ev
-        if pending is not None:
-            outs.append(out(fn(pending)))
-        compute.wait_event(ev)
-        xs.record_stream(compute)
-        pending = xs
-    outs.append(out(fn(pending)))
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            xs, ev = item
+            compute.wait_event(ev)
+            xs.record_stream(compute)
+            outs.append(out(fn(xs)))
+            del xs
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a staging thread waiting for room in the queue
+            try:
+                ready.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        worker.join()
     return outs
 
 
