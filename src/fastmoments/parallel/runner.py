@@ -25,9 +25,9 @@ from .._memory import format_bytes
 __all__ = ["gather_tensors", "run_parts", "settle", "sub_batches", "to_device", "transfer_batches"]
 
 #: Host bytes per sub-batch of a pipelined host-to-device transfer.
-SUB_BATCH_BYTES = 256 * 2**20
+SUB_BATCH_BYTES = 512 * 2**20
 #: Halvings of the first sub-batches (see :func:`sub_batches`).
-RAMP = 4
+RAMP = 3
 
 _streams: dict[tuple[int, int, str], Any] = {}
 _lock = threading.Lock()
@@ -153,7 +153,7 @@ def to_device(x: Any, dev: torch.device) -> torch.Tensor:
 _staging: dict[tuple, list[torch.Tensor]] = {}
 
 #: Pinned host buffers per device entry for :func:`transfer_batches`.
-STAGING_BUFFERS = 3
+STAGING_BUFFERS = 2
 
 
 def _buffers(dev: torch.device, slot: int, shape: tuple[int, ...], dtype: torch.dtype
@@ -188,8 +188,8 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
     On a GPU a staging thread copies host sub-batches (with torch's CPU threads) into one of
     :data:`STAGING_BUFFERS` kept pinned buffers and sends each by a non-blocking copy on a
     copy stream, while this thread runs ``fn`` on the sub-batches already sent; the compute
-    stream waits for its sub-batch's copy only. The staging runs ahead by at most two
-    sub-batches. Staging in its own thread matters because ``fn`` may synchronise (the
+    stream waits for its sub-batch's copy only. The staging runs ahead by at most one
+    sub-batch. Staging in its own thread matters because ``fn`` may synchronise (the
     finiteness checks do): staged in this thread, the host copy of the next sub-batch would
     find the device idle. ``host_out`` brings tensor results back to the host in this thread
     (so that several devices copy back in parallel). Runs inside :func:`run_parts`.
@@ -207,7 +207,7 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
     compute = torch.cuda.current_stream(dev)
     copy = _stream(dev, slot, "copy")
     bufs = _buffers(dev, slot, (per, *src.shape[1:]), src.dtype)
-    ready: queue.Queue = queue.Queue(maxsize=2)
+    ready: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
 
     def stage() -> None:
