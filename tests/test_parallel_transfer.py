@@ -3,6 +3,8 @@ choice of a pipelined upload for one device (parallel.plans._pipelined_upload)."
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -16,7 +18,7 @@ from fastmoments.parallel.runner import SUB_BATCH_BYTES, sub_batches
 def test_sub_batches_cover_every_item_once_in_order(n, per):
     spans = sub_batches(n, per)
     assert spans[0][0] == 0 and spans[-1][1] == n
-    for (a, b), (c, _) in zip(spans, spans[1:], strict=False):
+    for (a, b), (c, _) in itertools.pairwise(spans):
         assert b == c and b > a
     assert max(b - a for a, b in spans) <= per
 

@@ -27,13 +27,18 @@ analysis and synthesis, which are exact adjoints of each other.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-__all__ = ["AxisOp", "analyze", "block_keys", "synthesize"]
+from . import triton_gemm
+
+__all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
 #: A block of rows on one axis, in the engine's class order: ``(start, stop)``.
 Block = tuple[int, int]
@@ -139,12 +144,46 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
     return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
 
+#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores) or
+#: ``"tf32x3"`` (tensor cores with float32 accuracy, :mod:`.triton_gemm`). Set per call by
+#: the plans through :func:`matmul_precision`; a context variable, so that threads (one per
+#: GPU) and concurrent plans never see each other's setting.
+_PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar("box_matmul_precision",
+                                                                 default="float32")
+PRECISIONS = ("float32", "tf32x3")
+
+
+@contextlib.contextmanager
+def matmul_precision(precision: str) -> Iterator[None]:
+    """Compute the engine's float32 CUDA products with ``precision`` inside the block."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    token = _PRECISION.set(precision)
+    try:
+        yield
+    finally:
+        _PRECISION.reset(token)
+
+
+def _tensor_cores(t: torch.Tensor, mat: torch.Tensor) -> bool:
+    return (_PRECISION.get() == "tf32x3" and t.dtype == torch.float32
+            and mat.dtype == torch.float32 and t.device.type == "cuda"
+            and not (torch.is_grad_enabled() and (t.requires_grad or mat.requires_grad))
+            and triton_gemm.available(t.device))
+
+
 def _contract(t: torch.Tensor, dim: int, mat: torch.Tensor) -> torch.Tensor:
     """``sum_i mat[r, i] * t[..., i, ...]`` along ``dim``: one (batched) GEMM."""
     shape = t.shape
     pre = math.prod(shape[:dim])
     n = shape[dim]
     post = math.prod(shape[dim + 1:])
+    if _tensor_cores(t, mat):
+        if post == 1:  # (pre, n) @ mat^T
+            y = triton_gemm.bmm(t.reshape(1, pre, n), mat.transpose(0, 1)[None])
+        else:  # mat @ t[p] for every p
+            y = triton_gemm.bmm(mat[None], t.reshape(pre, n, post))
+        return y.reshape(*shape[:dim], mat.shape[0], *shape[dim + 1:])
     if post == 1:
         y = t.reshape(pre, n) @ mat.transpose(0, 1)
     elif pre == 1:
