@@ -17,9 +17,11 @@ with ``input_precision="tf32x3"``; this module is one batched GEMM kernel around
 .. math:: C_b = A_b B_b, \qquad A_b \in \mathbb{R}^{M \times K},\; B_b \in \mathbb{R}^{K \times N},
 
 with arbitrary strides (a zero batch stride shares an operand between the batch entries, and
-transposes cost nothing). It is used only where it was measured faster than cuBLAS's float32
-GEMM, and only when the plan asks for it (``precision="tf32x3"``, the GPU default for float32
-box plans); the torch ``matmul`` stays the reference and the CPU path.
+transposes cost nothing). It runs only when a plan asks for it (``precision="tf32x3"``):
+measured on an H100 (``benchmarks/results/box_tensor_cores.md``), the 512^3, order-500 job
+is more accurate this way than with cuBLAS's float32 products (reconstruction error against
+float64 below 1e-6 instead of above), but not faster, so cuBLAS float32 stays the default
+and the torch ``matmul`` the reference and the CPU path.
 """
 
 from __future__ import annotations
@@ -55,15 +57,6 @@ def available(device: torch.device) -> bool:
 
 if _HAVE_TRITON:
 
-    def _configs() -> list:
-        if os.environ.get("TRITON_INTERPRET", "") == "1":
-            return [triton.Config({"BM": 16, "BN": 16, "BK": 16, "GROUP": 4}, num_warps=1)]
-        shapes = [(128, 128, 32, 8, 3), (128, 256, 32, 8, 3), (64, 256, 32, 4, 4),
-                  (128, 64, 32, 4, 4), (64, 128, 32, 4, 4)]
-        return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP": 8}, num_warps=w,
-                              num_stages=s) for bm, bn, bk, w, s in shapes]
-
-    @triton.autotune(configs=_configs(), key=["M", "N", "K"])
     @triton.jit
     def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                     s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
@@ -97,6 +90,16 @@ if _HAVE_TRITON:
         tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+def _tile(m: int, n: int) -> tuple[int, int, int, int, int]:
+    """``(BM, BN, BK, warps, stages)``: one fixed tile per shape class, no autotuning (whose
+    compilations took minutes on the first calls, for a kernel that is used on request)."""
+    if os.environ.get("TRITON_INTERPRET", "") == "1":
+        return 16, 16, 16, 1, 1
+    bm = 64 if m <= 64 else 128
+    bn = 128 if n >= 128 else 64
+    return bm, bn, 32, 4 if bm * bn <= 8192 else 8, 3
+
+
 def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Tensor:
     """``a @ b`` for float32 ``a`` ``(Ba, M, K)`` and ``b`` ``(Bb, K, N)`` (``Ba``/``Bb`` equal,
     or 1 to share the operand), on tensor cores with ``precision`` ``"tf32x3"`` (float32
@@ -125,15 +128,15 @@ def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Te
     s_ab = a.stride(0) if a.shape[0] > 1 else 0
     s_bb = b.stride(0) if b.shape[0] > 1 else 0
 
+    bm, bn, bk, warps, stages = _tile(m, n)
     for start in range(0, batch, _MAX_GRID_Y):  # the grid's second axis holds 65535 programs
         stop = min(batch, start + _MAX_GRID_Y)
         aa = a[start:stop] if s_ab else a
         bb = b[start:stop] if s_bb else b
 
-        def grid(meta: dict, count: int = stop - start) -> tuple[int, int]:
-            return (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]), count)
-
+        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
         _bmm_kernel[grid](aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1), a.stride(2), s_bb,
                           b.stride(1), b.stride(2), c.stride(0), c.stride(1), c.stride(2),
-                          PRECISION=precision)
+                          PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
+                          num_warps=warps, num_stages=stages)
     return c
