@@ -1822,7 +1822,8 @@ def page_asft(runner: Runner) -> Page:
         "(`method='direct', truncate=3`). * : the library's plan replaced this series (kernel "
         "RMSE above its 1e-4 target) by the truncated kernel and raised `terms`; the row puts "
         "the paper's filter back to time it as named. The filter *engines* "
-        "(first/second-order recursive filters, kernel integral, sliding sum) with their float32 error against N: "
+        "(first/second-order recursive filters, kernel integral, sliding sum) with their "
+        "float32 error against N: "
         "[asft_filters.md](../asft_filters.md) (`benchmarks/asft_filters.py`). Fig. 6 and the "
         "413.6x claim on our hardware, and the float64 check of Fig. 5: "
         "[asft_fig6.md](asft_fig6.md) (`benchmarks/asft_fig6.py`).",
