@@ -14,7 +14,7 @@ with complex weights ``μ, ν`` and the integer shift ``n0`` of the ASFT (Eq. 45
 
     S[m] = Σ_{s=0}^{2K} x[m + s] q^s.
 
-Three engines here compute ``S`` row by row (select with ``engine=``); the fourth,
+Four engines compute ``S`` row by row (select with ``engine=``); the fifth,
 ``"chunked"`` (:mod:`.chunked`, with fused GPU kernels in :mod:`.triton_sft`), computes the
 whole bank at once as small matrix products and is the default on every device:
 
@@ -30,6 +30,12 @@ whole bank at once as small matrix products and is the default on every device:
     the block carries are a scan of their own), so it runs in parallel and in the working dtype.
     With ``α = 0`` in float32, ``v`` accumulates the whole history and the difference drifts
     (the instability the ASFT was designed to remove); with ``α > 0`` it stays bounded.
+``"recursive2"``
+    The second-order recursive filter on the window sums (Secs. 2.3-2.4, Eqs. 29-31 and 39):
+    ``S[m] = 2 Re(q) S[m + 1] - |q|² S[m + 2] + d[m] - q̄ d[m + 1]`` with the drive
+    ``d[m] = x[m] - q^{2K+1} x[m + 2K + 1]``, run sequentially in the working dtype
+    (:mod:`.recursive2`, a numba kernel; CUDA tensors go through the host). It is there to
+    reproduce the paper's filters and their float32 error growth, not for speed.
 ``"sliding"``
     The paper's GPU sliding-sum algorithm (Sec. 4.1, Eqs. 62-65, Algorithm 1), generalised to
     geometric weights: ``⌈log2(2K+1)⌉`` doubling passes, each output summing only the
@@ -50,6 +56,8 @@ from .._array import complex_dtype
 __all__ = ["ENGINES", "SFTBank", "scan_linear"]
 
 ENGINES = ("chunked", "prefix", "recursive", "sliding")
+# the sequential second-order recursive filters of the ASFT paper (Eqs. 29-31, 39): .recursive2
+ENGINES += ("recursive2",)
 
 _SCAN_BLOCK = 32
 
@@ -263,8 +271,9 @@ class SFTBank:
         n : int
             Output length.
         engine : str
-            ``"prefix"``, ``"recursive"`` or ``"sliding"`` (the row-by-row engines; the
-            chunked engine takes unextended signals: :func:`.chunked.chunked_apply`).
+            ``"prefix"``, ``"recursive"``, ``"recursive2"`` or ``"sliding"`` (the row-by-row
+            engines; the chunked engine takes unextended signals:
+            :func:`.chunked.chunked_apply`).
 
         Returns
         -------
@@ -320,6 +329,12 @@ class SFTBank:
             hi = torch.view_as_complex(torch.nn.functional.pad(
                 torch.view_as_real(hi), (0, 0, 0, n - hi.shape[-1])))
         return lo - ql[:, None] * hi
+
+    def _recursive2(self, xp, n, r0, r1, start, length, t):
+        from .recursive2 import recursive_sums
+
+        seg = xp[:, start: start + n + length - 1]
+        return recursive_sums(seg, t["q64"][r0:r1], length, n, order=2, windowed=True)
 
     def _sliding(self, xp, n, r0, r1, start, length, t):
         nbits = int(length).bit_length()
