@@ -29,6 +29,8 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import minimize_scalar
 
+from .fit_cache import persistent
+
 __all__ = [
     "GaussianFit",
     "MorletFit",
@@ -229,9 +231,16 @@ def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float,
 def gaussian_ratio(terms: int) -> float:
     """``K / σ`` minimising the Gaussian's relative RMSE (Eq. 48) at ``K = 256`` (Table 1).
 
+    Cached on disk (:mod:`.fit_cache`).
+
     >>> round(gaussian_ratio(4), 2)
     3.85
     """
+    return _gaussian_ratio(int(terms))
+
+
+@persistent()
+def _gaussian_ratio(terms: int) -> float:
     def err(sigma: float) -> float:
         a, b, d = _fit_gaussian_k(sigma, terms, _TABLE_K)
         return _gaussian_rmse(sigma, _TABLE_K, a, b, d, 3 * _TABLE_K)[0]
@@ -270,6 +279,11 @@ def fit_gaussian(sigma: float, terms: int, K: int | None = None,
     >>> fit.K, fit.rmse[0] < 4e-4
     (327, True)
     """
+    return _fit_gaussian(float(sigma), int(terms), None if K is None else int(K), bool(discrete))
+
+
+@persistent(GaussianFit)
+def _fit_gaussian(sigma: float, terms: int, K: int | None, discrete: bool) -> GaussianFit:
     window = max(3.0 * (K or gaussian_ratio(terms) * sigma), 10.0 * sigma)
     if K is None:
         k0 = max(1, round(gaussian_ratio(terms) * sigma))
@@ -370,8 +384,14 @@ def morlet_design(xi: float, terms: int) -> tuple[float, int]:
     """``(K/σ, P_S)`` minimising Eq. 66 for ξ and ``P_D = terms`` at a reference σ = 32.
 
     The relative RMSE depends on σ only through ``K/σ`` once σ is a few samples (the
-    continuum limit), so the design found at the reference σ is reused at every σ.
+    continuum limit), so the design found at the reference σ is reused at every σ. Cached on
+    disk (:mod:`.fit_cache`).
     """
+    return _morlet_design(float(xi), int(terms))
+
+
+@persistent()
+def _morlet_design(xi: float, terms: int) -> tuple[float, int]:
     sigma = _MORLET_REF_SIGMA
     best = None
     # centre of the wavelet's spectrum at p ≈ ξ K / (π σ): try the bands of orders around it
@@ -390,7 +410,13 @@ def morlet_design(xi: float, terms: int) -> tuple[float, int]:
 
 @functools.lru_cache(maxsize=64)
 def default_morlet_terms(xi: float, target: float = 1e-4) -> int:
-    """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``."""
+    """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``
+    (cached on disk, :mod:`.fit_cache`)."""
+    return _default_morlet_terms(float(xi), float(target))
+
+
+@persistent()
+def _default_morlet_terms(xi: float, target: float) -> int:
     for terms in range(6, 24):
         ratio, first = morlet_design(xi, terms)
         sigma = _MORLET_REF_SIGMA
@@ -408,10 +434,20 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
     ``shift = n0 > 0`` fits the attenuated (ASFT) form: the series times ``exp(α k)`` with
     ``α = n0/σ²`` approximates ``ψ[k - n0]`` (Eq. 40 applied to the wavelet's envelope).
 
+    Cached in memory and on disk (:mod:`.fit_cache`): a fit costs 10-70 ms, a read well
+    under one.
+
     >>> fit = fit_morlet(60.0, 6.0, 11)
     >>> fit.K, fit.first, fit.rmse < 1e-4
     (253, 3, True)
     """
+    return _fit_morlet(float(sigma), float(xi), int(terms), int(shift),
+                       None if K is None else int(K), None if first is None else int(first))
+
+
+@persistent(MorletFit)
+def _fit_morlet(sigma: float, xi: float, terms: int, shift: int, K: int | None,
+                first: int | None) -> MorletFit:
     ratio, first0 = morlet_design(float(xi), int(terms))
     if K is None or first is None:
         k0 = max(1, round(ratio * sigma))
@@ -443,3 +479,74 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
     m.setflags(write=False)
     l.setflags(write=False)
     return MorletFit(float(sigma), float(xi), int(K), int(first), int(terms), m, l, float(e))
+
+
+# ------------------------------------------------------------------------- exact moments
+#: moments ``M_m = Σ_j (j/σ)^m h[j]`` (m = 0, 1, 2) that the fitted kernels keep exactly
+MOMENTS = (0, 1, 2)
+
+
+def target_moments(sigma: float, order: int) -> np.ndarray:
+    """Scaled moments ``M_m = Σ_j (j/s)^m h[j]``, ``m = 0, 1, 2``, ``s = max(σ, 1)``, of the
+    Gaussian filters' target :func:`discrete_gaussian_kernel` of ``order`` on the whole line
+    (float64).
+
+    With the convolution ``y[n] = Σ_j h[j] x[n - j]`` a kernel with moments ``μ_m = Σ_j j^m
+    h[j]`` maps ``x = 1, n, n²`` to ``μ_0``, ``μ_0 n - μ_1`` and ``μ_0 n² - 2μ_1 n + μ_2``.
+    From σ = 4 on (the continuum limit, see :func:`discrete_gaussian_kernel`) the targets are
+    ``μ = (1, 0, σ²)`` (order 0: constants and ramps pass unchanged), ``(0, -1, 0)`` (order 1:
+    0 on constants, ``+1`` on the ramp ``x = n``, ``2n`` on ``n²``; scipy.ndimage's
+    ``gaussian_filter1d(order=1)`` has the same sign) and ``(0, 0, 2)`` (order 2: 0 on
+    constants and ramps, 2 on ``n²``). Below σ = 4 they are the discrete kernel's own,
+    which differ from these by the Poisson terms ``~ e^{-2π²σ²}`` (below 1e-7 from σ = 1 on).
+
+    >>> target_moments(10.0, 1) * 10.0  # μ_1 = -1
+    array([ 0., -1.,  0.])
+    >>> target_moments(10.0, 2) * 100.0  # μ_2 = 2
+    array([0., 0., 2.])
+    """
+    if sigma >= _CONTINUUM_SIGMA:
+        return np.array([[1.0, 0.0, 1.0], [0.0, -1.0 / sigma, 0.0],
+                         [0.0, 0.0, 2.0 / sigma**2]])[order]
+    w = math.ceil(12 * sigma) + 2
+    j = np.arange(-w, w + 1, dtype=np.float64)
+    h = discrete_gaussian_kernel(j, sigma, order)
+    u = j / max(sigma, 1.0)
+    return np.array([float(np.sum(u**m * h)) for m in MOMENTS])
+
+
+def constrain_moments(columns, weights: np.ndarray, j: np.ndarray, scale: float,
+                      target: np.ndarray, block: int = 1 << 15) -> np.ndarray:
+    """The weights nearest to ``weights`` whose kernel keeps the moments ``target`` exactly.
+
+    The kernel is ``h[j] = Σ_c w_c φ_c[j]`` on the offsets ``j`` (its whole support) with
+    the columns ``φ_c = columns(j)`` (shape ``(C, len(j))``, evaluated in blocks). Returns
+    ``w + Δw`` with ``Δw`` the smallest change of the kernel in the L2 norm,
+    ``min ||Σ_c Δw_c φ_c||²``, subject to ``Σ_j (j/scale)^m h[j] = target[m]``: the
+    Lagrange solution ``Δw = G⁺ Cᵀ (C G⁺ Cᵀ)⁻¹ (target - C w)`` with the Gram matrix
+    ``G = Φ Φᵀ`` and ``C[m, c] = Σ_j (j/scale)^m φ_c[j]``. When ``weights`` is the
+    least-squares fit of a target on these columns (the plain SFT), this is the
+    equality-constrained least-squares fit of that target, so the RMSE grows by the least
+    possible amount (measured in the tests). Columns that vanish are left out.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n_col = len(w)
+    gram = np.zeros((n_col, n_col))
+    cmat = np.zeros((len(target), n_col))
+    for i in range(0, len(j), block):
+        jb = j[i:i + block]
+        phi = columns(jb)
+        gram += phi @ phi.T
+        u = jb / scale
+        cmat += np.stack([u**m for m in MOMENTS[:len(target)]]) @ phi.T
+    norms = np.sqrt(np.diag(gram))
+    keep = norms > 1e-12 * norms.max()
+    d = 1.0 / norms[keep]
+    g = gram[np.ix_(keep, keep)] * d[:, None] * d[None, :]
+    c = cmat[:, keep] * d[None, :]
+    resid = np.asarray(target, dtype=np.float64) - cmat @ w
+    ginv_ct = np.linalg.lstsq(g, c.T, rcond=1e-13)[0]
+    lam = np.linalg.lstsq(c @ ginv_ct, resid, rcond=1e-15)[0]
+    out = w.copy()
+    out[keep] += d * (ginv_ct @ lam)
+    return out
