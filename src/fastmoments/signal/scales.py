@@ -10,7 +10,7 @@ Our :class:`~fastmoments.signal.Morlet` at scale σ (in samples) is
 * *Fourier frequency* (Torrence & Compo 1998, Sec. 3h): the frequency of the sinusoid whose
   coefficient magnitude ``|W|`` peaks at scale σ. With unit-energy wavelets ``|W|`` of
   ``cos(ωn)`` grows as ``√σ e^{-(σω - ξ)²/2}``, which peaks at
-  ``σω = (ξ + √(2 + ξ²))/2``: ``f = (ξ + √(2 + ξ²)) / (4π σ dt)``, 1.3 % above the centre
+  ``σω = (ξ + √(2 + ξ²))/2``: ``f = (ξ + √(2 + ξ²)) / (4π σ dt)``, 1.4 % above the centre
   frequency for ξ = 6.
 
 PyWavelets' ``cmorB-C`` wavelet is ``(πB)^{-1/2} e^{-t²/B} e^{2πiCt}`` at scale ``a``: the same
