@@ -16,7 +16,9 @@ The coefficients minimise the squared error on the window (Eq. 12). The half-wid
 minimises the relative RMSE of the smoothing kernel (Eq. 48) for each ``P``; derivatives use
 the same ``K``. For the Morlet wavelet, ``K`` and the first order ``P_S`` minimise Eq. 66.
 
-Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``).
+Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``), and
+on disk (:mod:`.fit_cache`). SciPy is imported by the fits themselves, not with the module: a
+cached fit costs no SciPy import (issue 15).
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy.optimize import minimize_scalar
 
 from .fit_cache import persistent
 
@@ -149,6 +149,8 @@ def _lstsq(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
     (``sin(0·k)``) get a zero coefficient, and a rank-deficient basis (``P ≥ K`` at tiny σ)
     falls back to pivoted QR (LAPACK gelsy).
     """
+    import scipy.linalg
+
     norms = np.einsum("ij,ij->j", basis, basis)
     keep = norms > 1e-12 * norms.max()
     b = basis[:, keep]
@@ -249,6 +251,8 @@ def _gaussian_ratio(terms: int) -> float:
     grid = np.geomspace(lo, hi, 48)
     best = min(grid, key=err)
     i = int(np.searchsorted(grid, best))
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(err, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]),
                           method="bounded", options={"xatol": 1e-6})
     return _TABLE_K / float(res.x)
@@ -402,6 +406,8 @@ def _morlet_design(xi: float, terms: int) -> tuple[float, int]:
             if best is None or e < best[0]:
                 best = (e, float(ratio), first)
     _, ratio0, first = best
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(
         lambda r: _fit_morlet_k(sigma, xi, round(r * sigma), first, terms)[2],
         bounds=(ratio0 - 0.5, ratio0 + 0.5), method="bounded", options={"xatol": 1e-3})
