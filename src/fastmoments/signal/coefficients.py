@@ -356,28 +356,52 @@ class MorletFit:
         return math.pi / self.K
 
 
-def _fit_morlet_k(sigma, xi, K, first, terms, shift=0):
-    """Fit ``exp(-αk) ψ[k - n0]`` (``n0 = shift``; the ASFT target, see Eq. 40) on ``[-K, K]``."""
-    kmax = math.floor(K)
-    k = np.arange(-kmax, kmax + 1, dtype=np.float64)
-    beta = math.pi / K
-    p = np.arange(first, first + terms)
-    basis = np.concatenate([np.cos(beta * np.outer(k, p)), np.sin(beta * np.outer(k, p))], axis=1)
-    alpha = shift / (sigma * sigma)
-    target = np.exp(-alpha * k) * morlet_kernel(k - shift, sigma, xi)
-    sol = _lstsq(basis, np.stack([target.real, target.imag], axis=1))
+class _MorletWindow:
+    """What every fit on one window ``[-K, K]`` shares: the target, the exact wavelet's energy
+    on ``[-5K, 5K]`` and outside the window, and the basis columns (computed once per order
+    ``p``). A search over the first order ``P_S`` reuses it instead of recomputing the
+    complex exponentials of ``[-5K, 5K]`` per candidate (3-4x faster fits)."""
+
+    def __init__(self, sigma: float, xi: float, K: float, shift: int = 0) -> None:
+        kmax = math.floor(K)
+        self.k = np.arange(-kmax, kmax + 1, dtype=np.float64)
+        self.beta = math.pi / K
+        self.alpha = shift / (sigma * sigma)
+        self.target = np.exp(-self.alpha * self.k) * morlet_kernel(self.k - shift, sigma, xi)
+        self.rhs = np.stack([self.target.real, self.target.imag], axis=1)
+        self.weight = np.exp(self.alpha * self.k)
+        # Eq. 66 on [-5K, 5K] in the output's frame j = k - n0: outside the window the error
+        # is the exact wavelet itself
+        w = 5 * kmax
+        j = np.arange(-w, w + 1, dtype=np.float64)
+        exact = morlet_kernel(j, sigma, xi)
+        power = np.abs(exact) ** 2
+        self.energy = float(np.sum(power))
+        self.outside = float(np.sum(power[np.abs(j + shift) > kmax]))
+        self._cols: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def basis(self, first: int, terms: int) -> np.ndarray:
+        for p in range(first, first + terms):
+            if p not in self._cols:
+                arg = (self.beta * p) * self.k
+                self._cols[p] = (np.cos(arg), np.sin(arg))
+        ps = range(first, first + terms)
+        return np.stack([self._cols[p][0] for p in ps] + [self._cols[p][1] for p in ps],
+                        axis=1)
+
+
+def _fit_morlet_k(sigma, xi, K, first, terms, shift=0, window=None):
+    """Fit ``exp(-αk) ψ[k - n0]`` (``n0 = shift``; the ASFT target, see Eq. 40) on ``[-K, K]``
+    (``window``: a :class:`_MorletWindow` of the same σ, ξ, K and shift, to reuse)."""
+    win = _MorletWindow(sigma, xi, K, shift) if window is None else window
+    basis = win.basis(first, terms)
+    sol = _lstsq(basis, win.rhs)
     coef = sol[:, 0] + 1j * sol[:, 1]
     m, l = coef[:terms], coef[terms:]
-    # Eq. 66 on [-5K, 5K] in the output's frame j = k - n0: inside the window the error is
-    # e^{αk} times the fit's residual; outside it is the exact wavelet itself
-    inside_err = np.exp(alpha * k) * (basis @ coef - target)
-    w = 5 * kmax
-    j = np.arange(-w, w + 1, dtype=np.float64)
-    exact = morlet_kernel(j, sigma, xi)
-    energy = float(np.sum(np.abs(exact) ** 2))
-    outside = np.abs(j + shift) > kmax
-    err2 = float(np.sum(np.abs(inside_err) ** 2)) + float(np.sum(np.abs(exact[outside]) ** 2))
-    return m, l, math.sqrt(err2 / energy)
+    # inside the window the error is e^{αk} times the fit's residual
+    inside_err = win.weight * (basis @ coef - win.target)
+    err2 = float(np.sum(np.abs(inside_err) ** 2)) + win.outside
+    return m, l, math.sqrt(err2 / win.energy)
 
 
 _MORLET_REF_SIGMA = 32.0
@@ -401,8 +425,9 @@ def _morlet_design(xi: float, terms: int) -> tuple[float, int]:
     # centre of the wavelet's spectrum at p ≈ ξ K / (π σ): try the bands of orders around it
     for ratio in np.arange(2.0, 8.01, 0.5):
         centre = round(xi * ratio / math.pi - (terms - 1) / 2)
+        win = _MorletWindow(sigma, xi, round(ratio * sigma))
         for first in sorted({0, *range(max(0, centre - 1), max(0, centre + 2))}):
-            e = _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms)[2]
+            e = _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms, 0, win)[2]
             if best is None or e < best[0]:
                 best = (e, float(ratio), first)
     _, ratio0, first = best
@@ -470,13 +495,16 @@ def _fit_morlet(sigma: float, xi: float, terms: int, shift: int, K: int | None,
         for kk in sorted({*ks, *(f + terms - 1 for f in firsts)}):
             if K is not None and kk != K:
                 continue
+            win = None  # built on the first candidate that needs it
             centre = round(folded * kk / math.pi - (terms - 1) / 2)
             cands = set(firsts) | {centre - 1, centre, centre + 1} if first is None else {first}
             for f in sorted(cands):
                 # orders up to K only (β p <= π): no two orders alias on the integer grid
                 if f < 0 or f + terms - 1 > kk:
                     continue
-                m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift)
+                if win is None:
+                    win = _MorletWindow(sigma, xi, kk, shift)
+                m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift, win)
                 if best is None or e < best[0]:
                     best = (e, kk, f, m, l)
         e, K, first, m, l = best
