@@ -162,3 +162,18 @@ def test_public_fits_use_one_key_for_int_and_float_arguments(folder):
     assert len(list(folder.glob("*.fit"))) == len(set(folder.glob("*.fit")))
     keys = [p.read_bytes().split(b"\n")[1] for p in folder.glob("*.fit")]
     assert sum(b"_fit_morlet'" in k for k in keys) == 1
+
+
+def test_shipped_designs_are_what_the_searches_compute():
+    # the tables in coefficients.py must follow any change of the fits
+    for xi, table in coefficients._SHIPPED_MORLET_DESIGN.items():
+        for terms, (ratio, first) in table.items():
+            got = coefficients._morlet_design.uncached(xi, terms)
+            # K/σ is quantised to 1/32 (K = round(r σ) at σ = 32); P_S is an integer
+            assert got == (ratio, first), (xi, terms, got)
+    for (xi, target), terms in coefficients._SHIPPED_MORLET_TERMS.items():
+        assert coefficients._default_morlet_terms.uncached(xi, target) == terms
+    for terms, ratio in coefficients._SHIPPED_GAUSSIAN_RATIO.items():
+        # a bounded scalar minimisation with xatol 1e-6 (in σ at K = 256)
+        got = coefficients._gaussian_ratio.uncached(terms)
+        assert abs(got / ratio - 1) < 1e-6, (terms, got, ratio)

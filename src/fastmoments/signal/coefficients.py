@@ -45,6 +45,21 @@ __all__ = [
 
 _TABLE_K = 256  # the window of the paper's Table 1
 
+# Designs shipped with the package for the defaults (ξ = 6, relative RMSE 1e-4), so that a
+# first call on a new machine skips their searches (1-3 s on 2 cores); the values are what
+# the functions below compute (tests/test_fit_cache.py recomputes every entry and compares).
+#: ξ -> P_D -> (K/σ, P_S) of :func:`morlet_design`
+_SHIPPED_MORLET_DESIGN = {6.0: {6: (3.03125, 3), 7: (3.625, 4), 8: (3.53125, 3), 9: (4.125, 4),
+                                10: (4.0, 3), 11: (4.21875, 3), 12: (4.46875, 3),
+                                13: (4.65625, 3), 14: (4.90625, 3)}}
+#: (ξ, target) -> P_D of :func:`default_morlet_terms`
+_SHIPPED_MORLET_TERMS = {(6.0, 1e-4): 11}
+#: P -> K/σ of :func:`gaussian_ratio`
+_SHIPPED_GAUSSIAN_RATIO = {2: 2.9201805593214245, 3: 3.4232165115364532, 4: 3.8507725629255765,
+                           5: 4.241559707850877, 6: 4.594849688966798, 7: 4.926014362329734,
+                           8: 5.233791476780244, 9: 5.526402151867758, 10: 5.802662288415093,
+                           11: 6.06769902377287}
+
 
 def gaussian_kernel(k: np.ndarray, sigma: float, order: int) -> np.ndarray:
     """Sampled Gaussian (Eq. 1) or its first / second derivative (Eqs. 2-3), float64.
@@ -238,7 +253,10 @@ def gaussian_ratio(terms: int) -> float:
     >>> round(gaussian_ratio(4), 2)
     3.85
     """
-    return _gaussian_ratio(int(terms))
+    terms = int(terms)
+    if terms in _SHIPPED_GAUSSIAN_RATIO:
+        return _SHIPPED_GAUSSIAN_RATIO[terms]
+    return _gaussian_ratio(terms)
 
 
 @persistent()
@@ -415,7 +433,8 @@ def morlet_design(xi: float, terms: int) -> tuple[float, int]:
     continuum limit), so the design found at the reference σ is reused at every σ. Cached on
     disk (:mod:`.fit_cache`).
     """
-    return _morlet_design(float(xi), int(terms))
+    shipped = _SHIPPED_MORLET_DESIGN.get(float(xi), {}).get(int(terms))
+    return shipped if shipped is not None else _morlet_design(float(xi), int(terms))
 
 
 @persistent()
@@ -443,7 +462,8 @@ def _morlet_design(xi: float, terms: int) -> tuple[float, int]:
 def default_morlet_terms(xi: float, target: float = 1e-4) -> int:
     """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``
     (cached on disk, :mod:`.fit_cache`)."""
-    return _default_morlet_terms(float(xi), float(target))
+    shipped = _SHIPPED_MORLET_TERMS.get((float(xi), float(target)))
+    return shipped if shipped is not None else _default_morlet_terms(float(xi), float(target))
 
 
 @persistent()
