@@ -77,9 +77,12 @@ print(json.dumps({"import": t1 - t0, "first": t3 - t2, "second": t4 - t3}))
 CACHED = ("cwt, 64 scales, 16384 samples", "fastmoments scalogram chirp")
 
 
+SRC = HERE.parent / "src"
+
+
 def _env(cache: str | None) -> dict:
     env = dict(os.environ)
-    src = str(HERE.parent / "src")
+    src = str(SRC)
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("MPLBACKEND", "Agg")
     if cache is not None:
@@ -126,7 +129,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default=None, help="run the cases whose name contains this")
+    ap.add_argument("--src", default=None,
+                    help="another source tree to time (e.g. an older checkout's src/); the "
+                         "results then go to first_calls_<name>.json/.md")
+    ap.add_argument("--name", default=None, help="suffix of the result files with --src")
     args = ap.parse_args()
+    global SRC
+    stem = "first_calls"
+    if args.src:
+        SRC = Path(args.src).resolve()
+        stem += f"_{args.name or SRC.parent.name}"
     names = [*CASES, "fastmoments scalogram chirp"]
     if args.only:
         names = [n for n in names if args.only in n]
@@ -149,15 +161,18 @@ def main() -> None:
             "machine": platform.processor() or platform.machine(),
             "cpu_count": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__, "device": "cpu", "repeats": args.repeats}
+            "torch": torch.__version__, "device": "cpu", "repeats": args.repeats,
+            "src": str(SRC), "load_average_at_end": list(os.getloadavg())}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "first_calls.json").write_text(json.dumps({"meta": meta, "rows": rows},
+    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows},
                                                          indent=1))
     lines = ["# First calls in fresh processes", "",
              f"{meta['date']}, {meta['machine']}, {meta['cpu_count']} cores, "
              f"OMP_NUM_THREADS={meta['omp_num_threads']}, Python {meta['python']}, "
              f"numpy {meta['numpy']}, torch {meta['torch']}; median [min..max] of "
-             f"{args.repeats} fresh processes. Written by `benchmarks/first_calls.py`.", "",
+             f"{args.repeats} fresh processes; load average at the end "
+             f"{meta['load_average_at_end'][0]:.1f}. Written by `benchmarks/first_calls.py`.",
+             "",
              "| case | fit cache | import s | first call s | second call s | process total s |",
              "|---|---|---|---|---|---|"]
 
@@ -174,7 +189,7 @@ def main() -> None:
               "off: `FASTMOMENTS_CACHE_DIR=off`. Targets (issue 15, quiet 2-core machine): "
               "first 64-scale cwt <= 0.5 s, Zernike 256^2 T=100 <= 1.5 s, "
               "`fastmoments scalogram chirp` <= 3 s end to end."]
-    (RESULTS / "first_calls.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
