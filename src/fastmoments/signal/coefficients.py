@@ -16,7 +16,9 @@ The coefficients minimise the squared error on the window (Eq. 12). The half-wid
 minimises the relative RMSE of the smoothing kernel (Eq. 48) for each ``P``; derivatives use
 the same ``K``. For the Morlet wavelet, ``K`` and the first order ``P_S`` minimise Eq. 66.
 
-Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``).
+Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``), and
+on disk (:mod:`.fit_cache`). SciPy is imported by the fits themselves, not with the module: a
+cached fit costs no SciPy import (issue 15).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy.optimize import minimize_scalar
+
+from .fit_cache import persistent
 
 __all__ = [
     "GaussianFit",
@@ -42,6 +44,21 @@ __all__ = [
 ]
 
 _TABLE_K = 256  # the window of the paper's Table 1
+
+# Designs shipped with the package for the defaults (ξ = 6, relative RMSE 1e-4), so that a
+# first call on a new machine skips their searches (1-3 s on 2 cores); the values are what
+# the functions below compute (tests/test_fit_cache.py recomputes every entry and compares).
+#: ξ -> P_D -> (K/σ, P_S) of :func:`morlet_design`
+_SHIPPED_MORLET_DESIGN = {6.0: {6: (3.03125, 3), 7: (3.625, 4), 8: (3.53125, 3), 9: (4.125, 4),
+                                10: (4.0, 3), 11: (4.21875, 3), 12: (4.46875, 3),
+                                13: (4.65625, 3), 14: (4.90625, 3)}}
+#: (ξ, target) -> P_D of :func:`default_morlet_terms`
+_SHIPPED_MORLET_TERMS = {(6.0, 1e-4): 11}
+#: P -> K/σ of :func:`gaussian_ratio`
+_SHIPPED_GAUSSIAN_RATIO = {2: 2.9201805593214245, 3: 3.4232165115364532, 4: 3.8507725629255765,
+                           5: 4.241559707850877, 6: 4.594849688966798, 7: 4.926014362329734,
+                           8: 5.233791476780244, 9: 5.526402151867758, 10: 5.802662288415093,
+                           11: 6.06769902377287}
 
 
 def gaussian_kernel(k: np.ndarray, sigma: float, order: int) -> np.ndarray:
@@ -147,6 +164,8 @@ def _lstsq(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
     (``sin(0·k)``) get a zero coefficient, and a rank-deficient basis (``P ≥ K`` at tiny σ)
     falls back to pivoted QR (LAPACK gelsy).
     """
+    import scipy.linalg
+
     norms = np.einsum("ij,ij->j", basis, basis)
     keep = norms > 1e-12 * norms.max()
     b = basis[:, keep]
@@ -229,9 +248,19 @@ def _gaussian_rmse(sigma: float, K: float, a, b, d, window: float,
 def gaussian_ratio(terms: int) -> float:
     """``K / σ`` minimising the Gaussian's relative RMSE (Eq. 48) at ``K = 256`` (Table 1).
 
+    Cached on disk (:mod:`.fit_cache`).
+
     >>> round(gaussian_ratio(4), 2)
     3.85
     """
+    terms = int(terms)
+    if terms in _SHIPPED_GAUSSIAN_RATIO:
+        return _SHIPPED_GAUSSIAN_RATIO[terms]
+    return _gaussian_ratio(terms)
+
+
+@persistent()
+def _gaussian_ratio(terms: int) -> float:
     def err(sigma: float) -> float:
         a, b, d = _fit_gaussian_k(sigma, terms, _TABLE_K)
         return _gaussian_rmse(sigma, _TABLE_K, a, b, d, 3 * _TABLE_K)[0]
@@ -240,6 +269,8 @@ def gaussian_ratio(terms: int) -> float:
     grid = np.geomspace(lo, hi, 48)
     best = min(grid, key=err)
     i = int(np.searchsorted(grid, best))
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(err, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]),
                           method="bounded", options={"xatol": 1e-6})
     return _TABLE_K / float(res.x)
@@ -270,6 +301,11 @@ def fit_gaussian(sigma: float, terms: int, K: int | None = None,
     >>> fit.K, fit.rmse[0] < 4e-4
     (327, True)
     """
+    return _fit_gaussian(float(sigma), int(terms), None if K is None else int(K), bool(discrete))
+
+
+@persistent(GaussianFit)
+def _fit_gaussian(sigma: float, terms: int, K: int | None, discrete: bool) -> GaussianFit:
     window = max(3.0 * (K or gaussian_ratio(terms) * sigma), 10.0 * sigma)
     if K is None:
         k0 = max(1, round(gaussian_ratio(terms) * sigma))
@@ -338,28 +374,52 @@ class MorletFit:
         return math.pi / self.K
 
 
-def _fit_morlet_k(sigma, xi, K, first, terms, shift=0):
-    """Fit ``exp(-αk) ψ[k - n0]`` (``n0 = shift``; the ASFT target, see Eq. 40) on ``[-K, K]``."""
-    kmax = math.floor(K)
-    k = np.arange(-kmax, kmax + 1, dtype=np.float64)
-    beta = math.pi / K
-    p = np.arange(first, first + terms)
-    basis = np.concatenate([np.cos(beta * np.outer(k, p)), np.sin(beta * np.outer(k, p))], axis=1)
-    alpha = shift / (sigma * sigma)
-    target = np.exp(-alpha * k) * morlet_kernel(k - shift, sigma, xi)
-    sol = _lstsq(basis, np.stack([target.real, target.imag], axis=1))
+class _MorletWindow:
+    """What every fit on one window ``[-K, K]`` shares: the target, the exact wavelet's energy
+    on ``[-5K, 5K]`` and outside the window, and the basis columns (computed once per order
+    ``p``). A search over the first order ``P_S`` reuses it instead of recomputing the
+    complex exponentials of ``[-5K, 5K]`` per candidate (3-4x faster fits)."""
+
+    def __init__(self, sigma: float, xi: float, K: float, shift: int = 0) -> None:
+        kmax = math.floor(K)
+        self.k = np.arange(-kmax, kmax + 1, dtype=np.float64)
+        self.beta = math.pi / K
+        self.alpha = shift / (sigma * sigma)
+        self.target = np.exp(-self.alpha * self.k) * morlet_kernel(self.k - shift, sigma, xi)
+        self.rhs = np.stack([self.target.real, self.target.imag], axis=1)
+        self.weight = np.exp(self.alpha * self.k)
+        # Eq. 66 on [-5K, 5K] in the output's frame j = k - n0: outside the window the error
+        # is the exact wavelet itself
+        w = 5 * kmax
+        j = np.arange(-w, w + 1, dtype=np.float64)
+        exact = morlet_kernel(j, sigma, xi)
+        power = np.abs(exact) ** 2
+        self.energy = float(np.sum(power))
+        self.outside = float(np.sum(power[np.abs(j + shift) > kmax]))
+        self._cols: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def basis(self, first: int, terms: int) -> np.ndarray:
+        for p in range(first, first + terms):
+            if p not in self._cols:
+                arg = (self.beta * p) * self.k
+                self._cols[p] = (np.cos(arg), np.sin(arg))
+        ps = range(first, first + terms)
+        return np.stack([self._cols[p][0] for p in ps] + [self._cols[p][1] for p in ps],
+                        axis=1)
+
+
+def _fit_morlet_k(sigma, xi, K, first, terms, shift=0, window=None):
+    """Fit ``exp(-αk) ψ[k - n0]`` (``n0 = shift``; the ASFT target, see Eq. 40) on ``[-K, K]``
+    (``window``: a :class:`_MorletWindow` of the same σ, ξ, K and shift, to reuse)."""
+    win = _MorletWindow(sigma, xi, K, shift) if window is None else window
+    basis = win.basis(first, terms)
+    sol = _lstsq(basis, win.rhs)
     coef = sol[:, 0] + 1j * sol[:, 1]
     m, l = coef[:terms], coef[terms:]
-    # Eq. 66 on [-5K, 5K] in the output's frame j = k - n0: inside the window the error is
-    # e^{αk} times the fit's residual; outside it is the exact wavelet itself
-    inside_err = np.exp(alpha * k) * (basis @ coef - target)
-    w = 5 * kmax
-    j = np.arange(-w, w + 1, dtype=np.float64)
-    exact = morlet_kernel(j, sigma, xi)
-    energy = float(np.sum(np.abs(exact) ** 2))
-    outside = np.abs(j + shift) > kmax
-    err2 = float(np.sum(np.abs(inside_err) ** 2)) + float(np.sum(np.abs(exact[outside]) ** 2))
-    return m, l, math.sqrt(err2 / energy)
+    # inside the window the error is e^{αk} times the fit's residual
+    inside_err = win.weight * (basis @ coef - win.target)
+    err2 = float(np.sum(np.abs(inside_err) ** 2)) + win.outside
+    return m, l, math.sqrt(err2 / win.energy)
 
 
 _MORLET_REF_SIGMA = 32.0
@@ -370,18 +430,28 @@ def morlet_design(xi: float, terms: int) -> tuple[float, int]:
     """``(K/σ, P_S)`` minimising Eq. 66 for ξ and ``P_D = terms`` at a reference σ = 32.
 
     The relative RMSE depends on σ only through ``K/σ`` once σ is a few samples (the
-    continuum limit), so the design found at the reference σ is reused at every σ.
+    continuum limit), so the design found at the reference σ is reused at every σ. Cached on
+    disk (:mod:`.fit_cache`).
     """
+    shipped = _SHIPPED_MORLET_DESIGN.get(float(xi), {}).get(int(terms))
+    return shipped if shipped is not None else _morlet_design(float(xi), int(terms))
+
+
+@persistent()
+def _morlet_design(xi: float, terms: int) -> tuple[float, int]:
     sigma = _MORLET_REF_SIGMA
     best = None
     # centre of the wavelet's spectrum at p ≈ ξ K / (π σ): try the bands of orders around it
     for ratio in np.arange(2.0, 8.01, 0.5):
         centre = round(xi * ratio / math.pi - (terms - 1) / 2)
+        win = _MorletWindow(sigma, xi, round(ratio * sigma))
         for first in sorted({0, *range(max(0, centre - 1), max(0, centre + 2))}):
-            e = _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms)[2]
+            e = _fit_morlet_k(sigma, xi, round(ratio * sigma), first, terms, 0, win)[2]
             if best is None or e < best[0]:
                 best = (e, float(ratio), first)
     _, ratio0, first = best
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(
         lambda r: _fit_morlet_k(sigma, xi, round(r * sigma), first, terms)[2],
         bounds=(ratio0 - 0.5, ratio0 + 0.5), method="bounded", options={"xatol": 1e-3})
@@ -390,7 +460,14 @@ def morlet_design(xi: float, terms: int) -> tuple[float, int]:
 
 @functools.lru_cache(maxsize=64)
 def default_morlet_terms(xi: float, target: float = 1e-4) -> int:
-    """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``."""
+    """Smallest ``P_D`` whose fitted Morlet wavelet has relative RMSE (Eq. 66) ≤ ``target``
+    (cached on disk, :mod:`.fit_cache`)."""
+    shipped = _SHIPPED_MORLET_TERMS.get((float(xi), float(target)))
+    return shipped if shipped is not None else _default_morlet_terms(float(xi), float(target))
+
+
+@persistent()
+def _default_morlet_terms(xi: float, target: float) -> int:
     for terms in range(6, 24):
         ratio, first = morlet_design(xi, terms)
         sigma = _MORLET_REF_SIGMA
@@ -408,10 +485,20 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
     ``shift = n0 > 0`` fits the attenuated (ASFT) form: the series times ``exp(α k)`` with
     ``α = n0/σ²`` approximates ``ψ[k - n0]`` (Eq. 40 applied to the wavelet's envelope).
 
+    Cached in memory and on disk (:mod:`.fit_cache`): a fit costs 10-70 ms, a read well
+    under one.
+
     >>> fit = fit_morlet(60.0, 6.0, 11)
     >>> fit.K, fit.first, fit.rmse < 1e-4
     (253, 3, True)
     """
+    return _fit_morlet(float(sigma), float(xi), int(terms), int(shift),
+                       None if K is None else int(K), None if first is None else int(first))
+
+
+@persistent(MorletFit)
+def _fit_morlet(sigma: float, xi: float, terms: int, shift: int, K: int | None,
+                first: int | None) -> MorletFit:
     ratio, first0 = morlet_design(float(xi), int(terms))
     if K is None or first is None:
         k0 = max(1, round(ratio * sigma))
@@ -428,13 +515,16 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
         for kk in sorted({*ks, *(f + terms - 1 for f in firsts)}):
             if K is not None and kk != K:
                 continue
+            win = None  # built on the first candidate that needs it
             centre = round(folded * kk / math.pi - (terms - 1) / 2)
             cands = set(firsts) | {centre - 1, centre, centre + 1} if first is None else {first}
             for f in sorted(cands):
                 # orders up to K only (β p <= π): no two orders alias on the integer grid
                 if f < 0 or f + terms - 1 > kk:
                     continue
-                m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift)
+                if win is None:
+                    win = _MorletWindow(sigma, xi, kk, shift)
+                m, l, e = _fit_morlet_k(sigma, xi, kk, f, terms, shift, win)
                 if best is None or e < best[0]:
                     best = (e, kk, f, m, l)
         e, K, first, m, l = best
@@ -443,3 +533,74 @@ def fit_morlet(sigma: float, xi: float, terms: int, shift: int = 0,
     m.setflags(write=False)
     l.setflags(write=False)
     return MorletFit(float(sigma), float(xi), int(K), int(first), int(terms), m, l, float(e))
+
+
+# ------------------------------------------------------------------------- exact moments
+#: moments ``M_m = Σ_j (j/σ)^m h[j]`` (m = 0, 1, 2) that the fitted kernels keep exactly
+MOMENTS = (0, 1, 2)
+
+
+def target_moments(sigma: float, order: int) -> np.ndarray:
+    """Scaled moments ``M_m = Σ_j (j/s)^m h[j]``, ``m = 0, 1, 2``, ``s = max(σ, 1)``, of the
+    Gaussian filters' target :func:`discrete_gaussian_kernel` of ``order`` on the whole line
+    (float64).
+
+    With the convolution ``y[n] = Σ_j h[j] x[n - j]`` a kernel with moments ``μ_m = Σ_j j^m
+    h[j]`` maps ``x = 1, n, n²`` to ``μ_0``, ``μ_0 n - μ_1`` and ``μ_0 n² - 2μ_1 n + μ_2``.
+    From σ = 4 on (the continuum limit, see :func:`discrete_gaussian_kernel`) the targets are
+    ``μ = (1, 0, σ²)`` (order 0: constants and ramps pass unchanged), ``(0, -1, 0)`` (order 1:
+    0 on constants, ``+1`` on the ramp ``x = n``, ``2n`` on ``n²``; scipy.ndimage's
+    ``gaussian_filter1d(order=1)`` has the same sign) and ``(0, 0, 2)`` (order 2: 0 on
+    constants and ramps, 2 on ``n²``). Below σ = 4 they are the discrete kernel's own,
+    which differ from these by the Poisson terms ``~ e^{-2π²σ²}`` (below 1e-7 from σ = 1 on).
+
+    >>> target_moments(10.0, 1) * 10.0  # μ_1 = -1
+    array([ 0., -1.,  0.])
+    >>> target_moments(10.0, 2) * 100.0  # μ_2 = 2
+    array([0., 0., 2.])
+    """
+    if sigma >= _CONTINUUM_SIGMA:
+        return np.array([[1.0, 0.0, 1.0], [0.0, -1.0 / sigma, 0.0],
+                         [0.0, 0.0, 2.0 / sigma**2]])[order]
+    w = math.ceil(12 * sigma) + 2
+    j = np.arange(-w, w + 1, dtype=np.float64)
+    h = discrete_gaussian_kernel(j, sigma, order)
+    u = j / max(sigma, 1.0)
+    return np.array([float(np.sum(u**m * h)) for m in MOMENTS])
+
+
+def constrain_moments(columns, weights: np.ndarray, j: np.ndarray, scale: float,
+                      target: np.ndarray, block: int = 1 << 15) -> np.ndarray:
+    """The weights nearest to ``weights`` whose kernel keeps the moments ``target`` exactly.
+
+    The kernel is ``h[j] = Σ_c w_c φ_c[j]`` on the offsets ``j`` (its whole support) with
+    the columns ``φ_c = columns(j)`` (shape ``(C, len(j))``, evaluated in blocks). Returns
+    ``w + Δw`` with ``Δw`` the smallest change of the kernel in the L2 norm,
+    ``min ||Σ_c Δw_c φ_c||²``, subject to ``Σ_j (j/scale)^m h[j] = target[m]``: the
+    Lagrange solution ``Δw = G⁺ Cᵀ (C G⁺ Cᵀ)⁻¹ (target - C w)`` with the Gram matrix
+    ``G = Φ Φᵀ`` and ``C[m, c] = Σ_j (j/scale)^m φ_c[j]``. When ``weights`` is the
+    least-squares fit of a target on these columns (the plain SFT), this is the
+    equality-constrained least-squares fit of that target, so the RMSE grows by the least
+    possible amount (measured in the tests). Columns that vanish are left out.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n_col = len(w)
+    gram = np.zeros((n_col, n_col))
+    cmat = np.zeros((len(target), n_col))
+    for i in range(0, len(j), block):
+        jb = j[i:i + block]
+        phi = columns(jb)
+        gram += phi @ phi.T
+        u = jb / scale
+        cmat += np.stack([u**m for m in MOMENTS[:len(target)]]) @ phi.T
+    norms = np.sqrt(np.diag(gram))
+    keep = norms > 1e-12 * norms.max()
+    d = 1.0 / norms[keep]
+    g = gram[np.ix_(keep, keep)] * d[:, None] * d[None, :]
+    c = cmat[:, keep] * d[None, :]
+    resid = np.asarray(target, dtype=np.float64) - cmat @ w
+    ginv_ct = np.linalg.lstsq(g, c.T, rcond=1e-13)[0]
+    lam = np.linalg.lstsq(c @ ginv_ct, resid, rcond=1e-15)[0]
+    out = w.copy()
+    out[keep] += d * (ginv_ct @ lam)
+    return out
