@@ -37,7 +37,24 @@ class BoxMoments(Moments):
 
     Use :meth:`reconstruct` for the whole image/volume, part of it (``region``) or a lower
     order, and :meth:`slice` for one plane of a volume, all computed straight from the moments.
+
+    **As an array.** ``np.asarray(J)`` is the coefficient array :meth:`numpy`,
+    ``batch_shape + (order + 1,) * ndim`` (entries outside a ``truncation='total'`` set are
+    zeros), and :attr:`shape` is its shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmoments import legendre_moments
+    >>> J = legendre_moments(np.ones((2, 8, 8)), 3, ndim=2)
+    >>> J.shape, np.asarray(J).shape
+    ((2, 4, 4), (2, 4, 4))
+    >>> J  # doctest: +ELLIPSIS
+    <BoxMoments legendre order=3 truncation=... batch_shape=(2,) shape=(2, 4, 4) dtype=...>
     """
+
+    def _orders_text(self) -> str:
+        return f"order={self.order} truncation={self.truncation!r}"
 
     family = "jacobi"
 

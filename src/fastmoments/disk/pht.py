@@ -645,7 +645,25 @@ class PHTMoments(DiskMoments):
     r"""Polar harmonic moments of a batch: ``M[n, l]`` for any valid ``(n, l)`` computed
     directly or through the real-image symmetry (:math:`M_{n,-l} = \overline{M_{-n,l}}` for
     PCET, :math:`\overline{M_{n,l}}` for PCT/PST); ``invariants()`` gives :math:`|M_{nl}|`.
+    Columns (``pairs``, ``values()``, ``invariants()``, ``np.asarray(M)``, ``shape``) are
+    ordered by ``n`` then ``l``, as for :class:`~fastmoments.disk.DiskMoments`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmoments import pcet
+    >>> M = pcet(np.ones((2, 16, 16)), 1, 1)
+    >>> M.shape, np.asarray(M).shape, M.pairs[:3]
+    ((2, 6), (2, 6), [(-1, 0), (-1, 1), (0, 0)])
+    >>> M  # doctest: +ELLIPSIS
+    <PHTMoments pcet |n|<=1 |l|<=1 (6 moments) batch_shape=(2,) shape=(2, 6) dtype=...>
     """
+
+    def _orders_text(self) -> str:
+        pairs = self.plan.index.pairs()
+        top_n = max(abs(n) for n, _l in pairs)
+        top_l = max(abs(m) for _n, m in pairs)
+        return f"|n|<={top_n} |l|<={top_l} ({len(pairs)} moments)"
 
     def reconstruct(self, nmax: int | None = None, lmax: int | None = None, *,
                     orders: Any = None, repetitions: Any = "all") -> Any:
