@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._array import ChannelMove, restore_channels
 from .._validate import check_choice, check_int, check_int_list
 from ..moments import MomentIndexError, Moments, index_key
 from .transform import REPETITION_SETS, DiskTransform
@@ -66,6 +67,8 @@ class DiskMoments(Moments):
                              f"moments of this plan, got {tuple(data.shape)}")
         super().__init__(data, plan, kind, ncoef_dims=2)
         self.family = plan.family.name
+        #: Where the colour channels were in the input (``channel_axis``), or None.
+        self.channels: ChannelMove | None = None
 
     # ------------------------------------------------------------------ access
     @property
@@ -219,7 +222,8 @@ class DiskMoments(Moments):
         Returns
         -------
         array
-            ``(..., N, N)`` real, in the caller's kind and dtype.
+            ``(..., N, N)`` real, in the caller's kind and dtype; for the moments of a colour
+            image (``channel_axis``), the input's layout, channels where they were.
 
         Raises
         ------
@@ -249,7 +253,8 @@ class DiskMoments(Moments):
         coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
         img = plan.synthesize(coef, gamma)
         img = img.reshape(*self.batch_shape, plan.size, plan.size)
-        return self._out(img)
+        # moments of a colour image (channel_axis): the channels go back where they were
+        return self._out(restore_channels(img, self.channels))
 
     def _computed_orders(self) -> list[int]:
         return sorted({n for col in self.plan.index.ns for n in col})
