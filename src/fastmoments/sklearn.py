@@ -189,8 +189,9 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
             Parameters of the wrong type (e.g. a float order).
         """
         images = self._images(X, reset=True)
-        # one image of ones runs the real code path (ones: A_00 != 0 for normalize="z00"): every parameter is checked by the
-        # function that uses it, and the (cached) plan is ready for transform
+        # one image of ones runs the real code path (ones: A_00 != 0 for normalize="z00"):
+        # every parameter is checked by the function that uses it, and the (cached) plan is
+        # ready for transform
         try:
             fs = self._run(np.ones((1, *images.shape[1:]), dtype=images.dtype))
         except ValueError as exc:
