@@ -191,7 +191,9 @@ class FeatureSet:
             raise ValueError(f"np.asarray(FeatureSet, copy=False): the features are on "
                              f"{t.device} and must be copied to the host")
         arr = t.cpu().numpy()
-        return arr.astype(dtype, copy=False) if dtype is not None else arr
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
 
     @property
     def tensor(self) -> torch.Tensor:
