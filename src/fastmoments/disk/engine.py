@@ -49,10 +49,6 @@ __all__ = ["DiskEngine"]
 
 _ITEM = {torch.float32: 4, torch.float64: 8}
 
-#: The radial table is built and cached from this forward or synthesis call of an engine on;
-#: earlier calls stream the recurrence (see :meth:`DiskEngine.table`).
-TABLE_FROM_PASS = 2
-
 #: Jobs of more operations (as counted by :meth:`DiskEngine.op_count`) than this get a
 #: progress bar, shown once they have run for a second. Measured: 0.32-0.53 G of these
 #: operations per second on one core of an AMD EPYC (N = 256, T = 100 and N = 512, T = 200,
@@ -133,7 +129,6 @@ class DiskEngine:
         self.ms32 = self.ms.to(torch.int32)
         self._table: torch.Tensor | None = None
         self._table_checked = False
-        self._passes = 0  # forward/synthesis calls so far (the table waits for the second)
         self._exp: torch.Tensor | None = None
         self._exp_checked = False
         self._cs: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -178,14 +173,8 @@ class DiskEngine:
 
     def table(self) -> torch.Tensor | None:
         """The radial table ``(cols, rows, groups)`` if it fits in a quarter of the budget
-        (each value computed in float64, then cast), else None (it will be streamed).
-
-        The table is built when the engine is used a second time (:data:`TABLE_FROM_PASS`):
-        a first call streams the recurrence, which costs the same as building the table
-        but neither allocates nor fills it (634 MB at N = 256, T = 100, k = 3: most of a
-        first call), so a one-off call stays fast and a reused plan keeps its table.
-        """
-        if not self._table_checked and self._passes >= TABLE_FROM_PASS:
+        (each value computed in float64, then cast), else None (it will be streamed)."""
+        if not self._table_checked:
             self._table_checked = True
             # building needs the float64 copy as well as the cast one
             if self.table_bytes() <= self.budget // 4:
@@ -303,7 +292,6 @@ class DiskEngine:
         ``progress``: a tqdm bar over the radius groups (``None``: only for jobs of more
         than :data:`PROGRESS_FROM` flops that run for over a second).
         """
-        self._passes += 1
         b = self.batch_size(x.shape[0])
         passes = list(range(0, x.shape[0], b)) if b < x.shape[0] else [0]
         bar = self._bar(x.shape[0], len(passes), "moments", progress)
@@ -423,7 +411,6 @@ class DiskEngine:
         otherwise each pixel takes the value at its sample point (reconstruction with a
         one-point sampling). ``normalized`` multiplies by :math:`c_{nm}` (the adjoint).
         """
-        self._passes += 1
         b = self.batch_size(coef.shape[0])
         passes = list(range(0, coef.shape[0], b)) if b < coef.shape[0] else [0]
         bar = self._bar(coef.shape[0], len(passes), "synthesis", progress)
