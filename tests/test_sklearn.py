@@ -227,7 +227,7 @@ def test_params_clone():
     zf = ZernikeFeatures(order=5, kind="real", k=3)
     assert zf.get_params() == {"order": 5, "kind": "real", "k": 3, "quadrature": "midpoint",
                                "rule": "inscribed", "dtype": "float64", "device": None,
-                               "batch_size": None}
+                               "batch_size": None, "normalize": None}
     c = clone(zf).set_params(order=2)
     assert c.order == 2 and zf.order == 5
     assert MomentFeatures(family="pst", orders=[1, 3]).get_params()["orders"] == [1, 3]

@@ -8,58 +8,148 @@ in :mod:`fastmoments.box`; signal transforms (Gaussian smoothing, Morlet wavelet
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from . import data, disk
+# Names are imported on first use (PEP 562): ``import fastmoments`` imports neither torch nor
+# scipy, so a command or a first call pays only for what it uses (issue 15). Each public name
+# maps to the submodule that defines it; ``from fastmoments import X``, ``fastmoments.X`` and
+# tab completion (``__dir__``) work as if everything had been imported here.
+_LAZY: dict[str, tuple[str, ...]] = {
+    # box moments: Legendre, Gegenbauer, Jacobi in 2-D and 3-D (fastmoments.box)
+    ".box": (
+        "BoxMoments",
+        "JacobiTransform",
+        "Plane",
+        "gegenbauer_moments",
+        "jacobi_moments",
+        "legendre_moments",
+    ),
+    # disk transforms: Zernike, pseudo-Zernike, polar harmonic (fastmoments.disk)
+    ".disk": (
+        "DiskMoments",
+        "DiskTransform",
+        "PHTMoments",
+        "PolarHarmonicTransform",
+        "PseudoZernikeTransform",
+        "ZernikeTransform",
+        "order_pairs",
+        "pcet",
+        "pct",
+        "pseudo_zernike_moments",
+        "pst",
+        "zernike_moments",
+    ),
+    # moment features for recognition (fastmoments.features)
+    ".features": (
+        "FeatureSet",
+        "ObjectFeatures",
+        "feature_distances",
+        "features",
+        "object_features",
+        "pair_statistics",
+    ),
+    ".metrics": ("psnr",),
+    ".moments": ("Moments",),
+    # signal transforms: Gaussian smoothing, Morlet wavelets (fastmoments.signal)
+    ".signal": (
+        "CWT",
+        "GaussianFilter",
+        "Morlet",
+        "MorletTransform",
+        "cwt",
+        "gaussian_filter",
+        "morlet_transform",
+    ),
+}
 
-# box moments: Legendre, Gegenbauer, Jacobi in 2-D and 3-D (fastmoments.box)
-from .box import (
-    BoxMoments,
-    JacobiTransform,
-    Plane,
-    gegenbauer_moments,
-    jacobi_moments,
-    legendre_moments,
-)
+#: Subpackages reachable as attributes (``fastmoments.disk``) without importing them first.
+#: (``fastmoments.features`` is the function; the subpackage of that name is imported as
+#: ``fastmoments.features.extract`` etc. or ``from fastmoments.features import ...``.)
+_SUBMODULES = ("box", "cli", "collections", "dask", "data", "disk", "metrics", "moments",
+               "parallel", "signal", "sklearn", "viz")
 
-# disk transforms: Zernike, pseudo-Zernike, polar harmonic (fastmoments.disk)
-from .disk import (
-    DiskMoments,
-    DiskTransform,
-    PHTMoments,
-    PolarHarmonicTransform,
-    PseudoZernikeTransform,
-    ZernikeTransform,
-    order_pairs,
-    pcet,
-    pct,
-    pseudo_zernike_moments,
-    pst,
-    zernike_moments,
-)
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
-# moment features for recognition (fastmoments.features)
-from .features import (
-    FeatureSet,
-    ObjectFeatures,
-    feature_distances,
-    features,
-    object_features,
-    pair_statistics,
-)
-from .metrics import psnr
-from .moments import Moments
 
-# signal transforms: Gaussian smoothing, Morlet wavelets (fastmoments.signal)
-from .signal import (
-    CWT,
-    GaussianFilter,
-    Morlet,
-    MorletTransform,
-    cwt,
-    gaussian_filter,
-    morlet_transform,
-)
+class _Package(types.ModuleType):
+    """The package module: importing the subpackage ``fastmoments.features`` makes Python set
+    the package's attribute ``features`` to that subpackage; the public name is the function
+    of that name, so such a write is dropped (the next access imports the function)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "features" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a subpackage) on first access and keep it (PEP 562)."""
+    module = _WHERE.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
+
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
+    from . import data, disk
+    from .box import (
+        BoxMoments,
+        JacobiTransform,
+        Plane,
+        gegenbauer_moments,
+        jacobi_moments,
+        legendre_moments,
+    )
+    from .disk import (
+        DiskMoments,
+        DiskTransform,
+        PHTMoments,
+        PolarHarmonicTransform,
+        PseudoZernikeTransform,
+        ZernikeTransform,
+        order_pairs,
+        pcet,
+        pct,
+        pseudo_zernike_moments,
+        pst,
+        zernike_moments,
+    )
+    from .features import (
+        FeatureSet,
+        ObjectFeatures,
+        feature_distances,
+        features,
+        object_features,
+        pair_statistics,
+    )
+    from .metrics import psnr
+    from .moments import Moments
+    from .signal import (
+        CWT,
+        GaussianFilter,
+        Morlet,
+        MorletTransform,
+        cwt,
+        gaussian_filter,
+        morlet_transform,
+    )
 
 __all__ = [
     "CWT",

@@ -28,13 +28,16 @@ import torch
 
 __all__ = [
     "ArrayKind",
+    "ChannelMove",
     "DtypeError",
     "as_tensor",
     "complex_dtype",
+    "move_channels",
     "native_array",
     "policy_dtype",
     "real_dtype",
     "resolve_device",
+    "restore_channels",
     "to_output",
     "working_dtype",
 ]
@@ -393,3 +396,66 @@ def to_output(t: torch.Tensor, kind: ArrayKind) -> Any:
     if kind.numpy:
         return t.detach().cpu().numpy()
     return t
+
+
+@dataclass(frozen=True)
+class ChannelMove:
+    """Where the channel axis of an input was: axis ``axis`` of ``ndim`` axes, whose last
+    ``core`` non-channel axes are the image (volume) axes. Made by :func:`move_channels`."""
+
+    axis: int
+    ndim: int
+    core: int
+
+    @property
+    def batch_before(self) -> int:
+        """Batch axes (not channel, not image) in front of the channel axis."""
+        return min(self.axis, self.ndim - 1 - self.core)
+
+    @property
+    def core_before(self) -> int:
+        """Image axes in front of the channel axis (``core`` for channels last)."""
+        return max(0, self.axis - (self.ndim - 1 - self.core))
+
+
+def move_channels(x: Any, axis: int | None, core: int) -> tuple[Any, ChannelMove | None]:
+    """Move the channel axis ``axis`` (already checked, non-negative) of ``x`` to just before
+    its ``core`` image axes, so that the channels become the last batch axis: ``(H, W, C)``
+    -> ``(C, H, W)``, ``(B, H, W, C)`` -> ``(B, C, H, W)``. A view (no copy); ``x``
+    unchanged when ``axis`` is None.
+
+    >>> y, mv = move_channels(np.zeros((5, 7, 3)), 2, 2)
+    >>> y.shape, mv.core_before
+    ((3, 5, 7), 2)
+    """
+    if axis is None:
+        return x, None
+    if isinstance(x, torch.Tensor):
+        return x.movedim(axis, -core - 1), ChannelMove(axis, x.ndim, core)
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    return np.moveaxis(x, axis, -core - 1), ChannelMove(axis, x.ndim, core)
+
+
+def restore_channels(y: Any, move: ChannelMove | None, n_core_out: int | None = None,
+                     core_kept_before: int | None = None) -> Any:
+    """Put the channel axis of an image-shaped result back where it was in the input.
+
+    ``y`` is ``batch + (C,) + core_out`` (the layout :func:`move_channels` made, with
+    ``n_core_out`` image axes, default ``move.core``); ``core_kept_before`` counts the image
+    axes of ``y`` that came before the channel axis in the input (default: all of them,
+    ``move.core_before``; less when a region dropped some).
+
+    >>> y, mv = move_channels(np.zeros((5, 7, 3)), 2, 2)
+    >>> restore_channels(y, mv).shape
+    (5, 7, 3)
+    """
+    if move is None:
+        return y
+    n_out = move.core if n_core_out is None else n_core_out
+    kept = move.core_before if core_kept_before is None else core_kept_before
+    src = y.ndim - n_out - 1
+    dst = move.batch_before + kept
+    if isinstance(y, torch.Tensor):
+        return y.movedim(src, dst)
+    return np.moveaxis(y, src, dst)

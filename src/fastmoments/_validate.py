@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "check_bool",
+    "check_channel_axis",
     "check_choice",
     "check_int",
     "check_int_list",
@@ -24,6 +25,7 @@ __all__ = [
     "check_real",
     "check_shape",
     "check_shape_tail",
+    "colour_hint",
 ]
 
 
@@ -293,3 +295,47 @@ def check_shape_tail(name: str, shape: Sequence[int], expected: Sequence[int], w
             f"{name} must have shape (..., {', '.join(map(str, expected))}) for {what}, "
             f"got {tuple(shape)}"
         )
+
+
+def check_channel_axis(channel_axis: Any, ndim: int, core: int, name: str = "image"
+                       ) -> int | None:
+    """Check ``channel_axis`` (scikit-image's convention) for an input of ``ndim`` axes whose
+    last ``core`` non-channel axes are the image (or volume) axes; return it as a
+    non-negative axis, or None.
+
+    >>> check_channel_axis(-1, 3, 2)
+    2
+    >>> check_channel_axis(None, 2, 2) is None
+    True
+    >>> check_channel_axis(2, 2, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: channel_axis=2 is out of range for image of 2 dimensions: with channel_axis, \
+image needs at least 3 dimensions (the channels and the 2 image axes)
+    """
+    if channel_axis is None:
+        return None
+    axis = check_int("channel_axis", channel_axis, minimum=None)
+    if ndim < core + 1 or not -ndim <= axis < ndim:
+        raise ValueError(f"channel_axis={axis} is out of range for {name} of {ndim} "
+                         f"dimensions: with channel_axis, {name} needs at least {core + 1} "
+                         f"dimensions (the channels and the {core} image axes)")
+    return axis % ndim
+
+
+def colour_hint(shape: Sequence[int], name: str = "image") -> str | None:
+    """The message for a colour image ``(..., H, W, 3)`` or ``(..., H, W, 4)`` given where
+    square images ``(..., N, N)`` are expected without ``channel_axis``; None when the
+    shape does not look like one (a square last pair of axes is a valid batch).
+
+    >>> colour_hint((32, 48, 3)).split(";")[0]
+    'image of shape (32, 48, 3) looks like a colour image (3 colour channels last)'
+    >>> colour_hint((3, 32, 32)) is None
+    True
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) >= 3 and shape[-1] in (3, 4) and shape[-1] != shape[-2]:
+        return (f"{name} of shape {shape} looks like a colour image ({shape[-1]} colour "
+                f"channels last); pass channel_axis=-1 to treat each channel as an image "
+                f"of the batch (or convert it to grey levels first)")
+    return None

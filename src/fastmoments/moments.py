@@ -118,6 +118,34 @@ class Moments:
     def __len__(self) -> int:
         return int(self._data.shape[0]) if self.batch_shape else 1
 
+    # ------------------------------------------------------------------ array protocol
+    def _array_tensor(self) -> torch.Tensor:
+        """The tensor ``np.asarray(moments)`` returns (subclasses choose the layout)."""
+        return self._data
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of ``np.asarray(moments)``: the batch shape, then the coefficient axes."""
+        return tuple(self._array_tensor().shape)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(moments)``: the coefficients as NumPy (copied to the host; see the
+        subclass for the layout)."""
+        t = self._array_tensor().detach().resolve_conj()
+        host = t.device.type == "cpu"
+        arr = t.cpu().numpy()
+        if copy is False and (not host or (dtype is not None and np.dtype(dtype) != arr.dtype)):
+            raise ValueError(f"np.asarray({type(self).__name__}, copy=False): the coefficients "
+                             f"must be copied (they are on {t.device} or of another dtype)")
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
+
+    def _orders_text(self) -> str:
+        """The order(s) for :meth:`__repr__`."""
+        return f"order={getattr(self, 'order', '?')}"
+
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} {self.family} batch_shape={self.batch_shape} "
-                f"dtype={self.dtype} device={self.device}>")
+        return (f"<{type(self).__name__} {self.family} {self._orders_text()} "
+                f"batch_shape={self.batch_shape} shape={self.shape} dtype={self.dtype} "
+                f"device={self.device}>")

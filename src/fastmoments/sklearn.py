@@ -15,8 +15,10 @@ with :func:`fastmoments.features.features`, following scikit-learn's transformer
 * ``transform`` returns ``(n_samples, n_features_out)`` float64 (``dtype="float32"`` gives
   float32), always NumPy, whatever device computed it.
 * ``get_feature_names_out`` returns the column labels of :class:`fastmoments.FeatureSet`
-  (``"|A[2,0]|"``, ``"Re A[3,1]"``, ...), in the column order of ``features()``, so
-  ``set_output(transform="pandas")`` names the DataFrame columns.
+  (``"|A[2,0]|"``, ``"Re A[3,1]"``, ...), in the column order of ``features()`` (order ``n``,
+  then repetition ``m``), which is also the order of ``DiskMoments.invariants()`` and its
+  ``names()``, so ``set_output(transform="pandas")`` names the DataFrame columns and the
+  columns of all three match by name.
 * Parameters are stored as given (no work in ``__init__``), so ``clone``, ``get_params`` /
   ``set_params`` and ``GridSearchCV`` over ``order`` work.
 
@@ -91,6 +93,7 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
     dtype: str
     device: Any
     batch_size: int | None
+    normalize: str | None
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -160,7 +163,8 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
         family, orders = self._spec()
         return features(images, family=family, orders=orders, kind=self.kind, k=self.k,
                         quadrature=self.quadrature, rule=self.rule, device=self.device,
-                        dtype=self.dtype, batch_size=self.batch_size, progress=False)
+                        dtype=self.dtype, batch_size=self.batch_size, progress=False,
+                        normalize=self.normalize)
 
     # -- estimator API ---------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> _DiskFeatures:
@@ -185,10 +189,11 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
             Parameters of the wrong type (e.g. a float order).
         """
         images = self._images(X, reset=True)
-        # one image of zeros runs the real code path: every parameter is checked by the
-        # function that uses it, and the (cached) plan is ready for transform
+        # one image of ones runs the real code path (ones: A_00 != 0 for normalize="z00"):
+        # every parameter is checked by the function that uses it, and the (cached) plan is
+        # ready for transform
         try:
-            fs = self._run(np.zeros((1, *images.shape[1:]), dtype=images.dtype))
+            fs = self._run(np.ones((1, *images.shape[1:]), dtype=images.dtype))
         except ValueError as exc:
             if "size=" not in str(exc):
                 raise
@@ -266,6 +271,11 @@ class MomentFeatures(_DiskFeatures):
         Where to compute (``"cuda"`` for the GPU); the output is NumPy on the host.
     batch_size : int, optional
         Images per batch (default: chosen from the memory budget).
+    normalize : {None, "pixels", "z00"}
+        ``"pixels"``: the re-layout paper's :math:`\lambda_N` normalization (divide by the
+        number of pixels in the disk instead of :math:`\pi`); ``"z00"``: every moment
+        divided by :math:`|A_{00}|` of its image (contrast invariant). As in
+        :func:`fastmoments.features.features`.
 
     Attributes
     ----------
@@ -295,7 +305,7 @@ class MomentFeatures(_DiskFeatures):
     def __init__(self, family: str = "zernike", orders: int | Iterable[int] = 8, *,
                  kind: str = "magnitude", k: int = 1, quadrature: str = "midpoint",
                  rule: str = "inscribed", dtype: str = "float64", device: Any = None,
-                 batch_size: int | None = None) -> None:
+                 batch_size: int | None = None, normalize: str | None = None) -> None:
         self.family = family
         self.orders = orders
         self.kind = kind
@@ -305,6 +315,7 @@ class MomentFeatures(_DiskFeatures):
         self.dtype = dtype
         self.device = device
         self.batch_size = batch_size
+        self.normalize = normalize
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:
         return self.family, self.orders
@@ -316,7 +327,8 @@ class _OrderFeatures(_DiskFeatures):
 
     def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
                  quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
-                 device: Any = None, batch_size: int | None = None) -> None:
+                 device: Any = None, batch_size: int | None = None,
+                 normalize: str | None = None) -> None:
         self.order = order
         self.kind = kind
         self.k = k
@@ -325,6 +337,7 @@ class _OrderFeatures(_DiskFeatures):
         self.dtype = dtype
         self.device = device
         self.batch_size = batch_size
+        self.normalize = normalize
 
 
 class ZernikeFeatures(_OrderFeatures):
@@ -335,7 +348,7 @@ class ZernikeFeatures(_OrderFeatures):
     order : int
         Highest order ``T``; the columns are the moments ``(n, m >= 0)``, ``n <= T``,
         ``n - m`` even, ordered by ``(n, m)``.
-    kind, k, quadrature, rule, dtype, device, batch_size
+    kind, k, quadrature, rule, dtype, device, batch_size, normalize
         As in :class:`MomentFeatures`.
 
     Attributes
@@ -363,7 +376,7 @@ class PseudoZernikeFeatures(_OrderFeatures):
     ----------
     order : int
         Highest order ``T``; the columns are the moments ``(n, 0 <= m <= n)``, ``n <= T``.
-    kind, k, quadrature, rule, dtype, device, batch_size
+    kind, k, quadrature, rule, dtype, device, batch_size, normalize
         As in :class:`MomentFeatures`.
 
     Attributes

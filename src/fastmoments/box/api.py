@@ -40,7 +40,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
+from .._array import (
+    ArrayKind,
+    as_tensor,
+    move_channels,
+    real_dtype,
+    resolve_device,
+    to_output,
+)
 from .._memory import (
     below_minimum,
     check_memory_budget,
@@ -48,7 +55,7 @@ from .._memory import (
     memory_budget,
     rows_per_chunk,
 )
-from .._validate import check_choice, check_int, check_real, check_shape
+from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
 from .clip import as_planes, clip_boxes
@@ -400,8 +407,13 @@ class JacobiTransform:
         data = out[0] if len(out) == 1 else torch.cat(out)
         return BoxMoments(data.reshape(*batch, *self.coef_shape), self, kind)
 
-    def forward(self, x: Any) -> BoxMoments:
+    def forward(self, x: Any, *, channel_axis: int | None = None) -> BoxMoments:
         """Moments of ``x`` of shape ``(..., *shape)`` (NumPy or torch; never modified).
+
+        ``channel_axis`` (scikit-image's convention): the axis of ``x`` holding colour
+        channels, e.g. ``-1`` for ``(H, W, 3)``. Each channel is transformed as an item of the
+        batch: the channels become the last batch axis of the moments, and
+        :meth:`BoxMoments.reconstruct` puts them back where they were.
 
         Raises
         ------
@@ -409,7 +421,11 @@ class JacobiTransform:
             If the trailing shape is not the plan's, or ``x`` holds NaN or infinity.
         """
         t, kind = as_tensor(x, "x", min_ndim=self.ndim, dtype=self.dtype, device=self.device)
-        return self._forward_tensor(t, kind)
+        axis = check_channel_axis(channel_axis, t.ndim, self.ndim, "x")
+        t, move = move_channels(t, axis, self.ndim)
+        out = self._forward_tensor(t, kind)
+        out.channels = move
+        return out
 
     __call__ = forward
 
@@ -682,12 +698,17 @@ def _plan(shape: tuple[int, ...], order: int, alpha: float, beta: float, k: int,
                            device=device)
 
 
-def _resolve_ndim(ndim: Any, shape: tuple[int, ...]) -> int:
+def _resolve_ndim(ndim: Any, shape: tuple[int, ...], channels: bool = False) -> int:
     if ndim is None:
-        if len(shape) == 2:
+        if len(shape) == 2 or (channels and len(shape) == 3):
             return 2
+        hint = ""
+        if len(shape) == 3 and shape[-1] in (3, 4) and not channels:
+            hint = (f"; if x is one colour image with {shape[-1]} channels last, pass "
+                    "channel_axis=-1")
         raise ValueError("ndim must be given (2: x is images (..., H, W); 3: x is volumes "
-                         f"(..., D, H, W)) when x has 3 or more dimensions, got shape {shape}")
+                         f"(..., D, H, W)) when x has 3 or more dimensions, got shape {shape}"
+                         f"{hint}")
     nd = check_int("ndim", ndim, minimum=2, maximum=3)
     if len(shape) < nd:
         raise ValueError(f"x must have at least {nd} dimensions for ndim={nd}, got shape {shape}")
@@ -695,9 +716,12 @@ def _resolve_ndim(ndim: Any, shape: tuple[int, ...]) -> int:
 
 
 def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadrature: str,
-             truncation: str, normalization: str, device: Any) -> BoxMoments:
+             truncation: str, normalization: str, device: Any,
+             channel_axis: Any = None) -> BoxMoments:
     t, kind = as_tensor(x, "x", min_ndim=2, device=None if is_multi(device) else device)
-    nd = _resolve_ndim(ndim, tuple(t.shape))
+    nd = _resolve_ndim(ndim, tuple(t.shape), channels=channel_axis is not None)
+    axis = check_channel_axis(channel_axis, t.ndim, nd, "x")
+    t, move = move_channels(t, axis, nd)
     if min(t.shape[-nd:]) < 1:
         raise ValueError(f"x must have non-empty spatial axes (the last {nd}), got shape "
                          f"{tuple(t.shape)}")
@@ -710,12 +734,14 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
     check_choice("truncation", truncation, TRUNCATIONS)
     plan = _plan(tuple(t.shape[-nd:]), order, alpha, beta, k, quadrature, truncation,
                  normalization, t.dtype, device_key(device, t.device))
-    return plan._forward_tensor(t, kind)
+    out = plan._forward_tensor(t, kind)
+    out.channels = move
+    return out
 
 
 def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int | None = None,
                    k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
-                   device: Any = None) -> BoxMoments:
+                   device: Any = None, channel_axis: int | None = None) -> BoxMoments:
     r"""Jacobi moments :math:`J_{m,n}` / :math:`J_{m,n,o}` of images or volumes (Eq. 21/24, 31-44).
 
     Parameters
@@ -739,6 +765,13 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
         Keep indices with sum <= order (thesis) or each index <= order.
     device : str or torch.device, optional
         Where to compute (default: where ``x`` is).
+    channel_axis : int, optional
+        The axis of ``x`` holding colour channels (scikit-image's convention), e.g. ``-1``
+        for an ``(H, W, 3)`` image (``ndim`` then defaults to 2). Each channel is transformed
+        as an item of the batch: the channels become the last batch axis of the moments
+        (``J.batch_shape == (3,)``, ``J[p, q]`` has one value per channel), and
+        ``J.reconstruct()`` puts them back where they were (``(H, W, 3)``). The same holds
+        for :func:`legendre_moments` and :func:`gegenbauer_moments`.
 
     Returns
     -------
@@ -772,12 +805,13 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
     >>> bool(np.abs(rec - img).mean() < 2e-3)    # the error shrinks as k grows
     True
     """
-    return _moments(x, order, alpha, beta, ndim, k, quadrature, truncation, "jacobi", device)
+    return _moments(x, order, alpha, beta, ndim, k, quadrature, truncation, "jacobi", device,
+                    channel_axis)
 
 
 def legendre_moments(x: Any, order: int, *, ndim: int | None = None, k: int = 1,
                      quadrature: str = "midpoint", truncation: str = "total",
-                     device: Any = None) -> BoxMoments:
+                     device: Any = None, channel_axis: int | None = None) -> BoxMoments:
     r"""Legendre moments: :func:`jacobi_moments` with :math:`\alpha=\beta=0` (Eq. 19).
 
     Examples
@@ -788,12 +822,13 @@ def legendre_moments(x: Any, order: int, *, ndim: int | None = None, k: int = 1,
     >>> L[0, 0, 0]
     array([1., 1.])
     """
-    return _moments(x, order, 0.0, 0.0, ndim, k, quadrature, truncation, "jacobi", device)
+    return _moments(x, order, 0.0, 0.0, ndim, k, quadrature, truncation, "jacobi", device,
+                    channel_axis)
 
 
 def gegenbauer_moments(x: Any, order: int, *, lam: float, ndim: int | None = None, k: int = 1,
                        quadrature: str = "midpoint", truncation: str = "total",
-                       device: Any = None) -> BoxMoments:
+                       device: Any = None, channel_axis: int | None = None) -> BoxMoments:
     r"""Gegenbauer moments with :math:`G_n^{(\lambda)}` and weight :math:`(1-x^2)^{\lambda-1/2}`.
 
     Computed as Jacobi moments with :math:`\alpha=\beta=\lambda-1/2`, rescaled to the
@@ -818,4 +853,4 @@ def gegenbauer_moments(x: Any, order: int, *, lam: float, ndim: int | None = Non
                          f"lam - 1/2 with alpha + beta <= {MAX_ALPHA_PLUS_BETA:g}; beyond it the "
                          f"float64 tables overflow), got lam={lam}")
     return _moments(x, order, lam - 0.5, lam - 0.5, ndim, k, quadrature, truncation,
-                    "gegenbauer", device)
+                    "gegenbauer", device, channel_axis)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .._array import ChannelMove, restore_channels
 from .._validate import check_choice, check_int
 from ..moments import Moments
 
@@ -37,13 +38,43 @@ class BoxMoments(Moments):
 
     Use :meth:`reconstruct` for the whole image/volume, part of it (``region``) or a lower
     order, and :meth:`slice` for one plane of a volume, all computed straight from the moments.
+
+    **As an array.** ``np.asarray(J)`` is the coefficient array :meth:`numpy`,
+    ``batch_shape + (order + 1,) * ndim`` (entries outside a ``truncation='total'`` set are
+    zeros), and :attr:`shape` is its shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmoments import legendre_moments
+    >>> J = legendre_moments(np.ones((2, 8, 8)), 3, ndim=2)
+    >>> J.shape, np.asarray(J).shape
+    ((2, 4, 4), (2, 4, 4))
+    >>> J  # doctest: +ELLIPSIS
+    <BoxMoments legendre order=3 truncation=... batch_shape=(2,) shape=(2, 4, 4) dtype=...>
     """
+
+    def _orders_text(self) -> str:
+        return f"order={self.order} truncation={self.truncation!r}"
 
     family = "jacobi"
 
     def __init__(self, data: torch.Tensor, plan: JacobiTransform, kind: Any) -> None:
         super().__init__(data, plan, kind, ncoef_dims=plan.ndim)
         self.family = plan.family
+        #: Where the colour channels were in the input (``channel_axis``), or None.
+        self.channels: ChannelMove | None = None
+
+    def _restore(self, out: Any, region: Any) -> Any:
+        """A reconstruction with the colour channels put back where they were in the input
+        (integer entries of ``region`` drop their axes)."""
+        if self.channels is None:
+            return out
+        spatial = list(region) if isinstance(region, tuple) else [slice(None)] * self.ndim
+        dropped = [isinstance(r, numbers.Integral) and not isinstance(r, bool)
+                   for r in spatial]
+        kept_before = sum(not d for d in dropped[: self.channels.core_before])
+        return restore_channels(out, self.channels, self.ndim - sum(dropped), kept_before)
 
     @property
     def order(self) -> int:
@@ -140,7 +171,8 @@ class BoxMoments(Moments):
         -------
         array or tensor
             Shape ``batch_shape + spatial`` (the region's shape when given; an integer index
-            drops that axis); clipping keeps the shape.
+            drops that axis); clipping keeps the shape. For the moments of a colour image
+            (``channel_axis``), the channel axis is back where it was in the input.
 
         Raises
         ------
@@ -159,7 +191,8 @@ class BoxMoments(Moments):
         >>> int((w != 0).sum()), w.shape                      # a quarter of the 512 voxels
         (128, (8, 8, 8))
         """
-        return self.plan.inverse(self, order=order, region=region, clip=clip, fill=fill)
+        out = self.plan.inverse(self, order=order, region=region, clip=clip, fill=fill)
+        return self._restore(out, region)
 
     def slice(self, plane: str, index: int, *, order: int | None = None, clip: Any = None,
               fill: float = math.nan) -> Any:
@@ -190,4 +223,5 @@ class BoxMoments(Moments):
         index = check_int("index", index, minimum=-n, maximum=n - 1)
         region: list[Any] = [slice(None)] * 3
         region[axis] = index
-        return self.plan.inverse(self, order=order, region=tuple(region), clip=clip, fill=fill)
+        out = self.plan.inverse(self, order=order, region=tuple(region), clip=clip, fill=fill)
+        return self._restore(out, tuple(region))

@@ -16,7 +16,7 @@ from ..parallel import first_device, resolve_devices
 from .families import check_family_pairs, get_family
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES
-from .transform import cached_transform, estimate_disk_memory, image_size
+from .transform import cached_transform, channels_first, estimate_disk_memory, image_size
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -44,10 +44,12 @@ _PAIR_BYTES = 128
 def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: str,
              rule: str, method: str | None, repetitions: Sequence[int] | None,
              pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
-             memory_budget: float | None, progress: bool | None = None) -> DiskMoments:
+             memory_budget: float | None, progress: bool | None = None,
+             channel_axis: Any = None) -> DiskMoments:
     # every argument is checked and made a plain value of its exact type before the plan
     # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
     fam = get_family(family)
+    image, move = channels_first(image, channel_axis)
     if order is not None and pairs is not None:
         raise ValueError("give exactly one of order and pairs, not both")
     if order is None and pairs is None:
@@ -92,7 +94,9 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
                             rule=rule, method=method, repetitions=repetitions, pairs=pairs,
                             dtype=dt, device=dev, memory_budget=memory_budget)
-    return plan.forward(image, progress=progress)
+    out = plan.forward(image, progress=progress)
+    out.channels = move
+    return out
 
 
 _DOC = r"""{title} of an image or a batch of images.
@@ -126,6 +130,14 @@ _DOC = r"""{title} of an image or a batch of images.
     progress : bool, optional
         A progress bar over the radius groups: ``None`` (default) for large jobs that run
         for more than a second, ``True`` always, ``False`` never.
+    channel_axis : int, optional
+        The axis of ``image`` that holds colour channels (scikit-image's convention), e.g.
+        ``-1`` for ``(H, W, 3)``. Each channel is transformed as an image of the batch: the
+        channels become the last batch axis of the moments (``A.batch_shape == (3,)`` for
+        ``(H, W, 3)``, ``(B, 3)`` for ``(B, H, W, 3)`` or ``(B, 3, H, W)`` with
+        ``channel_axis=1``), and ``A.reconstruct()`` puts them back where they were. Without
+        it, a non-square ``(..., H, W, 3)`` or ``(..., H, W, 4)`` image is refused with a
+        message about colour channels.
 
     Returns
     -------
@@ -162,6 +174,10 @@ _DOC = r"""{title} of an image or a batch of images.
     True
     >>> A.reconstruct().shape
     (64, 64)
+    >>> rgb = np.stack([img, img.T, 1 - img], axis=-1)       # (64, 64, 3)
+    >>> C = {func}(rgb, 4, channel_axis=-1)
+    >>> C.batch_shape, C[2, 0].shape, C.reconstruct().shape
+    ((3,), (3,), (64, 64, 3))
 """
 
 
@@ -170,10 +186,12 @@ def zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None, 
                     method: str | None = None, repetitions: Sequence[int] | None = None,
                     device: Any = None, dtype: Any = None,
                     memory_budget: float | None = None,
-                    progress: bool | None = None) -> DiskMoments:
+                    progress: bool | None = None,
+                    channel_axis: int | None = None) -> DiskMoments:
     return _moments("zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget, progress=progress)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress,
+                    channel_axis=channel_axis)
 
 
 def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None,
@@ -181,10 +199,12 @@ def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any =
                            method: str | None = None, repetitions: Sequence[int] | None = None,
                            device: Any = None, dtype: Any = None,
                            memory_budget: float | None = None,
-                           progress: bool | None = None) -> DiskMoments:
+                           progress: bool | None = None,
+                           channel_axis: int | None = None) -> DiskMoments:
     return _moments("pseudo-zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
-                    dtype=dtype, memory_budget=memory_budget, progress=progress)
+                    dtype=dtype, memory_budget=memory_budget, progress=progress,
+                    channel_axis=channel_axis)
 
 
 zernike_moments.__doc__ = _DOC.format(

@@ -384,16 +384,19 @@ class DiskEngine:
                 return torch.bmm(t.conj(), S)
             out = torch.bmm(t, torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B))
             return torch.view_as_complex(out.reshape(Mc, J, B, 2))
+        # the recurrences reuse their buffers: autograd must keep a copy of each step
+        copy = S.requires_grad and torch.is_grad_enabled()
         if self.radial_is_complex:
             out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
             for cols, rows, v in self._steps(g0, g1):
-                part = torch.bmm(v.conj().to(self.cdtype)[:, None, :], S[cols]).squeeze(1)
+                vc = v.conj().to(self.cdtype, copy=copy)
+                part = torch.bmm(vc[:, None, :], S[cols]).squeeze(1)
                 out = out.index_put((self._tensor_index(cols), rows), part, accumulate=True)
             return out
         Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
         out = torch.zeros(Mc, J, 2 * B, dtype=self.dtype, device=self.device)
         for cols, rows, v in self._steps(g0, g1):
-            part = torch.bmm(v.to(self.dtype)[:, None, :], Sr[cols]).squeeze(1)
+            part = torch.bmm(v.to(self.dtype, copy=copy)[:, None, :], Sr[cols]).squeeze(1)
             out = out.index_put((self._tensor_index(cols), rows), part, accumulate=True)
         return torch.view_as_complex(out.reshape(Mc, J, B, 2))
 
@@ -450,16 +453,19 @@ class DiskEngine:
                 return torch.bmm(t, a)
             out = torch.bmm(t, torch.view_as_real(a).reshape(Mc, J, 2 * B))
             return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
+        copy = a.requires_grad and torch.is_grad_enabled()  # the recurrences reuse buffers
         if self.radial_is_complex:
             out = torch.zeros(Mc, Gc, B, dtype=self.cdtype, device=self.device)
             for cols, rows, v in self._steps(g0, g1):
-                part = v.to(self.cdtype)[:, :, None] * a[self._tensor_index(cols), rows][:, None, :]
+                vc = v.to(self.cdtype, copy=copy)
+                part = vc[:, :, None] * a[self._tensor_index(cols), rows][:, None, :]
                 out = out.index_add(0, self._tensor_index(cols), part)
             return out
         ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
         out = torch.zeros(Mc, Gc, 2 * B, dtype=self.dtype, device=self.device)
         for cols, rows, v in self._steps(g0, g1):
-            part = v.to(self.dtype)[:, :, None] * ar[self._tensor_index(cols), rows][:, None, :]
+            vr = v.to(self.dtype, copy=copy)
+            part = vr[:, :, None] * ar[self._tensor_index(cols), rows][:, None, :]
             out = out.index_add(0, self._tensor_index(cols), part)
         return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
+from .._array import ChannelMove, restore_channels
 from .._validate import check_choice, check_int, check_int_list
 from ..moments import MomentIndexError, Moments, index_key
 from .transform import REPETITION_SETS, DiskTransform
@@ -27,13 +29,35 @@ class DiskMoments(Moments):
     :class:`~fastmoments.moments.MomentIndexError` (an ``IndexError``, also a ``KeyError``)
     naming ``n`` and ``m``.
 
+    **Column order.** :attr:`pairs`, :meth:`values`, :meth:`invariants`, :meth:`names`,
+    ``np.asarray(A)`` and :attr:`shape` list the stored moments by order ``n``, then
+    repetition ``m`` (``sorted((n, m))``): the column order of
+    :func:`fastmoments.features` and of the scikit-learn transformers, so the columns of
+    all of them match by name (``"|A[4,2]|"``).
+
+    **As an array.** ``np.asarray(A)`` is :meth:`values` as NumPy: ``batch_shape + (K,)``
+    complex, one column per stored moment in the order of :attr:`pairs` (the dense
+    ``(columns, rows)`` storage of the plan is :attr:`data`); :attr:`shape` is its shape.
+
     Attributes
     ----------
     plan : DiskTransform
         The plan that computed the moments.
     pairs : list of (n, m)
-        The stored moments (``m >= 0``), in the order of :meth:`values` and
-        :meth:`invariants`.
+        The stored moments (``m >= 0``), ordered by ``n`` then ``m``: the order of
+        :meth:`values`, :meth:`invariants` and :meth:`names`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmoments import zernike_moments
+    >>> A = zernike_moments(np.ones((3, 16, 16)), 2)
+    >>> A.pairs, A.shape, np.asarray(A).shape
+    ([(0, 0), (1, 1), (2, 0), (2, 2)], (3, 4), (3, 4))
+    >>> A.names()
+    ['|A[0,0]|', '|A[1,1]|', '|A[2,0]|', '|A[2,2]|']
+    >>> A  # doctest: +ELLIPSIS
+    <DiskMoments zernike order=2 (4 moments) batch_shape=(3,) shape=(3, 4) dtype=...>
     """
 
     def __init__(self, data: torch.Tensor, plan: DiskTransform, kind: Any) -> None:
@@ -43,6 +67,8 @@ class DiskMoments(Moments):
                              f"moments of this plan, got {tuple(data.shape)}")
         super().__init__(data, plan, kind, ncoef_dims=2)
         self.family = plan.family.name
+        #: Where the colour channels were in the input (``channel_axis``), or None.
+        self.channels: ChannelMove | None = None
 
     # ------------------------------------------------------------------ access
     @property
@@ -51,7 +77,39 @@ class DiskMoments(Moments):
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
-        return self.plan.index.pairs()
+        """The stored moments ``(n, m)``, ``m >= 0``, ordered by ``n`` then ``m``."""
+        return list(_nm_order(self.plan.index)[0])
+
+    def names(self, kind: str = "magnitude") -> list[str]:
+        """Column labels of :meth:`invariants` (``kind="magnitude"``: ``"|A[n,m]|"``), of
+        :meth:`values` (``kind="value"``: ``"A[n,m]"``), or of the feature matrix of
+        :func:`fastmoments.features` with that ``kind`` (``"real"``: ``"Re A[n,m]"``,
+        ``"complex"``: ``"Re A[n,m]"``, ``"Im A[n,m]"`` per moment): the same labels as
+        :attr:`fastmoments.FeatureSet.names` and ``get_feature_names_out`` of
+        :mod:`fastmoments.sklearn`.
+
+        >>> import numpy as np
+        >>> from fastmoments import zernike_moments
+        >>> zernike_moments(np.ones((8, 8)), 1).names("complex")
+        ['Re A[0,0]', 'Im A[0,0]', 'Re A[1,1]', 'Im A[1,1]']
+        """
+        from ..features.extract import KINDS, column_labels
+
+        kind = check_choice("kind", kind, (*KINDS, "value"))
+        if kind == "value":
+            return [f"A[{n},{m}]" for n, m in self.pairs]
+        return column_labels(self.pairs, kind)
+
+    def _array_tensor(self) -> torch.Tensor:
+        return self._flat()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``batch_shape + (K,)``: the shape of ``np.asarray(A)`` and :meth:`values`."""
+        return (*self.batch_shape, self.plan.index.size)
+
+    def _orders_text(self) -> str:
+        return f"order={self.order} ({self.plan.index.size} moments)"
 
     def __getitem__(self, key: tuple[int, int]) -> Any:
         """The moment ``A[n, m]`` for the whole batch.
@@ -89,18 +147,22 @@ class DiskMoments(Moments):
         return out[()] if out.ndim == 0 else out
 
     def _flat(self) -> torch.Tensor:
-        idx = self.plan.index
-        valid = torch.as_tensor(idx.valid_mask(), device=self._data.device)
-        return self._data[..., valid]
+        _pairs, cols, rows = _nm_order(self.plan.index)
+        dev = self._data.device
+        return self._data[..., torch.as_tensor(cols, device=dev),
+                          torch.as_tensor(rows, device=dev)]
 
     def values(self) -> Any:
-        """Stored moments as ``(..., K)`` complex, in the order of :attr:`pairs`."""
+        """Stored moments as ``(..., K)`` complex, in the order of :attr:`pairs` (``n``,
+        then ``m``)."""
         return self._out(self._flat())
 
     def invariants(self) -> Any:
         r"""Rotation invariants :math:`|A_{nm}|` as ``(..., K)`` real, in the order of
-        :attr:`pairs` (rotation by :math:`\alpha` multiplies :math:`A_{nm}` by
-        :math:`e^{-im\alpha}`, thesis Eq. 2.8-2.9)."""
+        :attr:`pairs` (``n``, then ``m``; rotation by :math:`\alpha` multiplies
+        :math:`A_{nm}` by :math:`e^{-im\alpha}`, thesis Eq. 2.8-2.9). The columns are
+        named by :meth:`names` and equal ``features(..., kind="magnitude")`` of the same
+        orders."""
         return self._out(self._flat().abs())
 
     def dense(self) -> Any:
@@ -160,7 +222,8 @@ class DiskMoments(Moments):
         Returns
         -------
         array
-            ``(..., N, N)`` real, in the caller's kind and dtype.
+            ``(..., N, N)`` real, in the caller's kind and dtype; for the moments of a colour
+            image (``channel_axis``), the input's layout, channels where they were.
 
         Raises
         ------
@@ -190,7 +253,8 @@ class DiskMoments(Moments):
         coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
         img = plan.synthesize(coef, gamma)
         img = img.reshape(*self.batch_shape, plan.size, plan.size)
-        return self._out(img)
+        # moments of a colour image (channel_axis): the channels go back where they were
+        return self._out(restore_channels(img, self.channels))
 
     def _computed_orders(self) -> list[int]:
         return sorted({n for col in self.plan.index.ns for n in col})
@@ -262,6 +326,15 @@ class DiskMoments(Moments):
                               + (1.0 if (int(m) != 0 and -int(m) in wanted) else 0.0)
                               for m in ms.tolist()], device=ms.device)
         return gamma, gamma != 0
+
+
+@lru_cache(maxsize=32)
+def _nm_order(index: Any) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray]:
+    """The stored moments of ``index`` sorted by ``(n, m)``, with their ``(column, row)``
+    slots in the dense layout."""
+    pairs = tuple(sorted(index.pairs()))
+    pos = np.array([index.position(n, m) for n, m in pairs], dtype=np.int64).reshape(-1, 2)
+    return pairs, pos[:, 0], pos[:, 1]
 
 
 def _span(values: Iterable[int]) -> str:

@@ -64,7 +64,13 @@ from .families import FAMILIES, DiskFamily, check_family_pairs
 from .indexing import IndexSet
 from .moments import DiskMoments
 from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
-from .transform import REPETITION_SETS, DiskTransform, estimate_disk_memory, image_size
+from .transform import (
+    REPETITION_SETS,
+    DiskTransform,
+    channels_first,
+    estimate_disk_memory,
+    image_size,
+)
 
 __all__ = [
     "KINDS",
@@ -350,14 +356,26 @@ class PolarHarmonicTransform(DiskTransform):
                              kernel_ready=self._kernel is not None)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, image: Any, *, progress: bool | None = None) -> PHTMoments:
+    def forward(self, image: Any, *, progress: bool | None = None,
+                channel_axis: int | None = None) -> PHTMoments:
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.
 
         A batch that is not yet a tensor on the plan's device and whose working copy would
         take more than a quarter of the memory budget is streamed: converted, moved and
         transformed in chunks (e.g. images in host memory and a plan on a GPU).
+
+        ``channel_axis``: the colour channel axis of ``image``, as in
+        :meth:`DiskTransform.forward` (the channels become the last batch axis).
         """
         progress = check_progress(progress)
+        image, move = channels_first(image, channel_axis)
+        out = self._forward_images(image, progress)
+        out.channels = move
+        return out
+
+    __call__ = forward
+
+    def _forward_images(self, image: Any, progress: bool | None) -> PHTMoments:
         streamed = self._stream(image)
         if streamed is not None:
             return streamed
@@ -373,8 +391,6 @@ class PolarHarmonicTransform(DiskTransform):
             coef = nufft_forward(self, x)
         coef = coef.reshape(*batch, self.index.n_cols, self.index.n_rows)
         return PHTMoments(coef, self, kind)
-
-    __call__ = forward
 
     def _stream(self, image: Any) -> PHTMoments | None:
         on_device = isinstance(image, torch.Tensor) and image.device == self.device
@@ -645,7 +661,25 @@ class PHTMoments(DiskMoments):
     r"""Polar harmonic moments of a batch: ``M[n, l]`` for any valid ``(n, l)`` computed
     directly or through the real-image symmetry (:math:`M_{n,-l} = \overline{M_{-n,l}}` for
     PCET, :math:`\overline{M_{n,l}}` for PCT/PST); ``invariants()`` gives :math:`|M_{nl}|`.
+    Columns (``pairs``, ``values()``, ``invariants()``, ``np.asarray(M)``, ``shape``) are
+    ordered by ``n`` then ``l``, as for :class:`~fastmoments.disk.DiskMoments`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmoments import pcet
+    >>> M = pcet(np.ones((2, 16, 16)), 1, 1)
+    >>> M.shape, np.asarray(M).shape, M.pairs[:3]
+    ((2, 6), (2, 6), [(-1, 0), (-1, 1), (0, 0)])
+    >>> M  # doctest: +ELLIPSIS
+    <PHTMoments pcet |n|<=1 |l|<=1 (6 moments) batch_shape=(2,) shape=(2, 6) dtype=...>
     """
+
+    def _orders_text(self) -> str:
+        pairs = self.plan.index.pairs()
+        top_n = max(abs(n) for n, _l in pairs)
+        top_l = max(abs(m) for _n, m in pairs)
+        return f"|n|<={top_n} |l|<={top_l} ({len(pairs)} moments)"
 
     def reconstruct(self, nmax: int | None = None, lmax: int | None = None, *,
                     orders: Any = None, repetitions: Any = "all") -> Any:
@@ -734,10 +768,11 @@ def _opt_int(name: str, value: Any, minimum: int | None = None) -> int | None:
 
 def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: Any,
               pairs: Any, s: float, k: int, quadrature: str, rule: str, method: str,
-              eps: float | None, device: Any, dtype: Any, memory_budget: float | None
-              ) -> PHTMoments:
+              eps: float | None, device: Any, dtype: Any, memory_budget: float | None,
+              channel_axis: Any = None) -> PHTMoments:
     # every argument is checked and made a plain value of its exact type before the plan
     # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    image, move = channels_first(image, channel_axis)
     nmax, lmax = _opt_int("nmax", nmax), _opt_int("lmax", lmax)
     nmin, lmin = _opt_int("nmin", nmin), _opt_int("lmin", lmin)
     prs = None if pairs is None else check_int_pairs("pairs", pairs, allow_empty=True,
@@ -767,7 +802,9 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
                   device=first_device(dev), memory_budget=memory_budget)
     plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs, s, k, quadrature,
                         rule, method, eps, dt, device_key(dev), memory_budget)
-    return plan.forward(image)
+    out = plan.forward(image)
+    out.channels = move
+    return out
 
 
 _DOC = r"""{title} of an image or a batch of images.
@@ -803,6 +840,12 @@ _DOC = r"""{title} of an image or a batch of images.
         Working precision (default from the input).
     memory_budget : float, optional
         Scratch memory in bytes (or fraction of free memory if <= 1).
+    channel_axis : int, optional
+        The axis of ``image`` that holds colour channels (scikit-image's convention), e.g.
+        ``-1`` for ``(H, W, 3)``: each channel is transformed as an image, the channels
+        become the last batch axis of the moments, and ``reconstruct()`` returns them where
+        they were. Without it, a non-square ``(..., H, W, 3)`` or ``(..., H, W, 4)`` image is
+        refused with a message about colour channels.
 
     Returns
     -------
@@ -846,30 +889,30 @@ def pcet(image: Any, nmax: int | None = None, lmax: int | None = None, *,
          nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
          k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
          method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-         memory_budget: float | None = None) -> PHTMoments:
+         memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
     return _one_call("pcet", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
 
 
 def pct(image: Any, nmax: int | None = None, lmax: int | None = None, *,
         nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
         k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
         method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-        memory_budget: float | None = None) -> PHTMoments:
+        memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
     return _one_call("pct", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
 
 
 def pst(image: Any, nmax: int | None = None, lmax: int | None = None, *,
         nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
         k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
         method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-        memory_budget: float | None = None) -> PHTMoments:
+        memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
     return _one_call("pst", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
 
 
 pcet.__doc__ = _DOC.format(

@@ -9,11 +9,26 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, complex_dtype, real_dtype, resolve_device, to_output
+from .._array import (
+    ChannelMove,
+    as_tensor,
+    complex_dtype,
+    move_channels,
+    real_dtype,
+    resolve_device,
+    to_output,
+)
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
-from .._validate import check_choice, check_int, check_int_list, check_int_pairs
+from .._validate import (
+    check_channel_axis,
+    check_choice,
+    check_int,
+    check_int_list,
+    check_int_pairs,
+    colour_hint,
+)
 from ..parallel import device_key, multi_device
 from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
@@ -22,7 +37,7 @@ from .indexing import IndexSet
 from .sampling import QUADRATURES, RULES, disk_sampling
 
 __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform",
-           "estimate_disk_memory"]
+           "channels_first", "estimate_disk_memory"]
 
 #: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
 REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
@@ -149,7 +164,8 @@ class DiskTransform:
     def _images(self, image: Any) -> tuple[torch.Tensor, Any, tuple[int, ...]]:
         x, kind = as_tensor(image, "image", min_ndim=2, dtype=self.dtype, device=self.device)
         if x.shape[-1] != x.shape[-2]:
-            raise ValueError(f"image must be square (..., N, N) to map onto the unit disk, got "
+            raise ValueError(colour_hint(x.shape) or
+                             f"image must be square (..., N, N) to map onto the unit disk, got "
                              f"shape {tuple(x.shape)}; crop or pad it first")
         if x.shape[-1] != self.size:
             raise ValueError(f"image must be {self.size}x{self.size} for this plan, got shape "
@@ -168,20 +184,30 @@ class DiskTransform:
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
-    def forward(self, image: Any, *, progress: bool | None = None):
+    def forward(self, image: Any, *, progress: bool | None = None,
+                channel_axis: int | None = None):
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
 
         ``progress``: a tqdm bar over the radius groups; ``None`` (default) shows it only for
         large jobs that run for more than a second (see
         :data:`fastmoments.disk.engine.PROGRESS_FROM`), ``False`` never.
+
+        ``channel_axis`` (scikit-image's convention): the axis of ``image`` that holds colour
+        channels, e.g. ``-1`` for ``(H, W, 3)``. Each channel is transformed as an image of
+        the batch; the channels become the last batch axis of the moments (``(H, W, 3)`` gives
+        ``batch_shape == (3,)``, ``(B, H, W, 3)`` gives ``(B, 3)``), and
+        :meth:`DiskMoments.reconstruct` puts them back where they were in ``image``.
         """
         from .moments import DiskMoments
 
         progress = check_progress(progress)
+        image, move = channels_first(image, channel_axis)
         x, kind, batch = self._images(image)
         coef = self.engine.forward(x, progress)
         coef = coef.reshape(*batch, self.index.n_cols, self.index.n_rows)
-        return DiskMoments(coef, self, kind)
+        out = DiskMoments(coef, self, kind)
+        out.channels = move
+        return out
 
     __call__ = forward
 
@@ -327,6 +353,24 @@ def _full_counts(family: DiskFamily, order: int,
     return sum(counts), len(ms), max(counts, default=0)
 
 
+def channels_first(image: Any, channel_axis: Any, name: str = "image"
+                   ) -> tuple[Any, ChannelMove | None]:
+    """Check ``channel_axis`` against ``image`` and move the channels in front of the two
+    image axes (a view), so that they are the last batch axis; ``(image, None)`` without
+    channels. See :func:`fastmoments._array.move_channels`.
+
+    >>> import numpy as np
+    >>> x, move = channels_first(np.zeros((16, 16, 3)), -1)
+    >>> x.shape, move.axis
+    ((3, 16, 16), 2)
+    """
+    if channel_axis is None:
+        return image, None
+    shape = tuple(image.shape) if hasattr(image, "shape") else np.shape(image)
+    axis = check_channel_axis(channel_axis, len(shape), 2, name)
+    return move_channels(image, axis, 2)
+
+
 def check_disk_pixels(size: int, rule: str, name: str | None = None) -> None:
     """Refuse a size whose sampling keeps no pixel (every moment would be 0 whatever the
     image): with ``rule='inscribed'`` a pixel must lie entirely inside the unit disk, so
@@ -365,7 +409,8 @@ def image_size(shape: Sequence[int], name: str = "image", rule: str | None = Non
     if len(shape) < 2:
         raise ValueError(f"{name} must be 2-D or a batch (..., N, N), got shape {shape}")
     if shape[-1] != shape[-2]:
-        raise ValueError(f"{name} must be square (..., N, N) to map onto the unit disk, got "
+        raise ValueError(colour_hint(shape, name) or
+                         f"{name} must be square (..., N, N) to map onto the unit disk, got "
                          f"shape {shape}; crop or pad it first")
     if shape[-1] == 0:
         raise ValueError(f"{name} must have at least one pixel (N >= 1), got shape {shape}")

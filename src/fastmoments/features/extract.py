@@ -41,14 +41,25 @@ from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._progress import progress as _progress
-from .._validate import check_choice, check_int, check_int_list
+from .._validate import (
+    check_channel_axis,
+    check_choice,
+    check_int,
+    check_int_list,
+    colour_hint,
+)
 from ..disk.families import FAMILIES, check_family_pairs, get_family
 from ..disk.sampling import QUADRATURES, RULES
-from ..disk.transform import DiskTransform, check_disk_pixels, estimate_disk_memory
+from ..disk.transform import (
+    DiskTransform,
+    channels_first,
+    check_disk_pixels,
+    estimate_disk_memory,
+)
 from ..parallel.plans import batched, features_prepare, gather_features, leading_axis
 
-__all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "FeatureSet", "features",
-           "moment_pairs"]
+__all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "NORMALIZATIONS", "FeatureSet",
+           "check_normalize", "column_labels", "features", "moment_pairs", "pixel_factor"]
 
 #: The ways a complex moment becomes real feature columns.
 KINDS = ("complex", "real", "magnitude")
@@ -112,6 +123,17 @@ def _label(n: int, m: int, part: str) -> str:
     return {"re": f"Re A[{n},{m}]", "im": f"Im A[{n},{m}]", "abs": f"|A[{n},{m}]|"}[part]
 
 
+def column_labels(pairs: Sequence[tuple[int, int]], kind: str) -> list[str]:
+    """The column labels of a feature matrix of ``kind`` over ``pairs``, one naming rule for
+    :attr:`FeatureSet.names`, :meth:`fastmoments.disk.DiskMoments.names` and the
+    scikit-learn transformers.
+
+    >>> column_labels([(0, 0), (2, 2)], "magnitude")
+    ['|A[0,0]|', '|A[2,2]|']
+    """
+    return [_label(*c) for c in _column_names(pairs, kind)]
+
+
 def _as_kind(moments: torch.Tensor, kind: str) -> torch.Tensor:
     if kind == "complex":
         return torch.view_as_real(moments.resolve_conj()).reshape(*moments.shape[:-1], -1)
@@ -139,6 +161,8 @@ class FeatureSet:
         ``(n_images, len(pairs))`` complex moments (on the compute device).
     kind_in : ArrayKind
         Whether the images were NumPy (``matrix`` is then NumPy) and their device.
+    normalize : {None, "pixels", "z00"}
+        The normalization of the moments (see :func:`features`).
     """
 
     family: str
@@ -147,11 +171,29 @@ class FeatureSet:
     columns: list[tuple[int, int, str]]
     moments: torch.Tensor
     kind_in: ArrayKind
+    normalize: str | None = None
 
     @property
     def names(self) -> list[str]:
-        """Column labels such as ``"Re A[4,0]"``, ``"Im A[4,0]"``, ``"|A[0,0]|"``."""
+        """Column labels such as ``"Re A[4,0]"``, ``"Im A[4,0]"``, ``"|A[0,0]|"`` (the labels
+        of :meth:`fastmoments.disk.DiskMoments.names` and of ``get_feature_names_out`` in
+        :mod:`fastmoments.sklearn`)."""
         return [_label(*c) for c in self.columns]
+
+    #: The same labels under scikit-learn's word.
+    feature_names = names
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(feature_set)``: the feature matrix :attr:`matrix` as NumPy
+        ``(n_images, n_features)`` (copied to the host when it lives on a GPU)."""
+        t = self.tensor.detach()
+        if copy is False and t.device.type != "cpu":
+            raise ValueError(f"np.asarray(FeatureSet, copy=False): the features are on "
+                             f"{t.device} and must be copied to the host")
+        arr = t.cpu().numpy()
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
 
     @property
     def tensor(self) -> torch.Tensor:
@@ -180,7 +222,7 @@ class FeatureSet:
         """The same moments taken another way (no recomputation)."""
         kind = check_choice("kind", kind, KINDS)
         return FeatureSet(self.family, kind, list(self.pairs), _column_names(self.pairs, kind),
-                          self.moments, self.kind_in)
+                          self.moments, self.kind_in, self.normalize)
 
     def select(self, pairs: Sequence[tuple[int, int]]) -> FeatureSet:
         """The feature set restricted to some of its moments (in the order given).
@@ -201,7 +243,7 @@ class FeatureSet:
         keep = [self.pairs[i] for i in idx]
         sel = torch.as_tensor(idx, dtype=torch.long, device=self.moments.device)
         return FeatureSet(self.family, self.kind, keep, _column_names(keep, self.kind),
-                          self.moments.index_select(-1, sel), self.kind_in)
+                          self.moments.index_select(-1, sel), self.kind_in, self.normalize)
 
     def subset(self, rows: Any) -> FeatureSet:
         """The feature vectors of some images (an index array, slice or boolean mask)."""
@@ -211,10 +253,11 @@ class FeatureSet:
             r = torch.as_tensor(np.asarray(rows), device=self.moments.device)
             mom = self.moments[r]
         return FeatureSet(self.family, self.kind, list(self.pairs), list(self.columns), mom,
-                          self.kind_in)
+                          self.kind_in, self.normalize)
 
     def __repr__(self) -> str:
-        return (f"<FeatureSet {self.family} kind={self.kind} images={len(self)} "
+        norm = f" normalize={self.normalize!r}" if self.normalize else ""
+        return (f"<FeatureSet {self.family} kind={self.kind}{norm} images={len(self)} "
                 f"features={self.n_features} moments={self.pairs[:4]}"
                 f"{'...' if len(self.pairs) > 4 else ''}>")
 
@@ -229,6 +272,55 @@ def _plan(family: str, size: int, stored: tuple[tuple[int, int], ...], k: int, q
                          method=fam.selection_method)
 
 
+#: ``features(normalize=...)`` choices (besides None).
+NORMALIZATIONS = ("pixels", "z00")
+
+
+def check_normalize(normalize: Any) -> str | None:
+    """Check ``normalize``: None, ``"pixels"`` or ``"z00"``.
+
+    >>> check_normalize("z00")
+    'z00'
+    """
+    if normalize is None:
+        return None
+    return check_choice("normalize", normalize, NORMALIZATIONS)
+
+
+def pixel_factor(plan: DiskTransform) -> float:
+    r"""The factor that turns the thesis's normalization into the re-layout paper's
+    :math:`\lambda_N` one: :math:`\pi N^2 / (4 \lambda_N)`, with :math:`\lambda_N` the number
+    of pixels the plan maps into the unit disk (each pixel's quadrature weights sum to its
+    area :math:`(2/N)^2`, so the weighted sums divided by :math:`\lambda_N (2/N)^2` instead
+    of :math:`\pi` are the paper's averages).
+
+    >>> from fastmoments.disk import ZernikeTransform
+    >>> plan = ZernikeTransform(4, 1, rule="centre")
+    >>> int(plan.mask.sum()), round(pixel_factor(plan), 6)  # pi * 16 / (4 * 12)
+    (12, 1.047198)
+    """
+    n_pix = int(plan.mask.sum())
+    return math.pi * plan.size**2 / (4.0 * n_pix)
+
+
+def _normalize(moments: torch.Tensor, pairs: Sequence[tuple[int, int]], normalize: str | None,
+               plan: DiskTransform) -> torch.Tensor:
+    """Apply ``normalize`` to ``(n_images, len(pairs))`` moments (``(0, 0)`` among
+    ``pairs`` for ``"z00"``)."""
+    if normalize == "pixels":
+        return moments * pixel_factor(plan)
+    if normalize == "z00":
+        z00 = moments[:, list(pairs).index((0, 0))].abs()
+        bad = torch.nonzero(z00 == 0).flatten()
+        if bad.numel():
+            rows = bad[:8].tolist()
+            raise ValueError(f"normalize='z00' divides by |A[0,0]|, which is 0 for image(s) "
+                             f"{rows}{'...' if bad.numel() > 8 else ''} (an image that sums "
+                             f"to 0 over the disk); use normalize='pixels' or None")
+        return moments / z00[:, None]
+    return moments
+
+
 #: ``features(algorithm=...)`` choices.
 ALGORITHMS = ("auto", "dense", "engine")
 
@@ -241,22 +333,40 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
            rule: str, dtype: torch.dtype, device: str,
            budget: float | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, as real and imaginary
-    parts in ``dtype``: the float64 disk engine applied to the unit images, so that it holds
-    exactly the engine's sampling, weights and normalization."""
+    r"""The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, as real and imaginary
+    parts in ``dtype``, from the float64 disk engine, so that it holds exactly the engine's
+    sampling, weights and normalization.
+
+    The columns come from the engine's adjoint (the transpose of the forward map for the real
+    inner products, :meth:`DiskTransform.adjoint`): for a stored moment slot ``s``,
+    :math:`\mathrm{Re} A_s = \langle f, F^T e_s\rangle` and
+    :math:`\mathrm{Im} A_s = \langle f, F^T (i e_s)\rangle`. That is two syntheses per stored
+    moment, instead of one forward transform per pixel (the unit images): 42 small
+    syntheses instead of 4096 transforms at 64 x 64 pixels and 21 moments.
+    """
     fam = get_family(family)
     stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in pairs}))
     plan = _plan(family, size, stored, k, quadrature, rule, torch.float64, device, budget)
     cols, rows, conj = _gather(plan, pairs)
     npix = size * size
-    mat = torch.empty(npix, len(pairs), dtype=torch.complex128, device=plan.device)
-    step = max(1, min(npix, (32 * 2**20) // (8 * npix)))
-    for s in range(0, npix, step):
-        b = min(step, npix - s)
-        eye = torch.zeros(b, npix, dtype=torch.float64, device=plan.device)
-        eye[torch.arange(b), torch.arange(s, s + b)] = 1.0
-        vals = plan.engine.forward(eye)[:, cols, rows]
-        mat[s: s + b] = torch.where(conj, vals.conj(), vals)
+    K = len(pairs)
+    idx = plan.index
+    mat = torch.empty(npix, K, dtype=torch.complex128, device=plan.device)
+    gamma = torch.ones(idx.n_cols, dtype=torch.float64, device=plan.device)
+    # unit coefficients: 1 (real part) and i (imaginary part) at each pair's stored slot
+    step = max(1, min(K, (32 * 2**20) // (16 * npix)))
+    for s in range(0, K, step):
+        b = min(step, K - s)
+        unit = torch.zeros(2 * b, idx.n_cols, idx.n_rows, dtype=torch.complex128,
+                           device=plan.device)
+        j = torch.arange(b, device=plan.device)
+        unit[j, cols[s: s + b], rows[s: s + b]] = 1.0
+        unit[b + j, cols[s: s + b], rows[s: s + b]] = 1j
+        cols_t = plan.engine.synthesize(unit, gamma=gamma, weighted=True, normalized=True)
+        re, im = cols_t[:b], cols_t[b:]
+        # A_{n,-m} = conj(A_{n,m}) for a partner: flip the imaginary part's sign
+        im = torch.where(conj[s: s + b, None], -im, im)
+        mat[:, s: s + b] = torch.complex(re, im).transpose(0, 1)
     return (mat.real.to(dtype).contiguous(), mat.imag.to(dtype).contiguous())
 
 
@@ -274,14 +384,29 @@ def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
             torch.as_tensor(conj, device=dev))
 
 
-@batched(name="images", split_axis=leading_axis(2), prepare=features_prepare,
+def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
+    """The axis a device list splits: the outermost batch axis (rows are ordered by the
+    batch axes, then the channel), or the channel axis of a single colour image."""
+    ca = arguments.get("channel_axis")
+    if ca is None:
+        return leading_axis(2)(shape, arguments)
+    try:
+        ca = check_channel_axis(ca, len(shape), 2, "images")
+    except (TypeError, ValueError):
+        return None  # features() itself says what is wrong
+    assert ca is not None
+    return 0 if len(shape) > 3 and ca != 0 else (1 if len(shape) > 3 else ca)
+
+
+@batched(name="images", split_axis=_split_axis, prepare=features_prepare,
          gather=gather_features)
 def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
              kind: str = "complex", select: int | Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
              batch_size: int | None = None, device: Any = None, dtype: Any = None,
              memory_budget: float | None = None, progress: bool | None = None,
-             algorithm: str = "auto") -> FeatureSet:
+             algorithm: str = "auto", normalize: str | None = None,
+             channel_axis: int | None = None) -> FeatureSet:
     r"""Moment feature vectors of a set of images.
 
     Parameters
@@ -321,6 +446,23 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         the unit images and cached) as two real matrix products, far faster for the small
         images and few moments of feature work; ``"auto"`` takes ``"dense"`` while that matrix
         is at most :data:`DENSE_LIMIT_BYTES` in float64.
+    normalize : {None, "pixels", "z00"}
+        ``None``: the thesis's normalization (below). ``"pixels"``: the re-layout paper's
+        :math:`\lambda_N` normalization, each sum divided by the number of pixels mapped into
+        the disk instead of :math:`\pi` (so :math:`A_{00}` is the mean intensity over those
+        pixels; Notes). ``"z00"``: every moment divided by :math:`|A_{00}|` of its image,
+        as in the features :math:`|Z_{nm}|/|Z_{00}|` the paper cites: invariant to the
+        image's contrast (a scale of the intensities), and the same whichever of the two
+        normalizations the moments had. The ``(0, 0)`` column, when asked for, is then 1;
+        :math:`A_{00}` is computed even when ``orders``/``select`` leave it out. An image
+        with :math:`A_{00} = 0` is a ``ValueError``, as is ``"z00"`` for a family without
+        ``(0, 0)`` (``"pst"``).
+    channel_axis : int, optional
+        The axis of ``images`` that holds colour channels (scikit-image's convention), e.g.
+        ``-1`` for ``(B, H, W, 3)``. Each channel is an image: rows are ordered by image,
+        then channel (``fs.matrix.reshape(B, -1)`` puts each image's channels side by side,
+        channel by channel). Without it, non-square ``(..., H, W, 3)`` or ``(..., H, W, 4)``
+        images are refused with a message about colour channels.
 
     Returns
     -------
@@ -346,9 +488,24 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     complex moments (with ``select=c``, every candidate's moments until the ``c`` are chosen).
 
     Moments use the thesis's normalization (Eq. 2.10, 2.16), so the numbers are comparable with
-    Tables 6.1-6.8. float32 feature values agree with float64 to about ``1e-6`` relative to the
-    largest feature (tested at ``2e-5``); distances between features carry the same absolute
-    error.
+    Tables 6.1-6.8: :math:`A_{nm} = \frac{n+1}{\pi} \sum_p f_p V^*_{nm}(p)\,\Delta x
+    \Delta y`, the factor :math:`1/\pi` being one over the area of the unit disk. The
+    re-layout paper (Eq. 12-14) writes :math:`Z_{nm} = \frac{n+1}{\lambda_N} \sum f
+    V^*_{nm}` over the pixels mapped into the unit disk, with :math:`\lambda_N` the number of
+    those pixels, one sample per pixel: the area of the disk counted in pixels instead of
+    the continuous :math:`\pi`. ``normalize="pixels"`` multiplies the moments by
+    :math:`\pi N^2 / (4 \lambda_N)` (:func:`pixel_factor`; :math:`(2/N)^2` is a pixel's
+    area in the unit square), which gives exactly the paper's :math:`Z_{nm}` for ``k=1``
+    and, for ``k > 1``, the same with each pixel's value of :math:`V^*_{nm}` replaced by its
+    average over the pixel's sample points. For the polar harmonic families the same factor
+    replaces their :math:`1/\pi` (or :math:`2/\pi`) area normalization. ``rule="centre"``
+    maps the pixels whose centre lies in the disk, as the paper's Fig. 3 does; the default
+    ``"inscribed"`` keeps only the pixels entirely inside it, and :math:`\lambda_N` counts
+    those. The paper's :math:`|Z_{nm}|/|Z_{00}|` (its reference [12]) is
+    ``normalize="z00", kind="magnitude"``.
+
+    float32 feature values agree with float64 to about ``1e-6`` relative to the largest
+    feature (tested at ``2e-5``); distances between features carry the same absolute error.
 
     Examples
     --------
@@ -377,6 +534,11 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, minimum=1)
     progress = check_progress(progress)
+    normalize = check_normalize(normalize)
+    if normalize == "z00" and not fam.is_valid(0, 0):
+        raise ValueError(f"normalize='z00' divides by |A[0,0]|, but the {fam.name} family has "
+                         "no moment (0, 0); use normalize='pixels' or None")
+    images, _move = channels_first(images, channel_axis, "images")
     x, kind_in = _image_tensor(images, device, None if dtype is None else real_dtype(dtype))
     n_img, size = x.shape[0], x.shape[-1]
     check_disk_pixels(size, rule, "images")
@@ -395,17 +557,22 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         except TypeError as exc:
             raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
                             f"{exc}") from exc
-    stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in candidates}))
+    # normalize="z00" needs A_00 even when the candidates leave it out (an extra column,
+    # dropped after the division)
+    computed = list(candidates)
+    if normalize == "z00" and (0, 0) not in computed:
+        computed.append((0, 0))
+    stored = tuple(sorted({fam.stored(n, m)[:2] for n, m in computed}))
     dt = x.dtype
     dev = x.device
     plan = _plan(fam.name, size, stored, k, quadrature, rule, dt, str(dev), memory_budget)
-    cols, rows, conj = _gather(plan, candidates)
+    cols, rows, conj = _gather(plan, computed)
     if algorithm == "auto":
-        dense_bytes = size * size * len(candidates) * 16
+        dense_bytes = size * size * len(computed) * 16
         algorithm = "dense" if dense_bytes <= DENSE_LIMIT_BYTES else "engine"
     mats = None
     if algorithm == "dense":
-        mats = _dense(fam.name, size, tuple(candidates), k, quadrature, rule, dt, str(dev),
+        mats = _dense(fam.name, size, tuple(computed), k, quadrature, rule, dt, str(dev),
                       memory_budget)
 
     if batch_size is None:
@@ -414,7 +581,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         cap = 65536 if mats is not None else 4096
         batch_size = int(max(1, min(cap, budget // 16 // max(per_image, 1))))
     batch_size = check_int("batch_size", batch_size, minimum=1)
-    out = torch.empty(n_img, len(candidates), dtype=torch.complex128 if dt == torch.float64
+    out = torch.empty(n_img, len(computed), dtype=torch.complex128 if dt == torch.float64
                       else torch.complex64, device=dev)
     starts = range(0, n_img, batch_size)
     for s in _progress(starts, total=len(starts), desc=f"{fam.name} features", show=progress):
@@ -434,8 +601,9 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             vals = plan.engine.forward(flat)[:, cols, rows]
             out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
 
+    out = _normalize(out, computed, normalize, plan)[:, : len(candidates)]
     fs = FeatureSet(fam.name, kind, list(candidates), _column_names(candidates, kind), out,
-                    kind_in)
+                    kind_in, normalize)
     if count is not None:
         from .selection import moment_variances, top_by_variance
 
@@ -466,7 +634,8 @@ def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, A
     if len(shape) < 2:
         raise ValueError(f"images must be (N, N) or a batch (..., N, N), got shape {shape}")
     if shape[-1] != shape[-2]:
-        raise ValueError(f"images must be square (..., N, N) to map onto the unit disk, got "
+        raise ValueError(colour_hint(shape, "images") or
+                         f"images must be square (..., N, N) to map onto the unit disk, got "
                          f"shape {shape}; crop or pad them first")
     dt = dtype if dtype is not None else policy_dtype(in_dtype, name="images")
     dev = resolve_device(device, in_dev)

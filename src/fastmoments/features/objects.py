@@ -54,8 +54,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, resolve_device, working_dtype
-from .._validate import check_choice, check_int
+from .._array import ArrayKind, move_channels, resolve_device, working_dtype
+from .._validate import check_channel_axis, check_choice, check_int, colour_hint
 from .extract import FeatureSet, features
 
 __all__ = ["RADII", "ObjectFeatures", "object_features", "regionprops_property"]
@@ -78,23 +78,35 @@ class ObjectFeatures:
         ``(n_objects,)`` float64 radius (pixels) mapped onto the unit disk.
     features : FeatureSet
         The moments of the resampled objects (``.matrix``, ``.names``, ``.columns``,
-        ``.pairs``).
+        ``.pairs``); with colour channels, one row per object and channel (object by
+        object).
+    channels : int or None
+        The number of colour channels of the intensity image (``channel_axis``), else None.
     """
 
     labels: np.ndarray
     centroids: np.ndarray
     radii: np.ndarray
     features: FeatureSet
+    channels: int | None = None
 
     @property
     def matrix(self) -> Any:
-        """``(n_objects, n_features)`` real matrix (NumPy for NumPy input)."""
-        return self.features.matrix
+        """``(n_objects, n_features)`` real matrix (NumPy for NumPy input); with ``C`` colour
+        channels, each object's ``C`` feature vectors side by side, channel by channel."""
+        m = self.features.matrix
+        if self.channels is not None:
+            m = m.reshape(len(self.labels), -1)
+        return m
 
     @property
     def names(self) -> list[str]:
-        """Column labels, as :attr:`FeatureSet.names`."""
-        return self.features.names
+        """Column labels, as :attr:`FeatureSet.names` (``"|A[2,0]| (channel 1)"`` with colour
+        channels)."""
+        if self.channels is None:
+            return self.features.names
+        return [f"{name} (channel {c})" for c in range(self.channels)
+                for name in self.features.names]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         m = self.matrix
@@ -106,7 +118,8 @@ class ObjectFeatures:
         return len(self.labels)
 
     def __repr__(self) -> str:
-        return (f"<ObjectFeatures objects={len(self)} features={self.features.n_features} "
+        n_feat = self.features.n_features * (self.channels or 1)
+        return (f"<ObjectFeatures objects={len(self)} features={n_feat} "
                 f"family={self.features.family} kind={self.features.kind}>")
 
 
@@ -177,7 +190,8 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
                     orders: int | Iterable[int] = 8, kind: str = "magnitude", size: int = 64,
                     radius: str = "enclosing", k: int = 1, quadrature: str = "midpoint",
                     rule: str = "inscribed", device: Any = None, dtype: Any = None,
-                    batch_size: int | None = None) -> ObjectFeatures:
+                    batch_size: int | None = None, normalize: str | None = None,
+                    channel_axis: int | None = None) -> ObjectFeatures:
     r"""Moment features of every labelled object, each centred and scaled to its own disk.
 
     Parameters
@@ -206,6 +220,15 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     batch_size : int, optional
         Objects resampled and transformed per batch (default: about :math:`2^{19}`
         resampled pixels per batch, 128 objects at ``size=64``).
+    normalize : {None, "pixels", "z00"}
+        Normalization of the moments, as in :func:`fastmoments.features.features`
+        (``"pixels"``: the re-layout paper's :math:`\lambda_N`, the pixels of the
+        ``size x size`` grid in the disk; ``"z00"``: divided by :math:`|A_{00}|`).
+    channel_axis : int, optional
+        The colour channel axis of ``image`` (scikit-image's convention), e.g. ``-1`` for
+        ``(H, W, 3)`` with ``(H, W)`` labels: each channel of each object is resampled and
+        transformed, and the row of an object holds its channels' features side by side
+        (``.names`` says which channel).
 
     Returns
     -------
@@ -268,11 +291,22 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
                 raise TypeError(f"image must hold real numbers, got dtype {arr.dtype}")
             in_dtype = arr.dtype
             img = torch.from_numpy(np.array(arr, dtype=np.float64))  # a copy, exact
-        if tuple(img.shape) != lab.shape:
-            raise ValueError(f"image must have the shape of labels {lab.shape}, got "
-                             f"{tuple(img.shape)}")
+        if channel_axis is not None:
+            axis = check_channel_axis(channel_axis, img.ndim, 2, "image")
+            img, _move = move_channels(img, axis, 2)
+        elif tuple(img.shape) != lab.shape and colour_hint(img.shape) \
+                and tuple(img.shape[:2]) == lab.shape:
+            raise ValueError(f"image of shape {tuple(img.shape)} has colour channels (labels "
+                             f"are {lab.shape}); pass channel_axis=-1 to take each channel's "
+                             "features")
+        if tuple(img.shape[-2:]) != lab.shape or img.ndim != 2 + (channel_axis is not None):
+            raise ValueError(f"image must have the shape of labels {lab.shape}"
+                             f"{' plus the channel axis' if channel_axis is not None else ''}"
+                             f", got {tuple(img.shape)}")
         dt = working_dtype(dtype, in_dtype, name="image")
     else:
+        if channel_axis is not None:
+            raise ValueError("channel_axis is for a colour intensity image; give image=")
         dt = working_dtype(dtype, np.float32, name="labels")
     dev = resolve_device(device, in_dev)
     if image is not None:
@@ -283,13 +317,15 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     ids = np.unique(lab)
     ids = ids[ids > 0]
     kwargs = dict(family=family, orders=orders, kind=kind, k=k, quadrature=quadrature,
-                  rule=rule, device=dev, dtype=dt, progress=False)
+                  rule=rule, device=dev, dtype=dt, progress=False, normalize=normalize)
+    channels = int(img.shape[0]) if channel_axis is not None else None
     if len(ids) == 0:
-        empty = features(torch.zeros(1, size, size, dtype=dt, device=dev), **kwargs)
-        fs = empty.subset(slice(0, 0))
+        blank = torch.ones(1, size, size, dtype=dt, device=dev)  # (A_00 != 0 for "z00")
+        fs = features(blank, **kwargs).subset(slice(0, 0))
         fs = FeatureSet(fs.family, fs.kind, fs.pairs, fs.columns, fs.moments,
-                        _kind_out(numpy_out, in_dev))
-        return ObjectFeatures(ids.astype(lab.dtype), np.zeros((0, 2)), np.zeros(0), fs)
+                        _kind_out(numpy_out, in_dev), fs.normalize)
+        return ObjectFeatures(ids.astype(lab.dtype), np.zeros((0, 2)), np.zeros(0), fs,
+                              channels)
 
     centroids, radii = _geometry(lab, ids, radius)
     lab_t = torch.from_numpy(np.ascontiguousarray(lab).astype(np.int64)).to(dev)
@@ -300,13 +336,17 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     parts = []
     for s in range(0, len(ids), batch_size):
         sl = slice(s, s + batch_size)
-        stack = _resample(values, lab_t, ids_t[sl], cen_t[sl], rad_t[sl], size)
+        if channels is None:
+            stack = _resample(values, lab_t, ids_t[sl], cen_t[sl], rad_t[sl], size)
+        else:  # (objects, channels, size, size): rows object by object
+            stack = torch.stack([_resample(values[c], lab_t, ids_t[sl], cen_t[sl], rad_t[sl],
+                                           size) for c in range(channels)], dim=1)
         parts.append(features(stack, **kwargs))
     moments = torch.cat([p.moments for p in parts]) if len(parts) > 1 else parts[0].moments
     first = parts[0]
     fs = FeatureSet(first.family, first.kind, first.pairs, first.columns, moments,
-                    _kind_out(numpy_out, in_dev))
-    return ObjectFeatures(ids, centroids, radii, fs)
+                    _kind_out(numpy_out, in_dev), first.normalize)
+    return ObjectFeatures(ids, centroids, radii, fs, channels)
 
 
 def _kind_out(numpy_out: bool, device: torch.device) -> ArrayKind:
@@ -331,7 +371,8 @@ def regionprops_property(*, family: str = "zernike", orders: int | Iterable[int]
         The property's name (its ``__name__``, the attribute regionprops gives it); default
         ``"<family>_<kind>"`` with ``-`` as ``_``, e.g. ``"zernike_magnitude"``.
     **options
-        ``k``, ``quadrature``, ``rule``, ``device``, ``dtype`` for :func:`object_features`.
+        ``k``, ``quadrature``, ``rule``, ``device``, ``dtype``, ``normalize`` for
+        :func:`object_features`.
 
     Returns
     -------
@@ -355,7 +396,7 @@ def regionprops_property(*, family: str = "zernike", orders: int | Iterable[int]
     True
     """
     kw = dict(family=family, orders=orders, kind=kind, size=size, radius=radius, **options)
-    unknown = set(options) - {"k", "quadrature", "rule", "device", "dtype"}
+    unknown = set(options) - {"k", "quadrature", "rule", "device", "dtype", "normalize"}
     if unknown:
         raise TypeError(f"regionprops_property got unknown options {sorted(unknown)}")
     if not isinstance(intensity, bool):
