@@ -53,15 +53,15 @@ def main() -> int:
     r64 = dense_inverse(j64, ref.synthesis_matrices())
     rows = []
     for name, opts in VARIANTS:
-        plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, k=k, device=dev, **opts)
         for precision in engine.PRECISIONS:
-            def fwd(plan=plan, precision=precision):
-                with engine.matmul_precision(precision):
-                    return plan.forward(x).data
+            plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, k=k, device=dev,
+                                   precision=precision, **opts)
 
-            def inv(c, plan=plan, precision=precision):
-                with engine.matmul_precision(precision):
-                    return plan.inverse(c)
+            def fwd(plan=plan):
+                return plan.forward(x).data
+
+            def inv(c, plan=plan):
+                return plan.inverse(c)
 
             j = fwd()
             r = inv(j)
@@ -75,8 +75,7 @@ def main() -> int:
             print(f"{name:26s} {precision:8s} fwd {row['forward']['median_ms']:7.2f} inv "
                   f"{row['inverse']['median_ms']:7.2f} both {row['both']['median_ms']:7.2f} ms"
                   f" err {row['rel_err_moments']:.1e}/{row['rel_err_recon']:.1e}", flush=True)
-            del j, r
-        del plan
+            del j, r, plan
         if dev.type == "cuda":
             torch.cuda.empty_cache()
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

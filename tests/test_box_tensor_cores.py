@@ -83,12 +83,18 @@ def test_box_moments_tf32x3_agree_with_float64(opts):
     order = 8 if INTERPRET else 30
     x = torch.rand(shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
-    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, **opts)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="tf32x3",
+                           **opts)
     j64 = ref.forward(x).data
-    with engine.matmul_precision("tf32x3"):
-        j = plan.forward(x.float().to(DEV)).data
-        r = plan.inverse(j)
+    j = plan.forward(x.float().to(DEV)).data
+    r = plan.inverse(j)
     r64 = ref.inverse(j64)
     rel_j = float(torch.linalg.vector_norm(j.double().cpu() - j64) / torch.linalg.vector_norm(j64))
     rel_r = float(torch.linalg.vector_norm(r.double().cpu() - r64) / torch.linalg.vector_norm(r64))
     assert rel_j < 1e-6 and rel_r < 1e-6
+
+
+def test_plan_precision_is_checked():
+    with pytest.raises(ValueError, match="precision"):
+        JacobiTransform((8, 8), 3, precision="bf16")
+    assert JacobiTransform((8, 8), 3).precision == "float32"

@@ -59,7 +59,7 @@ from .._validate import check_channel_axis, check_choice, check_int, check_real,
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
 from .clip import as_planes, clip_boxes
-from .engine import AxisOp, analyze, synthesize
+from .engine import PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
 from .moments import BoxMoments
 from .quadrature import (
     _CHUNK_VALUES,
@@ -143,6 +143,14 @@ class JacobiTransform:
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
+    precision : {"float32", "tf32x3"}
+        How float32 products run on CUDA: ``"float32"`` (default, cuBLAS on CUDA cores) or
+        ``"tf32x3"`` (tensor cores, each product split into three TF32 products,
+        :mod:`fastmoments.box.triton_gemm`), which keeps float32 accuracy: on the 512^3,
+        order-500 job it brought the reconstruction's error against float64 from 1.4e-6 to
+        6.9e-7 but took about 20% longer on an H100 (``benchmarks/results/
+        box_tensor_cores.md``). Ignored on the CPU, in float64 and while a gradient is
+        recorded (the torch products are used there).
 
     Raises
     ------
@@ -183,7 +191,7 @@ class JacobiTransform:
                  k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
                  normalization: str = "jacobi", dtype: Any = torch.float32,
                  device: Any = None, block: int | None = None, parity: bool | None = None,
-                 memory_budget: float | None = None) -> None:
+                 memory_budget: float | None = None, precision: str = "float32") -> None:
         self.shape = check_shape("shape", shape, ndim=(2, 3))
         self.ndim = len(self.shape)
         self.order = check_int("order", order, minimum=0)
@@ -215,6 +223,7 @@ class JacobiTransform:
             raise ValueError("parity=True needs alpha == beta (the symmetry P(-x) = (-1)^n P(x)),"
                              f" got alpha={self.alpha}, beta={self.beta}")
         self.symmetric = parity
+        self.precision = check_choice("precision", precision, PRECISIONS)
         if self.normalization == "gegenbauer":
             self.family = "gegenbauer"
         elif self.alpha == 0.0 and self.beta == 0.0:
@@ -402,8 +411,9 @@ class JacobiTransform:
         out = []
         step = self._chunk(b)
         for i in range(0, b, step):
-            out.append(analyze(flat[i:i + step], ops, self.order, self.total, self.block,
-                               self.outside()))
+            with matmul_precision(self.precision):
+                out.append(analyze(flat[i:i + step], ops, self.order, self.total, self.block,
+                                   self.outside()))
         data = out[0] if len(out) == 1 else torch.cat(out)
         return BoxMoments(data.reshape(*batch, *self.coef_shape), self, kind)
 
@@ -499,8 +509,9 @@ class JacobiTransform:
             return out, drop
         flat = c.reshape(b, *self.coef_shape)
         step = self._chunk(b, order)
-        parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,
-                            self.outside(order)) for i in range(0, b, step)]
+        with matmul_precision(self.precision):
+            parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,
+                                self.outside(order)) for i in range(0, b, step)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         out = out.reshape(*batch, *out_shape)
         for ax in sorted(drop, reverse=True):
@@ -640,8 +651,9 @@ class JacobiTransform:
         b = math.prod(batch)
         flat = c.reshape(b, *self.coef_shape)
         step = self._chunk(b, order)
-        parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block, None)
-                 for i in range(0, b, step)]
+        with matmul_precision(self.precision):
+            parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block, None)
+                     for i in range(0, b, step)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         back = [perm.index(a) for a in range(self.ndim)]
         out = out.permute(0, *(1 + a for a in back))
