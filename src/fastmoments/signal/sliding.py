@@ -49,7 +49,7 @@ from .._array import complex_dtype
 
 __all__ = ["ENGINES", "SFTBank", "scan_linear"]
 
-ENGINES = ("chunked", "prefix", "recursive", "sliding")
+ENGINES = ("chunked", "prefix", "recursive", "sliding", "numba")
 
 _SCAN_BLOCK = 32
 
