@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import importlib.util
+import threading
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,9 +29,10 @@ __all__ = [
     "check_cval",
     "check_grad_out",
     "job_bar",
+    "normalize_axis",
     "numba_available",
     "numba_preferred",
-    "normalize_axis",
+    "numba_ready",
     "numpy_result",
     "output_buffer",
     "output_target",
@@ -255,6 +256,42 @@ def numba_available() -> bool:
 
 
 _NUMBA_OK: bool | None = None
+_NUMBA_READY = threading.Event()
+_NUMBA_WARMING: list[threading.Thread] = []
+
+
+def _warm_numba() -> None:
+    """Load (or, the first time on a machine, compile and cache) the numba kernels."""
+    try:
+        from ._numba_sft import warm_up
+
+        warm_up()
+    except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
+        return
+    _NUMBA_READY.set()
+
+
+def numba_ready(wait: bool = False) -> bool:
+    """Whether the numba kernels are loaded. The first question starts loading them in a
+    background thread (numba's first use in a process costs about a second, compiling without
+    a cache half a minute), so that ``engine="auto"`` keeps first calls fast: it uses the
+    torch engine until the kernels are ready. ``wait=True`` waits for them."""
+    if _NUMBA_READY.is_set():
+        return True
+    if not numba_available():
+        return False
+    with _NUMBA_LOCK:
+        if not _NUMBA_WARMING:
+            th = threading.Thread(target=_warm_numba, name="fastmoments-numba-warm-up",
+                                  daemon=True)
+            _NUMBA_WARMING.append(th)
+            th.start()
+    if wait:
+        _NUMBA_WARMING[0].join()
+    return _NUMBA_READY.is_set()
+
+
+_NUMBA_LOCK = threading.Lock()
 
 
 def numba_preferred(bank) -> bool:
@@ -264,9 +301,10 @@ def numba_preferred(bank) -> bool:
     recursions cost a fixed number of operations per row and sample, the chunked engine's
     products a number per sample that grows with its chunk but not with the rows. So the
     recursions win for real banks (the Gaussians: 6-8 rows) and lose for the complex Morlet
-    banks (11 rows, four output products per row), where the chunked engine stays.
+    banks (11 rows, four output products per row), where the chunked engine stays. Only once
+    the kernels are loaded (:func:`numba_ready`).
     """
-    return (isinstance(bank, SFTBank) and not bank.complex_output and numba_available())
+    return isinstance(bank, SFTBank) and not bank.complex_output and numba_ready()
 
 
 def resolve_engine(engine: str, method: str, device: torch.device, bank=None) -> str:

@@ -50,7 +50,7 @@ from numba import set_num_threads as _nb_set_threads
 from .boundary import MODES
 from .chunked import _powers
 
-__all__ = ["CHUNK", "numba_apply"]
+__all__ = ["CHUNK", "numba_apply", "warm_up"]
 
 CHUNK = 64  # near-field recursion length (error ∝ CHUNK ε; anchors cost ∝ 1/CHUNK)
 _RESET = 16  # chunk-level recursion steps between two Horner re-anchorings
@@ -404,3 +404,20 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         out.copy_(target)
         return out
     return target
+
+
+def warm_up() -> None:
+    """Load (compile and cache the first time) the kernels for float32 and float64 signals,
+    serial and parallel, on a tiny bank."""
+    from .sliding import SFTBank
+
+    bank = SFTBank(omega=np.array([0.5]), alpha=np.zeros(1), half=np.array([2]),
+                   shift=np.zeros(1, dtype=np.int64), mu=np.ones(1, dtype=complex),
+                   nu=np.zeros(1, dtype=complex), channel=np.zeros(1, dtype=np.int64),
+                   n_channels=1, complex_output=False)
+    for dtype in (torch.float32, torch.float64):
+        x = torch.zeros(2, 3, dtype=dtype)
+        gt, rtab, qs, ch_ptr, ch_groups = _tables(bank, CHUNK)
+        o = np.empty((2, 1, 3), dtype=x.numpy().dtype)
+        _run_serial(x.numpy(), o, 0, 0.0, gt, rtab, qs, ch_ptr, ch_groups, CHUNK, _RESET)
+        _run_parallel(x.numpy(), o, 0, 0.0, gt, rtab, qs, ch_ptr, ch_groups, CHUNK, _RESET)
