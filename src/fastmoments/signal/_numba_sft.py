@@ -112,33 +112,36 @@ def _tables(bank, chunk: int) -> tuple[np.ndarray, ...]:
 @njit(cache=True, nogil=True)
 def _extend(x, b, xe, lo, mode, cval):  # pragma: no cover - compiled
     """``xe[t] = x̃[t + lo]``: signal ``b`` of ``x`` extended by ``mode`` (codes of
-    :data:`_MODE_CODE`), in float64."""
+    :data:`_MODE_CODE`; 4 is ``"constant"``), in float64."""
     n = x.shape[1]
     m = xe.shape[0]
-    for t in range(m):
-        j = t + lo
-        if 0 <= j < n:
-            xe[t] = x[b, j]
-            continue
-        if mode == 4:  # constant
-            xe[t] = cval
-            continue
-        if mode == 0:  # reflect: period 2n, half-sample symmetric
-            jj = j % (2 * n)
-            if jj >= n:
-                jj = 2 * n - 1 - jj
-        elif mode == 1:  # nearest
-            jj = 0 if j < 0 else n - 1
-        elif mode == 2:  # mirror: period 2n - 2, whole-sample symmetric
-            if n == 1:
-                jj = 0
+    t0 = min(max(-lo, 0), m)  # xe[t0:t1] is the signal itself
+    t1 = min(max(n - lo, t0), m)
+    xs = x[b]
+    for t in range(t0, t1):
+        xe[t] = xs[t + lo]
+    if mode == 4:
+        xe[:t0] = cval
+        xe[t1:] = cval
+        return
+    if mode == 1 or (mode == 2 and n == 1):  # constant beyond each end
+        xe[:t0] = xs[0]
+        xe[t1:] = xs[n - 1]
+        return
+    # reflect, mirror, wrap: x̃ has period p; track j mod p step by step (no division per sample)
+    p = 2 * n if mode == 0 else (2 * n - 2 if mode == 2 else n)
+    for start, stop, step in ((t0 - 1, -1, -1), (t1, m, 1)):
+        jm = (start + lo) % p
+        for t in range(start, stop, step):
+            if mode == 3 or jm < n:
+                xe[t] = xs[jm]
             else:
-                jj = j % (2 * n - 2)
-                if jj >= n:
-                    jj = 2 * n - 2 - jj
-        else:  # wrap
-            jj = j % n
-        xe[t] = x[b, jj]
+                xe[t] = xs[(p - 1 - jm) if mode == 0 else (p - jm)]
+            jm += step
+            if jm == p:
+                jm = 0
+            elif jm < 0:
+                jm = p - 1
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
