@@ -128,20 +128,22 @@ def _extend(x, b, xe, lo, mode, cval):  # pragma: no cover - compiled
         xe[:t0] = xs[0]
         xe[t1:] = xs[n - 1]
         return
-    # reflect, mirror, wrap: x̃ has period p; track j mod p step by step (no division per sample)
+    # reflect, mirror, wrap: x̃ has period p. One period's worth on each side is read from x
+    # (index arithmetic, no division), the rest copied from one period inwards.
     p = 2 * n if mode == 0 else (2 * n - 2 if mode == 2 else n)
-    for start, stop, step in ((t0 - 1, -1, -1), (t1, m, 1)):
-        jm = (start + lo) % p
-        for t in range(start, stop, step):
-            if mode == 3 or jm < n:
-                xe[t] = xs[jm]
-            else:
-                xe[t] = xs[(p - 1 - jm) if mode == 0 else (p - jm)]
-            jm += step
-            if jm == p:
-                jm = 0
-            elif jm < 0:
-                jm = p - 1
+    near_l = max(0, -(p - n) - lo)  # xe[near_l:t0] holds j in [-(p - n), 0)
+    for t in range(t0 - 1, near_l - 1, -1):
+        j = t + lo
+        xe[t] = xs[-1 - j] if mode == 0 else (xs[-j] if mode == 2 else xs[j + n])
+    for t in range(near_l - 1, -1, -1):
+        xe[t] = xe[t + p]
+    near_r = min(m, p - lo)  # xe[t1:near_r] holds j in [n, p)
+    for t in range(t1, near_r):
+        j = t + lo
+        xe[t] = xs[2 * n - 1 - j] if mode == 0 else (xs[2 * n - 2 - j] if mode == 2
+                                                       else xs[j - n])
+    for t in range(max(near_r, t1), m):
+        xe[t] = xe[t - p]
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -151,31 +153,30 @@ def _anchors(xe, lo, g, rows, qs, n_pad, chunk, reset, ere, eim):  # pragma: no 
     r0, r1, off, f, rem = g[0], g[1], g[4], g[5], g[6]
     n_tot = n_pad + f + 2
     nr = r1 - r0
-    # chunk totals by blocks of chunks: xt[s, p] = x̃[pC + off + s] (chunk index innermost, so
-    # that the sums over s are long vector loops over p)
-    blk = 128
-    xt = np.empty((chunk, blk))
-    sig = np.zeros((nr, 2, n_tot))
-    pre = np.zeros((nr, 2, n_tot))
-    for p0 in range(0, n_tot, blk):
-        w = min(blk, n_tot - p0)
-        for pp in range(w):
-            base = (p0 + pp) * chunk + off - lo
-            for s in range(chunk):
-                xt[s, pp] = xe[base + s]
+    sig = np.empty((nr, 2, n_tot))
+    pre = np.empty((nr, 2, n_tot))
+    sig[:, :, 0] = 0.0  # (chunk 0 is never read)
+    pre[:, :, 0] = 0.0
+    for p in range(1, n_tot):  # the chunk totals: dot products over the chunk (vectorised)
+        base = p * chunk + off - lo
+        xs = xe[base: base + chunk]
         for k in range(nr):
-            sr = sig[k, 0, p0: p0 + w]
-            si = sig[k, 1, p0: p0 + w]
-            for s in range(chunk):
-                if s == rem:
-                    pre[k, 0, p0: p0 + w] = sr
-                    pre[k, 1, p0: p0 + w] = si
-                wr = qs[r0 + k, 0, s]
-                wi = qs[r0 + k, 1, s]
-                xs = xt[s, :w]
-                for pp in range(w):
-                    sr[pp] += wr * xs[pp]
-                    si[pp] += wi * xs[pp]
+            qr = qs[r0 + k, 0]
+            qi = qs[r0 + k, 1]
+            a = 0.0
+            b = 0.0
+            for s in range(rem):
+                a += xs[s] * qr[s]
+                b += xs[s] * qi[s]
+            c = 0.0
+            d = 0.0
+            for s in range(rem, chunk):
+                c += xs[s] * qr[s]
+                d += xs[s] * qi[s]
+            pre[k, 0, p] = a
+            pre[k, 1, p] = b
+            sig[k, 0, p] = a + c
+            sig[k, 1, p] = b + d
     every = max(reset, f)  # Horner costs f steps: at most one step per chunk on average
     for k in range(nr):
         r = r0 + k
