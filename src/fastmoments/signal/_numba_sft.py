@@ -210,18 +210,28 @@ def _anchors(xe, lo, g, rows, qs, n_pad, chunk, reset, ere, eim):  # pragma: no 
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _near(xa, xb, ere, eim, c0, w, rows, r0, r1, yr, yi, sr, si, chunk,
+def _near(xa, xb, ere, eim, c0, w, rows, r0, r1, yr, yi, s, chunk,
           cplx):  # pragma: no cover - compiled
     """The near-field recursions of rows ``r0 .. r1`` over the ``w`` chunks from ``c0`` side
     by side (chunk ``c0 + l`` in column ``l`` of ``xa``, ``xb``, ``yr``, ``yi``), added into
-    ``yr`` (and ``yi`` for complex output), float64."""
-    for r in range(r0, r1):
+    ``yr`` (and ``yi`` for complex output), float64. Rows go two at a time (one pass over the
+    inputs and the outputs for both); ``s`` is ``(4, lanes)`` scratch for their states."""
+    for r in range(r0, r1, 2):
+        pair = r + 1 < r1
         k = r - r0
+        r2 = r + 1 if pair else r
         for lane in range(w):
-            sr[lane] = ere[k, c0 + lane]
-            si[lane] = eim[k, c0 + lane]
+            s[0, lane] = ere[k, c0 + lane]
+            s[1, lane] = eim[k, c0 + lane]
+            s[2, lane] = ere[k + 1, c0 + lane] if pair else 0.0
+            s[3, lane] = eim[k + 1, c0 + lane] if pair else 0.0
         qr, qi, lr, li = rows[r, 0], rows[r, 1], rows[r, 2], rows[r, 3]
         ar, br, ai, bi = rows[r, 10], rows[r, 11], rows[r, 12], rows[r, 13]
+        pr, pi, mr, mi = rows[r2, 0], rows[r2, 1], rows[r2, 2], rows[r2, 3]
+        cr, dr, ci, di = rows[r2, 10], rows[r2, 11], rows[r2, 12], rows[r2, 13]
+        if not pair:  # the second state stays 0 and adds nothing
+            cr = dr = ci = di = 0.0
+        s0r, s0i, s1r, s1i = s[0], s[1], s[2], s[3]
         for ii in range(chunk):
             i = chunk - 1 - ii
             xai = xa[i, :w]
@@ -230,25 +240,33 @@ def _near(xa, xb, ere, eim, c0, w, rows, r0, r1, yr, yi, sr, si, chunk,
             if cplx:
                 yii = yi[i, :w]
                 for lane in range(w):
+                    x0 = xai[lane]
                     b = xbi[lane]
-                    s_r = sr[lane]
-                    s_i = si[lane]
-                    nr = qr * s_r - qi * s_i + (xai[lane] - lr * b)
-                    ni = qi * s_r + qr * s_i - li * b
-                    sr[lane] = nr
-                    si[lane] = ni
-                    yri[lane] += ar * nr + br * ni
-                    yii[lane] += ai * nr + bi * ni
+                    u_r, u_i, v_r, v_i = s0r[lane], s0i[lane], s1r[lane], s1i[lane]
+                    nr = qr * u_r - qi * u_i + (x0 - lr * b)
+                    ni = qi * u_r + qr * u_i - li * b
+                    mr2 = pr * v_r - pi * v_i + (x0 - mr * b)
+                    mi2 = pi * v_r + pr * v_i - mi * b
+                    s0r[lane] = nr
+                    s0i[lane] = ni
+                    s1r[lane] = mr2
+                    s1i[lane] = mi2
+                    yri[lane] += ar * nr + br * ni + cr * mr2 + dr * mi2
+                    yii[lane] += ai * nr + bi * ni + ci * mr2 + di * mi2
             else:
                 for lane in range(w):
+                    x0 = xai[lane]
                     b = xbi[lane]
-                    s_r = sr[lane]
-                    s_i = si[lane]
-                    nr = qr * s_r - qi * s_i + (xai[lane] - lr * b)
-                    ni = qi * s_r + qr * s_i - li * b
-                    sr[lane] = nr
-                    si[lane] = ni
-                    yri[lane] += ar * nr + br * ni
+                    u_r, u_i, v_r, v_i = s0r[lane], s0i[lane], s1r[lane], s1i[lane]
+                    nr = qr * u_r - qi * u_i + (x0 - lr * b)
+                    ni = qi * u_r + qr * u_i - li * b
+                    mr2 = pr * v_r - pi * v_i + (x0 - mr * b)
+                    mi2 = pi * v_r + pr * v_i - mi * b
+                    s0r[lane] = nr
+                    s0i[lane] = ni
+                    s1r[lane] = mr2
+                    s1i[lane] = mi2
+                    yri[lane] += ar * nr + br * ni + cr * mr2 + dr * mi2
 
 
 @njit(cache=True, nogil=True)
@@ -283,8 +301,7 @@ def _job(x, out, b, ch, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk,
     xb = np.empty((chunk, lanes))
     yr = np.empty((chunk, lanes))
     yi = np.empty((chunk, lanes))
-    sr = np.empty(lanes)
-    si = np.empty(lanes)
+    st = np.empty((4, lanes))
     for c0 in range(0, n_out, lanes):
         w = min(lanes, n_out - c0)
         yr[:] = 0.0
@@ -297,7 +314,7 @@ def _job(x, out, b, ch, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk,
                 for i in range(chunk):
                     xa[i, lane] = xe[base + i]
                     xb[i, lane] = xe[base + big_l + i]
-            _near(xa, xb, ere[k], eim[k], c0, w, rows, g[0], g[1], yr, yi, sr, si, chunk, cplx)
+            _near(xa, xb, ere[k], eim[k], c0, w, rows, g[0], g[1], yr, yi, st, chunk, cplx)
         for lane in range(w):
             start = (c0 + lane) * chunk
             stop = min(start + chunk, n)
