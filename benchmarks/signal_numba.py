@@ -90,8 +90,8 @@ def cwt_section(env: dict, rows: list) -> None:
     torch.set_num_threads(1)
     plan = CWT(scales, Morlet(xi))
     for engine in ("numba", "chunked"):
-        buf = plan(x32, engine=engine)
-        t = timer(lambda e=engine, b=buf: plan(x32, engine=e, out=b), repeat=7)
+        buf = plan(x32, engine=engine, progress=False)
+        t = timer(lambda e=engine, b=buf: plan(x32, engine=e, out=b, progress=False), repeat=7)
         row = dict(section="cwt", impl=f"fastmoments engine={engine}, out=", threads=1,
                    dtype="float32", ms=t[0], ms_min=t[1], ms_max=t[2],
                    mag_err=magnitude_error(buf, ref))
@@ -102,7 +102,12 @@ def cwt_section(env: dict, rows: list) -> None:
     except ImportError as exc:
         env["fCWT"] = f"not installed: {exc}"
         return
-    env["fCWT"] = getattr(fcwt, "__version__", "installed")
+    try:
+        from importlib.metadata import version
+
+        env["fCWT"] = version("fCWT")
+    except Exception:  # a build without metadata
+        env["fCWT"] = getattr(fcwt, "__version__", "installed")
     f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as wisdom:  # FFTW wisdom files land in the cwd
@@ -205,7 +210,9 @@ def main() -> int:
              f"{env['torch']}, numpy {env['numpy']}, scipy {env['scipy']}, numba "
              f"{env['numba']}, fCWT {env.get('fCWT')}; 1-minute load average "
              f"{env['loadavg_start'][0]:.2f} at the start, {env['loadavg_end'][0]:.2f} at the "
-             f"end; {env['runtime_s']:.0f} s in all.", "",
+             f"end; {env['runtime_s']:.0f} s in all."
+             + (" The machine was busy (load above 1): the timings are indicative only."
+                if max(env["loadavg_start"][0], env["loadavg_end"][0]) > 1.0 else ""), "",
              "## 64-scale Morlet CWT, N = 102400, float32, one thread", "",
              "| implementation | median ms (min-max) | |W| error (median over scales) |",
              "|---|---|---|"]
