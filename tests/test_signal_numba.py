@@ -159,9 +159,16 @@ def test_edges_batches_axes_out_and_nan(rng):
     assert np.isnan(y[1, 2, 40]) and np.isfinite(y[0]).all()
 
 
-def test_threads_do_not_change_the_result(rng):
-    x = torch.from_numpy(rng.standard_normal((5, 400)))
-    bank = MorletTransform(7.0).bank
+@pytest.mark.parametrize("case", ["jobs", "split"])
+def test_threads_do_not_change_the_result(case, rng):
+    """Several jobs over threads, or one long job split over time (anchors by row, outputs
+    by runs of chunks): the same result as one thread."""
+    if case == "jobs":
+        x = torch.from_numpy(rng.standard_normal((5, 400)))
+        bank = MorletTransform(7.0).bank
+    else:
+        x = torch.from_numpy(rng.standard_normal((1, 9000)))
+        bank = GaussianFilter(30.0, order=2, method="asft").bank
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -170,8 +177,8 @@ def test_threads_do_not_change_the_result(rng):
         two = numba_apply(bank, x, "wrap")
     finally:
         torch.set_num_threads(before)
-    # the same jobs; the serial and parallel kernels are compiled apart, so their roundings
-    # (contractions into FMAs) may differ in the last bits
+    # the same arithmetic; the serial and parallel kernels are compiled apart, so their
+    # roundings (contractions into FMAs) may differ in the last bits
     np.testing.assert_allclose(one.numpy(), two.numpy(), rtol=0,
                                atol=1e-14 * np.abs(one.numpy()).max())
 

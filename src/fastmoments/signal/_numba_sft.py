@@ -150,66 +150,61 @@ def _extend(x, b, xe, lo, mode, cval):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _anchors(xe, lo, g, rows, qs, n_pad, chunk, reset, ere, eim):  # pragma: no cover
-    """Anchors ``S_r[(c+1)C]`` of the group ``g`` (a row of the group table) for ``c < n_pad``
-    into ``ere/eim[r - r0, c]`` (float64)."""
-    r0, r1, off, f, rem = g[0], g[1], g[4], g[5], g[6]
+def _anchor_row(xe, lo, g, rows, qs, n_pad, chunk, reset, k, ere, eim):  # pragma: no cover
+    """Anchors ``S_r[(c+1)C]`` of row ``r = r0 + k`` of the group ``g`` (a row of the group
+    table) for ``c < n_pad`` into ``ere/eim[k, c]`` (float64)."""
+    r0, off, f, rem = g[0], g[4], g[5], g[6]
+    r = r0 + k
     n_tot = n_pad + f + 2
-    nr = r1 - r0
-    sig = np.empty((nr, 2, n_tot))
-    pre = np.empty((nr, 2, n_tot))
-    sig[:, :, 0] = 0.0  # (chunk 0 is never read)
-    pre[:, :, 0] = 0.0
+    sre = np.empty(n_tot)
+    sim = np.empty(n_tot)
+    pre_r = np.empty(n_tot)
+    pim = np.empty(n_tot)
+    qr = qs[r, 0]
+    qi = qs[r, 1]
     for p in range(1, n_tot):  # the chunk totals: dot products over the chunk (vectorised)
         base = p * chunk + off - lo
         xs = xe[base: base + chunk]
-        for k in range(nr):
-            qr = qs[r0 + k, 0]
-            qi = qs[r0 + k, 1]
-            a = 0.0
-            b = 0.0
-            for s in range(rem):
-                a += xs[s] * qr[s]
-                b += xs[s] * qi[s]
-            c = 0.0
-            d = 0.0
-            for s in range(rem, chunk):
-                c += xs[s] * qr[s]
-                d += xs[s] * qi[s]
-            pre[k, 0, p] = a
-            pre[k, 1, p] = b
-            sig[k, 0, p] = a + c
-            sig[k, 1, p] = b + d
+        a = 0.0
+        b = 0.0
+        for s in range(rem):
+            a += xs[s] * qr[s]
+            b += xs[s] * qi[s]
+        c = 0.0
+        d = 0.0
+        for s in range(rem, chunk):
+            c += xs[s] * qr[s]
+            d += xs[s] * qi[s]
+        pre_r[p] = a
+        pim[p] = b
+        sre[p] = a + c
+        sim[p] = b + d
     every = max(reset, f)  # Horner costs f steps: at most one step per chunk on average
-    for k in range(nr):
-        r = r0 + k
-        qcr, qci = rows[r, 4], rows[r, 5]
-        qfr, qfi = rows[r, 6], rows[r, 7]
-        qgr, qgi = rows[r, 8], rows[r, 9]
-        sre, sim = sig[k, 0], sig[k, 1]
-        pre_r, pim = pre[k, 0], pre[k, 1]
-        hr = 0.0
-        hi = 0.0
-        for p in range(n_pad, 0, -1):
-            if (n_pad - p) % every == 0:  # Horner over the window's chunks
-                hr = pre_r[p + f]
-                hi = pim[p + f]
-                for j in range(f - 1, -1, -1):
-                    tr = sre[p + j] + qcr * hr - qci * hi
-                    hi = sim[p + j] + qci * hr + qcr * hi
-                    hr = tr
-            else:  # one sliding step at the chunk level
-                dr = (sre[p] - qfr * sre[p + f] + qfi * sim[p + f]
-                      + qfr * pre_r[p + f] - qfi * pim[p + f]
-                      - qgr * pre_r[p + f + 1] + qgi * pim[p + f + 1])
-                di = (sim[p] - qfr * sim[p + f] - qfi * sre[p + f]
-                      + qfr * pim[p + f] + qfi * pre_r[p + f]
-                      - qgr * pim[p + f + 1] - qgi * pre_r[p + f + 1])
-                tr = dr + qcr * hr - qci * hi
-                hi = di + qci * hr + qcr * hi
+    qcr, qci = rows[r, 4], rows[r, 5]
+    qfr, qfi = rows[r, 6], rows[r, 7]
+    qgr, qgi = rows[r, 8], rows[r, 9]
+    hr = 0.0
+    hi = 0.0
+    for p in range(n_pad, 0, -1):
+        if (n_pad - p) % every == 0:  # Horner over the window's chunks
+            hr = pre_r[p + f]
+            hi = pim[p + f]
+            for j in range(f - 1, -1, -1):
+                tr = sre[p + j] + qcr * hr - qci * hi
+                hi = sim[p + j] + qci * hr + qcr * hi
                 hr = tr
-            ere[k, p - 1] = hr
-            eim[k, p - 1] = hi
+        else:  # one sliding step at the chunk level
+            dr = (sre[p] - qfr * sre[p + f] + qfi * sim[p + f]
+                  + qfr * pre_r[p + f] - qfi * pim[p + f]
+                  - qgr * pre_r[p + f + 1] + qgi * pim[p + f + 1])
+            di = (sim[p] - qfr * sim[p + f] - qfi * sre[p + f]
+                  + qfr * pim[p + f] + qfi * pre_r[p + f]
+                  - qgr * pim[p + f + 1] - qgi * pre_r[p + f + 1])
+            tr = dr + qcr * hr - qci * hi
+            hi = di + qci * hr + qcr * hi
+            hr = tr
+        ere[k, p - 1] = hr
+        eim[k, p - 1] = hi
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -273,43 +268,63 @@ def _near(xa, xb, ere, eim, c0, w, rows, r0, r1, yr, yi, s, chunk,
 
 
 @njit(cache=True, nogil=True)
-def _job(x, out, b, ch, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk,
-         reset):  # pragma: no cover - compiled
-    """Channel ``ch`` of signal ``b``: ``out[b, ch]`` (real, or re/im interleaved)."""
+def _setup(x, b, ch, mode, cval, gt, ch_ptr, ch_groups, chunk):  # pragma: no cover - compiled
+    """The extended signal ``xe`` (``xe[t] = x̃[t + lo]``) that channel ``ch`` of signal ``b``
+    reads, ``lo`` and the largest group's row count."""
     n = x.shape[1]
-    cplx = out.shape[2] == 2 * n
     n_out = (n + chunk - 1) // chunk
-    g0, g1 = ch_ptr[ch], ch_ptr[ch + 1]
-    if g0 == g1:  # no rows feed this channel
-        for j in range(out.shape[2]):
-            out[b, ch, j] = 0.0
-        return
     lo = 0
     hi = n
     r_max = 0
-    for k in range(g0, g1):
+    for k in range(ch_ptr[ch], ch_ptr[ch + 1]):
         g = gt[ch_groups[k]]
         lo = min(lo, g[4])
         hi = max(hi, (n_out + g[5] + 2) * chunk + g[4])
         r_max = max(r_max, g[1] - g[0])
     xe = np.empty(hi - lo)
     _extend(x, b, xe, lo, mode, cval)
-    ng = g1 - g0
-    ere = np.empty((ng, r_max, n_out))
-    eim = np.empty((ng, r_max, n_out))
-    for k in range(ng):
-        _anchors(xe, lo, gt[ch_groups[g0 + k]], rows, qs, n_out, chunk, reset, ere[k], eim[k])
-    lanes = min(_LANES, n_out)
+    return xe, lo, r_max
+
+
+@njit(cache=True, nogil=True)
+def _job(x, out, b, ch, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk,
+         reset):  # pragma: no cover - compiled
+    """Channel ``ch`` of signal ``b``: ``out[b, ch]`` (real, or re/im interleaved)."""
+    n = x.shape[1]
+    n_out = (n + chunk - 1) // chunk
+    g0, g1 = ch_ptr[ch], ch_ptr[ch + 1]
+    if g0 == g1:  # no rows feed this channel
+        for j in range(out.shape[2]):
+            out[b, ch, j] = 0.0
+        return
+    xe, lo, r_max = _setup(x, b, ch, mode, cval, gt, ch_ptr, ch_groups, chunk)
+    ere = np.empty((g1 - g0, r_max, n_out))
+    eim = np.empty((g1 - g0, r_max, n_out))
+    for k in range(g1 - g0):
+        g = gt[ch_groups[g0 + k]]
+        for j in range(g[1] - g[0]):
+            _anchor_row(xe, lo, g, rows, qs, n_out, chunk, reset, j, ere[k], eim[k])
+    _near_blocks(out, b, ch, n, xe, lo, ere, eim, 0, n_out, gt, rows, ch_ptr, ch_groups, chunk)
+
+
+@njit(cache=True, nogil=True)
+def _near_blocks(out, b, ch, n, xe, lo, ere, eim, c_from, c_to, gt, rows, ch_ptr, ch_groups,
+                 chunk):  # pragma: no cover - compiled
+    """Outputs of the chunks ``c_from .. c_to`` of channel ``ch`` of signal ``b`` (``n``
+    samples) into ``out`` (real, or re/im interleaved), :data:`_LANES` chunks at a time."""
+    cplx = out.shape[2] == 2 * n
+    g0, g1 = ch_ptr[ch], ch_ptr[ch + 1]
+    lanes = min(_LANES, c_to - c_from)
     xa = np.empty((chunk, lanes))
     xb = np.empty((chunk, lanes))
     yr = np.empty((chunk, lanes))
     yi = np.empty((chunk, lanes))
     st = np.empty((4, lanes))
-    for c0 in range(0, n_out, lanes):
-        w = min(lanes, n_out - c0)
+    for c0 in range(c_from, c_to, lanes):
+        w = min(lanes, c_to - c0)
         yr[:] = 0.0
         yi[:] = 0.0
-        for k in range(ng):
+        for k in range(g1 - g0):
             g = gt[ch_groups[g0 + k]]
             big_l, off = g[3], g[4]
             for lane in range(w):
@@ -328,6 +343,33 @@ def _job(x, out, b, ch, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk,
             else:
                 for j in range(start, stop):
                     out[b, ch, j] = yr[j - start, lane]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _run_split(x, out, mode, cval, gt, rows, qs, ch_ptr, ch_groups, chunk, reset,
+               n_parts):  # pragma: no cover - compiled
+    """One (signal, channel) job (``x`` holds one signal, ``out`` one channel) spread over
+    numba's threads: the anchors row by row, the outputs in ``n_parts`` runs of chunks."""
+    n = x.shape[1]
+    n_out = (n + chunk - 1) // chunk
+    g0, g1 = ch_ptr[0], ch_ptr[1]
+    xe, lo, r_max = _setup(x, 0, 0, mode, cval, gt, ch_ptr, ch_groups, chunk)
+    ng = g1 - g0
+    ere = np.empty((ng, r_max, n_out))
+    eim = np.empty((ng, r_max, n_out))
+    for t in prange(ng * r_max):
+        k = t // r_max
+        j = t % r_max
+        g = gt[ch_groups[g0 + k]]
+        if j < g[1] - g[0]:
+            _anchor_row(xe, lo, g, rows, qs, n_out, chunk, reset, j, ere[k], eim[k])
+    per = (n_out + n_parts - 1) // n_parts
+    for part in prange(n_parts):
+        c_from = part * per
+        c_to = min(n_out, c_from + per)
+        if c_from < c_to:
+            _near_blocks(out, 0, 0, n, xe, lo, ere, eim, c_from, c_to, gt, rows, ch_ptr,
+                         ch_groups, chunk)
 
 
 @njit(cache=True, nogil=True)
@@ -382,7 +424,9 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
     -----
     The work is ``(B × n_channels)`` independent jobs; they run on
     ``min(torch.get_num_threads(), numba's thread count)`` threads when there are several,
-    never more (numba's own setting is restored afterwards).
+    never more (numba's own setting is restored afterwards). A single long job (one signal,
+    one channel: a Gaussian) is split instead: its anchors row by row, its outputs in one run
+    of chunks per thread.
 
     Examples
     --------
@@ -412,18 +456,22 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         bsz, bank.n_channels, -1)
     code = _MODE_CODE[mode]
     jobs = bsz * bank.n_channels
-    threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS, jobs)
+    threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS)
+    split = jobs == 1 and -(-n // chunk) >= 2 * _LANES  # one long job: split it over time
+    threads = threads if split else min(threads, jobs)
+    args = (xnp, onp, code, float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk, _RESET)
     if threads > 1:
         before = _nb_get_threads()
         _nb_set_threads(threads)
         try:
-            _run_parallel(xnp, onp, code, float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk,
-                          _RESET)
+            if split:
+                _run_split(*args, threads)
+            else:
+                _run_parallel(*args)
         finally:
             _nb_set_threads(before)
     else:
-        _run_serial(xnp, onp, code, float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk,
-                    _RESET)
+        _run_serial(*args)
     if out is not None and target is not out:
         out.copy_(target)
         return out
@@ -443,5 +491,7 @@ def warm_up() -> None:
         x = torch.zeros(2, 3, dtype=dtype)
         gt, rtab, qs, ch_ptr, ch_groups = _tables(bank, CHUNK)
         o = np.empty((2, 1, 3), dtype=x.numpy().dtype)
-        _run_serial(x.numpy(), o, 0, 0.0, gt, rtab, qs, ch_ptr, ch_groups, CHUNK, _RESET)
-        _run_parallel(x.numpy(), o, 0, 0.0, gt, rtab, qs, ch_ptr, ch_groups, CHUNK, _RESET)
+        args = (x.numpy(), o, 0, 0.0, gt, rtab, qs, ch_ptr, ch_groups, CHUNK, _RESET)
+        _run_serial(*args)
+        _run_parallel(*args)
+        _run_split(*args, 2)
