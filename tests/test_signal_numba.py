@@ -10,7 +10,7 @@ import pytest
 import torch
 from scipy.signal import fftconvolve
 
-from fastmoments.signal import CWT, GaussianFilter, MorletTransform, gaussian_filter
+from fastmoments.signal import CWT, GaussianFilter, MorletTransform, _apply, gaussian_filter
 from fastmoments.signal._apply import numba_ready, resolve_engine
 from fastmoments.signal.boundary import MODES, extend
 from fastmoments.signal.chunked import chunked_apply
@@ -204,3 +204,12 @@ def test_auto_picks_numba_for_real_banks_once_loaded():
     # the interior of a ramp is unchanged by a symmetric kernel (to the fit's accuracy)
     np.testing.assert_allclose(gaussian_filter(np.arange(60.0), 3.0)[20:40],
                                np.arange(20.0, 40.0), atol=1e-3)
+
+
+def test_engine_numba_errors(monkeypatch):
+    """Off the CPU, or without numba, engine='numba' is refused by name (before any work)."""
+    with pytest.raises(ValueError, match="engine='numba' runs on the CPU only"):
+        resolve_engine("numba", "sft", torch.device("cuda"))
+    monkeypatch.setattr(_apply, "_NUMBA_OK", False)
+    with pytest.raises(ValueError, match="engine='numba' needs the numba package"):
+        GaussianFilter(3.0)(np.ones(10), engine="numba")
