@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import threading
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ from . import triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .sliding import ENGINES
+from .sliding import ENGINES, SFTBank
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -28,6 +30,9 @@ __all__ = [
     "check_grad_out",
     "job_bar",
     "normalize_axis",
+    "numba_available",
+    "numba_preferred",
+    "numba_ready",
     "numpy_result",
     "output_buffer",
     "output_target",
@@ -241,16 +246,86 @@ def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     return axis % ndim
 
 
-def resolve_engine(engine: str, method: str, device: torch.device) -> str:
-    """The engine to use: ``"auto"`` picks the measured default for the device."""
+def numba_available() -> bool:
+    """Whether the numba engine can run (numba importable; checked once, without importing
+    it)."""
+    global _NUMBA_OK
+    if _NUMBA_OK is None:
+        _NUMBA_OK = importlib.util.find_spec("numba") is not None
+    return _NUMBA_OK
+
+
+_NUMBA_OK: bool | None = None
+_NUMBA_READY = threading.Event()
+_NUMBA_WARMING: list[threading.Thread] = []
+
+
+def _warm_numba() -> None:
+    """Load (or, the first time on a machine, compile and cache) the numba kernels."""
+    try:
+        from ._numba_sft import warm_up
+
+        warm_up()
+    except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
+        return
+    _NUMBA_READY.set()
+
+
+def numba_ready(wait: bool = False) -> bool:
+    """Whether the numba kernels are loaded. The first question starts loading them in a
+    background thread (numba's first use in a process costs about a second, compiling without
+    a cache half a minute), so that ``engine="auto"`` keeps first calls fast: it uses the
+    torch engine until the kernels are ready. ``wait=True`` waits for them."""
+    if _NUMBA_READY.is_set():
+        return True
+    if not numba_available():
+        return False
+    with _NUMBA_LOCK:
+        if not _NUMBA_WARMING:
+            th = threading.Thread(target=_warm_numba, name="fastmoments-numba-warm-up",
+                                  daemon=True)
+            _NUMBA_WARMING.append(th)
+            th.start()
+    if wait:
+        _NUMBA_WARMING[0].join()
+    return _NUMBA_READY.is_set()
+
+
+_NUMBA_LOCK = threading.Lock()
+
+
+def numba_preferred(bank) -> bool:
+    """Whether ``engine="auto"`` runs ``bank`` with the numba engine on the CPU.
+
+    Measured on the development machine (benchmarks/results/signal_numba.md): the compiled
+    recursions cost a fixed number of operations per row and sample, the chunked engine's
+    products a number per sample that grows with its chunk but not with the rows. So the
+    recursions win for real banks (the Gaussians: 6-8 rows) and lose for the complex Morlet
+    banks (11 rows, four output products per row), where the chunked engine stays. Only once
+    the kernels are loaded (:func:`numba_ready`).
+    """
+    return isinstance(bank, SFTBank) and not bank.complex_output and numba_ready()
+
+
+def resolve_engine(engine: str, method: str, device: torch.device, bank=None) -> str:
+    """The engine to use: ``"auto"`` picks the measured default for the device (on the CPU,
+    ``"numba"`` for the banks :func:`numba_preferred` names, when ``bank`` is given)."""
     check_choice("engine", engine, ("auto", *ENGINES))
     if method == "direct":
         return "direct"
     if engine == "auto":
+        if device.type == "cpu" and bank is not None and numba_preferred(bank):
+            return "numba"
         return DEFAULT_ENGINE.get((device.type, method), "chunked")
     if engine == "prefix" and method == "asft":
         raise ValueError("engine='prefix' computes the plain SFT only; with method='asft' use "
-                         "engine='chunked', 'recursive' or 'sliding' (or 'auto')")
+                         "engine='chunked', 'numba', 'recursive' or 'sliding' (or 'auto')")
+    if engine == "numba" and device.type != "cpu":
+        raise ValueError(f"engine='numba' runs on the CPU only, got a tensor on {device}; use "
+                         f"engine='auto' or 'chunked'")
+    if engine == "numba" and not numba_available():
+        raise ValueError("engine='numba' needs the numba package (pip install numba); use "
+                         "engine='auto' or 'chunked'")
     return engine
 
 
@@ -287,9 +362,9 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     m = n + 2 * pad
     item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
     out_items = bank.n_channels * n * (2 if getattr(bank, "complex_output", False) else 1)
-    if out is not None and engine == "chunked" and last:
+    if out is not None and engine in ("chunked", "numba") and last:
         out_items = 0  # written straight into the caller's out (a memmap: no RAM needed)
-    if engine == "chunked":
+    if engine in ("chunked", "numba"):
         per_row = item * (2 * m + 2 * out_items) + 8 * m  # + float64 anchors
     else:
         n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
@@ -336,7 +411,10 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs."""
     n = shape[-1]
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
-    if engine == "chunked" and not (torch.is_grad_enabled() and t.requires_grad):
+    grad = torch.is_grad_enabled() and t.requires_grad
+    if engine == "numba" and grad:  # compiled loops record no graph: the torch engine does
+        engine = "chunked"
+    if engine in ("chunked", "numba") and not grad:
         if out is None:  # allocated with time last; returned as a view with time at axis
             res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
                               device=t.device)
@@ -348,17 +426,18 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
                 direct = o.view(-1, bank.n_channels, n)
             except RuntimeError:  # batch axes that cannot be merged: compute, then copy
                 direct = None
+    run = _numba if engine == "numba" else _chunked
     if direct is not None:
         for i in range(0, rows.shape[0], chunk):
-            _chunked(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick)
+            run(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick)
         if out is not None or last:
             return out if out is not None else res
         return torch.movedim(res, -1, axis + 1)
     outs = []
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
-        if engine == "chunked":
-            outs.append(_chunked(bank, part, mode, cval, tick=tick))
+        if engine in ("chunked", "numba"):
+            outs.append(run(bank, part, mode, cval, tick=tick))
         else:
             xp = extend(part, bank.pad, bank.pad, mode, cval)
             outs.append(bank.apply(xp, n, engine))
@@ -387,6 +466,19 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
                          out=out, tick=tick)
 
 
+def _numba(bank, rows: torch.Tensor, mode: str, cval: float,
+           out: torch.Tensor | None = None, tick=None) -> torch.Tensor:
+    """The numba engine (:mod:`._numba_sft`, imported here on first use), writing into
+    ``out`` ``(B, n_channels, N)`` when given. ``tick(k)`` reports ``k`` more (signal, group)
+    pairs."""
+    from ._numba_sft import numba_apply
+
+    y = numba_apply(bank, rows, mode, cval, out=out)
+    if tick is not None:
+        tick(rows.shape[0] * bank_units(bank))
+    return y
+
+
 def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float, engine: str,
                  memory_budget: float | None, check_finite: bool = True,
                  out: Any = None, progress: bool | None = None,
@@ -396,7 +488,7 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     into ``out``, progress bar)."""
     t, kind, finite = as_signal(x, check_finite)
     normalize_axis(axis, t.ndim)
-    eng = resolve_engine(engine, method, t.device)
+    eng = resolve_engine(engine, method, t.device, bank)
     if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
         eng = "direct"
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
@@ -433,8 +525,10 @@ class BankPlan:
             Extension beyond the ends, as in :mod:`scipy.ndimage`.
         cval : float
             Value outside the signal for ``mode="constant"``.
-        engine : {"auto", "chunked", "prefix", "recursive", "sliding"}
-            How the SFT components are computed (``"auto"``: the measured default).
+        engine : {"auto", "chunked", "numba", "prefix", "recursive", "sliding"}
+            How the SFT components are computed (``"auto"``: the measured default;
+            ``"numba"``: compiled CPU loops, which fall back to ``"chunked"`` while a gradient
+            is recorded).
         memory_budget : float, optional
             Scratch memory in bytes (or a fraction of the free memory).
         check_finite : bool

@@ -55,9 +55,13 @@ from .._array import complex_dtype
 
 __all__ = ["ENGINES", "SFTBank", "scan_linear"]
 
-ENGINES = ("chunked", "prefix", "recursive", "sliding")
-# the sequential second-order recursive filters of the ASFT paper (Eqs. 29-31, 39): .recursive2
-ENGINES += ("recursive2",)
+#: How the SFT components are computed: "chunked" (the default on GPUs: small matrix products,
+#: :mod:`.chunked`), "numba" (compiled CPU loops, :mod:`._numba_sft`), the row engines of
+#: this module, and "recursive2" (the ASFT paper's second-order recursive filters, Eqs.
+#: 29-31 and 39, :mod:`.recursive2`).
+ENGINES = ("chunked", "prefix", "recursive", "sliding", "recursive2", "numba")
+#: The engines that :meth:`SFTBank.apply` runs itself.
+ROW_ENGINES = ("prefix", "recursive", "sliding", "recursive2")
 
 _SCAN_BLOCK = 32
 
@@ -280,8 +284,8 @@ class SFTBank:
         torch.Tensor
             ``(B, n_channels, n)``, real or complex in the working precision.
         """
-        if engine not in ENGINES[1:]:  # pragma: no cover - checked by callers
-            raise ValueError(f"engine must be one of {ENGINES[1:]}, got {engine!r}")
+        if engine not in ROW_ENGINES:  # pragma: no cover - checked by callers
+            raise ValueError(f"engine must be one of {ROW_ENGINES}, got {engine!r}")
         if engine == "prefix" and np.any(self.alpha != 0):
             raise ValueError("engine='prefix' computes the plain SFT only (alpha = 0); "
                              "use method='sft', or engine='recursive' or 'sliding' for the ASFT")
