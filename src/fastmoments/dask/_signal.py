@@ -9,6 +9,8 @@ from typing import Any
 
 import dask.array as da
 import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
 from .._validate import check_choice, check_int, check_positive_float
 from ..signal import CWT, MODES, GaussianFilter, Morlet
@@ -184,6 +186,38 @@ def _halo_block(prev_edges: np.ndarray, block: np.ndarray, next_edges: np.ndarra
     return _take(fn(buf), out_axis, depth, depth + n)
 
 
+def _halo_graph(xw: da.Array, left: da.Array, right: da.Array, axis: int, depth: int,
+                fn: Any, meta: np.ndarray, new_axis: int | None) -> da.Array:
+    """The graph of :func:`_along_axis`, written out: per block of ``xw``, one task copying its
+    edges and one filtering it (``dask.array.map_overlap`` makes about seven, and
+    ``map_blocks`` over ``.blocks`` views leaves alias tasks that the scheduler still runs).
+    ``left``/``right``: the array's extension at the two ends (one block along ``axis``)."""
+    k = xw.numblocks[axis]
+    token = tokenize(xw.name, left.name, right.name, axis, depth, fn, new_axis)
+    name_e, name_o = f"halo-edges-{token}", f"halo-filter-{token}"
+    edges = partial(_edges, axis=axis, depth=depth)
+    block_fn = partial(_halo_block, fn=partial(fn, mode="constant", cval=0.0), axis=axis,
+                       depth=depth, out_axis=axis if new_axis is None else axis + 1)
+    dsk: dict = {}
+    for idx in np.ndindex(*xw.numblocks):
+        i = idx[axis]
+
+        def at(pos: int, idx: tuple = idx) -> tuple:
+            return (*idx[:axis], pos, *idx[axis + 1:])
+
+        # edges of the extended axis's blocks: left end (0), the chunks (1..k), right end (k+1)
+        dsk[(name_e, *at(i + 1))] = (edges, (xw.name, *idx))
+        if i == 0:
+            dsk[(name_e, *at(0))] = (edges, (left.name, *at(0)))
+        if i == k - 1:
+            dsk[(name_e, *at(k + 1))] = (edges, (right.name, *at(0)))
+        out_key = (name_o, *idx) if new_axis is None else (name_o, 0, *idx)
+        dsk[out_key] = (block_fn, (name_e, *at(i)), (xw.name, *idx), (name_e, *at(i + 2)))
+    graph = HighLevelGraph.from_collections(name_o, dsk, dependencies=[xw, left, right])
+    chunks = xw.chunks if new_axis is None else ((new_axis,), *xw.chunks)
+    return da.Array(graph, name_o, chunks, meta=meta)
+
+
 def _along_axis(x: da.Array, axis: int, depth: int, mode: str, cval: float, fn: Any,
                 meta: np.ndarray, new_axis: int | None, min_chunk: int = 0) -> da.Array:
     """Apply ``fn`` (a whole-signal transform along ``axis``, with keywords ``mode`` and
@@ -211,21 +245,7 @@ def _along_axis(x: da.Array, axis: int, depth: int, mode: str, cval: float, fn: 
         n = int(x.shape[axis])
         left = _end(xw, _end_indices(n, -depth, 0, mode), axis, mode, cval)
         right = _end(xw, _end_indices(n, n, n + depth, mode), axis, mode, cval)
-        ext = da.concatenate([left, xw, right], axis=axis)  # k + 2 blocks, no copy
-        edges = ext.map_blocks(_edges, axis=axis, depth=depth, dtype=ext.dtype,
-                               chunks=tuple((2 * depth,) * len(c) if i == axis else c
-                                            for i, c in enumerate(ext.chunks)))
-        k = len(merged)
-        sl_prev = [slice(None)] * x.ndim
-        sl_next = [slice(None)] * x.ndim
-        sl_prev[axis] = slice(0, k)
-        sl_next[axis] = slice(2, k + 2)
-        out_axis = axis if new_axis is None else axis + 1
-        block_fn = partial(_halo_block, fn=partial(fn, mode="constant", cval=0.0), axis=axis,
-                           depth=depth, out_axis=out_axis)
-        y = da.map_blocks(block_fn, edges.blocks[tuple(sl_prev)], xw,
-                          edges.blocks[tuple(sl_next)], dtype=meta.dtype,
-                          meta=meta, **({"chunks": xw.chunks} if new_axis is None else extra))
+        y = _halo_graph(xw, left, right, axis, depth, fn, meta, new_axis)
     out_axis = axis if new_axis is None else axis + 1
     if y.chunks[out_axis] != want:
         y = y.rechunk({out_axis: want})
