@@ -158,7 +158,7 @@ def ppg_recording(tiles: int = 1) -> np.ndarray:
 
     Examples
     --------
-    >>> x = ppg_recording(tiles=2)  # doctest: +SKIP (needs heartpy)
+    >>> x = ppg_recording(tiles=2)  # doctest: +SKIP
     >>> x.shape, x.dtype  # doctest: +SKIP
     ((136952,), dtype('float64'))
     >>> round(68476 / PPG_SAMPLING_RATE)  # seconds of one tile
