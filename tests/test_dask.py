@@ -342,6 +342,8 @@ def test_gaussian_filter_matches_scipy_ndimage():
     ({"mode": ["reflect", "edge"]}, ValueError, "mode"),
     ({"sigma": [1.0, True]}, TypeError, "sigma"),
     ({"order": [0, 1.0]}, TypeError, "order"),
+    ({"axis": -1}, TypeError, r"axis= is gone: for one axis use gaussian_filter1d"),
+    ({"sigmas": 2.0}, TypeError, "unexpected keyword argument 'sigmas'"),
 ])
 def test_gaussian_filter_bad_input(kwargs, exc, match):
     d = da.zeros((20, 30), chunks=10)

@@ -423,7 +423,7 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
                     mode: str | Sequence[str] = "reflect", cval: float = 0.0,
                     truncate: float = 4.0, *, axes: Sequence[int] | None = None,
                     method: str = "sft", terms: int | None = None, shift: int | None = None,
-                    engine: str = "auto", device: Any = None) -> da.Array:
+                    engine: str = "auto", device: Any = None, **removed: Any) -> da.Array:
     """Gaussian filter over every axis of a dask array (or ``axes``), lazily, as
     :func:`scipy.ndimage.gaussian_filter`; any axis may be chunked.
 
@@ -454,7 +454,8 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
     Raises
     ------
     TypeError
-        As :func:`gaussian_filter1d`, and for non-integer axes.
+        As :func:`gaussian_filter1d`, for non-integer axes, and for the removed ``axis=``
+        keyword (one axis: :func:`gaussian_filter1d`, or ``axes=[axis]``).
     ValueError
         As :func:`gaussian_filter1d`, and for repeated or out-of-range axes, or a sequence
         of σ, orders or modes whose length is not the number of filtered axes.
@@ -475,6 +476,13 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
     >>> bool(np.abs(y.compute(scheduler="sync") - ref).max() < 1e-6)
     True
     """
+    if removed:
+        if "axis" in removed:
+            raise TypeError("gaussian_filter filters every axis, as scipy.ndimage.gaussian_filter; "
+                            "axis= is gone: for one axis use gaussian_filter1d(darr, sigma, "
+                            "axis=...) or gaussian_filter(darr, sigma, axes=[...])")
+        raise TypeError(f"gaussian_filter() got an unexpected keyword argument "
+                        f"{next(iter(removed))!r}")
     darr = _check_darr(darr, min_ndim=1)
     if axes is None:
         axs = list(range(darr.ndim))
