@@ -463,17 +463,23 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
     Notes
     -----
     The separable Gaussian is :func:`gaussian_filter1d` along each filtered axis in turn (one
-    overlap per axis, each with that axis's depth), as scipy.ndimage does. To filter only the
+    overlap per axis, each with that axis's depth), as scipy.ndimage does. It differs from
+    :func:`scipy.ndimage.gaussian_filter` by the SFT fit of the kernel (relative RMSE ≤ 1e-4
+    by default, ``terms=`` for more). To filter only the
     time axis of a batch of recordings, use :func:`gaussian_filter1d` (or ``axes=[-1]``).
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
+    >>> from fastmoments.signal import GaussianFilter
     >>> from scipy import ndimage
     >>> img = np.random.default_rng(0).random((64, 48))
     >>> y = gaussian_filter(da.from_array(img, chunks=(16, 24)), [3.0, 2.0], mode="nearest")
-    >>> ref = ndimage.gaussian_filter(img, [3.0, 2.0], mode="nearest")
-    >>> bool(np.abs(y.compute(scheduler="sync") - ref).max() < 1e-6)
+    >>> y = y.compute(scheduler="sync")
+    >>> rows = GaussianFilter(3.0)(img, axis=0, mode="nearest")
+    >>> bool(np.abs(y - GaussianFilter(2.0)(rows, axis=1, mode="nearest")).max() < 1e-12)
+    True
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, [3.0, 2.0], mode="nearest")).max() < 1e-4)
     True
     """
     if removed:
