@@ -350,3 +350,20 @@ def test_gaussian_filter_bad_input(kwargs, exc, match):
     kw = {"sigma": 2.0, **kwargs}
     with pytest.raises(exc, match=match):
         fmd.gaussian_filter(d, **kw)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "wrap", "constant"])
+def test_gaussian_sigma_8192_in_4096_sample_chunks_over_several_merged_chunks(mode):
+    """The issue's case with an axis long enough that the merged chunks (each at least the
+    support, ~35,000 samples) are several: the halos then come from real neighbours."""
+    n = 120_000
+    x = np.random.default_rng(13).standard_normal(n)
+    d = da.from_array(x, chunks=4096)
+    y = fmd.gaussian_filter1d(d, 8192.0, mode=mode, cval=0.3)
+    depth = fmd.depth_of(GaussianFilter(8192.0))
+    assert 2 * depth < n and y.chunks == d.chunks
+    from fastmoments.dask._signal import _merge_small
+
+    assert len(_merge_small(d.chunks[0], depth)) >= 2  # real neighbours, not one piece
+    ref = gaussian_in_memory(x, 8192.0, mode=mode, cval=0.3)
+    np.testing.assert_allclose(y.compute(**SYNC), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
