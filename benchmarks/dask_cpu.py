@@ -11,8 +11,10 @@ Jobs (``--jobs``, default both):
   :func:`fastmoments.data.ppg_recording`, tiled to ``--samples``), one shot (the plan
   :class:`fastmoments.signal.GaussianFilter`, torch on every core) against
   :func:`fastmoments.dask.gaussian_filter1d` on the same signal in chunks of
-  ``--signal-chunks`` samples, on two cluster shapes: one worker process per core (1 thread)
-  and one worker process with one thread per core (no transfers between processes).
+  ``--signal-chunks`` samples (``auto``: chosen from the cluster's measured per-task overhead
+  and the filter's measured cost per sample, :func:`chosen_chunk`), on two cluster shapes:
+  one worker process per core (1 thread) and one worker process with one thread per core (no
+  transfers between processes).
 
 Dask runs with input and result in the workers' memory (*workers -> workers*: input persisted
 before the clock starts, as when each task reads its chunk from storage; result persisted, as
@@ -66,6 +68,16 @@ def task_overhead(client, n: int) -> float:
     return (time.perf_counter() - t0) * threads / n
 
 
+def chosen_chunk(overhead: float, sample_cost: float, samples: int, threads: int) -> int:
+    """Chunk length from the measured costs: each task computes for at least 20 times the
+    per-task overhead (so the overhead is at most ~5%), and every worker thread gets at least
+    two chunks (so the work is shared); at least 2.5e5 samples, rounded to 1e5."""
+    want = 20.0 * overhead / max(sample_cost, 1e-12)
+    most = max(1, samples // (2 * threads))
+    chunk = int(min(max(want, 250_000), most))
+    return max(1, -(-chunk // 100_000) * 100_000 if chunk >= 100_000 else chunk)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", default="features,gaussian",
@@ -75,8 +87,9 @@ def main() -> None:
     ap.add_argument("--order", type=int, default=16)
     ap.add_argument("--image-chunk", type=int, default=5000)
     ap.add_argument("--samples", type=int, default=32_000_000)
-    ap.add_argument("--signal-chunks", default="1000000,4000000",
-                    help="comma-separated chunk lengths of the signal")
+    ap.add_argument("--signal-chunks", default="auto,1000000,4000000",
+                    help="comma-separated chunk lengths of the signal; auto: from the "
+                         "cluster's measured per-task overhead (see chosen_chunk)")
     ap.add_argument("--sigma", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--noop-tasks", type=int, default=2000)
@@ -86,10 +99,11 @@ def main() -> None:
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     if not jobs or set(jobs) - {"features", "gaussian"}:
         ap.error(f"--jobs must name features and/or gaussian, got {args.jobs!r}")
-    signal_chunks = [int(float(c)) for c in args.signal_chunks.split(",")]
+    signal_chunks: list = [c.strip() if c.strip() == "auto" else int(float(c))
+                           for c in args.signal_chunks.split(",")]
     if args.quick:
         args.images, args.samples, args.repeat, args.noop_tasks = 4000, 1_000_000, 2, 200
-        args.image_chunk, signal_chunks = 1000, [200_000]
+        args.image_chunk, signal_chunks = 1000, ["auto", 200_000]
 
     import dask
     import dask.array as da
@@ -110,6 +124,7 @@ def main() -> None:
     plan = GaussianFilter(args.sigma)
     rows: list[dict] = []
     overheads: dict = {}
+    chosen: dict = {}
     builds: dict = {}
 
     def single_features():
@@ -124,14 +139,20 @@ def main() -> None:
     refs = {}
     if "features" in jobs:
         refs["features"] = single_features()
+    sample_cost = None
     if "gaussian" in jobs:
         refs["gaussian"] = single_gaussian()
+        t0 = time.perf_counter()
+        single_gaussian()
+        # core-seconds per sample of the filter itself (one process, every core busy)
+        sample_cost = (time.perf_counter() - t0) * cores / args.samples
     feat_what = (f"{args.images} images {args.size}x{args.size}, Zernike T={args.order} "
                  f"magnitudes, chunks of {args.image_chunk}")
 
     def gau_what(chunk: int) -> str:
+        tag = " (auto)" if chunk in chosen.values() else ""
         return (f"PPG recording tiled to {args.samples} samples, sigma={args.sigma}, chunks of "
-                f"{chunk}")
+                f"{chunk}{tag}")
 
     def run_dask(cluster, tag: str, with_client_rows: bool, which: list[str]) -> None:
         client = distributed.Client(cluster)
@@ -165,11 +186,21 @@ def main() -> None:
                 def gauss(d):
                     return fmd.gaussian_filter1d(d, args.sigma)
 
+                n_threads = sum(client.nthreads().values())
+                client_row = with_client_rows
                 for chunk in signal_chunks:
+                    auto = chunk == "auto"
+                    if auto:
+                        chunk = chosen_chunk(overheads[tag], sample_cost, args.samples,
+                                             n_threads)
+                        chosen[tag] = chunk
+                    if auto and chunk in signal_chunks:
+                        continue  # timed anyway
                     sig_client = da.from_array(signal, chunks=chunk)
                     sig_workers = sig_client.persist()
                     distributed.wait(sig_workers)
-                    if with_client_rows and chunk == signal_chunks[0]:
+                    if client_row:  # the first chunk length only
+                        client_row = False
                         todo.append(("gaussian", gau_what(chunk), "client -> client (compute)",
                                      lambda s=sig_client: gauss(s).compute(), single_gaussian,
                                      lambda s=sig_client: gauss(s).compute()))
@@ -226,6 +257,7 @@ def main() -> None:
     env = environment(torch.device("cpu"), ("dask", "distributed"))
     env.update({"cores": cores, "single_process_torch_threads": cores,
                 "plan_builds_per_worker": builds, "task_overhead_s": overheads,
+                "auto_signal_chunk": chosen, "gaussian_core_seconds_per_sample": sample_cost,
                 "load_average_at_end": os.getloadavg(),
                 "signal": (f"fastmoments.data.ppg_recording (heartpy data3.csv, "
                            f"{PPG_SAMPLING_RATE} Hz), tiled, first {args.samples} samples"),
@@ -248,7 +280,11 @@ def main() -> None:
              "(as before `to_zarr` or a reduction). *oversubscribed*: the thread rule broken on "
              "purpose (torch on every core in every worker). The signal is "
              f"{env['signal']}. *task overhead*: wall time of {args.noop_tasks} empty tasks x "
-             "worker threads / tasks.", "",
+             "worker threads / tasks. The *auto* chunk of each cluster "
+             f"({chosen or '-'}) makes every task compute for 20 x that overhead at the "
+             "measured cost per sample of the one-process filter "
+             f"({(sample_cost or 0) * 1e9:.1f} core-ns), with at least two chunks per worker "
+             "thread.", "",
              "| job | what | input | workers (torch threads) | task overhead (ms) | "
              "one process (s) | Dask (s) | Dask / one | max rel. diff |",
              "|---|---|---|---|---|---|---|---|---|"]
