@@ -15,7 +15,7 @@ import fastmoments.dask as fmd  # noqa: E402
 from fastmoments.dask import _features, _signal  # noqa: E402
 from fastmoments.features import extract  # noqa: E402
 from fastmoments.features import features as features_in_memory  # noqa: E402
-from fastmoments.signal import gaussian_filter as gaussian_in_memory  # noqa: E402
+from fastmoments.signal import GaussianFilter  # noqa: E402
 
 CLUSTER = {"dashboard_address": ":0", "silence_logs": 50}
 
@@ -53,8 +53,8 @@ def test_two_processes_give_the_single_process_features(process_client):
 
 def test_two_processes_gaussian_on_a_chunked_signal(process_client):
     x = np.random.default_rng(1).standard_normal(20000)
-    y = fmd.gaussian_filter(da.from_array(x, chunks=1000), 300.0, mode="nearest").compute()
-    ref = gaussian_in_memory(x, 300.0, mode="nearest")
+    y = fmd.gaussian_filter1d(da.from_array(x, chunks=1000), 300.0, mode="nearest").compute()
+    ref = GaussianFilter(300.0)(x, mode="nearest")
     assert float(np.max(np.abs(y - ref)) / np.max(np.abs(ref))) < 1e-12
 
 
@@ -90,7 +90,7 @@ def test_plan_built_once_per_process_for_a_many_chunk_job(monkeypatch):
             assert f.npartitions == 20
             got = f.compute()
             s = np.random.default_rng(3).standard_normal(8000)
-            y = fmd.gaussian_filter(da.from_array(s, chunks=500), 25.0)
+            y = fmd.gaussian_filter1d(da.from_array(s, chunks=500), 25.0)
             assert y.npartitions == 16
             y = y.compute()
     finally:
@@ -101,7 +101,7 @@ def test_plan_built_once_per_process_for_a_many_chunk_job(monkeypatch):
     assert len(built) == 1  # the disk plan itself: one construction for 20 chunks
     np.testing.assert_allclose(got, features_in_memory(x, family="zernike", orders=4).matrix,
                                rtol=1e-12, atol=1e-14)
-    assert float(np.max(np.abs(y - gaussian_in_memory(s, 25.0)))) < 1e-12
+    assert float(np.max(np.abs(y - GaussianFilter(25.0)(s)))) < 1e-12
 
 
 def test_local_cluster_refuses_oversubscription():

@@ -8,9 +8,11 @@ chunking advice and thread sizing.
   batch axes; :func:`feature_names` labels the columns.
 * :func:`moments`: the flat coefficients of any disk or box plan over a chunked batch
   (:func:`flat_index` names them; the plan travels as plain values, :func:`recipe`).
-* :func:`gaussian_filter`, :func:`cwt`: along an axis that is itself chunked (a long
-  recording in chunks), by ``map_overlap`` with the plan's kernel support as depth
+* :func:`gaussian_filter1d`, :func:`cwt`: along an axis that is itself chunked (a long
+  recording in chunks), each chunk with its neighbours' samples over the plan's kernel support
   (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
+  :func:`gaussian_filter` filters every axis (or ``axes``), as
+  :func:`scipy.ndimage.gaussian_filter`.
 * :func:`local_cluster`: a :class:`distributed.LocalCluster` with workers x threads x torch
   threads within the cores.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
-from ._signal import cwt, depth_of, gaussian_filter
+from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
 from ._workers import THREADS_ENV, configure_threads, local_cluster, plan_builds
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "features",
     "flat_index",
     "gaussian_filter",
+    "gaussian_filter1d",
     "local_cluster",
     "moments",
     "plan_builds",

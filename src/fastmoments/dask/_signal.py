@@ -1,4 +1,5 @@
-"""Gaussian filters and Morlet CWTs along a chunked axis of a dask array (``map_overlap``)."""
+"""Gaussian filters and Morlet CWTs along chunked axes of a dask array (each chunk with its
+neighbours' samples over the kernel's support)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 import dask.array as da
 import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
 from .._validate import check_choice, check_int, check_positive_float
 from ..signal import CWT, MODES, GaussianFilter, Morlet
@@ -18,7 +21,7 @@ from ..signal.sliding import ENGINES
 from ._features import _check_darr, _device_name
 from ._workers import cached_factory, configure_threads
 
-__all__ = ["cwt", "depth_of", "gaussian_filter"]
+__all__ = ["cwt", "depth_of", "gaussian_filter", "gaussian_filter1d"]
 
 
 # ---------------------------------------------------------------------- cached factories
@@ -158,45 +161,92 @@ def _merge_small(chunks: Sequence[int], depth: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _padded(x: da.Array, axis: int, depth: int, mode: str, cval: float) -> da.Array:
-    """``x`` extended by ``depth`` samples at both ends of ``axis`` with the plan's boundary
-    rule (lazily), chunked so that every chunk holds at least ``depth`` samples."""
-    n = int(x.shape[axis])
-    left = _end(x, _end_indices(n, -depth, 0, mode), axis, mode, cval)
-    right = _end(x, _end_indices(n, n, n + depth, mode), axis, mode, cval)
-    xp = da.concatenate([left, x, right], axis=axis)
-    chunks = _merge_small(xp.chunks[axis], depth)
-    if chunks != xp.chunks[axis]:
-        xp = xp.rechunk({axis: chunks})
-    return xp
+def _take(block: np.ndarray, axis: int, start: int | None, stop: int | None) -> np.ndarray:
+    sl = [slice(None)] * block.ndim
+    sl[axis] = slice(start, stop)
+    return block[tuple(sl)]
+
+
+def _edges(block: np.ndarray, *, axis: int, depth: int) -> np.ndarray:
+    """The first and the last ``depth`` samples of a block along ``axis``, side by side (a copy
+    of ``2 * depth`` samples: what the neighbouring tasks need, and all that travels to them)."""
+    return np.concatenate([_take(block, axis, 0, depth), _take(block, axis, -depth, None)],
+                          axis=axis)
+
+
+def _halo_block(prev_edges: np.ndarray, block: np.ndarray, next_edges: np.ndarray, *, fn: Any,
+                axis: int, depth: int, out_axis: int) -> np.ndarray:
+    """One output block: ``fn`` on the block with ``depth`` samples of each neighbour (the last
+    of the previous block, the first of the next), trimmed back to the block."""
+    n = block.shape[axis]
+    if n == 0:
+        return fn(block)
+    buf = np.concatenate([_take(prev_edges, axis, depth, None), block,
+                          _take(next_edges, axis, 0, depth)], axis=axis)
+    return _take(fn(buf), out_axis, depth, depth + n)
+
+
+def _halo_graph(xw: da.Array, left: da.Array, right: da.Array, axis: int, depth: int,
+                fn: Any, meta: np.ndarray, new_axis: int | None) -> da.Array:
+    """The graph of :func:`_along_axis`, written out: per block of ``xw``, one task copying its
+    edges and one filtering it (``dask.array.map_overlap`` makes about seven, and
+    ``map_blocks`` over ``.blocks`` views leaves alias tasks that the scheduler still runs).
+    ``left``/``right``: the array's extension at the two ends (one block along ``axis``)."""
+    k = xw.numblocks[axis]
+    token = tokenize(xw.name, left.name, right.name, axis, depth, fn, new_axis)
+    name_e, name_o = f"halo-edges-{token}", f"halo-filter-{token}"
+    edges = partial(_edges, axis=axis, depth=depth)
+    block_fn = partial(_halo_block, fn=partial(fn, mode="constant", cval=0.0), axis=axis,
+                       depth=depth, out_axis=axis if new_axis is None else axis + 1)
+    dsk: dict = {}
+    for idx in np.ndindex(*xw.numblocks):
+        i = idx[axis]
+
+        def at(pos: int, idx: tuple = idx) -> tuple:
+            return (*idx[:axis], pos, *idx[axis + 1:])
+
+        # edges of the extended axis's blocks: left end (0), the chunks (1..k), right end (k+1)
+        dsk[(name_e, *at(i + 1))] = (edges, (xw.name, *idx))
+        if i == 0:
+            dsk[(name_e, *at(0))] = (edges, (left.name, *at(0)))
+        if i == k - 1:
+            dsk[(name_e, *at(k + 1))] = (edges, (right.name, *at(0)))
+        out_key = (name_o, *idx) if new_axis is None else (name_o, 0, *idx)
+        dsk[out_key] = (block_fn, (name_e, *at(i)), (xw.name, *idx), (name_e, *at(i + 2)))
+    graph = HighLevelGraph.from_collections(name_o, dsk, dependencies=[xw, left, right])
+    chunks = xw.chunks if new_axis is None else ((new_axis,), *xw.chunks)
+    return da.Array(graph, name_o, chunks, meta=meta)
 
 
 def _along_axis(x: da.Array, axis: int, depth: int, mode: str, cval: float, fn: Any,
-                meta: np.ndarray, new_axis: int | None) -> da.Array:
-    """Apply ``fn`` (a whole-signal transform along ``axis``) chunk by chunk: interior chunks
-    see ``depth`` real neighbour samples, the two ends the plan's own extension. ``new_axis``:
-    the length of a leading axis that ``fn`` adds (the CWT's scales), or ``None``."""
-    n = int(x.shape[axis])
-    xp = _padded(x, axis, depth, mode, cval)
-    out_axis = axis if new_axis is None else axis + 1
-    if len(xp.chunks[axis]) == 1:
-        y = xp.map_blocks(fn, dtype=meta.dtype, meta=meta,
-                          **({} if new_axis is None else
-                             {"new_axis": 0, "chunks": ((new_axis,), *xp.chunks)}))
-    elif new_axis is None:
-        y = da.map_overlap(fn, xp, depth={axis: depth}, boundary="none", trim=True,
-                           dtype=meta.dtype, meta=meta, align_arrays=False)
-    else:
-        # map_overlap = overlap + map_blocks + trim_internal; the CWT adds a leading scales
-        # axis, which map_overlap's trimming does not follow, so the three steps are spelt out
-        xo = da.overlap.overlap(xp, depth={axis: depth}, boundary="none")
-        y = xo.map_blocks(fn, new_axis=0, chunks=((new_axis,), *xo.chunks), dtype=meta.dtype,
-                          meta=meta)
-        y = da.overlap.trim_internal(y, {out_axis: depth}, boundary="none")
-    sl = [slice(None)] * y.ndim
-    sl[out_axis] = slice(depth, depth + n)
-    y = y[tuple(sl)]
+                meta: np.ndarray, new_axis: int | None, min_chunk: int = 0) -> da.Array:
+    """Apply ``fn`` (a whole-signal transform along ``axis``, with keywords ``mode`` and
+    ``cval``) chunk by chunk: every chunk sees ``depth`` real samples of its neighbours, the
+    two ends of the array the mode's extension. ``new_axis``: the length of a leading axis
+    that ``fn`` adds (the CWT's scales), or ``None``.
+
+    The graph has two tasks per chunk: one copies the chunk's first and last ``depth``
+    samples (on the worker that holds the chunk; only those ``2 depth`` samples travel to the
+    neighbours' workers), one filters the chunk with its neighbours' samples around it. Chunks
+    shorter than ``depth`` (or ``min_chunk``) are first merged with their neighbours, so that a
+    halo always comes from one neighbour; the output has ``x``'s chunks.
+    """
     want = x.chunks[axis]
+    merged = _merge_small(want, max(depth, min_chunk, 1))
+    xw = x if merged == want else x.rechunk({axis: merged})
+    extra: dict[str, Any] = {}
+    if new_axis is not None:
+        extra = {"new_axis": 0, "chunks": ((new_axis,), *xw.chunks)}
+    if len(merged) == 1 or depth == 0:
+        # the whole axis in one chunk (or a pointwise filter): the one-shot transform per chunk
+        y = xw.map_blocks(partial(fn, mode=mode, cval=cval), dtype=meta.dtype, meta=meta,
+                          **extra)
+    else:
+        n = int(x.shape[axis])
+        left = _end(xw, _end_indices(n, -depth, 0, mode), axis, mode, cval)
+        right = _end(xw, _end_indices(n, n, n + depth, mode), axis, mode, cval)
+        y = _halo_graph(xw, left, right, axis, depth, fn, meta, new_axis)
+    out_axis = axis if new_axis is None else axis + 1
     if y.chunks[out_axis] != want:
         y = y.rechunk({out_axis: want})
     return y
@@ -231,15 +281,14 @@ def _to_host(y: Any) -> np.ndarray:
 
 def _gaussian_block(block: np.ndarray, *, sigma: float, order: int, method: str,
                     terms: int | None, shift: int | None, truncate: float, axis: int,
-                    engine: str, device: str | None, mode: str = "constant",
-                    cval: float = 0.0) -> np.ndarray:
+                    engine: str, device: str | None, mode: str, cval: float) -> np.ndarray:
     if block.size == 0:
         return np.empty(block.shape, dtype=block.dtype)
     configure_threads()
     plan = _gaussian_plan(sigma, order, method, terms, shift, truncate)
-    # an overlapped block holds its neighbours (or the array's extension) on both sides: the
-    # default mode only fills samples whose outputs are trimmed away; a whole axis (the folded
-    # path) is filtered with the caller's mode
+    # a halo'd block (mode "constant") holds its neighbours or the array's extension on both
+    # sides, so the mode only fills samples whose outputs are trimmed away; a whole axis in one
+    # block is filtered with the caller's mode
     y = plan(_to_device(block, device), axis=axis, mode=mode, cval=cval, engine=engine,
              progress=False)
     return _to_host(y)
@@ -247,24 +296,54 @@ def _gaussian_block(block: np.ndarray, *, sigma: float, order: int, method: str,
 
 def _cwt_block(block: np.ndarray, *, scales: tuple[float, ...], xi: float, method: str,
                approximation: str, terms: int | None, truncate: float, axis: int,
-               engine: str, device: str | None) -> np.ndarray:
+               engine: str, device: str | None, mode: str, cval: float) -> np.ndarray:
     if block.size == 0:
         cdt = np.complex128 if block.dtype == np.float64 else np.complex64
         return np.empty((len(scales), *block.shape), dtype=cdt)
     configure_threads()
     plan = _cwt_plan(scales, xi, method, approximation, terms, truncate)
-    y = plan(_to_device(block, device), axis=axis, mode="constant", engine=engine,
+    y = plan(_to_device(block, device), axis=axis, mode=mode, cval=cval, engine=engine,
              progress=False)
     return _to_host(y)
 
 
 # ---------------------------------------------------------------------- public functions
-def gaussian_filter(darr: Any, sigma: float, *, axis: int = -1, order: int = 0,
-                    mode: str = "reflect", cval: float = 0.0, method: str = "sft",
-                    terms: int | None = None, shift: int | None = None, truncate: float = 4.0,
-                    engine: str = "auto", device: Any = None) -> da.Array:
-    """Gaussian smoothing (or its derivative) along one axis of a dask array, lazily; the
-    axis may be chunked.
+def _gaussian_1d(darr: da.Array, ax: int, sigma: Any, order: Any, mode: str, cval: float,
+                 truncate: float, method: str, terms: int | None, shift: int | None,
+                 eng: str, dev: str | None) -> da.Array:
+    """One axis of a prepared (checked, float) dask array; ``sigma``/``order`` checked here,
+    before the plan cache is consulted (``lru_cache`` takes True, 1 and 1.0 as one key)."""
+    sigma = check_positive_float("sigma", sigma)
+    order = check_int("order", order, minimum=0, maximum=2)
+    plan = _gaussian_plan(sigma, order, method, terms, shift, truncate)
+    fn = partial(_gaussian_block, sigma=sigma, order=order, method=method, terms=terms,
+                 shift=shift, truncate=truncate, axis=ax, engine=eng, device=dev)
+    meta = np.empty((0,) * darr.ndim, dtype=darr.dtype)
+    n = int(darr.shape[ax])
+    # a kernel longer than the whole axis: the one-shot transform applies it folded onto the
+    # axis (exact, O(n) memory, no SFT fit), so the axis is filtered in one piece (it is short
+    # next to the kernel) and rechunked back
+    whole = n if plan.uses_folded(n) else 0
+    return _along_axis(darr, ax, depth_of(plan), mode, cval, fn, meta, new_axis=None,
+                       min_chunk=whole)
+
+
+def _options(method: Any, terms: Any, shift: Any, truncate: Any, engine: Any,
+             device: Any) -> tuple:
+    method = check_choice("method", method, METHODS)
+    terms = None if terms is None else check_int("terms", terms, minimum=1)
+    shift = None if shift is None else check_int("shift", shift, minimum=1)
+    truncate = check_positive_float("truncate", truncate)
+    eng = check_choice("engine", engine, ("auto", *ENGINES))
+    return method, terms, shift, truncate, eng, _device_name(device)
+
+
+def gaussian_filter1d(darr: Any, sigma: float, axis: int = -1, order: int = 0,
+                      mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
+                      method: str = "sft", terms: int | None = None, shift: int | None = None,
+                      engine: str = "auto", device: Any = None) -> da.Array:
+    """Gaussian smoothing (or its derivative) along one axis of a dask array, lazily, as
+    :func:`scipy.ndimage.gaussian_filter1d`; the axis may be chunked.
 
     Parameters
     ----------
@@ -277,12 +356,13 @@ def gaussian_filter(darr: Any, sigma: float, *, axis: int = -1, order: int = 0,
     order : int
         0, 1 or 2 (smoothing, first or second derivative).
     mode : {"reflect", "nearest", "mirror", "wrap", "constant"}
-        Extension beyond the two ends of the whole array, as in
-        :func:`fastmoments.signal.gaussian_filter`.
+        Extension beyond the two ends of the whole array, as in :mod:`scipy.ndimage`.
     cval : float
         Value outside the array for ``mode="constant"``.
-    method, terms, shift, truncate, engine
-        As in :func:`fastmoments.signal.gaussian_filter`.
+    truncate : float
+        Kernel half-width in σ of the direct method and of the folded kernel.
+    method, terms, shift, engine
+        As in :class:`fastmoments.signal.GaussianFilter` and its call.
     device : str or torch.device, optional
         Where each task computes (``"cuda"``: the worker's GPU); chunks come back as NumPy.
 
@@ -294,54 +374,142 @@ def gaussian_filter(darr: Any, sigma: float, *, axis: int = -1, order: int = 0,
     Raises
     ------
     TypeError
-        ``darr`` not a dask array of numbers; non-integer ``axis``; bad ``cval`` type.
+        ``darr`` not a dask array of numbers; non-integer ``axis`` or ``order``; bad ``cval``
+        type.
     ValueError
         Empty input; bad ``axis``/``mode``/``sigma``/``order``/``method`` (checked when the
         graph is built); NaN or infinity (when a chunk is computed).
 
     Notes
     -----
-    The depth of the overlap is the plan's kernel support :func:`depth_of` (``K + n0`` of the
-    SFT window, ``ceil(truncate * sigma)`` for the direct method): output sample ``n`` reads
-    ``x[n - depth .. n + depth]`` only. The whole array is first extended by ``depth`` at its
-    two ends with the mode's rule (lazily, from slices of the array), every chunk is then
-    merged with its neighbours until it holds at least ``depth`` samples (so a support longer
-    than a chunk works), ``map_overlap`` gives each chunk ``depth`` real samples from its
-    neighbours, and the extension is cut off again. The result equals the one-shot
-    transform to rounding.
+    The filter is the plan :class:`fastmoments.signal.GaussianFilter` ``(sigma, order=order)``
+    applied with ``axis=axis``, built once per worker process. The depth of the overlap is the
+    plan's kernel support :func:`depth_of` (``K + n0`` of the SFT window, ``ceil(truncate σ)``
+    for the direct method): output sample ``n`` reads ``x[n - depth .. n + depth]`` only.
+    Chunks shorter than the depth are merged with their neighbours (so a support longer than
+    a chunk works); then every chunk is filtered with the last ``depth`` samples of the
+    previous chunk before it and the first ``depth`` of the next after it (at the two ends of
+    the array, the mode's extension, built lazily from slices of the array), and trimmed back.
+    Only those ``2 depth`` samples of each chunk travel between workers; the graph holds two
+    tasks per chunk. The result equals the one-shot transform to rounding.
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
+    >>> from fastmoments.signal import GaussianFilter
     >>> x = np.random.default_rng(1).standard_normal(3000)
-    >>> y = gaussian_filter(da.from_array(x, chunks=500), 40.0, mode="wrap")
-    >>> from fastmoments.signal import gaussian_filter as one_shot
-    >>> ref = one_shot(x, 40.0, mode="wrap")
+    >>> y = gaussian_filter1d(da.from_array(x, chunks=500), 40.0, mode="wrap")
+    >>> ref = GaussianFilter(40.0)(x, mode="wrap")
     >>> bool(np.allclose(y.compute(scheduler="sync"), ref, rtol=0, atol=1e-12))
     True
     """
     darr, ax, mode, cval = _prepare(darr, axis, mode, cval)
-    # validated before the cache lookup (lru_cache takes True, 1 and 1.0 as one key)
-    sigma = check_positive_float("sigma", sigma)
-    order = check_int("order", order, minimum=0, maximum=2)
-    method = check_choice("method", method, METHODS)
-    terms = None if terms is None else check_int("terms", terms, minimum=1)
-    shift = None if shift is None else check_int("shift", shift, minimum=1)
-    truncate = check_positive_float("truncate", truncate)
-    eng = check_choice("engine", engine, ("auto", *ENGINES))
-    dev = _device_name(device)
-    plan = _gaussian_plan(sigma, order, method, terms, shift, truncate)
-    fn = partial(_gaussian_block, sigma=sigma, order=order, method=method, terms=terms,
-                 shift=shift, truncate=truncate, axis=ax, engine=eng, device=dev)
-    meta = np.empty((0,) * darr.ndim, dtype=darr.dtype)
-    if plan.uses_folded(int(darr.shape[ax])):
-        # the kernel is longer than the whole axis: the one-shot transform applies it folded
-        # onto the axis (exact, O(n) memory, no SFT fit), so the axis is filtered in one piece
-        # (it is short next to the kernel) and rechunked back
-        whole = darr.rechunk({ax: -1})
-        out = whole.map_blocks(partial(fn, mode=mode, cval=cval), dtype=darr.dtype, meta=meta)
-        return out.rechunk({ax: darr.chunks[ax]})
-    return _along_axis(darr, ax, depth_of(plan), mode, cval, fn, meta, new_axis=None)
+    opts = _options(method, terms, shift, truncate, engine, device)
+    return _gaussian_1d(darr, ax, sigma, order, mode, cval, opts[3], *opts[:3], *opts[4:])
+
+
+def _per_axis(name: str, value: Any, n: int) -> list:
+    """``value`` repeated for ``n`` axes, or a sequence of exactly ``n`` values."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        return [value] * n
+    values = list(value)
+    if len(values) != n:
+        raise ValueError(f"{name} must be one value or one per filtered axis ({n}), got "
+                         f"{len(values)} values")
+    return values
+
+
+def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
+                    mode: str | Sequence[str] = "reflect", cval: float = 0.0,
+                    truncate: float = 4.0, *, axes: Sequence[int] | None = None,
+                    method: str = "sft", terms: int | None = None, shift: int | None = None,
+                    engine: str = "auto", device: Any = None, **removed: Any) -> da.Array:
+    """Gaussian filter over every axis of a dask array (or ``axes``), lazily, as
+    :func:`scipy.ndimage.gaussian_filter`; any axis may be chunked.
+
+    Parameters
+    ----------
+    darr : dask.array.Array
+        Real input of any shape, chunked in any way.
+    sigma : float or sequence of float
+        Standard deviation(s) in samples: one for every filtered axis, or one per axis.
+    order : int or sequence of int
+        Derivative order 0, 1 or 2 (per filtered axis).
+    mode : {"reflect", "nearest", "mirror", "wrap", "constant"} or sequence of them
+        Extension beyond the ends of the whole array (per filtered axis).
+    cval : float
+        Value outside the array for ``mode="constant"``.
+    truncate : float
+        As in :func:`gaussian_filter1d`.
+    axes : sequence of int, optional
+        The axes filtered, one after the other (default: all of them).
+    method, terms, shift, engine, device
+        As in :func:`gaussian_filter1d`.
+
+    Returns
+    -------
+    dask.array.Array
+        ``darr``'s shape and chunks; float64 for float64 input, else float32.
+
+    Raises
+    ------
+    TypeError
+        As :func:`gaussian_filter1d`, for non-integer axes, and for the removed ``axis=``
+        keyword (one axis: :func:`gaussian_filter1d`, or ``axes=[axis]``).
+    ValueError
+        As :func:`gaussian_filter1d`, and for repeated or out-of-range axes, or a sequence
+        of σ, orders or modes whose length is not the number of filtered axes.
+
+    Notes
+    -----
+    The separable Gaussian is :func:`gaussian_filter1d` along each filtered axis in turn (one
+    overlap per axis, each with that axis's depth), as scipy.ndimage does. It differs from
+    :func:`scipy.ndimage.gaussian_filter` by the SFT fit of the kernel (relative RMSE ≤ 1e-4
+    by default, ``terms=`` for more). To filter only the
+    time axis of a batch of recordings, use :func:`gaussian_filter1d` (or ``axes=[-1]``).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> from fastmoments.signal import GaussianFilter
+    >>> from scipy import ndimage
+    >>> img = np.random.default_rng(0).random((64, 48))
+    >>> y = gaussian_filter(da.from_array(img, chunks=(16, 24)), [3.0, 2.0], mode="nearest")
+    >>> y = y.compute(scheduler="sync")
+    >>> rows = GaussianFilter(3.0)(img, axis=0, mode="nearest")
+    >>> bool(np.abs(y - GaussianFilter(2.0)(rows, axis=1, mode="nearest")).max() < 1e-12)
+    True
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, [3.0, 2.0], mode="nearest")).max() < 1e-4)
+    True
+    """
+    if removed:
+        if "axis" in removed:
+            raise TypeError("gaussian_filter filters every axis, as scipy.ndimage.gaussian_filter; "
+                            "axis= is gone: for one axis use gaussian_filter1d(darr, sigma, "
+                            "axis=...) or gaussian_filter(darr, sigma, axes=[...])")
+        raise TypeError(f"gaussian_filter() got an unexpected keyword argument "
+                        f"{next(iter(removed))!r}")
+    darr = _check_darr(darr, min_ndim=1)
+    if axes is None:
+        axs = list(range(darr.ndim))
+    else:
+        if isinstance(axes, (str, bytes)) or not isinstance(axes, (Sequence, np.ndarray)):
+            axes = [axes]
+        axs = [normalize_axis(a, darr.ndim, "axes") for a in axes]
+        if len(set(axs)) != len(axs):
+            raise ValueError(f"axes must not repeat an axis, got {list(axes)}")
+    sigmas = _per_axis("sigma", sigma, len(axs))
+    orders = _per_axis("order", order, len(axs))
+    modes = _per_axis("mode", mode, len(axs))
+    opts = _options(method, terms, shift, truncate, engine, device)
+    out, _, _, cval = _prepare(darr, axs[0] if axs else -1, modes[0] if modes else "reflect",
+                               cval)
+    checked = [(check_positive_float("sigma", s), check_int("order", o, minimum=0, maximum=2),
+                check_choice("mode", m, MODES))
+               for s, o, m in zip(sigmas, orders, modes, strict=True)]
+    for ax, (s, o, m) in zip(axs, checked, strict=True):
+        out = _gaussian_1d(out, ax, s, o, m, cval, opts[3], *opts[:3], *opts[4:])
+    return out
 
 
 def cwt(darr: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None,
@@ -377,12 +545,12 @@ def cwt(darr: Any, scales: Sequence[float] | float, wavelet: Morlet | None = Non
     Raises
     ------
     TypeError, ValueError
-        As :func:`gaussian_filter`, and for bad scales or wavelet.
+        As :func:`gaussian_filter1d`, and for bad scales or wavelet.
 
     Notes
     -----
     Depth: the largest kernel support over the scales (:func:`depth_of`); the ends and the
-    chunk boundaries are handled as in :func:`gaussian_filter`. Each chunk's output holds every
+    chunk boundaries are handled as in :func:`gaussian_filter1d`. Each chunk's output holds every
     scale, ``len(scales)`` times the chunk's size in complex values: choose time chunks with
     that in mind.
 
