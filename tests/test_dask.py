@@ -122,6 +122,7 @@ def test_moments_of_any_plan(make):
     else:
         want = ref.values()
         assert A.dtype == want.dtype
+        assert cols == list(ref.pairs)  # the columns' labels: sorted by n, then m
     got = A.compute(**SYNC)
     assert got.dtype == A.dtype
     tol = 1e-12 if got.real.dtype == np.float64 else 1e-5

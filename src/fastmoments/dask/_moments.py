@@ -49,11 +49,11 @@ def recipe(plan: Any) -> tuple:
     """
     dev = str(plan.device) if hasattr(plan, "device") else None
     if isinstance(plan, PolarHarmonicTransform):
-        return ("pht", plan.kind, int(plan.size), tuple(plan.index.pairs()), float(plan.s),
+        return ("pht", plan.kind, int(plan.size), tuple(sorted(plan.index.pairs())), float(plan.s),
                 int(plan.k), plan.quadrature, plan.rule, plan.requested_method,
                 float(plan.eps), _dtype_name(plan.dtype), dev, plan._budget)
     if isinstance(plan, DiskTransform):
-        return ("disk", plan.family.name, int(plan.size), tuple(plan.index.pairs()),
+        return ("disk", plan.family.name, int(plan.size), tuple(sorted(plan.index.pairs())),
                 int(plan.k), plan.quadrature, plan.rule, plan.method,
                 _dtype_name(plan.dtype), dev, plan._budget)
     if isinstance(plan, JacobiTransform):
@@ -74,8 +74,8 @@ def _box_mask(shape: tuple[int, ...], order: int, truncation: str) -> np.ndarray
 
 
 def flat_index(plan: Any) -> list[tuple[int, ...]]:
-    """Which moment each column of :func:`moments` holds: ``(n, m)`` for disk plans (the order
-    of ``plan.index.pairs()``, that of :meth:`DiskMoments.values`), ``(p, q)`` or
+    """Which moment each column of :func:`moments` holds: ``(n, m)`` for disk plans (sorted
+    by ``n``, then ``m``: the order of :meth:`DiskMoments.values`), ``(p, q)`` or
     ``(p, q, r)`` for box plans (C order over the stored indices).
 
     Examples
@@ -121,7 +121,7 @@ class _PlanJob:
             shape = (self.plan.order + 1,) * self.plan.ndim
             self.mask = torch.as_tensor(_box_mask(shape, self.plan.order, self.plan.truncation))
         else:
-            mine = {p: i for i, p in enumerate(self.plan.index.pairs())}
+            mine = {p: i for i, p in enumerate(sorted(self.plan.index.pairs()))}
             self.perm = torch.as_tensor([mine[tuple(p)] for p in rec[3]], dtype=torch.long)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
