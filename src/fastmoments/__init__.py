@@ -58,6 +58,7 @@ from .signal import (
     MorletTransform,
     cwt,
     gaussian_filter,
+    gaussian_filter1d,
     morlet_transform,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "feature_distances",
     "features",
     "gaussian_filter",
+    "gaussian_filter1d",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",
