@@ -110,14 +110,16 @@ def _line_tile(xr, yr, hh, odd, mode, cval, t0, t1):
 @njit(cache=True, fastmath=_FM)
 def _col_block(x, y, hh, odd, mode, cval, p, i, c0, c1):
     """Output row ``i`` of ``y[p]`` (columns ``c0..c1-1``) along the middle axis of
-    ``x`` ``(pre, n, post)``."""
+    ``x`` ``(pre, n, post)``: the sum of ``2W + 1`` input rows, vectorised along the row (the
+    rows are sliced first, so that the loops index from 0 and LLVM vectorises them)."""
     n = x.shape[1]
     w = hh.shape[0] - 1
-    h0 = hh[0]
+    m = c1 - c0
     xp = x[p]
-    yi = y[p, i]
-    xi = xp[i]
-    for c in range(c0, c1):
+    yi = y[p, i, c0:c1]
+    xi = xp[i, c0:c1]
+    h0 = hh[0]
+    for c in range(m):
         yi[c] = h0 * xi[c]
     for k in range(1, w + 1):
         hk = hh[k]
@@ -125,27 +127,27 @@ def _col_block(x, y, hh, odd, mode, cval, p, i, c0, c1):
         b = _src(i + k, n, mode)
         sk = -hk if odd else hk
         if a >= 0 and b >= 0:
-            xa = xp[a]
-            xb = xp[b]
+            xa = xp[a, c0:c1]
+            xb = xp[b, c0:c1]
             if odd:
-                for c in range(c0, c1):
+                for c in range(m):
                     yi[c] += hk * (xa[c] - xb[c])
             else:
-                for c in range(c0, c1):
+                for c in range(m):
                     yi[c] += hk * (xa[c] + xb[c])
         elif a >= 0:
-            xa = xp[a]
+            xa = xp[a, c0:c1]
             const = sk * cval
-            for c in range(c0, c1):
+            for c in range(m):
                 yi[c] += hk * xa[c] + const
         elif b >= 0:
-            xb = xp[b]
+            xb = xp[b, c0:c1]
             const = hk * cval
-            for c in range(c0, c1):
+            for c in range(m):
                 yi[c] += sk * xb[c] + const
         else:
             const = (hk + sk) * cval
-            for c in range(c0, c1):
+            for c in range(m):
                 yi[c] += const
 
 
