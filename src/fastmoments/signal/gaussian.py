@@ -335,6 +335,16 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
+        if (type(x) is np.ndarray and out is None and progress is None and check_finite
+                and memory_budget is None and engine == "auto" and type(axis) is int
+                and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
+                and (self.requested == "auto" or self.requested == "direct") and x.ndim >= 1
+                and -x.ndim <= axis < x.ndim):
+            y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
+                             self.requested)
+            if y is not None:
+                self.method = "direct"
+                return y
         n = _axis_length(x, axis)
         method = self.requested
         if method == "auto":
@@ -728,6 +738,14 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
             truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
             out: Any, progress: Any) -> Any:
     """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
+    if (type(x) is np.ndarray and out is None and progress is None and memory_budget is None
+            and terms is None and shift is None and engine == "auto" and channel_axis is None
+            and type(order) is int and type(mode) is str and type(cval) is float
+            and type(truncate) is float and (method == "auto" or method == "direct")
+            and type(sigma) in _PLAIN and x.dtype in _FLOATS and x.ndim >= 1):
+        y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method)
+        if y is not None:
+            return y
     shape = _shape(x)
     if len(shape) < 1:
         as_signal(x)  # raises the scalar input error
@@ -774,6 +792,56 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
                  check_finite=False, out=target if i == k - 1 else None, progress=progress)
     require_finite(finite)
     return out if out is not None else to_output(y, kind)
+
+
+_PLAIN = (float, int)
+
+
+def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, cval: float,
+                 truncate: float, method: str) -> np.ndarray | None:
+    """The lean path of the common call (a float NumPy array, scalar options, defaults):
+    plain checks, the choice and the kernel from caches keyed by plain values, the numba
+    passes. ``None`` where an option needs the general path (which then reports any error)."""
+    if not (0.0 < sigma <= MAX_SIGMA and 0 <= order <= 2 and mode in MODE_CODES
+            and 0.0 < truncate < math.inf and math.isfinite(cval)):
+        return None
+    ndim = x.ndim
+    if axes is None:
+        axes_list = range(ndim)
+    elif type(axes) is tuple and all(type(a) is int and -ndim <= a < ndim for a in axes):
+        axes_list = [a % ndim for a in axes]
+        if len(set(axes_list)) != len(axes_list):
+            return None
+    else:
+        return None
+    shape = x.shape
+    size = x.size
+    char = x.dtype.char
+    passes = []
+    for ax in axes_list:
+        n = shape[ax]
+        if method == "auto" and _fast_choice(n, size // max(n, 1), sigma, order, truncate,
+                                             char) != "direct":
+            return None
+        hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
+                               if method == "auto" else truncate, char)
+        passes.append((ax, hh, odd, MODE_CODES[mode]))
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    res = np.empty(shape, dtype=x.dtype)
+    if not passes:
+        res[...] = a
+        return res
+    fir_passes(a, passes, cval, res)
+    if not all_finite(res) and not np.isfinite(a).all():
+        raise ValueError("x contains NaN or infinity")
+    return res
+
+
+@functools.lru_cache(maxsize=2048)
+def _fast_choice(n: int, batch: int, sigma: float, order: int, truncate: float,
+                 char: str) -> str:
+    return choose_gaussian(n, sigma, order, truncate,
+                           "float64" if char == "d" else "float32", "cpu", batch)
 
 
 _NOTES = """
@@ -984,6 +1052,10 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
     >>> gaussian_filter1d(np.ones((4, 50)), 3.0, axis=0, order=1).shape
     (4, 50)
     """
+    if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
+            and type(x) is np.ndarray and -x.ndim <= axis < x.ndim):  # the usual call
+        return _filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
+                       shift, engine, memory_budget, out, progress)
     if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str):
         raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis; "
                         f"gaussian_filter(x, sigma, axes=...) filters several), got {axis!r}")
