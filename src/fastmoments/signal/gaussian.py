@@ -286,6 +286,24 @@ class GaussianFilter(BankPlan):
         return _gaussian_bank(self.sigma, self.order, "direct", 1, 0, self.direct_truncate)
 
     @property
+    def support(self) -> int:
+        """Half-width of the widest kernel a call of this plan may apply: the overlap that a
+        caller filtering chunk by chunk needs (``dask.array.map_overlap`` depth). The direct
+        kernel's ``W`` for ``method="direct"``, the SFT bank's ``pad`` for ``"sft"`` and
+        ``"asft"``, the larger of the two for ``"auto"`` (whose direct kernel may be wider
+        than scipy's, :func:`auto_radius`).
+
+        >>> p = GaussianFilter(10.0, order=2)
+        >>> p.support >= max(p.bank.pad, p.direct_bank.pad)
+        True
+        """
+        if self.requested == "direct":
+            return int(self.direct_bank.pad)
+        if self.requested == "auto":
+            return max(int(self.bank.pad), int(self.direct_bank.pad))
+        return int(self.bank.pad)
+
+    @property
     def K(self) -> int:
         self._build()
         return self._K
