@@ -17,7 +17,7 @@ from fastmoments.disk.api import pseudo_zernike_moments, zernike_moments
 from fastmoments.disk.pht import PolarHarmonicTransform, pcet
 from fastmoments.features import features
 from fastmoments.parallel import plans
-from fastmoments.signal import cwt, gaussian_filter, morlet_transform
+from fastmoments.signal import cwt, gaussian_filter, gaussian_filter1d, morlet_transform
 
 LISTS = [["cpu", "cpu"], ["cpu", "cpu", "cpu"]]
 RTOL = 1e-12
@@ -134,9 +134,14 @@ def test_box_one_call_2d():
 @pytest.mark.parametrize("devs", LISTS)
 def test_signals(devs):
     x = np.random.default_rng(4).standard_normal((5, 200))
+    # every axis filtered: no batch axis to split, the call runs on the first device
     close(gaussian_filter(x, 3.0, device=devs), gaussian_filter(x, 3.0))
     close(gaussian_filter(x, [1.5, 3.0], axes=(0, 1), device=devs),
           gaussian_filter(x, [1.5, 3.0], axes=(0, 1)))
+    # split along the axis left out (axes=, channel_axis=) or not filtered (gaussian_filter1d)
+    close(gaussian_filter(x, 3.0, axes=(1,), device=devs), gaussian_filter1d(x, 3.0))
+    close(gaussian_filter(x, 3.0, channel_axis=0, device=devs), gaussian_filter1d(x, 3.0))
+    close(gaussian_filter1d(x, 30.0, device=devs), gaussian_filter1d(x, 30.0))
     t = torch.as_tensor(x[:1])
     close(morlet_transform(t, 4.0, device=devs).numpy(), morlet_transform(t, 4.0).numpy())
     (a, fa), (b, fb) = cwt(x.T, [2.0, 5.0], axis=0, device=devs), cwt(x.T, [2.0, 5.0], axis=0)
@@ -246,7 +251,7 @@ def test_signal_functions_gain_a_documented_device_parameter():
     close(gaussian_filter(x, 2.0, device="cpu"), gaussian_filter(x, 2.0))
     t = torch.as_tensor(x)
     assert isinstance(morlet_transform(t, 3.0, device="cpu"), torch.Tensor)
-    for fn in (gaussian_filter, morlet_transform, cwt):
+    for fn in (gaussian_filter, gaussian_filter1d, morlet_transform, cwt):
         assert "device : str" in fn.__doc__
 
 

@@ -63,6 +63,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "MorletTransform",
         "cwt",
         "gaussian_filter",
+        "gaussian_filter1d",
         "morlet_transform",
     ),
 }
@@ -148,6 +149,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
         MorletTransform,
         cwt,
         gaussian_filter,
+        gaussian_filter1d,
         morlet_transform,
     )
 
@@ -175,6 +177,7 @@ __all__ = [
     "feature_distances",
     "features",
     "gaussian_filter",
+    "gaussian_filter1d",
     "gegenbauer_moments",
     "jacobi_moments",
     "legendre_moments",

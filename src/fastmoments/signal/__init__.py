@@ -4,21 +4,23 @@ Methods of Y. Yamashita and T. Wakahara, "Morlet wavelet transform using attenua
 Fourier transform and kernel integral for graphic processing unit" (2022): the cost per sample
 does not grow with σ.
 
-* :func:`gaussian_filter` / :class:`GaussianFilter`: smoothing and first/second derivatives;
+* :func:`gaussian_filter` (every axis, as scipy.ndimage), :func:`gaussian_filter1d` (one axis)
+  / :class:`GaussianFilter`: smoothing and first/second derivatives;
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
 * :func:`cwt` / :class:`CWT` with :class:`Morlet`: many scales at once.
 
 Modules: :mod:`.coefficients` (least-squares fits), :mod:`.chunked` (the default engine: the
 bank as small matrix products), :mod:`.triton_sft` (its fused GPU kernels), :mod:`.sliding`
 (the row-by-row SFT/ASFT engines), :mod:`.boundary` (scipy.ndimage modes), :mod:`.direct`
-(truncated convolution), :mod:`._apply` (running a bank along an axis).
+(truncated convolution), :mod:`.fir` (the direct FIR in numba on the CPU), :mod:`.selection`
+(``method="auto"``), :mod:`._apply` (running a bank along an axis).
 """
 
 from __future__ import annotations
 
 from .boundary import MODES
 from .cwt import CWT, cwt
-from .gaussian import GaussianFilter, gaussian_filter
+from .gaussian import GaussianFilter, gaussian_filter, gaussian_filter1d
 from .morlet import MorletTransform, morlet_transform
 from .sliding import ENGINES
 from .wavelets import Morlet
@@ -32,5 +34,6 @@ __all__ = [
     "MorletTransform",
     "cwt",
     "gaussian_filter",
+    "gaussian_filter1d",
     "morlet_transform",
 ]

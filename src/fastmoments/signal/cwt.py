@@ -30,7 +30,7 @@ from ._apply import (
 from .boundary import MODES
 from .direct import DirectBank
 from .gaussian import MAX_SIGMA
-from .morlet import APPROXIMATIONS, METHODS, MorletTransform
+from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
 from .sliding import SFTBank
 from .wavelets import Morlet
 
@@ -65,10 +65,15 @@ class CWT:
     wavelet : Morlet
         The wavelet (default ``Morlet(xi=6.0)``).
     method, approximation, terms, truncate
-        As in :class:`~fastmoments.signal.MorletTransform`, used at every scale.
+        As in :class:`~fastmoments.signal.MorletTransform`, used at every scale
+        (``method="auto"``, the default, runs the SFT, whose chunked engine applies
+        short-window scales as Toeplitz products where that is faster:
+        :func:`~fastmoments.signal.morlet.resolve_method`).
 
     Attributes
     ----------
+    method : str
+        The method run (``"sft"`` for ``"auto"``); ``requested``: the one given.
     plans : list of MorletTransform
         One plan per scale (their ``rmse`` is the accuracy at that scale).
     rmse : float
@@ -76,14 +81,15 @@ class CWT:
     """
 
     def __init__(self, scales: Sequence[float], wavelet: Morlet | None = None, *,
-                 method: str = "sft", approximation: str = "direct", terms: int | None = None,
+                 method: str = "auto", approximation: str = "direct", terms: int | None = None,
                  truncate: float = 4.0) -> None:
         wavelet = Morlet() if wavelet is None else wavelet
         if not isinstance(wavelet, Morlet):
             raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
         self.scales = check_scales(scales)
         self.wavelet = wavelet
-        self.method = check_choice("method", method, METHODS)
+        self.requested = check_choice("method", method, METHODS)
+        self.method = resolve_method(self.requested)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
         self.terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
         self.truncate = check_positive_float("truncate", truncate)
@@ -373,7 +379,7 @@ def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
 def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, axis: int = -1,
         *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
-        method: str = "sft", approximation: str = "direct", terms: int | None = None,
+        method: str = "auto", approximation: str = "direct", terms: int | None = None,
         engine: str = "auto", truncate: float = 4.0, memory_budget: float | None = None,
         out: Any = None, progress: bool | None = None) -> tuple[Any, np.ndarray]:
     """Morlet continuous wavelet transform, ``(coefficients, frequencies)`` as in PyWavelets.
@@ -437,7 +443,8 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
     wavelet = Morlet() if wavelet is None else wavelet
     if not isinstance(wavelet, Morlet):
         raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
-    plan = _cwt_plan(scales_t, wavelet.xi, check_choice("method", method, METHODS),
+    plan = _cwt_plan(scales_t, wavelet.xi,
+                     resolve_method(check_choice("method", method, METHODS)),
                      check_choice("approximation", approximation, APPROXIMATIONS),
                      None if terms is None else check_int("terms", terms, minimum=1, maximum=64),
                      check_positive_float("truncate", truncate))

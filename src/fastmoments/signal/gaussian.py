@@ -1,8 +1,10 @@
-"""Gaussian smoothing and its first and second derivatives at a cost independent of σ.
+"""Gaussian smoothing and its first and second derivatives, with scipy.ndimage's interface.
 
 The paper's Sec. 2: ``x_G = G * x``, ``x_GD = G_D * x``, ``x_GDD = G_DD * x`` (Eqs. 4-6),
-computed from ``P + 1`` sliding Fourier transform components (Eqs. 13-15), or from the attenuated
-transform shifted by ``n0`` samples (Eqs. 40-47), or by truncated convolution.
+computed from ``P + 1`` sliding Fourier transform components (Eqs. 13-15, a cost independent
+of σ), or from the attenuated transform shifted by ``n0`` samples (Eqs. 40-47), or by the
+truncated kernel as a direct FIR (:mod:`.fir`); ``method="auto"`` picks the faster per call
+(:mod:`.selection`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import to_output
+from .._array import ArrayKind, to_output
 from .._memory import below_minimum, rows_per_chunk
 from .._memory import memory_budget as free_budget
 from .._progress import check_progress
@@ -26,8 +28,11 @@ from ._apply import (
     as_signal,
     check_budget,
     check_cval,
+    check_grad_out,
+    filter_along,
     job_bar,
     normalize_axis,
+    output_buffer,
     output_target,
     require_finite,
     resolve_engine,
@@ -35,12 +40,15 @@ from ._apply import (
 from .boundary import MODES
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
+from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, truncation_radius
-from .sliding import SFTBank
+from .selection import choose_gaussian
+from .sliding import ENGINES, SFTBank
 
-__all__ = ["METHODS", "GaussianFilter", "gaussian_filter", "max_shift"]
+__all__ = ["METHODS", "GaussianFilter", "filtered_axes", "gaussian_filter", "gaussian_filter1d",
+           "max_shift"]
 
-METHODS = ("sft", "asft", "direct")
+METHODS = ("auto", "sft", "asft", "direct")
 
 
 # the largest σ a plan is built for: its SFT fit grows with σ (2.5 min and ~0.5 GB of float64
@@ -104,9 +112,13 @@ class GaussianFilter(BankPlan):
         Standard deviation in samples (> 0).
     order : int
         0 (smoothing, Eq. 4), 1 (first derivative, Eq. 5) or 2 (second derivative, Eq. 6).
-    method : {"sft", "asft", "direct"}
-        Sliding Fourier transform (Eqs. 13-15), attenuated SFT with shift ``n0``
-        (Eqs. 45-47) or truncated convolution.
+    method : {"auto", "sft", "asft", "direct"}
+        ``"auto"`` (default) picks, per call, the faster of ``"direct"`` and ``"sft"`` for the
+        signal length, σ, order, dtype and device from measured crossover points
+        (:mod:`fastmoments.signal.selection`); :attr:`method` then tells which one ran.
+        ``"sft"``: sliding Fourier transform (Eqs. 13-15); ``"asft"``: attenuated SFT with
+        shift ``n0`` (Eqs. 45-47); ``"direct"``: the truncated kernel as a separable FIR
+        (numba loops on the CPU, :mod:`fastmoments.signal.fir`; ``conv1d`` on a GPU).
     terms : int, optional
         ``P``, the number of cosine terms beyond ``p = 0``. Default: the smallest ``P`` whose
         fitted kernel has relative RMSE ≤ 1e-4 (5 for order 0, 7 for orders 1 and 2 at the
@@ -115,20 +127,27 @@ class GaussianFilter(BankPlan):
         ASFT shift ``n0`` (default ``max(1, round(σ/16))``), from 1 to
         :func:`max_shift` ``= max(1, floor(σ/2))``.
     truncate : float
-        Half-width of the direct method's kernel in σ (default 4, as scipy.ndimage); also
-        used below σ = 1, where every method applies its kernel directly.
+        Half-width of the direct kernel in σ (default 4, as scipy.ndimage); also used below
+        σ = 1, where every method applies its kernel directly.
 
     Attributes
     ----------
+    method : str
+        The method of the latest call (``"direct"``, ``"sft"`` or ``"asft"``); before the
+        first call, the one requested (``"auto"`` included). :meth:`choose` tells the method
+        of a call without running it.
+    requested : str
+        The ``method`` given.
     radius : int
-        ``W = ceil(truncate σ)``: signals of at most ``W`` samples are filtered by the exact
-        kernel truncated at ``W``, folded onto the boundary (:meth:`uses_folded`).
+        ``W = ceil(truncate σ)``: the direct kernel's half-width; with the SFT methods,
+        signals of at most ``W`` samples are filtered by the exact kernel truncated at ``W``,
+        folded onto the boundary (:meth:`uses_folded`).
     K : int
         Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
     rmse : float
-        Relative RMSE of the kernel actually applied against the target kernel on
-        ``[-W, W]``, ``W = max(3K, 10σ)`` (Eq. 48): scipy.ndimage's discrete Gaussian
-        ``G[k] / Σ_j G[j]`` and its derivatives
+        Relative RMSE of the kernel of :attr:`bank` (the SFT fit; for ``"direct"`` the
+        truncated kernel) against the target kernel on ``[-W, W]``, ``W = max(3K, 10σ)``
+        (Eq. 48): scipy.ndimage's discrete Gaussian ``G[k] / Σ_j G[j]`` and its derivatives
         (:func:`~fastmoments.signal.coefficients.discrete_gaussian_kernel`; the absolute RMSE
         where that target is zero). The filtered output's relative error is about this value
         for broadband signals.
@@ -158,10 +177,16 @@ class GaussianFilter(BankPlan):
     (Eqs. 46-47, derived here from ``G_D[k-n0] = E e^{αk} (G_D[k] + α G[k])`` and
     ``G_DD[k-n0] = E e^{αk} (G_DD[k] + 2α G_D[k] + α² G[k])``, ``E = e^{-α²/(4γ)}``).
 
-    Signals no longer than the truncation radius ``W = ceil(truncate σ)`` are filtered by the
-    exact kernel folded onto the boundary (see :func:`gaussian_filter`, Notes), so the SFT
-    fit (``bank``, ``K``, ``terms``, ``rmse``) is built only on first use: ``GaussianFilter(1e6)``
-    costs nothing until it filters a signal longer than ``4·10⁶`` samples.
+    With the SFT methods, signals no longer than the truncation radius ``W = ceil(truncate
+    σ)`` are filtered by the exact kernel folded onto the boundary (see
+    :func:`gaussian_filter`, Notes), so the SFT fit (``bank``, ``K``, ``terms``, ``rmse``) is
+    built only on first use: ``GaussianFilter(1e6)`` costs nothing until it filters a signal
+    longer than ``4·10⁶`` samples.
+
+    The direct method applies the truncated kernel: its error against the untruncated kernel
+    is the tail beyond ``W`` (relative RMSE ~1e-4 at ``truncate = 4``), the same kernel and
+    truncation as scipy.ndimage's (``W = ceil(4σ)`` here, ``round(4σ)`` in scipy: never
+    shorter), so at least scipy's accuracy.
 
     float32 results (engines ``"prefix"`` and ``"sliding"``, or ``"recursive"`` with ASFT)
     agree with float64 to a relative RMSE below 1e-5 (tested).
@@ -169,25 +194,31 @@ class GaussianFilter(BankPlan):
     Examples
     --------
     >>> import numpy as np
-    >>> plan = GaussianFilter(100.0)
+    >>> plan = GaussianFilter(100.0, method="sft")
     >>> plan.K, plan.terms, plan.rmse < 1e-4
     (424, 5, True)
     >>> y = plan(np.ones(1000))
     >>> bool(np.allclose(y, 1.0, atol=1e-4))
     True
+    >>> auto = GaussianFilter(1.0)
+    >>> auto.choose(1000, dtype="float64", device="cpu")
+    'direct'
+    >>> _ = auto(np.ones(1000)); auto.method
+    'direct'
     """
 
-    def __init__(self, sigma: float, *, order: int = 0, method: str = "sft",
+    def __init__(self, sigma: float, *, order: int = 0, method: str = "auto",
                  terms: int | None = None, shift: int | None = None,
                  truncate: float = 4.0) -> None:
         self.sigma = check_sigma(sigma)
         self.order = check_int("order", order, minimum=0, maximum=2)
-        self.method = check_choice("method", method, METHODS)
+        self.requested = check_choice("method", method, METHODS)
+        self.method = self.requested
         self._terms = (None if terms is None
                        else check_int("terms", terms, minimum=1, maximum=64))
         self.truncate = check_positive_float("truncate", truncate)
         self.shift = 0
-        if self.method == "asft":
+        if self.requested == "asft":
             if shift is None:
                 self.shift = default_shift(self.sigma)
             else:
@@ -201,6 +232,9 @@ class GaussianFilter(BankPlan):
                         f"got {self.shift}")
         elif shift is not None:
             raise ValueError("shift is only used with method='asft'")
+        # the bank of the SFT route ("auto" takes the plain SFT when it does not pick direct)
+        self._sft = "asft" if self.requested == "asft" else "sft"
+        self._bank_method = "direct" if self.requested == "direct" else self._sft
         self._terms_given = terms is not None
         self._built = False
 
@@ -211,7 +245,7 @@ class GaussianFilter(BankPlan):
         if self._built:
             return
         # below σ = 1 the kernel spans a few samples: it is applied directly (see DIRECT_BELOW)
-        kind = "direct" if self.sigma < DIRECT_BELOW else self.method
+        kind = "direct" if self.sigma < DIRECT_BELOW else self._bank_method
         terms = default_gaussian_terms(self.order) if self._terms is None else self._terms
         for _ in range(4 if not self._terms_given and kind != "direct" else 1):
             bank = _gaussian_bank(self.sigma, self.order, kind, terms,
@@ -232,9 +266,42 @@ class GaussianFilter(BankPlan):
 
     @property
     def bank(self):
-        """The filter bank applied when the kernel is shorter than the signal (built lazily)."""
+        """The filter bank of the SFT route (or the direct kernel for ``method="direct"``),
+        built lazily."""
         self._build()
         return self._bank
+
+    @property
+    def direct_truncate(self) -> float:
+        """The truncation (in σ) of the direct route: ``truncate`` when ``method="direct"``
+        was asked for; with ``"auto"``, widened where needed so that the truncated tail's
+        relative RMSE is at most :data:`AUTO_TAIL_RMSE` (:func:`auto_radius`)."""
+        if self.requested == "direct":
+            return self.truncate
+        return _auto_truncate(self.sigma, self.order, self.truncate)
+
+    @property
+    def direct_bank(self) -> DirectBank:
+        """The truncated kernel ``h[-W..W]`` of the direct route (float64)."""
+        return _gaussian_bank(self.sigma, self.order, "direct", 1, 0, self.direct_truncate)
+
+    @property
+    def support(self) -> int:
+        """Half-width of the widest kernel a call of this plan may apply: the overlap that a
+        caller filtering chunk by chunk needs (``dask.array.map_overlap`` depth). The direct
+        kernel's ``W`` for ``method="direct"``, the SFT bank's ``pad`` for ``"sft"`` and
+        ``"asft"``, the larger of the two for ``"auto"`` (whose direct kernel may be wider
+        than scipy's, :func:`auto_radius`).
+
+        >>> p = GaussianFilter(10.0, order=2)
+        >>> p.support >= max(p.bank.pad, p.direct_bank.pad)
+        True
+        """
+        if self.requested == "direct":
+            return int(self.direct_bank.pad)
+        if self.requested == "auto":
+            return max(int(self.bank.pad), int(self.direct_bank.pad))
+        return int(self.bank.pad)
 
     @property
     def K(self) -> int:
@@ -256,11 +323,24 @@ class GaussianFilter(BankPlan):
         """``W = ceil(truncate σ)``: the truncation radius of the folded (and direct) kernel."""
         return truncation_radius(self.sigma, self.truncate)
 
+    def choose(self, n: int, *, batch: int = 1, dtype: Any = "float64",
+               device: Any = "cpu") -> str:
+        """The method a call on ``batch`` signals of ``n`` samples runs: the requested one,
+        or for ``"auto"`` the faster one measured (:func:`~fastmoments.signal.selection.
+        choose_gaussian`) for ``dtype`` (float32 or float64, NumPy or torch) on ``device``."""
+        n = check_int("n", n, minimum=0)
+        batch = check_int("batch", batch, minimum=1)
+        if self.requested != "auto":
+            return self.requested
+        name = _dtype_name(dtype)
+        kind = torch.device(device).type if not isinstance(device, torch.device) else device.type
+        return choose_gaussian(n, self.sigma, self.order, self.truncate, name, kind, batch)
+
     def uses_folded(self, n: int) -> bool:
-        """Whether signals of ``n`` samples take the folded path: when the kernel's support
-        ``2W + 1`` reaches beyond the signal (``W ≥ n``). The folded path then costs
-        ``O(W)`` once (cached per ``n`` and mode) and ``O(n log n)`` per signal, where the
-        SFT needs a fit and an extension of ``O(σ)`` samples per signal."""
+        """Whether signals of ``n`` samples take the folded path with the SFT methods: when
+        the kernel's support ``2W + 1`` reaches beyond the signal (``W ≥ n``). The folded path
+        then costs ``O(W)`` once (cached per ``n`` and mode) and ``O(n log n)`` per signal,
+        where the SFT needs a fit and an extension of ``O(σ)`` samples per signal."""
         return self.radius >= n
 
     def folded(self, n: int, mode: str) -> FoldedKernel:
@@ -273,11 +353,36 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
+        if (type(x) is np.ndarray and out is None and progress is None and check_finite
+                and memory_budget is None and engine == "auto" and type(axis) is int
+                and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
+                and (self.requested == "auto" or self.requested == "direct") and x.ndim >= 1
+                and -x.ndim <= axis < x.ndim):
+            y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
+                             self.requested)
+            if y is not None:
+                self.method = "direct"
+                return y
         n = _axis_length(x, axis)
+        method = self.requested
+        if method == "auto":
+            if n is None:  # a bad axis or input: the SFT route's checks report it
+                method = "sft"
+            else:
+                dt, dev = _dtype_device(x)
+                size = math.prod(_shape(x))
+                method = choose_gaussian(n, self.sigma, self.order, self.truncate, dt, dev,
+                                         size // max(n, 1))
+        self.method = method
+        if method == "direct":
+            return _run_direct(x, [axis], [self], [mode], cval=cval, engine=engine,
+                               memory_budget=memory_budget, check_finite=check_finite,
+                               out=out, progress=progress)
         if n is None or not self.uses_folded(n):
-            return super().__call__(x, axis=axis, mode=mode, cval=cval, engine=engine,
-                                    memory_budget=memory_budget, check_finite=check_finite,
-                                    out=out, progress=progress)
+            return filter_along(self.bank, self._sft, x, axis=axis, mode=mode, cval=cval,
+                                engine=engine, memory_budget=memory_budget,
+                                check_finite=check_finite, out=out, progress=progress,
+                                desc=type(self).__name__)
         return _folded_call(self, x, axis=axis, mode=mode, cval=cval, engine=engine,
                             memory_budget=memory_budget, check_finite=check_finite, out=out,
                             progress=progress)
@@ -285,15 +390,37 @@ class GaussianFilter(BankPlan):
     __call__.__doc__ = BankPlan.__call__.__doc__
 
     def kernel(self, j: np.ndarray) -> np.ndarray:
-        """The impulse response actually applied, at integer offsets ``j`` (float64)."""
+        """The impulse response of :attr:`bank` at integer offsets ``j`` (float64)."""
         return self.bank.kernel(np.asarray(j))[0]
 
     def __repr__(self) -> str:
         if not self._built:  # not fitted yet (the fit may take long at huge σ)
             return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
-                    f"method={self.method!r}, shift={self.shift}, truncate={self.truncate})")
-        return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, method={self.method!r}, "
-                f"terms={self.terms}, K={self.K}, shift={self.shift}, rmse={self.rmse:.2e})")
+                    f"method={self.requested!r}, shift={self.shift}, truncate={self.truncate})")
+        return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
+                f"method={self.requested!r}, terms={self.terms}, K={self.K}, "
+                f"shift={self.shift}, rmse={self.rmse:.2e})")
+
+
+def _dtype_name(dtype: Any) -> str:
+    """``"float32"`` or ``"float64"``: the working dtype of data of ``dtype`` (the package's
+    policy: float64 stays float64, everything else is computed in float32)."""
+    if isinstance(dtype, torch.dtype):
+        return "float64" if dtype == torch.float64 else "float32"
+    try:
+        return "float64" if np.dtype(dtype) == np.float64 else "float32"
+    except TypeError:
+        return "float64"
+
+
+def _dtype_device(x: Any) -> tuple[str, str]:
+    """The working dtype name and the device type of the input ``x``."""
+    if isinstance(x, torch.Tensor):
+        return ("float64" if x.dtype == torch.float64 else "float32"), x.device.type
+    dt = getattr(x, "dtype", None)
+    if dt is None:  # lists: NumPy's float64 unless they hold integers only
+        return _dtype_name(np.asarray(x).dtype), "cpu"
+    return _dtype_name(dt), "cpu"
 
 
 def _axis_length(x: Any, axis: Any) -> int | None:
@@ -310,13 +437,150 @@ def _axis_length(x: Any, axis: Any) -> int | None:
         return None
 
 
+#: relative RMSE that the direct route of ``method="auto"`` keeps its truncated tail below:
+#: the smallest SFT fit error measured from σ = 2 on (2.0e-5, order 1; orders 0 and 2: 5-9e-5;
+#: the default fits' bound is 1e-4), so that picking the FIR does not cost accuracy
+AUTO_TAIL_RMSE = 2e-5
+
+
+def auto_radius(sigma: float, order: int, truncate: float = 4.0) -> int:
+    """Half-width ``W`` of the direct kernel that ``method="auto"`` applies: the smallest
+    ``W ≥ ceil(truncate σ)`` (scipy's truncation or longer) whose truncated tail has relative
+    RMSE ≤ :data:`AUTO_TAIL_RMSE` (70% of it, a margin for the moment correction) and at most
+    half that of scipy's radius ``round(truncate σ)`` against the untruncated kernel, so that
+    picking the FIR costs accuracy neither against the SFT nor against scipy (about 14% more
+    taps than scipy's at large σ).
+
+    >>> auto_radius(1.0, 0), auto_radius(10.0, 0), auto_radius(10.0, 2)
+    (5, 45, 52)
+    """
+    return _auto_radius(float(sigma), int(order), float(truncate))
+
+
+@functools.lru_cache(maxsize=512)
+def _auto_radius(sigma: float, order: int, truncate: float) -> int:
+    w0 = truncation_radius(sigma, truncate)
+    wmax = max(w0, math.ceil(12 * sigma) + 2)
+    j = np.arange(0, wmax + 1, dtype=np.float64)
+    h2 = discrete_gaussian_kernel(j, sigma, order) ** 2
+    h2[1:] *= 2  # both sides
+    total = float(h2.sum())
+    if not total > 0:
+        return w0
+    # energy beyond |k| = W, summed from the far end (no cancellation for tiny tails)
+    tail = np.append(np.cumsum(h2[::-1])[::-1][1:], 0.0)
+    # below the SFT's error, and at most half scipy's own truncation error (its radius
+    # round(truncate σ)): the moment correction of a short kernel adds an error of the
+    # tail's size, which would otherwise leave the FIR less accurate than scipy at σ ≈ 0.5
+    w_scipy = min(int(truncate * sigma + 0.5), wmax)
+    target = min((0.7 * AUTO_TAIL_RMSE) ** 2 * total, 0.25 * float(tail[w_scipy]))
+    ok = np.nonzero(tail <= target)[0]
+    return max(w0, int(ok[0]) if len(ok) else wmax)
+
+
+@functools.lru_cache(maxsize=512)
+def _auto_truncate(sigma: float, order: int, truncate: float) -> float:
+    w = _auto_radius(sigma, order, truncate)
+    if w <= truncation_radius(sigma, truncate):
+        return truncate
+    return (w - 0.5) / sigma  # ceil((w - 0.5)/σ · σ) = w
+
+
+@functools.lru_cache(maxsize=512)
+def _half_kernel(sigma: float, order: int, truncate: float, dtype: str) -> tuple[np.ndarray,
+                                                                                  bool]:
+    """The direct kernel's half ``h[0..W]`` in ``dtype`` (a NumPy dtype or its character
+    code) and its parity (cached)."""
+    hh, odd = half_kernel(_gaussian_bank(sigma, order, "direct", 1, 0, truncate).taps[0])
+    hh = hh.astype(dtype)
+    hh.setflags(write=False)
+    return hh, odd
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _host_array(x: Any) -> tuple[np.ndarray, ArrayKind] | None:
+    """``x`` as a C-contiguous float32/float64 NumPy array (a view where possible) and its
+    kind, when the direct FIR can run on it on the host; ``None`` otherwise (a GPU tensor, or
+    a tensor whose gradient is recorded)."""
+    if isinstance(x, np.ndarray) and x.dtype in _FLOATS and x.ndim >= 1:
+        if not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x)
+        return x, _NUMPY_KIND
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu" or (x.requires_grad and torch.is_grad_enabled()):
+            return None
+    t, kind, _ = as_signal(x, check_finite=False)
+    if t.device.type != "cpu" or (t.requires_grad and torch.is_grad_enabled()):
+        return None
+    a = t.detach().resolve_conj().resolve_neg().numpy()
+    return (a if a.flags.c_contiguous else np.ascontiguousarray(a)), kind
+
+
+_NUMPY_KIND = ArrayKind(numpy=True, device=torch.device("cpu"))
+
+
+def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: list[str], *,
+                cval: Any, engine: str, memory_budget: Any, check_finite: bool, out: Any,
+                progress: Any) -> Any:
+    """The direct method along ``axes`` (``plans``/``modes`` one per axis): numba FIR passes
+    on the host, ``conv1d`` passes elsewhere (or where a gradient is recorded)."""
+    if engine != "auto":
+        check_choice("engine", engine, ("auto", *ENGINES))
+    cval = cval if type(cval) is float and math.isfinite(cval) else check_cval(cval)
+    if memory_budget is not None:
+        check_budget(memory_budget)
+    if progress is not None:
+        check_progress(progress)
+    host = _host_array(x)
+    if host is None:  # torch route: one conv1d pass per axis
+        t, kind, finite = as_signal(x, check_finite)
+        for ax in axes:
+            normalize_axis(ax, t.ndim)
+        out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
+        y = t
+        for k, (ax, plan, mode) in enumerate(zip(axes, plans, modes, strict=True)):
+            y = filter_along(plan.direct_bank, "direct", y, axis=ax, mode=mode, cval=cval,
+                             engine="auto", memory_budget=memory_budget,
+                             check_finite=False, progress=progress, desc="GaussianFilter",
+                             out=target if k == len(axes) - 1 else None)
+        require_finite(finite)
+        return out if out is not None else to_output(y, kind)
+    a, kind = host
+    norm = [normalize_axis(ax, a.ndim) for ax in axes]
+    passes = []
+    for ax, plan, mode in zip(norm, plans, modes, strict=True):
+        hh, odd = _half_kernel(plan.sigma, plan.order, plan.direct_truncate, a.dtype.char)
+        passes.append((ax, hh, odd, MODE_CODES[check_choice("mode", mode, MODES)]))
+    tdt = torch.float64 if a.dtype == np.float64 else torch.float32
+    if out is None:
+        res = np.empty(a.shape, dtype=a.dtype)
+        fir_passes(a, passes, cval, res)
+        ret = res if kind.numpy else torch.from_numpy(res)
+    else:
+        if not kind.numpy and isinstance(x, torch.Tensor):
+            check_grad_out(x, out)
+        target = output_buffer(out, x, kind, a.shape, tdt, torch.device("cpu"))
+        tn = target.numpy()
+        if tn.flags.c_contiguous and not np.may_share_memory(tn, a):
+            res = fir_passes(a, passes, cval, tn)
+        else:
+            res = fir_passes(a, passes, cval, np.empty(a.shape, dtype=a.dtype))
+            tn[...] = res
+        ret = out
+    if check_finite and not all_finite(res) and not np.isfinite(a).all():
+        raise ValueError("x contains NaN or infinity")
+    return ret
+
+
 def _folded_call(plan: GaussianFilter, x: Any, *, axis: int, mode: str, cval: Any,
                  engine: str, memory_budget: Any, check_finite: bool, out: Any,
                  progress: Any) -> Any:
     """:meth:`GaussianFilter.__call__` by the folded kernel (same checks, same outputs)."""
     t, kind, finite = as_signal(x, check_finite)
     axis = normalize_axis(axis, t.ndim)
-    resolve_engine(engine, plan.method, t.device)  # validated; the folded path has one engine
+    resolve_engine(engine, plan._sft, t.device)  # validated; the folded path has one engine
     check_choice("mode", mode, MODES)
     cval = check_cval(cval)
     budget = check_budget(memory_budget)
@@ -439,145 +703,401 @@ def _cached_plan(sigma, order, method, terms, shift, truncate) -> GaussianFilter
 
 
 def _per_axis(name: str, value: Any, n: int) -> list:
+    if type(value) in _SCALARS:  # the common case, without the ABC checks below
+        return [value] * n
     if isinstance(value, Sequence) and not isinstance(value, str):
         if len(value) != n:
-            raise ValueError(f"{name} must be a scalar or have one entry per axis ({n}), "
-                             f"got {len(value)} entries")
+            raise ValueError(f"{name} must be a scalar or have one entry per axis ({n} "
+                             f"filtered), got {len(value)} entries")
         return list(value)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return _per_axis(name, value.tolist(), n)
     return [value] * n
 
 
-@batched(name="x", split_axis=free_axis(
-    lambda a: a["axes"] if a["axes"] is not None else a["axis"]))
-def gaussian_filter(x: Any, sigma: float | Sequence[float], *, order: int | Sequence[int] = 0,
-                    axis: int = -1, axes: Sequence[int] | None = None, mode: str = "reflect",
-                    cval: float = 0.0, method: str = "sft", terms: int | None = None,
-                    shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
+_SCALARS = (float, int, str)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def filtered_axes(axes: Any, channel_axis: Any, ndim: int) -> list[int]:
+    """The axes :func:`gaussian_filter` filters: ``axes`` (checked, non-negative, no repeats),
+    or every axis but ``channel_axis``.
+
+    >>> filtered_axes(None, None, 3), filtered_axes(None, -1, 3), filtered_axes((0, -1), None, 3)
+    ([0, 1, 2], [0, 1], [0, 2])
+    """
+    ch = None if channel_axis is None else normalize_axis(channel_axis, ndim, "channel_axis")
+    if axes is None:
+        return [a for a in range(ndim) if a != ch]
+    if isinstance(axes, (bool, np.bool_)) or isinstance(axes, str):
+        raise TypeError(f"axes must be an integer or a sequence of integers, got {axes!r}")
+    if not isinstance(axes, (Sequence, np.ndarray)):
+        axes = (axes,)
+    out = [normalize_axis(a, ndim, "axes") for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
+    if ch is not None and ch in out:
+        raise ValueError(f"axes must not include channel_axis={channel_axis} (the colour "
+                         f"channels are not smoothed), got {tuple(axes)}")
+    return out
+
+
+def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
+    """The axis a device list splits: the first one not filtered (``None``: every axis is
+    filtered, and the call runs on the first device of the list)."""
+    try:
+        if "axis" in arguments and "axes" not in arguments:
+            done = [normalize_axis(arguments["axis"], len(shape))]
+        else:
+            done = filtered_axes(arguments.get("axes"), arguments.get("channel_axis"),
+                                 len(shape))
+    except (TypeError, ValueError):
+        return None
+    free = [a for a in range(len(shape)) if a not in done]
+    return free[0] if free else None
+
+
+_AXIS_REMOVED = (
+    "gaussian_filter filters every axis (like scipy.ndimage.gaussian_filter) and takes no "
+    "axis=; for one axis use gaussian_filter1d(x, sigma, axis=...) or "
+    "gaussian_filter(x, sigma, axes=(axis,))")
+
+
+def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: Any,
+            truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
+            out: Any, progress: Any) -> Any:
+    """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
+    if (type(x) is np.ndarray and out is None and progress is None and memory_budget is None
+            and terms is None and shift is None and engine == "auto" and channel_axis is None
+            and type(order) is int and type(mode) is str and type(cval) is float
+            and type(truncate) is float and (method == "auto" or method == "direct")
+            and type(sigma) in _PLAIN and x.dtype in _FLOATS and x.ndim >= 1):
+        y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method)
+        if y is not None:
+            return y
+    shape = _shape(x)
+    if len(shape) < 1:
+        as_signal(x)  # raises the scalar input error
+    axes_list = filtered_axes(axes, channel_axis, len(shape))
+    k = len(axes_list)
+    sigmas = [check_sigma(s) for s in _per_axis("sigma", sigma, k)]
+    orders = [check_int("order", o, minimum=0, maximum=2) for o in _per_axis("order", order, k)]
+    modes = [check_choice("mode", m, MODES) for m in _per_axis("mode", mode, k)]
+    truncate = check_positive_float("truncate", truncate)
+    method = check_choice("method", method, METHODS)
+    terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
+    if shift is not None:
+        if method != "asft":
+            raise ValueError("shift is only used with method='asft'")
+        shift = check_int("shift", shift, minimum=1)
+    if k == 0:  # nothing to filter: a copy of the input, as scipy.ndimage returns
+        t, kind, finite = as_signal(x)
+        check_choice("engine", engine, ("auto", *ENGINES))
+        check_progress(progress)
+        out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
+        y = t.clone() if target is None else target.copy_(t)
+        require_finite(finite)
+        return out if out is not None else to_output(y, kind)
+    dt, dev = _dtype_device(x)
+    size = math.prod(shape)
+    chosen = [method if method != "auto" else
+              choose_gaussian(shape[ax], s, o, truncate, dt, dev, size // max(shape[ax], 1))
+              for ax, s, o in zip(axes_list, sigmas, orders, strict=True)]
+    # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius)
+    plans = [_cached_plan(s, o, method, terms, shift, truncate)
+             for s, o in zip(sigmas, orders, strict=True)]
+    if all(m == "direct" for m in chosen):  # every axis by the FIR (the numba loops on a CPU)
+        for p in plans:
+            p.method = "direct"
+        return _run_direct(x, axes_list, plans, modes, cval=cval, engine=engine,
+                           memory_budget=memory_budget, check_finite=True, out=out,
+                           progress=progress)
+    t, kind, finite = as_signal(x)
+    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
+    y = t
+    for i, (ax, plan, m) in enumerate(zip(axes_list, plans, modes, strict=True)):
+        # the input was checked once above (read at the end); the passes need not check again
+        y = plan(y, axis=ax, mode=m, cval=cval, engine=engine, memory_budget=memory_budget,
+                 check_finite=False, out=target if i == k - 1 else None, progress=progress)
+    require_finite(finite)
+    return out if out is not None else to_output(y, kind)
+
+
+_PLAIN = (float, int)
+
+
+def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, cval: float,
+                 truncate: float, method: str) -> np.ndarray | None:
+    """The lean path of the common call (a float NumPy array, scalar options, defaults):
+    plain checks, the choice and the kernel from caches keyed by plain values, the numba
+    passes. ``None`` where an option needs the general path (which then reports any error)."""
+    if not (0.0 < sigma <= MAX_SIGMA and 0 <= order <= 2 and mode in MODE_CODES
+            and 0.0 < truncate < math.inf and math.isfinite(cval)):
+        return None
+    ndim = x.ndim
+    if axes is None:
+        axes_list = range(ndim)
+    elif type(axes) is tuple and all(type(a) is int and -ndim <= a < ndim for a in axes):
+        axes_list = [a % ndim for a in axes]
+        if len(set(axes_list)) != len(axes_list):
+            return None
+    else:
+        return None
+    shape = x.shape
+    size = x.size
+    char = x.dtype.char
+    passes = []
+    for ax in axes_list:
+        n = shape[ax]
+        if method == "auto" and _fast_choice(n, size // max(n, 1), sigma, order, truncate,
+                                             char) != "direct":
+            return None
+        hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
+                               if method == "auto" else truncate, char)
+        passes.append((ax, hh, odd, MODE_CODES[mode]))
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    res = np.empty(shape, dtype=x.dtype)
+    if not passes:
+        res[...] = a
+        return res
+    fir_passes(a, passes, cval, res)
+    if not all_finite(res) and not np.isfinite(a).all():
+        raise ValueError("x contains NaN or infinity")
+    return res
+
+
+@functools.lru_cache(maxsize=2048)
+def _fast_choice(n: int, batch: int, sigma: float, order: int, truncate: float,
+                 char: str) -> str:
+    return choose_gaussian(n, sigma, order, truncate,
+                           "float64" if char == "d" else "float32", "cpu", batch)
+
+
+_NOTES = """
+    *Method.* ``method="auto"`` picks, for each filtered axis, the faster of the direct FIR
+    and the SFT for its length, σ, order, the dtype and the device, from crossover points
+    measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.selection`):
+    the FIR at small σ (numba loops on the CPU, all axes in one call, no axis moved), the SFT
+    from some σ on (a cost per sample independent of σ). ``GaussianFilter(...).choose(n)``
+    tells the choice. Both are at least as accurate as scipy.ndimage's default (``truncate =
+    4``) against the untruncated convolution: the FIR applies scipy's kernel with
+    ``W = ceil(truncate σ) ≥ round(truncate σ)`` taps on each side, the SFT fit has relative
+    RMSE ≤ 1e-4, of the size of the truncated tail.
+
+    *dtype.* float32 stays float32 and float64 stays float64; integer (and bool, float16)
+    input is filtered in float32 and returned as float32, the package's dtype policy, where
+    scipy.ndimage returns the input's integer dtype. The result of smoothing is not an integer
+    and a derivative (``order`` 1, 2) is negative where the signal falls: scipy's integer
+    output rounds away the fraction and wraps negative values of unsigned types around (a
+    silent wrong answer); pass ``x.astype(float)`` to get float64.
+"""
+
+_FOLDED_NOTES = """
+    *SFT.* Filters ``x_G[n] = Σ_k G[k] x[n-k]`` (Eqs. 4-6 of Yamashita & Wakahara 2022) with
+    ``G`` replaced by its least-squares Fourier fit on ``[-K, K]`` (Eqs. 9-15, 45-47). The
+    relative error against the exact Gaussian is :attr:`GaussianFilter.rmse` (≤ 1e-4 by
+    default) for every σ; float32 adds less than 1e-5.
+
+    *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
+    ``N`` samples along the filtered axis) are applied exactly by the SFT methods, folded
+    onto the boundary (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's
+    normalised discrete Gaussian truncated at ``W``: with ``g[k] = exp(-k²/(2σ²))``,
+    ``S = Σ_{|k|≤W} g[k]`` and ``M2 = Σ_{|k|≤W} k² g[k]``, ``h0 = g/S``,
+    ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's ``(k²/σ⁴ - 1/σ²) g/S``
+    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module;
+    orders 0 and 1 are scipy's ``gaussian_filter1d`` kernels with the same ``truncate``).
+    With the reflect, mirror and wrap modes the extended signal has period ``P = 2N, 2N - 2,
+    N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q) mod P]`` with the folded
+    kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period of the extension: a
+    circular convolution (a direct sum for ``P ≤ 64``, else ``torch.fft``). With nearest and
+    constant, samples beyond the ends are a constant ``a`` (before) and ``b`` (after):
+    ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the tail masses
+    ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``. ``f``,
+    ``R`` and ``L`` are cached per ``(σ, order, W, N, mode)``: ``O(N)`` memory, ~0.1 s at
+    σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞ the folded kernel
+    tends to ``1/P``: reflect and wrap give the signal's mean (order 0), mirror the mean of
+    its period, nearest the mean of the two end values and constant ``cval``. Accuracy:
+    float64 rounding, ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
+"""
+
+
+@batched(name="x", split_axis=_split_axis)
+def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
+                    mode: str | Sequence[str] = "reflect", cval: float = 0.0,
+                    truncate: float = 4.0, *, axes: Sequence[int] | None = None,
+                    channel_axis: int | None = None, method: str = "auto",
+                    terms: int | None = None, shift: int | None = None, engine: str = "auto",
                     memory_budget: float | None = None, out: Any = None,
                     progress: bool | None = None) -> Any:
-    """Gaussian smoothing, or its first or second derivative, with cost independent of σ.
+    """Multi-dimensional Gaussian filter, as :func:`scipy.ndimage.gaussian_filter`: every
+    axis by default.
 
     Parameters
     ----------
     x : array_like or torch.Tensor
         Real input of any shape; never modified.
     sigma : float or sequence of float
-        Standard deviation(s) in samples, one per axis in ``axes``.
+        Standard deviation(s) in samples: one for every filtered axis, or one per axis.
     order : int or sequence of int
-        Derivative order 0, 1 or 2 (per axis).
-    axis : int
-        The axis filtered when ``axes`` is not given.
-    axes : sequence of int, optional
-        Several axes, filtered one after the other (separable n-D filter).
-    mode : {"reflect", "nearest", "mirror", "wrap", "constant"}
-        Extension beyond the ends, as in :func:`scipy.ndimage.gaussian_filter1d`.
+        Derivative order 0, 1 or 2 (per filtered axis).
+    mode : {"reflect", "nearest", "mirror", "wrap", "constant"} or sequence of them
+        Extension beyond the ends, as in :func:`scipy.ndimage.gaussian_filter` (per axis).
     cval : float
         Value outside the signal for ``mode="constant"``.
-    method : {"sft", "asft", "direct"}
-        See :class:`GaussianFilter`.
+    truncate : float
+        Kernel half-width in σ of the direct method (and of the folded kernel), as scipy's.
+    axes : sequence of int, optional
+        The axes filtered (default: all of them, but ``channel_axis``), one after the other.
+    channel_axis : int, optional
+        The axis holding colour channels (scikit-image's convention): never filtered.
+    method : {"auto", "sft", "asft", "direct"}
+        ``"auto"`` (default): per axis, the faster method measured (Notes); the others force
+        one (see :class:`GaussianFilter`).
     terms : int, optional
-        ``P`` (default: relative RMSE ≤ 1e-4).
+        ``P`` (default: relative RMSE ≤ 1e-4) of the SFT methods.
     shift : int, optional
-        ASFT shift ``n0``.
-    engine : {"auto", "prefix", "recursive", "sliding"}
+        ASFT shift ``n0`` (``method="asft"`` only).
+    engine : {"auto", "chunked", "prefix", "recursive", "sliding"}
         How the SFT components are computed (see :mod:`fastmoments.signal.sliding`);
         ``"auto"`` uses the fastest accurate engine measured on the device.
-    truncate : float
-        Kernel half-width in σ for ``method="direct"``.
     memory_budget : float, optional
-        Scratch memory in bytes (or a fraction of the free memory).
+        Scratch memory in bytes (or a fraction of the free memory) of the SFT methods.
     out : numpy.ndarray or torch.Tensor, optional
         Preallocated output of ``x``'s shape and the result dtype, of the input's kind (and
-        device): written in place and returned (see :meth:`GaussianFilter.__call__`). With
-        several ``axes`` only the last pass writes into it.
+        device): written in place and returned (see :meth:`GaussianFilter.__call__`).
     progress : bool, optional
-        tqdm progress bar, one per axis: ``True`` always, ``False`` never, ``None`` (default)
-        for large jobs once they have run for a second.
+        tqdm progress bar of the SFT passes: ``True`` always, ``False`` never, ``None``
+        (default) for large jobs once they have run for a second.
 
     Returns
     -------
     numpy.ndarray or torch.Tensor
-        Same shape as ``x``, float32 or float64 by the package's dtype policy (``out`` when
-        given).
+        Same shape as ``x``, float32 or float64 (Notes: dtype) (``out`` when given).
 
     Raises
     ------
     ValueError
-        For σ ≤ 0, bad axes, unknown ``mode``/``method``/``engine``, NaN or infinity in ``x``,
-        or a bad ``out`` (wrong shape or device, read-only, overlapping ``x``).
+        For σ ≤ 0, bad axes (repeated, out of range, or ``channel_axis`` among them), a
+        sequence of σ, orders or modes of the wrong length, unknown
+        ``mode``/``method``/``engine``, NaN or infinity in ``x``, or a bad ``out`` (wrong
+        shape or device, read-only, overlapping ``x``).
     TypeError
-        For an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
-        ``False`` or ``None``.
+        For the removed ``axis=`` keyword (use :func:`gaussian_filter1d` or ``axes=``), an
+        ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``, ``False``
+        or ``None``.
 
     Notes
     -----
-    Filters ``x_G[n] = Σ_k G[k] x[n-k]`` (Eqs. 4-6 of Yamashita & Wakahara 2022) with
-    ``G`` replaced by its least-squares Fourier fit on ``[-K, K]`` (Eqs. 9-15, 45-47). The
-    relative error against the exact Gaussian is :attr:`GaussianFilter.rmse` (≤ 1e-4 by
-    default) for every σ; float32 adds less than 1e-5.
+    Every axis is filtered, as scipy.ndimage does: on an image, rows and columns. A colour
+    image ``(H, W, 3)`` needs ``channel_axis=-1`` (else its channels are smoothed into each
+    other, as scipy would). With a device list (``device=[...]``) the batch is split along the
+    first axis that is not filtered (``channel_axis``, or an axis left out of ``axes``);
+    when every axis is filtered there is none, and the whole call runs on the first device
+    of the list.
+    {notes}{folded}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import ndimage
+    >>> img = np.random.default_rng(0).random((32, 32))
+    >>> y = gaussian_filter(img, 2.0, method="direct")  # scipy's kernel and truncation
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-12)
+    True
+    >>> y = gaussian_filter(img, 2.0)  # "auto": a slightly longer kernel, more accurate
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-4)
+    True
+    >>> gaussian_filter(img, [2.0, 3.0], order=[1, 0]).shape
+    (32, 32)
+    >>> rgb = np.random.default_rng(1).random((16, 16, 3), dtype=np.float32)
+    >>> gaussian_filter(rgb, 1.5, channel_axis=-1).dtype
+    dtype('float32')
+    """
+    return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
+                   shift, engine, memory_budget, out, progress)
 
-    *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
-    ``N`` samples along the filtered axis) are applied exactly instead, folded onto the
-    boundary (:mod:`fastmoments.signal.folded`), whatever ``method``. The kernel is
-    scipy.ndimage's normalised discrete Gaussian truncated at ``W``: with
-    ``g[k] = exp(-k²/(2σ²))``, ``S = Σ_{|k|≤W} g[k]`` and ``M2 = Σ_{|k|≤W} k² g[k]``,
-    ``h0 = g/S``, ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's
-    ``(k²/σ⁴ - 1/σ²) g/S`` minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in
-    the rest of the module; orders 0 and 1 are scipy's ``gaussian_filter1d`` kernels with
-    the same ``truncate``). With the reflect, mirror and wrap modes the extended signal has
-    period ``P = 2N, 2N - 2, N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q)
-    mod P]`` with the folded kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period
-    of the extension: a circular convolution (a direct sum for ``P ≤ 64``, else
-    ``torch.fft``). With nearest and constant, samples beyond the ends are a constant ``a``
-    (before) and ``b`` (after): ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the
-    tail masses ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``
-    (a zero-padded circular convolution of length ``2N`` plus two rank-one terms). ``f``,
-    ``R`` and ``L`` are sums of ``O(W)`` samples, evaluated in blocks of whole periods
-    (scratch ``max(2^18, P)`` values) and cached per ``(σ, order, W, N, mode)``: ``O(N)``
-    memory, ~0.1 s at σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞
-    the folded kernel tends to ``1/P``: reflect and wrap give the signal's mean (order 0),
-    mirror the mean of its period (end samples counted once, the others twice), nearest the
-    mean of the two end values and constant ``cval`` (to ``O(N/σ)``). Accuracy:
-    float64 rounding, ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|`` (tested against scipy.ndimage to
-    ``64 ε Σ|h| max|x|``); the exact kernel differs from the SFT's untruncated fit by the
-    truncated tail (relative ~1e-4 at ``truncate = 4``), the size of the SFT's own error.
+
+def _no_axis(fn):
+    """Refuse the old one-axis keyword ``axis=`` of :func:`gaussian_filter` with a
+    TypeError that says what to use instead."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "axis" in kwargs:
+            raise TypeError(_AXIS_REMOVED)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+gaussian_filter.__doc__ = gaussian_filter.__doc__.replace("{notes}", _NOTES).replace(
+    "{folded}", _FOLDED_NOTES)
+gaussian_filter = _no_axis(gaussian_filter)
+
+
+@batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
+def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
+                      mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
+                      method: str = "auto", terms: int | None = None, shift: int | None = None,
+                      engine: str = "auto", memory_budget: float | None = None,
+                      out: Any = None, progress: bool | None = None) -> Any:
+    """One-dimensional Gaussian filter along ``axis``, as :func:`scipy.ndimage.gaussian_filter1d`.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real input of any shape; never modified.
+    sigma : float
+        Standard deviation in samples.
+    axis : int
+        The axis filtered (default: the last).
+    order : int
+        Derivative order 0, 1 or 2.
+    mode, cval, truncate, method, terms, shift, engine, memory_budget, out, progress
+        As in :func:`gaussian_filter`.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        Same shape as ``x``, float32 or float64 (see :func:`gaussian_filter`, Notes).
+
+    Raises
+    ------
+    ValueError
+        As :func:`gaussian_filter`; also for an ``axis`` out of range.
+    TypeError
+        For an ``axis`` that is not an integer, and as :func:`gaussian_filter`.
+
+    Notes
+    -----
+    ``method="auto"`` picks the faster of the direct FIR and the SFT (see
+    :func:`gaussian_filter`, Notes, and :class:`GaussianFilter` for the math).
 
     Examples
     --------
     >>> import numpy as np
     >>> x = np.zeros(201); x[100] = 1.0
-    >>> y = gaussian_filter(x, 10.0)
-    >>> round(float(y[100]), 5), round(float(1 / np.sqrt(2 * np.pi) / 10), 5)
-    (0.03989, 0.03989)
-    >>> img = np.random.default_rng(0).random((32, 32))
-    >>> gaussian_filter(img, [2.0, 3.0], axes=(0, 1), order=[1, 0]).shape
-    (32, 32)
+    >>> y = gaussian_filter1d(x, 10.0)
+    >>> round(float(y[100]), 4), round(float(1 / np.sqrt(2 * np.pi) / 10), 4)
+    (0.0399, 0.0399)
+    >>> gaussian_filter1d(np.ones((4, 50)), 3.0, axis=0, order=1).shape
+    (4, 50)
     """
-    t, kind, finite = as_signal(x)
-    if axes is None:
-        axes_list = [normalize_axis(axis, t.ndim)]
-    else:
-        axes_list = [normalize_axis(a, t.ndim, "axes") for a in axes]
-        if len(set(axes_list)) != len(axes_list):
-            raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
-    sigmas = _per_axis("sigma", sigma, len(axes_list))
-    orders = _per_axis("order", order, len(axes_list))
-    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-    y = t
-    last = len(axes_list) - 1
-    for k, (ax, s, o) in enumerate(zip(axes_list, sigmas, orders, strict=True)):
-        s = check_sigma(s)
-        o = check_int("order", o, minimum=0, maximum=2)
-        plan = _cached_plan(s, o, check_choice("method", method, METHODS),
-                            terms if terms is None else check_int("terms", terms, minimum=1,
-                                                                  maximum=64),
-                            shift if shift is None else check_int("shift", shift, minimum=1),
-                            check_positive_float("truncate", truncate))
-        # the input was checked once above (read at the end); the passes need not check again
-        y = plan(y, axis=ax, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=False, out=target if k == last else None, progress=progress)
-    if not axes_list:  # nothing to filter: a copy of the input, as scipy.ndimage returns
-        check_progress(progress)
-        y = t.clone() if target is None else target.copy_(t)
-    require_finite(finite)
-    return out if out is not None else to_output(y, kind)
+    if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
+            and type(x) is np.ndarray and -x.ndim <= axis < x.ndim):  # the usual call
+        return _filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
+                       shift, engine, memory_budget, out, progress)
+    if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str):
+        raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis; "
+                        f"gaussian_filter(x, sigma, axes=...) filters several), got {axis!r}")
+    ndim = len(_shape(x))
+    if ndim < 1:
+        as_signal(x)
+    ax = normalize_axis(axis, ndim)
+    if isinstance(sigma, (Sequence, np.ndarray)) and not isinstance(sigma, str):
+        raise TypeError(f"sigma must be a real number for gaussian_filter1d, got {sigma!r}")
+    if isinstance(order, (Sequence, np.ndarray)) and not isinstance(order, str):
+        raise TypeError(f"order must be an integer for gaussian_filter1d, got {order!r}")
+    return _filter(x, (ax,), None, sigma, order, mode, cval, truncate, method, terms, shift,
+                   engine, memory_budget, out, progress)

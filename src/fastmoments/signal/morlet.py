@@ -23,11 +23,27 @@ from .gaussian import check_sigma, max_shift
 from .sliding import SFTBank
 from .wavelets import Morlet
 
-__all__ = ["APPROXIMATIONS", "METHODS", "MorletTransform", "morlet_bank", "morlet_transform"]
+__all__ = ["APPROXIMATIONS", "METHODS", "MorletTransform", "morlet_bank", "morlet_transform",
+           "resolve_method"]
 
-METHODS = ("sft", "asft", "direct")
+METHODS = ("auto", "sft", "asft", "direct")
 APPROXIMATIONS = ("direct", "multiplication")
 _TARGET = 1e-4
+
+
+def resolve_method(method: str) -> str:
+    """The method a Morlet plan runs for the requested one: ``"auto"`` is ``"sft"``.
+
+    The SFT bank is the one route whose cost does not grow with σ, and its default engine
+    already chooses per scale among the candidates of ``method="auto"``: the chunked engine
+    applies short-window scales as Toeplitz products of the same fitted kernel where that is
+    cheaper (measured, :func:`~fastmoments.signal.chunked._toeplitz_cheaper`), and below σ = 1
+    (or where no series fits the few-sample wavelet) the truncated kernel is applied directly.
+
+    >>> resolve_method("auto"), resolve_method("direct")
+    ('sft', 'direct')
+    """
+    return "sft" if method == "auto" else method
 
 
 def _default_shift(sigma: float) -> int:
@@ -129,8 +145,11 @@ class MorletTransform(BankPlan):
         Scale: standard deviation of the wavelet's envelope, in samples (> 0).
     xi : float
         ξ of Eq. 49 (> 0).
-    method : {"sft", "asft", "direct"}
-        Plain SFT, attenuated SFT (shift ``n0``) or truncated convolution.
+    method : {"auto", "sft", "asft", "direct"}
+        Plain SFT, attenuated SFT (shift ``n0``) or truncated convolution; ``"auto"``
+        (default) runs the SFT, whose engine picks Toeplitz products or the direct kernel per
+        scale where those are faster (:func:`resolve_method`). :attr:`method` is the method
+        run, :attr:`requested` the one given.
     approximation : {"direct", "multiplication"}
         Sec. 3.1: fit ψ by orders ``P_S .. P_S + P_D - 1`` with the best ``P_S`` for ξ (Eq. 53),
         or Sec. 3.2: the Gaussian's fit times ``e^{iξk/σ} - κ`` (Eqs. 56-61).
@@ -171,12 +190,13 @@ class MorletTransform(BankPlan):
     (dtype('complex128'), True)
     """
 
-    def __init__(self, sigma: float, xi: float = 6.0, *, method: str = "sft",
+    def __init__(self, sigma: float, xi: float = 6.0, *, method: str = "auto",
                  approximation: str = "direct", terms: int | None = None,
                  shift: int | None = None, truncate: float = 4.0) -> None:
         self.sigma = check_sigma(sigma)
         self.xi = Morlet(check_positive_float("xi", xi)).xi  # one check of ξ (≤ MAX_XI)
-        self.method = check_choice("method", method, METHODS)
+        self.requested = check_choice("method", method, METHODS)
+        self.method = resolve_method(self.requested)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
         self.truncate = check_positive_float("truncate", truncate)
         if self.method == "asft":
@@ -243,7 +263,7 @@ def _cached_plan(sigma, xi, method, approximation, terms, shift, truncate) -> Mo
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
 def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
-                     mode: str = "reflect", cval: float = 0.0, method: str = "sft",
+                     mode: str = "reflect", cval: float = 0.0, method: str = "auto",
                      approximation: str = "direct", terms: int | None = None,
                      shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
                      memory_budget: float | None = None, out: Any = None,
@@ -259,7 +279,8 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
     xi : float
         ξ of the wavelet (> 0).
     axis, mode, cval, method, approximation, terms, shift, engine, truncate, memory_budget
-        As in :class:`MorletTransform` and :func:`~fastmoments.signal.gaussian_filter`.
+        As in :class:`MorletTransform` and :func:`~fastmoments.signal.gaussian_filter1d`
+        (``method="auto"``, the default, runs the SFT: :func:`resolve_method`).
     out : numpy.ndarray or torch.Tensor, optional
         Preallocated output of ``x``'s shape and the result dtype, of the input's kind:
         written in place and returned (see :meth:`MorletTransform.__call__`).
@@ -290,7 +311,7 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
     ((512,), dtype('complex128'))
     """
     plan = _cached_plan(check_sigma(sigma), Morlet(check_positive_float("xi", xi)).xi,
-                        check_choice("method", method, METHODS),
+                        resolve_method(check_choice("method", method, METHODS)),
                         check_choice("approximation", approximation, APPROXIMATIONS),
                         terms if terms is None else check_int("terms", terms, minimum=1,
                                                               maximum=64),

@@ -1,0 +1,313 @@
+"""fastmoments' Gaussian filters against scipy.ndimage on the grid of issue 18, in one run.
+
+Grid: 1-D signals of N ∈ {1e3, 1e4, 1e5, 1e6} samples, 512² and 2048² images (every axis) and
+a 128³ volume (every axis), × σ ∈ {0.5, 1, 2, 4, 8, 32, 256, 8192} × orders 0, 1, 2 × float32
+and float64. Each cell times ``fastmoments.gaussian_filter`` (``method="auto"``, the default)
+and ``scipy.ndimage.gaussian_filter`` (``cupyx.scipy.ndimage`` with ``--device cuda``) on the
+same array in the same process: the median of several calls after a warm-up (one call when a
+call takes longer than ``--slow`` seconds). Both results are compared with the exact float64
+convolution by the untruncated kernel (scipy.ndimage's normalised discrete Gaussian out to
+``12σ + 2``; for order 2 each library's own: fastmoments corrects the second derivative to
+zero sum, scipy does not), applied along each axis through an FFT of the mode-extended
+signal: relative RMSE over the whole array.
+
+Writes ``benchmarks/results/signal_scipy_grid_<device>.json`` and ``.md`` (a table with the
+ratio ``t_scipy / t_fastmoments`` per cell, > 1 where fastmoments is faster, the method
+``"auto"`` chose and both errors) and ``signal_scipy_grid_<device>.png`` (heat maps of the
+ratio, σ against N, per dtype and order).
+
+    PYTHONPATH=src python benchmarks/signal_scipy_grid.py              # full grid (CPU)
+    PYTHONPATH=src python benchmarks/signal_scipy_grid.py --quick      # a subset, ~1-2 min
+    PYTHONPATH=src python benchmarks/signal_scipy_grid.py --device cuda   # against cupyx
+
+The full CPU grid spends most of its time in scipy at large σ (a 65537-tap kernel at
+σ = 8192: tens of seconds per call on 10⁶ samples, minutes on 2048²): ``--max-scipy-work``
+(default 2e10 multiply-adds, ~10 s of scipy on one core) leaves the peer out of the cells
+beyond it (fastmoments is still timed; no ratio is given, none is estimated). On the 2-core
+development CPU the full grid then takes about 10 minutes (``--max-scipy-work 5e9``: ~5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+
+SIGMAS = [0.5, 1.0, 2.0, 4.0, 8.0, 32.0, 256.0, 8192.0]
+SHAPES = {"1e3": (1000,), "1e4": (10_000,), "1e5": (100_000,), "1e6": (1_000_000,),
+          "512²": (512, 512), "2048²": (2048, 2048), "128³": (128, 128, 128)}
+QUICK_SHAPES = ["1e3", "1e4", "1e5", "512²"]
+QUICK_SIGMAS = [0.5, 2.0, 8.0, 32.0, 256.0]
+QUICK_ORDERS = [0, 2]
+
+
+# --------------------------------------------------------------------------- exact reference
+def exact_kernel(sigma: float, order: int, zero_sum: bool = True) -> np.ndarray:
+    """The untruncated kernel on ``[-W, W]``, ``W = ceil(12σ) + 2`` (float64): scipy.ndimage's
+    formulas without truncation; ``zero_sum``: the second derivative minus its sum times the
+    smoothing kernel (fastmoments' target: zero on constants), else scipy's own."""
+    w = math.ceil(12 * sigma) + 2
+    k = np.arange(-w, w + 1, dtype=np.float64)
+    g = np.exp(-0.5 * (k / sigma) ** 2)
+    phi = g / g.sum()
+    if order == 0:
+        return phi
+    if order == 1:
+        return -k / sigma**2 * phi
+    h = (k**2 / sigma**4 - 1 / sigma**2) * phi
+    return h - h.sum() * phi if zero_sum else h
+
+
+def exact_along(x: np.ndarray, h: np.ndarray, axis: int) -> np.ndarray:
+    """``y[n] = Σ_k h[k] x_ext[n - k]`` along ``axis``, reflect mode, exactly (float64).
+
+    The reflect extension is periodic with period ``2n`` (``x`` then ``x`` reversed), so the
+    convolution is a circular one of that period with the kernel folded onto it
+    (``f[q] = Σ_{k ≡ q mod 2n} h[k]``), by FFT: exact for any kernel length, in ``O(n)``
+    memory per line (σ = 8192 on 512-sample lines needs no 200000-sample extension)."""
+    w = (h.shape[0] - 1) // 2
+    xm = np.moveaxis(x, axis, -1)
+    n = xm.shape[-1]
+    period = 2 * n
+    f = np.zeros(period)
+    np.add.at(f, np.arange(-w, w + 1) % period, h)
+    xp = np.concatenate([xm, xm[..., ::-1]], axis=-1)
+    y = np.fft.irfft(np.fft.rfft(xp, axis=-1) * np.fft.rfft(f), period, axis=-1)[..., :n]
+    return np.moveaxis(y, -1, axis)
+
+
+def exact(x: np.ndarray, sigma: float, order: int, zero_sum: bool = True) -> np.ndarray:
+    h = exact_kernel(sigma, order, zero_sum)
+    y = np.asarray(x, dtype=np.float64)
+    for ax in range(y.ndim):
+        y = exact_along(y, h, ax)
+    return y
+
+
+def relerr(y, ref, x) -> float:
+    """``‖y - ref‖ / ‖ref‖``; where the exact result all but vanishes (a derivative at σ far
+    beyond the signal's length, ``‖ref‖ < 1e-9 ‖x‖``), relative to ``1e-9 ‖x‖`` instead, so
+    that rounding noise does not read as an error."""
+    y = np.asarray(y, dtype=np.float64)
+    return float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-9 * np.linalg.norm(x)))
+
+
+# --------------------------------------------------------------------------- timing
+def timed(fn, sync, budget: float, slow: float) -> tuple[float, int]:
+    """Median seconds of ``fn()`` after a warm-up call (first calls compile numba kernels,
+    fit plans and fill caches); one timed call when that one is longer than ``slow``."""
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    one = time.perf_counter() - t0
+    if one > slow:
+        return one, 1
+    reps = int(max(3, min(100, budget / max(one, 1e-7))))
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts), reps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"shapes {QUICK_SHAPES}, σ {QUICK_SIGMAS}, orders {QUICK_ORDERS}")
+    ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per timing")
+    ap.add_argument("--slow", type=float, default=1.0,
+                    help="a warm-up call longer than this is timed once")
+    ap.add_argument("--max-scipy-work", type=float, default=2e10,
+                    help="skip the peer where its truncated convolution needs more multiply-"
+                         "adds than this (size × Σ_axes (2 round(4σ) + 1)); inf: time all")
+    args = ap.parse_args()
+
+    import fastmoments as fm
+    from fastmoments._progress import progress
+    from fastmoments.signal import GaussianFilter
+
+    device = torch.device(args.device)
+    dev = device.type
+    if dev == "cuda":
+        import cupy
+        from cupyx.scipy import ndimage as ndi
+
+        def sync():
+            torch.cuda.synchronize()
+            cupy.cuda.Device().synchronize()
+
+        peer = "cupyx.scipy.ndimage"
+    else:
+        from scipy import ndimage as ndi
+
+        def sync():
+            return None
+
+        peer = "scipy.ndimage"
+    shapes = QUICK_SHAPES if args.quick else list(SHAPES)
+    sigmas = QUICK_SIGMAS if args.quick else SIGMAS
+    orders = QUICK_ORDERS if args.quick else [0, 1, 2]
+    rng = np.random.default_rng(0)
+    data = {name: rng.standard_normal(SHAPES[name]) for name in shapes}
+    rows = []
+    jobs = [(dt, name, s, o) for dt in ("float32", "float64") for name in shapes
+            for s in sigmas for o in orders]
+    refs: dict = {}
+    for dt, name, s, o in progress(jobs, desc="grid", total=len(jobs), show=True):
+        x64 = data[name]
+        x = x64.astype(dt)
+        if dev == "cuda":
+            xf = torch.as_tensor(x, device=device)
+            xs = cupy.asarray(x)
+        else:
+            xf = xs = x
+        t_fm, reps_fm = timed(lambda xf=xf, s=s, o=o: fm.gaussian_filter(xf, s, order=o), sync,
+                              args.budget, args.slow)
+        y_fm = fm.gaussian_filter(xf, s, order=o)
+        y_fm = y_fm.cpu().numpy() if isinstance(y_fm, torch.Tensor) else y_fm
+        n_ax = SHAPES[name][-1]
+        method = GaussianFilter(s, order=o).choose(n_ax, batch=x.size // n_ax, dtype=dt,
+                                                   device=dev)
+        row = dict(dtype=dt, shape=name, sigma=s, order=o, fm_s=t_fm, fm_reps=reps_fm,
+                   method=method)
+        ref = refs.get(("ref", name, s, o))
+        if ref is None:
+            ref = exact(x64, s, o)
+            refs[("ref", name, s, o)] = ref
+        # the reference is computed on the float64 data; float32 cells are measured against
+        # it too (their rounding of the input, ~6e-8, is part of their error)
+        row["fm_err"] = relerr(y_fm, ref, x64)
+        work = x64.size * x64.ndim * (2 * int(4 * s + 0.5) + 1)
+        if work > args.max_scipy_work:
+            row.update(scipy_s=None, ratio=None, scipy_err=None, scipy_work=work)
+        else:
+            t_sp, reps_sp = timed(lambda xs=xs, s=s, o=o: ndi.gaussian_filter(xs, s, order=o),
+                                  sync, args.budget, args.slow)
+            y_sp = ndi.gaussian_filter(xs, s, order=o)
+            y_sp = cupy.asnumpy(y_sp) if dev == "cuda" else y_sp
+            # each library against the exact convolution by its own untruncated kernel (they
+            # differ for order 2: scipy's second derivative does not sum to zero)
+            ref_sp = ref if o != 2 else exact(x64, s, o, zero_sum=False)
+            row.update(scipy_s=t_sp, scipy_reps=reps_sp, ratio=t_sp / t_fm,
+                       scipy_err=relerr(y_sp, ref_sp, x64))
+        rows.append(row)
+        # keep only the references of the current shape (2048² and 1e6 ones are large)
+        for key in [k for k in refs if k[0] == "ref" and k[1] != name]:
+            del refs[key]
+
+    meta = dict(device=dev, name=(torch.cuda.get_device_name(device) if dev == "cuda"
+                                  else platform.processor() or platform.machine()),
+                peer=peer, date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+                torch=torch.__version__, numpy=np.__version__, python=sys.version.split()[0],
+                threads=torch.get_num_threads(), quick=bool(args.quick),
+                load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+                command="python benchmarks/signal_scipy_grid.py " + " ".join(sys.argv[1:]))
+    try:
+        import scipy
+
+        meta["scipy"] = scipy.__version__
+        import numba
+
+        meta["numba"] = numba.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    os.makedirs(RESULTS, exist_ok=True)
+    base = os.path.join(RESULTS, f"signal_scipy_grid_{dev}")
+    with open(base + ".json", "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    write_md(base + ".md", meta, rows, shapes, sigmas, orders)
+    write_png(base + ".png", meta, rows, shapes, sigmas, orders)
+    print(f"wrote {base}.json, .md and .png")
+
+
+def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
+    lines = [f"# Gaussian filters against {meta['peer']} ({meta['name']}, {meta['device']})", "",
+             f"{meta['date']}; torch {meta['torch']}, numpy {meta['numpy']}, scipy "
+             f"{meta.get('scipy')}, numba {meta.get('numba')}, {meta['threads']} threads, load "
+             f"{meta['load']}. `{meta['command'].strip()}`.", "",
+             "Ratio = t_peer / t_fastmoments (> 1: fastmoments faster), median after warm-up; "
+             "method: what `method='auto'` chose (along the last axis); errors: relative "
+             "RMSE against the exact float64 convolution (untruncated kernel).", ""]
+    worst = [r for r in rows if r.get("ratio") is not None and r["ratio"] < 1.0]
+    lines += [f"Cells where the peer was faster: {len(worst)} of "
+              f"{sum(r.get('ratio') is not None for r in rows)}.", ""]
+    for dt in ("float32", "float64"):
+        for o in orders:
+            lines += [f"## {dt}, order {o}", "",
+                      "| σ | " + " | ".join(shapes) + " |", "|---|" + "---|" * len(shapes)]
+            for s in sigmas:
+                cells = []
+                for name in shapes:
+                    r = next((r for r in rows if r["dtype"] == dt and r["order"] == o
+                              and r["shape"] == name and r["sigma"] == s), None)
+                    if r is None:
+                        cells.append("")
+                    elif r.get("ratio") is None:
+                        cells.append(f"{1e3 * r['fm_s']:.3g} ms ({r['method']}; err "
+                                     f"{r['fm_err']:.1e}; peer not timed)")
+                    else:
+                        cells.append(f"**{r['ratio']:.2f}×** {1e3 * r['fm_s']:.3g} ms "
+                                     f"({r['method']}; err {r['fm_err']:.1e} vs "
+                                     f"{r['scipy_err']:.1e})")
+                lines.append(f"| {s:g} | " + " | ".join(cells) + " |")
+            lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_png(path, meta, rows, shapes, sigmas, orders) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import LogNorm
+    except ImportError:  # pragma: no cover
+        print("matplotlib missing: no figure")
+        return
+    fig, axes = plt.subplots(2, len(orders), figsize=(4.2 * len(orders), 7.5), squeeze=False)
+    norm = LogNorm(vmin=0.1, vmax=1000.0)
+    im = None
+    for i, dt in enumerate(("float32", "float64")):
+        for j, o in enumerate(orders):
+            grid = np.full((len(sigmas), len(shapes)), np.nan)
+            for r in rows:
+                if r["dtype"] == dt and r["order"] == o and r.get("ratio") is not None:
+                    grid[sigmas.index(r["sigma"]), shapes.index(r["shape"])] = r["ratio"]
+            ax = axes[i, j]
+            im = ax.imshow(grid, origin="lower", cmap="RdYlGn", norm=norm, aspect="auto")
+            for (a, b), v in np.ndenumerate(grid):
+                if np.isfinite(v):
+                    ax.text(b, a, f"{v:.2g}", ha="center", va="center", fontsize=7)
+            ax.set_xticks(range(len(shapes)), shapes, fontsize=8)
+            ax.set_yticks(range(len(sigmas)), [f"{s:g}" for s in sigmas], fontsize=8)
+            ax.set_title(f"{dt}, order {o}", fontsize=9)
+            ax.set_xlabel("N (1-D) or shape")
+            ax.set_ylabel("σ")
+    fig.colorbar(im, ax=axes, shrink=0.6, label=f"t_{meta['peer']} / t_fastmoments")
+    fig.suptitle(f"Gaussian filter: {meta['peer']} time / fastmoments time on {meta['name']} "
+                 f"({meta['device']})", fontsize=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
