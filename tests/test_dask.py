@@ -20,7 +20,9 @@ SYNC = {"scheduler": "sync"}
 
 
 def gaussian_in_memory(x, sigma, *, axis=-1, order=0, mode="reflect", cval=0.0, **kw):
-    """The one-shot transform along one axis, through the plan (its call does not change)."""
+    """The one-shot transform along one axis, through the plan (its call does not change),
+    with fastmoments.dask's default method (the SFT; the plan's own default is "auto")."""
+    kw.setdefault("method", "sft")
     return GaussianFilter(sigma, order=order, **kw)(x, axis=axis, mode=mode, cval=cval)
 
 
@@ -190,8 +192,10 @@ def test_cwt_chunked_axis_equals_one_shot(mode):
 def test_depth_is_the_plans_support():
     from fastmoments.signal import CWT, GaussianFilter
 
-    g = GaussianFilter(50.0)
+    g = GaussianFilter(50.0, method="sft")
     assert fmd.depth_of(g) == g.bank.pad == g.K
+    auto = GaussianFilter(3.0, order=2)  # method="auto": its direct kernel may be the wider
+    assert fmd.depth_of(auto) == max(auto.bank.pad, auto.direct_bank.pad)
     c = CWT([3.0, 30.0])
     assert fmd.depth_of(c) == max(p.bank.pad for p in c.plans)
     h = g.kernel(np.arange(-fmd.depth_of(g) - 3, fmd.depth_of(g) + 4))
@@ -361,7 +365,7 @@ def test_gaussian_sigma_8192_in_4096_sample_chunks_over_several_merged_chunks(mo
     x = np.random.default_rng(13).standard_normal(n)
     d = da.from_array(x, chunks=4096)
     y = fmd.gaussian_filter1d(d, 8192.0, mode=mode, cval=0.3)
-    depth = fmd.depth_of(GaussianFilter(8192.0))
+    depth = fmd.depth_of(GaussianFilter(8192.0, method="sft"))
     assert 2 * depth < n and y.chunks == d.chunks
     from fastmoments.dask._signal import _merge_small
 

@@ -42,19 +42,26 @@ def _cwt_plan(scales: tuple[float, ...], xi: float, method: str, approximation: 
 def depth_of(plan: Any) -> int:
     """Samples of support on each side of a signal plan's kernel: the ``map_overlap`` depth.
 
-    For a :class:`~fastmoments.signal.GaussianFilter` or
-    :class:`~fastmoments.signal.MorletTransform` it is its bank's ``pad`` (the largest
+    For a :class:`~fastmoments.signal.GaussianFilter` it is the plan's ``support`` (the
+    widest kernel any of its calls may apply: with ``method="auto"`` the larger of the SFT
+    bank's and the direct kernel's half-widths); for a
+    :class:`~fastmoments.signal.MorletTransform` its bank's ``pad`` (the largest
     ``K_r + |n0_r|`` over the SFT rows, or ``W`` of a direct kernel); for a
     :class:`~fastmoments.signal.CWT`, the largest over its scales. Output sample ``n`` reads
-    exactly ``x[n - depth .. n + depth]``.
+    at most ``x[n - depth .. n + depth]``.
 
     Examples
     --------
     >>> from fastmoments.signal import GaussianFilter
-    >>> plan = GaussianFilter(100.0)
+    >>> plan = GaussianFilter(100.0, method="sft")
     >>> depth_of(plan) == plan.K
     True
+    >>> auto = GaussianFilter(100.0)
+    >>> depth_of(auto) >= max(auto.bank.pad, auto.direct_bank.pad)
+    True
     """
+    if hasattr(plan, "support") and not isinstance(plan, CWT):
+        return int(plan.support)
     if isinstance(plan, CWT):
         return max(int(p.bank.pad) for p in plan.plans)
     bank = getattr(plan, "bank", None)
@@ -399,7 +406,7 @@ def gaussian_filter1d(darr: Any, sigma: float, axis: int = -1, order: int = 0,
     >>> from fastmoments.signal import GaussianFilter
     >>> x = np.random.default_rng(1).standard_normal(3000)
     >>> y = gaussian_filter1d(da.from_array(x, chunks=500), 40.0, mode="wrap")
-    >>> ref = GaussianFilter(40.0)(x, mode="wrap")
+    >>> ref = GaussianFilter(40.0, method="sft")(x, mode="wrap")
     >>> bool(np.allclose(y.compute(scheduler="sync"), ref, rtol=0, atol=1e-12))
     True
     """
@@ -476,8 +483,9 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
     >>> img = np.random.default_rng(0).random((64, 48))
     >>> y = gaussian_filter(da.from_array(img, chunks=(16, 24)), [3.0, 2.0], mode="nearest")
     >>> y = y.compute(scheduler="sync")
-    >>> rows = GaussianFilter(3.0)(img, axis=0, mode="nearest")
-    >>> bool(np.abs(y - GaussianFilter(2.0)(rows, axis=1, mode="nearest")).max() < 1e-12)
+    >>> rows = GaussianFilter(3.0, method="sft")(img, axis=0, mode="nearest")
+    >>> cols = GaussianFilter(2.0, method="sft")(rows, axis=1, mode="nearest")
+    >>> bool(np.abs(y - cols).max() < 1e-12)
     True
     >>> bool(np.abs(y - ndimage.gaussian_filter(img, [3.0, 2.0], mode="nearest")).max() < 1e-4)
     True

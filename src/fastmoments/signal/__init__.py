@@ -13,7 +13,10 @@ Modules: :mod:`.coefficients` (least-squares fits), :mod:`.chunked` (the default
 bank as small matrix products), :mod:`.triton_sft` (its fused GPU kernels), :mod:`.sliding`
 (the row-by-row SFT/ASFT engines), :mod:`.boundary` (scipy.ndimage modes), :mod:`.direct`
 (truncated convolution), :mod:`.fir` (the direct FIR in numba on the CPU), :mod:`.selection`
-(``method="auto"``), :mod:`._apply` (running a bank along an axis).
+(``method="auto"``), :mod:`._numba_sft` (the SFT recursions in numba on the CPU),
+:mod:`.recursive2` (the ASFT paper's second-order filters), :mod:`.scales` (scale <->
+frequency, cone of influence, PyWavelets ``cmor`` mapping), :mod:`.fit_cache` (fitted
+coefficients cached on disk), :mod:`._apply` (running a bank along an axis).
 """
 
 from __future__ import annotations
@@ -22,6 +25,15 @@ from .boundary import MODES
 from .cwt import CWT, cwt
 from .gaussian import GaussianFilter, gaussian_filter, gaussian_filter1d
 from .morlet import MorletTransform, morlet_transform
+from .scales import (
+    cone_of_influence,
+    frequency_to_scale,
+    from_pywt_cmor,
+    pywt_cmor_factor,
+    scale_to_frequency,
+    scales_for_band,
+    to_pywt_cmor,
+)
 from .sliding import ENGINES
 from .wavelets import Morlet
 
@@ -32,8 +44,15 @@ __all__ = [
     "GaussianFilter",
     "Morlet",
     "MorletTransform",
+    "cone_of_influence",
     "cwt",
+    "frequency_to_scale",
+    "from_pywt_cmor",
     "gaussian_filter",
     "gaussian_filter1d",
     "morlet_transform",
+    "pywt_cmor_factor",
+    "scale_to_frequency",
+    "scales_for_band",
+    "to_pywt_cmor",
 ]

@@ -135,7 +135,7 @@ class CWT:
         """Coefficients of the scales ``which`` (increasing positions) into ``target``
         (``(len(which), *t.shape)``; allocated when ``None``)."""
         itemsize = 16 if (t.dtype == torch.float64 or eng == "prefix") else 8
-        if eng == "chunked":  # one bank for every scale; apply_bank splits the batch
+        if eng in ("chunked", "numba"):  # one bank for every scale; apply_bank splits the batch
             groups = [list(which)]
         else:
             groups = self._groups(which, t.shape[ax], itemsize, t.device, budget)
@@ -427,6 +427,28 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
     is short (σ up to about 24 on the CPU) are applied as one Toeplitz product per chunk of
     the same fitted kernel, which is cheaper there and gives the same result up to rounding.
     The relative RMSE (Eq. 66) of every scale's wavelet is ≤ 1e-4 by default.
+
+    **Scales and normalisation, compared with** ``pywt.cwt``. ``scales`` are σ, the standard
+    deviation of the wavelet's Gaussian envelope in samples (not PyWavelets' dimensionless
+    ``a``), and every scale's wavelet ``ψ_{σ,ξ}[n] = C_ξ π^{-1/4} σ^{-1/2} e^{-n²/(2σ²)}
+    (e^{iξn/σ} - κ_ξ)`` has unit energy, so a sinusoid of amplitude 1 gives ``|W|`` growing
+    as ``√σ``. PyWavelets' ``cmorB-C`` at scale ``a``, ``(πB)^{-1/2} e^{-t²/B} e^{2πiCt}`` at
+    ``t = k/a``, is the same wavelet for ``ξ = πC√(2B)`` and ``σ = a√(B/2)``
+    (:func:`~fastmoments.signal.scales.from_pywt_cmor`,
+    :func:`~fastmoments.signal.scales.to_pywt_cmor`), and ``pywt.cwt`` returns
+    ``(2πB)^{-1/4} / C_ξ`` times these coefficients
+    (:func:`~fastmoments.signal.scales.pywt_cmor_factor`; 0.5707 for ``cmor1.5-1.0``), up to
+    its discretisation: it differentiates an integrated wavelet, which multiplies the
+    response at its carrier by ``sinc(C/a) = sin(πC/a)/(πC/a)`` (0.90 at ``a = 4C``), and with
+    its default ``precision=10`` it is coarser than the samples beyond ``a = 64`` (use 14 to
+    compare). Our ``κ_ξ`` term makes the wavelet zero-mean; ``cmor`` has none (``κ_ξ =
+    e^{-ξ²/2}``, 1.5e-8 at ξ = 6). ``frequencies`` are the carrier's, ``ξ/(2πσ)`` per
+    ``sampling_period`` (exactly ``C/a``; PyWavelets estimates ``C`` numerically, 0.8125 for
+    ``cmor2.0-0.8``). A sinusoid's ``|W|`` peaks at the slightly larger scale of its Fourier
+    frequency (``scale_to_frequency(..., kind="fourier")``, 1.4 % apart at ξ = 6). Log-spaced
+    scales for a band: :func:`~fastmoments.signal.scales.scales_for_band`; edge-affected
+    coefficients: :func:`~fastmoments.signal.scales.cone_of_influence` (``min(n, N-1-n) <
+    √2 σ``, the e-folding time of the envelope, Torrence & Compo 1998).
 
     Examples
     --------

@@ -245,9 +245,12 @@ class GaussianFilter(BankPlan):
         if self._built:
             return
         # below σ = 1 the kernel spans a few samples: it is applied directly (see DIRECT_BELOW)
-        kind = "direct" if self.sigma < DIRECT_BELOW else self._bank_method
+        # (for the SFT methods with the module's exact low moments, "direct-moments")
+        kind = self._bank_method
+        if self.sigma < DIRECT_BELOW:
+            kind = "direct" if kind == "direct" else "direct-moments"
         terms = default_gaussian_terms(self.order) if self._terms is None else self._terms
-        for _ in range(4 if not self._terms_given and kind != "direct" else 1):
+        for _ in range(4 if not self._terms_given and not kind.startswith("direct") else 1):
             bank = _gaussian_bank(self.sigma, self.order, kind, terms,
                                   self.shift if kind == "asft" else 0, self.truncate)
             K = int(bank.pad - (self.shift if kind == "asft" else 0))
@@ -653,11 +656,15 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
 def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=True):
     """The bank of one Gaussian plan (``exact_moments=False``: the paper's raw fit, without
     :func:`_moment_map`, as its Table 1 measures it)."""
-    if method == "direct":
+    if method in ("direct", "direct-moments"):
         w = math.ceil(truncate * sigma)
         j = np.arange(-w, w + 1, dtype=np.float64)
-        taps = discrete_gaussian_kernel(j, sigma, order)
-        if exact_moments and len(j) >= 3:
+        # normalised over the truncated support as scipy.ndimage does: orders 0 and 1 are
+        # scipy's gaussian_filter1d kernels exactly (method="direct" is scipy's filter); the
+        # second derivative's also keeps the target's moments, as in the rest of the module
+        taps = (discrete_gaussian_kernel(j, sigma, order)
+                / np.sum(discrete_gaussian_kernel(j, sigma, 0)))
+        if exact_moments and len(j) >= 3 and (order == 2 or method == "direct-moments"):
             taps = _moment_map(sigma, order, j, None, taps)
         return DirectBank(taps[None, :], complex_output=False)
     fit = fit_gaussian(sigma, terms, discrete=True)
