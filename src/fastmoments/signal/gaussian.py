@@ -377,7 +377,8 @@ class GaussianFilter(BankPlan):
                 method = choose_gaussian(n, self.sigma, self.order, self.truncate, dt, dev,
                                          size // max(n, 1))
         self.method = method
-        if method == "direct":
+        # a kernel that reaches beyond the signal takes the folded path whatever the method
+        if method == "direct" and (n is None or not self.uses_folded(n)):
             return _run_direct(x, [axis], [self], [mode], cval=cval, engine=engine,
                                memory_budget=memory_budget, check_finite=check_finite,
                                out=out, progress=progress)
@@ -661,11 +662,29 @@ def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=T
         j = np.arange(-w, w + 1, dtype=np.float64)
         # normalised over the truncated support as scipy.ndimage does: orders 0 and 1 are
         # scipy's gaussian_filter1d kernels exactly (method="direct" is scipy's filter); the
-        # second derivative's also keeps the target's moments, as in the rest of the module
-        taps = (discrete_gaussian_kernel(j, sigma, order)
-                / np.sum(discrete_gaussian_kernel(j, sigma, 0)))
-        if exact_moments and len(j) >= 3 and (order == 2 or method == "direct-moments"):
-            taps = _moment_map(sigma, order, j, None, taps)
+        # second derivative's loses its sum times h0, h2 = (k² - M2/S) g / (σ⁴ S), so that
+        # constants and ramps give 0 (the kernel of the folded path, :mod:`.folded`). The few-
+        # sample kernels that the SFT methods apply below σ = 1 ("direct-moments") keep the
+        # target's low moments exactly, as the fitted kernels do (:func:`_moment_map`).
+        if method == "direct-moments":
+            taps = discrete_gaussian_kernel(j, sigma, order)
+            if exact_moments and len(j) >= 3:
+                taps = _moment_map(sigma, order, j, None, taps)
+        else:
+            with np.errstate(over="ignore", under="ignore", invalid="ignore",
+                             divide="ignore"):
+                g = np.exp(-0.5 * (j / sigma) ** 2)
+                s = float(np.sum(g))
+                if order == 0:
+                    taps = g / s
+                elif order == 1:
+                    taps = -j * g / (sigma**2 * s)
+                elif exact_moments:
+                    taps = (j**2 - float(np.sum(j**2 * g)) / s) * g / (sigma**4 * s)
+                else:  # scipy's own second-derivative kernel
+                    taps = (j**2 / sigma**4 - 1 / sigma**2) * g / s
+            if not np.all(np.isfinite(taps)):  # σ so small that σ² or σ⁴ underflows
+                taps = discrete_gaussian_kernel(j, sigma, order)
         return DirectBank(taps[None, :], complex_output=False)
     fit = fit_gaussian(sigma, terms, discrete=True)
     p = np.arange(terms + 1)
@@ -816,6 +835,9 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
     # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius)
     plans = [_cached_plan(s, o, method, terms, shift, truncate)
              for s, o in zip(sigmas, orders, strict=True)]
+    # a kernel that reaches beyond its axis takes the plan's folded path (exact, O(N log N))
+    chosen = ["folded" if p.uses_folded(shape[ax]) else m
+              for m, p, ax in zip(chosen, plans, axes_list, strict=True)]
     if all(m == "direct" for m in chosen):  # every axis by the FIR (the numba loops on a CPU)
         for p in plans:
             p.method = "direct"
@@ -864,6 +886,8 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
             return None
         hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
                                if method == "auto" else truncate, char)
+        if len(hh) - 1 >= n:  # the kernel reaches beyond the signal: the folded path
+            return None
         passes.append((ax, hh, odd, MODE_CODES[mode]))
     a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
     res = np.empty(shape, dtype=x.dtype)
