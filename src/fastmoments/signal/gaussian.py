@@ -285,7 +285,7 @@ class GaussianFilter(BankPlan):
 
     @property
     def direct_bank(self) -> DirectBank:
-        """The truncated kernel ``h[-W..W]`` of the direct route (float64)."""
+        """The truncated kernel ``h[j]``, ``|j| <= W``, of the direct route (float64)."""
         return _gaussian_bank(self.sigma, self.order, "direct", 1, 0, self.direct_truncate)
 
     @property
