@@ -132,12 +132,6 @@ class GaussianFilter(BankPlan):
 
     Attributes
     ----------
-    method : str
-        The method of the latest call (``"direct"``, ``"sft"`` or ``"asft"``); before the
-        first call, the one requested (``"auto"`` included). :meth:`choose` tells the method
-        of a call without running it.
-    requested : str
-        The ``method`` given.
     radius : int
         ``W = ceil(truncate σ)``: the direct kernel's half-width; with the SFT methods,
         signals of at most ``W`` samples are filtered by the exact kernel truncated at ``W``,
@@ -162,6 +156,11 @@ class GaussianFilter(BankPlan):
 
     Notes
     -----
+    After a call, the attribute ``method`` holds the method that call used (``"direct"``,
+    ``"sft"`` or ``"asft"``; before the first call, the one requested, ``"auto"`` included)
+    and ``requested`` the one given; :meth:`choose` tells the method of a call without
+    running it.
+
     The kernels are normalised as scipy.ndimage's: the smoothing kernel sums to one, so a
     constant passes unchanged at every σ; the first derivative's sums to zero and the
     second's has zero sum and zero first moment (constants and ramps give zero). The
@@ -269,14 +268,17 @@ class GaussianFilter(BankPlan):
 
     @property
     def bank(self):
-        """The filter bank of the SFT route (or the direct kernel for ``method="direct"``),
-        built lazily."""
+        """The filter bank of the SFT route, built lazily.
+
+        For ``method="direct"``, the direct kernel."""
         self._build()
         return self._bank
 
     @property
     def direct_truncate(self) -> float:
-        """The truncation (in σ) of the direct route: ``truncate`` when ``method="direct"``
+        """The truncation (in units of sigma) of the direct route.
+
+        The truncation (in σ) of the direct route: ``truncate`` when ``method="direct"``
         was asked for; with ``"auto"``, widened where needed so that the truncated tail's
         relative RMSE is at most :data:`AUTO_TAIL_RMSE` (:func:`auto_radius`)."""
         if self.requested == "direct":
@@ -285,12 +287,16 @@ class GaussianFilter(BankPlan):
 
     @property
     def direct_bank(self) -> DirectBank:
-        """The truncated kernel ``h[j]``, ``|j| <= W``, of the direct route (float64)."""
+        """The truncated kernel of the direct route (float64).
+
+        Its taps ``h[j]`` for ``|j| <= W``."""
         return _gaussian_bank(self.sigma, self.order, "direct", 1, 0, self.direct_truncate)
 
     @property
     def support(self) -> int:
-        """Half-width of the widest kernel a call of this plan may apply: the overlap that a
+        """Half-width of the widest kernel a call of this plan may apply.
+
+        Half-width of the widest kernel a call of this plan may apply: the overlap that a
         caller filtering chunk by chunk needs (``dask.array.map_overlap`` depth). The direct
         kernel's ``W`` for ``method="direct"``, the SFT bank's ``pad`` for ``"sft"`` and
         ``"asft"``, the larger of the two for ``"auto"`` (whose direct kernel may be wider
@@ -308,16 +314,19 @@ class GaussianFilter(BankPlan):
 
     @property
     def K(self) -> int:
+        """Window half-width of the SFT (see the class notes)."""
         self._build()
         return self._K
 
     @property
     def rmse(self) -> float:
+        """Relative RMSE of the applied kernel against the target kernel."""
         self._build()
         return self._rmse
 
     @property
     def terms(self) -> int:
+        """Number of cosine terms of the fit (see the class notes)."""
         self._build()
         return self._terms
 
@@ -328,9 +337,11 @@ class GaussianFilter(BankPlan):
 
     def choose(self, n: int, *, batch: int = 1, dtype: Any = "float64",
                device: Any = "cpu") -> str:
-        """The method a call on ``batch`` signals of ``n`` samples runs: the requested one,
-        or for ``"auto"`` the faster one measured (:func:`~fastmoments.signal.selection.
-        choose_gaussian`) for ``dtype`` (float32 or float64, NumPy or torch) on ``device``."""
+        """The method a call on ``batch`` signals of ``n`` samples runs.
+
+        The requested one, or for ``"auto"`` the faster one measured
+        (:func:`~fastmoments.signal.selection.choose_gaussian`) for ``dtype`` (float32 or
+        float64, NumPy or torch) on ``device``."""
         n = check_int("n", n, minimum=0)
         batch = check_int("batch", batch, minimum=1)
         if self.requested != "auto":
