@@ -30,30 +30,12 @@ import os
 
 import torch
 
+from .._triton import HAVE_TRITON as _HAVE_TRITON
+from .._triton import available, tl, triton
+
 __all__ = ["available", "bmm"]
 
 _MAX_GRID_Y = 65535
-
-try:  # pragma: no cover - depends on the installation
-    import triton
-    import triton.language as tl
-
-    _HAVE_TRITON = True
-except ImportError:  # pragma: no cover
-    triton = None
-    tl = None
-    _HAVE_TRITON = False
-
-
-def available(device: torch.device) -> bool:
-    """True when the kernel can run on ``device`` (CUDA, or the CPU under
-    ``TRITON_INTERPRET=1``, which is how the tests check it without a GPU)."""
-    if not _HAVE_TRITON:
-        return False
-    if device.type == "cuda":
-        return True
-    return os.environ.get("TRITON_INTERPRET", "") == "1"
-
 
 if _HAVE_TRITON:
 

@@ -34,26 +34,8 @@ import torch
 
 __all__ = ["available", "radial_forward", "radial_synthesis"]
 
-try:  # pragma: no cover - depends on the installation
-    import triton
-    import triton.language as tl
-
-    _HAVE_TRITON = True
-except ImportError:  # pragma: no cover
-    triton = None
-    tl = None
-    _HAVE_TRITON = False
-
-
-
-def available(device: torch.device) -> bool:
-    """True when the fused kernels can run on ``device``."""
-    if not _HAVE_TRITON:
-        return False
-    if device.type == "cuda":
-        return True
-    return os.environ.get("TRITON_INTERPRET", "") == "1"
-
+from .._triton import HAVE_TRITON as _HAVE_TRITON
+from .._triton import available, tl, triton
 
 if _HAVE_TRITON:
 
