@@ -42,6 +42,7 @@ from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, truncation_radius
+from .graphs import GraphCache, eligible, plain_key, plan_cache
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
 
@@ -367,6 +368,24 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
+        if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
+            hit = plan_cache(self).call(
+                x, ("call", axis, mode, type(cval), cval, engine),
+                lambda t: self._call(t, axis=axis, mode=mode, cval=cval, engine=engine,
+                                     check_finite=False),
+                check_finite, 8 * x.numel(), remember=lambda: self.method)
+            if hit is not None:
+                self.method = hit[1]
+                return hit[0]
+        return self._call(x, axis=axis, mode=mode, cval=cval, engine=engine,
+                          memory_budget=memory_budget, check_finite=check_finite, out=out,
+                          progress=progress)
+
+    def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
+              engine: str = "auto", memory_budget: float | None = None,
+              check_finite: bool = True, out: Any = None,
+              progress: bool | None = None) -> Any:
+        """The eager body of :meth:`__call__`."""
         if (type(x) is np.ndarray and out is None and progress is None and check_finite
                 and memory_budget is None and engine == "auto" and type(axis) is int
                 and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
@@ -807,6 +826,32 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
             truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
             out: Any, progress: Any) -> Any:
     """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
+    if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
+        key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
+                        shift, engine)
+        if key is not None:
+            hit = _GRAPHS.call(
+                x, key,
+                lambda t: _filter_eager(t, axes, channel_axis, sigma, order, mode, cval,
+                                        truncate, method, terms, shift, engine, None, None,
+                                        None, check_finite=False),
+                True, 8 * x.numel())
+            if hit is not None:
+                return hit[0]
+    return _filter_eager(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                         terms, shift, engine, memory_budget, out, progress)
+
+
+#: The replayed graphs of the one-call functions (:mod:`.graphs`).
+_GRAPHS = GraphCache(max_graphs=16)
+
+
+def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any,
+                  cval: Any, truncate: Any, method: Any, terms: Any, shift: Any, engine: Any,
+                  memory_budget: Any, out: Any, progress: Any, *,
+                  check_finite: bool = True) -> Any:
+    """:func:`_filter` run eagerly (``check_finite=False``: the call inside a graph capture,
+    whose finiteness flag the graph computes)."""
     if (type(x) is np.ndarray and out is None and progress is None and memory_budget is None
             and terms is None and shift is None and engine == "auto" and channel_axis is None
             and type(order) is int and type(mode) is str and type(cval) is float
@@ -831,7 +876,7 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
             raise ValueError("shift is only used with method='asft'")
         shift = check_int("shift", shift, minimum=1)
     if k == 0:  # nothing to filter: a copy of the input, as scipy.ndimage returns
-        t, kind, finite = as_signal(x)
+        t, kind, finite = as_signal(x, check_finite)
         check_choice("engine", engine, ("auto", *ENGINES))
         check_progress(progress)
         out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
@@ -853,9 +898,9 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
         for p in plans:
             p.method = "direct"
         return _run_direct(x, axes_list, plans, modes, cval=cval, engine=engine,
-                           memory_budget=memory_budget, check_finite=True, out=out,
-                           progress=progress)
-    t, kind, finite = as_signal(x)
+                           memory_budget=memory_budget, check_finite=check_finite,
+                           out=out, progress=progress)
+    t, kind, finite = as_signal(x, check_finite)
     out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
     y = t
     for i, (ax, plan, m) in enumerate(zip(axes_list, plans, modes, strict=True)):

@@ -1,0 +1,239 @@
+"""CUDA graphs of repeated calls: a plan records the kernels of a call once and replays them.
+
+A signal transform of one GPU signal (10^5 samples) is a few kernels of some microseconds each,
+behind a few hundred microseconds of Python: the argument checks, the choice of the method,
+allocations and one launch per kernel. Users call the same transform on signal after signal of
+one shape, so a plan keeps a :class:`GraphCache`: the third time it sees a call of the same
+*key* (shape, dtype, device, stream and options, the input C-contiguous), it runs that call once
+more while capturing it into a :class:`torch.cuda.CUDAGraph`, with a static input buffer, the
+static result, and a finiteness flag computed from the input inside the graph. From then on
+that call costs one copy into the static input, one graph replay, one copy of the result into
+a fresh tensor and, unless ``check_finite=False``, one host synchronisation to read the flag
+(the error for NaN or infinity is raised as before, never a silently poisoned result).
+
+The replayed kernels are those of the eager call, so the result is the same to the last bit.
+Calls that are not captured: CPU tensors and NumPy input, non-contiguous input, a gradient
+being recorded, ``out=``, ``progress=`` or ``memory_budget=`` given, while another capture
+is under way, results larger than :data:`MAX_BYTES`, and calls whose capture failed (a
+code path that synchronises, say; they stay eager, remembered per key). Set the environment
+variable ``FASTMOMENTS_CUDA_GRAPHS=0`` to switch the mechanism off.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import torch
+
+__all__ = [
+    "ENV",
+    "MAX_BYTES",
+    "MAX_GRAPHS",
+    "WARM_CALLS",
+    "GraphCache",
+    "eligible",
+    "enabled",
+    "plain_key",
+    "plan_cache",
+]
+
+#: Environment variable that switches the replayed graphs off (``0``, ``false``, ``off``).
+ENV = "FASTMOMENTS_CUDA_GRAPHS"
+
+#: Eager calls of one key before the next one is captured (the first call of a shape may
+#: compile kernels and fill caches; capturing only repeated calls keeps one-off shapes cheap).
+WARM_CALLS = 2
+
+#: Graphs (or remembered keys) kept per cache; the least recently used is dropped.
+MAX_GRAPHS = 8
+
+#: Largest input plus result, in bytes, of a captured call (a graph holds its buffers for as
+#: long as it is kept; the per-call overhead it removes matters for small calls only).
+MAX_BYTES = 256 << 20
+
+_FAILED = "failed"
+
+
+def enabled() -> bool:
+    """Whether replayed CUDA graphs are on (the environment variable :data:`ENV`)."""
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def eligible(x: Any, out: Any, progress: Any, memory_budget: Any) -> bool:
+    """The cheap first test of a call for :meth:`GraphCache.call`: a CUDA tensor and none of
+    the options that need the eager path."""
+    return (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None)
+
+
+def plain_key(*values: Any) -> tuple | None:
+    """A cache key of plain option values, each with its type (so that ``True``, ``1`` and
+    ``1.0`` stay apart); lists and tuples become tuples; ``None`` when a value is not plain
+    (an array, say), and the call then runs eagerly."""
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            v = plain_key(*v)
+            if v is None:
+                return None
+        elif v is not None and type(v) not in (int, float, str, bool):
+            return None
+        out.append((type(v).__name__, v))
+    return tuple(out)
+
+
+def plan_cache(plan: Any) -> GraphCache:
+    """The :class:`GraphCache` of ``plan`` (made on first use; a pickled plan travels
+    without its graphs)."""
+    cache = plan.__dict__.get("_graph_cache")
+    if cache is None:
+        cache = plan.__dict__.setdefault("_graph_cache", GraphCache())
+    return cache
+
+
+class _Graph:
+    """One captured call: the graph, its static buffers and what the call reported."""
+
+    __slots__ = ("flag", "graph", "lock", "remembered", "static_in", "static_out")
+
+    def __init__(self, graph: torch.cuda.CUDAGraph, static_in: torch.Tensor,
+                 static_out: torch.Tensor, flag: torch.Tensor, remembered: Any) -> None:
+        self.graph, self.static_in, self.static_out = graph, static_in, static_out
+        self.flag, self.remembered = flag, remembered
+        self.lock = threading.Lock()
+
+
+class GraphCache:
+    """Captured calls of one plan (or one function), by key; see the module notes.
+
+    Examples
+    --------
+    >>> cache = GraphCache()
+    >>> cache.call(torch.zeros(4), ("any",), lambda t: t + 1, True, 32) is None  # CPU: eager
+    True
+    """
+
+    def __init__(self, max_graphs: int = MAX_GRAPHS) -> None:
+        self.max_graphs = int(max_graphs)
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        #: Why the captures that failed did (key -> message), for diagnostics.
+        self.failures: dict[Hashable, str] = {}
+
+    def __reduce__(self) -> tuple:  # graphs and locks do not travel: an empty cache does
+        return (GraphCache, (self.max_graphs,))
+
+    def __len__(self) -> int:
+        return sum(isinstance(e, _Graph) for e in self._entries.values())
+
+    def clear(self) -> None:
+        """Drop every graph (their memory returns to torch's allocator)."""
+        with self._lock:
+            self._entries.clear()
+            self.failures.clear()
+
+    def call(self, x: Any, key: Hashable, run: Callable[[torch.Tensor], Any],
+             check_finite: bool, result_bytes: int,
+             remember: Callable[[], Any] | None = None) -> tuple[torch.Tensor, Any] | None:
+        """The result of ``run(x)`` from a replayed graph, or ``None`` to run eagerly.
+
+        Parameters
+        ----------
+        x : Any
+            The caller's input; only a C-contiguous CUDA tensor with no gradient recorded is
+            considered.
+        key : hashable
+            The call's options (everything but ``x`` that the result depends on).
+        run : callable
+            ``run(t)``: the eager call on the tensor ``t`` (with ``check_finite=False``),
+            returning a tensor.
+        check_finite : bool
+            Whether the caller asked for the NaN/infinity check.
+        result_bytes : int
+            Size of the result, to keep graphs small (:data:`MAX_BYTES`).
+        remember : callable, optional
+            Called after the capture; its value is returned with every replay (the method a
+            plan chose, say).
+
+        Returns
+        -------
+        tuple or None
+            ``(result, remembered)``, or ``None`` when the caller runs the call eagerly (not
+            eligible, not yet warm, or a capture that failed).
+
+        Raises
+        ------
+        ValueError
+            When ``check_finite`` and the input holds NaN or infinity.
+        """
+        if (type(x) is not torch.Tensor or x.device.type != "cuda" or not enabled()
+                or (x.requires_grad and torch.is_grad_enabled()) or not x.is_contiguous()
+                or x.numel() == 0
+                or x.numel() * x.element_size() + result_bytes > MAX_BYTES):
+            return None
+        if torch.cuda.is_current_stream_capturing():  # the caller is capturing a graph
+            return None
+        stream = torch.cuda.current_stream(x.device)
+        try:
+            full = (key, tuple(x.shape), x.dtype, x.device.index, stream.cuda_stream)
+            hash(full)
+        except TypeError:  # an unhashable option: the eager call checks it
+            return None
+        with self._lock:
+            entry = self._entries.get(full, 0)
+            if isinstance(entry, int):
+                self._entries[full] = entry + 1
+                self._entries.move_to_end(full)
+                while len(self._entries) > self.max_graphs:
+                    self._entries.popitem(last=False)
+                if entry < WARM_CALLS:
+                    return None
+            else:
+                self._entries.move_to_end(full)
+        if entry == _FAILED:
+            return None
+        if isinstance(entry, int):
+            entry = self._capture(x, full, run, stream, remember)
+            if entry is None:
+                return None
+        with entry.lock:  # one caller at a time per graph: the static buffers are shared
+            entry.static_in.copy_(x)
+            entry.graph.replay()
+            y = torch.empty_like(entry.static_out)
+            y.copy_(entry.static_out)
+            if check_finite and not bool(entry.flag):
+                raise ValueError("x contains NaN or infinity")
+        return y, entry.remembered
+
+    def _capture(self, x: torch.Tensor, full: Hashable, run: Callable[[torch.Tensor], Any],
+                 stream: torch.cuda.Stream, remember: Callable[[], Any] | None) -> _Graph | None:
+        static_in = torch.empty_like(x)
+        static_in.copy_(x)
+        try:
+            side = torch.cuda.Stream(x.device)
+            side.wait_stream(stream)
+            with torch.cuda.stream(side):  # warm-up on a side stream, as torch recommends
+                run(static_in)
+            stream.wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
+                out = run(static_in)
+                flag = torch.isfinite(static_in).all()
+            if type(out) is not torch.Tensor:
+                raise TypeError(f"the call returned {type(out).__name__}, not a tensor")
+            stream.wait_stream(side)
+            entry = _Graph(graph, static_in, out, flag, remember() if remember else None)
+        except Exception as exc:  # a call that cannot be captured stays eager
+            with self._lock:
+                self._entries[full] = _FAILED
+                self.failures[full] = f"{type(exc).__name__}: {exc}"[:300]
+            torch.cuda.synchronize(x.device)
+            return None
+        with self._lock:
+            self._entries[full] = entry
+            self._entries.move_to_end(full)
+        return entry

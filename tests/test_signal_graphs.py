@@ -1,0 +1,151 @@
+"""Replayed CUDA graphs of repeated signal calls (fastmoments.signal.graphs).
+
+On the CPU the mechanism must stay out of the way (every call eager, results unchanged); the
+CUDA tests check that a replayed call returns exactly the eager result, still raises for NaN,
+and keeps the plan's reported method.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import fastmoments as fm
+from fastmoments.signal import CWT, GaussianFilter, MorletTransform
+from fastmoments.signal.graphs import WARM_CALLS, GraphCache, eligible, plain_key, plan_cache
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def test_plain_key_separates_types_and_refuses_arrays():
+    assert plain_key(1, 2.0) != plain_key(1.0, 2.0)
+    assert plain_key(True) != plain_key(1)
+    assert plain_key([1, 2], "reflect") == plain_key((1, 2), "reflect")
+    assert plain_key(np.array([1.0])) is None
+    assert plain_key([1, np.float32(2.0)]) is None
+    assert plain_key(None, "x") == (("NoneType", None), ("str", "x"))
+
+
+def test_eligible_only_cuda_tensors_without_options():
+    x = torch.zeros(8)
+    assert not eligible(x, None, None, None)  # a CPU tensor
+    assert not eligible(x.numpy(), None, None, None)
+
+
+def test_cpu_calls_stay_eager_and_unchanged():
+    rng = np.random.default_rng(0)
+    x = torch.as_tensor(rng.standard_normal((3, 500)))
+    plan = GaussianFilter(4.0)
+    ref = plan(x)
+    for _ in range(WARM_CALLS + 2):
+        torch.testing.assert_close(plan(x), ref, rtol=0, atol=0)
+    assert len(plan_cache(plan)) == 0
+
+
+def test_cache_on_cpu_returns_none():
+    cache = GraphCache()
+    assert cache.call(torch.ones(4), ("k",), lambda t: t * 2, True, 32) is None
+    assert len(cache) == 0
+
+
+def test_plans_with_a_cache_pickle_without_graphs():
+    plan = GaussianFilter(3.0)
+    plan_cache(plan)
+    back = pickle.loads(pickle.dumps(plan))
+    assert isinstance(plan_cache(back), GraphCache)
+    assert len(plan_cache(back)) == 0
+    x = np.linspace(0.0, 1.0, 50)
+    np.testing.assert_allclose(back(x), plan(x), rtol=1e-12, atol=1e-15)
+
+
+def _calls(fn, x, n):
+    return [fn(x) for _ in range(n)]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("sigma", [1.5, 16.0, 300.0])
+def test_gaussian_replay_matches_eager_bitwise(monkeypatch, dtype, sigma):
+    rng = np.random.default_rng(1)
+    x = torch.as_tensor(rng.standard_normal((2, 4096)), dtype=dtype, device="cuda")
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    eager = GaussianFilter(sigma, order=1)(x)
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    plan = GaussianFilter(sigma, order=1)
+    ys = _calls(plan, x, WARM_CALLS + 3)
+    assert len(plan_cache(plan)) == 1, plan_cache(plan).failures
+    for y in ys:
+        assert y.device == x.device and y.dtype == eager.dtype
+        torch.testing.assert_close(y, eager, rtol=0, atol=0)  # the same kernels: bit-exact
+    assert ys[-1].data_ptr() != ys[-2].data_ptr()  # every call gets its own result
+
+
+@cuda
+def test_one_call_functions_replay(monkeypatch):
+    rng = np.random.default_rng(2)
+    x = torch.as_tensor(rng.standard_normal(20000), dtype=torch.float32, device="cuda")
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    ref_g = fm.signal.gaussian_filter1d(x, 16.0)
+    ref_m = fm.signal.morlet_transform(x, 20.0)
+    ref_c = fm.signal.cwt(x, [4.0, 8.0, 16.0])[0]
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    for _ in range(WARM_CALLS + 2):
+        torch.testing.assert_close(fm.signal.gaussian_filter1d(x, 16.0), ref_g, rtol=0, atol=0)
+        torch.testing.assert_close(fm.signal.morlet_transform(x, 20.0), ref_m, rtol=0, atol=0)
+        torch.testing.assert_close(fm.signal.cwt(x, [4.0, 8.0, 16.0])[0], ref_c, rtol=0,
+                                   atol=0)
+
+
+@cuda
+@pytest.mark.parametrize("make", [lambda: GaussianFilter(8.0), lambda: MorletTransform(12.0),
+                                  lambda: CWT([3.0, 9.0])])
+def test_replayed_call_still_refuses_nan(make):
+    plan = make()
+    x = torch.linspace(0, 1, 3000, device="cuda")
+    for _ in range(WARM_CALLS + 1):
+        plan(x)
+    assert len(plan_cache(plan)) == 1, plan_cache(plan).failures
+    bad = x.clone()
+    bad[1234] = float("nan")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        plan(bad)
+    bad[1234] = float("inf")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        plan(bad)
+    y = plan(bad, check_finite=False)  # the documented opt-out: no error
+    assert not torch.isfinite(y).all()
+    assert torch.isfinite(plan(x)).all()  # the graph is still good afterwards
+
+
+@cuda
+def test_replay_keeps_method_and_separates_shapes():
+    plan = GaussianFilter(2.0)
+    short = torch.randn(64, device="cuda", dtype=torch.float64)
+    long = torch.randn(200_000, device="cuda", dtype=torch.float64)
+    for _ in range(WARM_CALLS + 1):
+        plan(short)
+        m_short = plan.method
+        plan(long)
+        m_long = plan.method
+    plan(short)
+    assert plan.method == m_short
+    plan(long)
+    assert plan.method == m_long
+    assert len(plan_cache(plan)) == 2
+
+
+@cuda
+def test_not_captured_with_grad_or_noncontiguous():
+    plan = GaussianFilter(5.0)
+    x = torch.randn(4, 1000, device="cuda", requires_grad=True)
+    for _ in range(WARM_CALLS + 2):
+        y = plan(x)
+    y.sum().backward()
+    assert x.grad is not None
+    xt = torch.randn(1000, 4, device="cuda").t()
+    for _ in range(WARM_CALLS + 2):
+        plan(xt)
+    assert len(plan_cache(plan)) == 0
