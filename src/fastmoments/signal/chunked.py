@@ -395,7 +395,11 @@ def _anchors_into(tot: torch.Tensor, st: _Stacked, count: int, gs: slice, ws: _W
             else:  # widen first: one mixed-precision product is slower than the two passes
                 u.copy_(sig[:, j0:])
                 u.mul_(rot[hs])
-            u.cumsum_(2)  # u[c] = U[c + 1]
+            if u.is_cuda:  # scanned along its last axis: torch's scan of an outer axis runs
+                # one thread per inner element (592 µs for one 10^5-sample signal on an H100)
+                u.copy_(u.transpose(2, 3).contiguous().cumsum_(-1).transpose(2, 3))
+            else:
+                u.cumsum_(2)  # u[c] = U[c + 1]
             w = ws.get("w", (bsz, g - j0, count, rm), torch.complex128, e.device)
             for j, f in enumerate(fs[j0:]):  # U[c + F] - U[c]: a shifted slice per group
                 torch.sub(u[:, j, f: f + count], u[:, j, :count], out=w[:, j])
