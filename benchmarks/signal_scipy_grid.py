@@ -212,7 +212,14 @@ def main() -> None:
         for key in [k for k in refs if k[0] == "ref" and k[1] != name]:
             del refs[key]
 
-    meta = dict(device=dev, name=(torch.cuda.get_device_name(device) if dev == "cuda"
+    from fastmoments.signal import gaussian as gauss_mod
+
+    # calls whose CUDA-graph capture failed run eagerly; say which and why
+    failures = {str(k): v for k, v in gauss_mod._GRAPHS.failures.items()}
+    if failures:
+        print("graph captures that failed:", json.dumps(failures, indent=1))
+    meta = dict(device=dev, capture_failures=failures,
+                name=(torch.cuda.get_device_name(device) if dev == "cuda"
                                   else platform.processor() or platform.machine()),
                 peer=peer, date=datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
