@@ -243,6 +243,17 @@ class _Stacked:
             rc = self._rot_conj = self.rotations(n_sig).conj().resolve_conj()
         return rc
 
+    def channels(self, chans: list[int]) -> torch.Tensor:
+        """The output channels ``chans`` as an index tensor on the device, made once (a copy
+        from host memory in every call would keep the call out of a CUDA graph)."""
+        key = ("channels", *chans)
+        out = self._index.get(key)
+        if out is None:
+            if len(self._index) > 256:
+                self._index.clear()
+            out = self._index[key] = torch.tensor(chans, device=self.device)
+        return out
+
     def index(self, n_sig: int, count: int, gs: slice) -> torch.Tensor:
         """Flat indices ``i * n_sig + c + F_g`` for ``c = 1 .. count`` and the groups ``gs``
         (``i`` counting from the first of them), ``(len(gs) * count,)``."""
@@ -626,7 +637,7 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
             xb_t = torch.stack([xb[:, n_full] for _, _, xb in views])
             y_t = torch.bmm(xa_t, st.ha[gs])
             y_t.baddbmm_(xb_t, st.hb[gs]).baddbmm_(eb[:, :, n_full].transpose(0, 1), st.far[gs])
-            chans = torch.tensor([g.channel for g, _, _ in views], device=dev)
+            chans = st.channels([g.channel for g, _, _ in views])
             tail.index_add_(1, chans, y_t.transpose(0, 1))
         if tick is not None:
             tick(bsz * nb)

@@ -177,10 +177,30 @@ def folded_kernel(sigma: float, order: int, radius: int, n: int, mode: str) -> F
     return FoldedKernel(int(n), int(period), int(radius), taps, right, left, int(block))
 
 
+#: Folded taps copied to a device, by (id of the host array, dtype, device); each entry keeps
+#: its host array, so an id is never reused while its entry lives.
+_ON_DEVICE: dict[tuple, tuple[np.ndarray, torch.Tensor]] = {}
+
+
+def _on_device(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """The read-only host array ``a`` (the taps of a cached folded kernel) as a tensor on
+    ``like``'s device and dtype, copied once: a copy from host memory in every call would
+    also keep the call out of a CUDA graph (:mod:`.graphs`)."""
+    if like.device.type == "cpu":
+        return torch.tensor(a, dtype=like.dtype)
+    key = (id(a), like.dtype, like.device)
+    hit = _ON_DEVICE.get(key)
+    if hit is None or hit[0] is not a:
+        if len(_ON_DEVICE) > 64:
+            _ON_DEVICE.clear()
+        hit = _ON_DEVICE[key] = (a, torch.tensor(a, dtype=like.dtype, device=like.device))
+    return hit[1]
+
+
 def _circular(xe: torch.Tensor, f: np.ndarray, n: int) -> torch.Tensor:
     """``y[i] = Σ_q f[q] xe[(i - q) mod P]`` for ``i < n``, rows ``xe`` ``(B, P)``."""
     period = xe.shape[-1]
-    w = torch.tensor(f, dtype=xe.dtype, device=xe.device)
+    w = _on_device(f, xe)
     if period <= DIRECT_PERIOD:
         # z[m] = xe[(m - P + 1) mod P]; conv1d correlates, so the taps are reversed
         z = torch.cat([xe[:, 1:], xe[:, :n]], dim=-1)
@@ -202,8 +222,8 @@ def apply_folded(fk: FoldedKernel, rows: torch.Tensor, mode: str, cval: float) -
         xe = torch.cat([rows, rows.new_zeros(rows.shape[0], fk.period - n)], dim=-1)
     y = _circular(xe, fk.taps, n)
     if mode in ("nearest", "constant"):
-        right = torch.tensor(fk.right, dtype=rows.dtype, device=rows.device)
-        left = torch.tensor(fk.left, dtype=rows.dtype, device=rows.device)
+        right = _on_device(fk.right, rows)
+        left = _on_device(fk.left, rows)
         if mode == "nearest":
             y = y + rows[:, :1] * right + rows[:, n - 1:] * left
         else:
