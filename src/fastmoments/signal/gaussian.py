@@ -392,7 +392,7 @@ class GaussianFilter(BankPlan):
                 and (self.requested == "auto" or self.requested == "direct") and x.ndim >= 1
                 and -x.ndim <= axis < x.ndim):
             y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
-                             self.requested)
+                             self.requested, folded=False)
             if y is not None:
                 self.method = "direct"
                 return y
@@ -915,10 +915,11 @@ _PLAIN = (float, int)
 
 
 def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, cval: float,
-                 truncate: float, method: str) -> np.ndarray | None:
+                 truncate: float, method: str, folded: bool = True) -> np.ndarray | None:
     """The lean path of the common call (a float NumPy array, scalar options, defaults):
     plain checks, the choice and the kernel from caches keyed by plain values, the numba
-    passes. ``None`` where an option needs the general path (which then reports any error)."""
+    passes (or, for one axis shorter than the kernel and ``folded``, :func:`_fast_folded`).
+    ``None`` where an option needs the general path (which then reports any error)."""
     if not (0.0 < sigma <= MAX_SIGMA and 0 <= order <= 2 and mode in MODE_CODES
             and 0.0 < truncate < math.inf and math.isfinite(cval)):
         return None
@@ -934,6 +935,11 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
     shape = x.shape
     size = x.size
     char = x.dtype.char
+    if len(axes_list) == 1 and shape[axes_list[0]] > 0:
+        n = shape[axes_list[0]]
+        radius = truncation_radius(sigma, truncate)
+        if radius >= n and method == "auto" and folded:  # a kernel beyond the signal: folded
+            return _fast_folded(x, axes_list[0], sigma, order, radius, mode, cval)
     passes = []
     for ax in axes_list:
         n = shape[ax]
@@ -952,6 +958,46 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
         return res
     fir_passes(a, passes, cval, res)
     if not all_finite(res) and not np.isfinite(a).all():
+        raise ValueError("x contains NaN or infinity")
+    return res
+
+
+@functools.lru_cache(maxsize=64)
+def _folded_spectrum(sigma: float, order: int, radius: int, n: int,
+                     mode: str) -> tuple[FoldedKernel, np.ndarray]:
+    """The folded kernel and the real FFT of its taps (one period), cached on plain values."""
+    fk = folded_kernel(sigma, order, radius, n, mode)
+    spec = np.fft.rfft(fk.taps, n=fk.period)
+    spec.setflags(write=False)
+    return fk, spec
+
+
+def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int, mode: str,
+                 cval: float) -> np.ndarray:
+    """The folded path (:mod:`.folded`) of a NumPy array along one axis, in NumPy: one period
+    of the extension, one real FFT product with the cached spectrum of the folded taps
+    (float64; the result in ``x``'s dtype), plus the tail masses for nearest and constant.
+    The same sums as :func:`~fastmoments.signal.folded.apply_folded`, without the torch
+    round trip and the general checks (~0.5 ms per call on 10^3 samples)."""
+    n = x.shape[axis]
+    fk, spec = _folded_spectrum(sigma, order, radius, n, mode)
+    rows = np.moveaxis(x, axis, -1).reshape(-1, n).astype(np.float64)
+    if mode == "reflect":
+        xe = np.concatenate([rows, rows[:, ::-1]], axis=1)
+    elif mode == "mirror":
+        xe = rows if n == 1 else np.concatenate([rows, rows[:, n - 2:0:-1]], axis=1)
+    elif mode == "wrap":
+        xe = rows
+    else:
+        xe = np.concatenate([rows, np.zeros((rows.shape[0], fk.period - n))], axis=1)
+    y = np.fft.irfft(np.fft.rfft(xe, n=fk.period, axis=1) * spec, n=fk.period, axis=1)[:, :n]
+    if mode == "nearest":
+        y = y + rows[:, :1] * fk.right + rows[:, n - 1:] * fk.left
+    elif mode == "constant":
+        y = y + cval * (fk.right + fk.left)
+    moved = np.moveaxis(x, axis, -1).shape
+    res = np.ascontiguousarray(np.moveaxis(y.reshape(moved), -1, axis), dtype=x.dtype)
+    if not np.isfinite(res).all() and not np.isfinite(x).all():
         raise ValueError("x contains NaN or infinity")
     return res
 
