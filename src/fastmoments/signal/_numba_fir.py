@@ -63,18 +63,21 @@ def _span(src, yv, hh, odd):
     w = hh.shape[0] - 1
     xv = src[w:w + m]
     h0 = hh[0]
+    acc = np.empty(m, dtype=hh.dtype)  # the sums in the kernel's precision (see fir.py)
     for j in range(m):
-        yv[j] = h0 * xv[j]
+        acc[j] = h0 * xv[j]
     for k in range(1, w + 1):
         hk = hh[k]
         xa = src[w - k:w - k + m]
         xb = src[w + k:w + k + m]
         if odd:
             for j in range(m):
-                yv[j] += hk * (xa[j] - xb[j])
+                acc[j] += hk * xa[j] - hk * xb[j]
         else:
             for j in range(m):
-                yv[j] += hk * (xa[j] + xb[j])
+                acc[j] += hk * xa[j] + hk * xb[j]
+    for j in range(m):
+        yv[j] = acc[j]
 
 
 @njit(cache=True)
@@ -119,8 +122,9 @@ def _col_block(x, y, hh, odd, mode, cval, p, i, c0, c1):
     yi = y[p, i, c0:c1]
     xi = xp[i, c0:c1]
     h0 = hh[0]
+    acc = np.empty(m, dtype=hh.dtype)  # the sums in the kernel's precision (see fir.py)
     for c in range(m):
-        yi[c] = h0 * xi[c]
+        acc[c] = h0 * xi[c]
     for k in range(1, w + 1):
         hk = hh[k]
         a = _src(i - k, n, mode)
@@ -129,26 +133,24 @@ def _col_block(x, y, hh, odd, mode, cval, p, i, c0, c1):
         if a >= 0 and b >= 0:
             xa = xp[a, c0:c1]
             xb = xp[b, c0:c1]
-            if odd:
-                for c in range(m):
-                    yi[c] += hk * (xa[c] - xb[c])
-            else:
-                for c in range(m):
-                    yi[c] += hk * (xa[c] + xb[c])
+            for c in range(m):
+                acc[c] += hk * xa[c] + sk * xb[c]
         elif a >= 0:
             xa = xp[a, c0:c1]
             const = sk * cval
             for c in range(m):
-                yi[c] += hk * xa[c] + const
+                acc[c] += hk * xa[c] + const
         elif b >= 0:
             xb = xp[b, c0:c1]
             const = hk * cval
             for c in range(m):
-                yi[c] += sk * xb[c] + const
+                acc[c] += sk * xb[c] + const
         else:
             const = (hk + sk) * cval
             for c in range(m):
-                yi[c] += const
+                acc[c] += const
+    for c in range(m):
+        yi[c] = acc[c]
 
 
 @njit(cache=True)

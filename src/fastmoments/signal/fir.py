@@ -81,7 +81,8 @@ def fir_passes(a: np.ndarray, passes: list[tuple[int, np.ndarray, bool, int]], c
         C-contiguous float32 or float64 input; never modified.
     passes : list of (axis, hh, odd, mode code)
         One entry per filtered axis (non-negative, in the order applied): the half kernel in
-        ``a``'s dtype, its parity and the boundary mode (:data:`MODE_CODES`).
+        ``a``'s dtype (or float64 for float32 ``a``: the sums are then formed in float64 and
+        rounded once), its parity and the boundary mode (:data:`MODE_CODES`).
     cval : float
         Value outside the array for the constant mode.
     out : numpy.ndarray
