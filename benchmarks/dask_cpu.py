@@ -68,14 +68,19 @@ def task_overhead(client, n: int) -> float:
     return (time.perf_counter() - t0) * threads / n
 
 
+#: Tasks per chunk of :func:`fastmoments.dask.gaussian_filter1d` (one copies the chunk's edges,
+#: one filters it).
+TASKS_PER_CHUNK = 2
+
+
 def chosen_chunk(overhead: float, sample_cost: float, samples: int, threads: int) -> int:
-    """Chunk length from the measured costs: each task computes for at least 20 times the
-    per-task overhead (so the overhead is at most ~5%), and every worker thread gets at least
-    two chunks (so the work is shared); at least 2.5e5 samples, rounded to 1e5."""
-    want = 20.0 * overhead / max(sample_cost, 1e-12)
-    most = max(1, samples // (2 * threads))
-    chunk = int(min(max(want, 250_000), most))
-    return max(1, -(-chunk // 100_000) * 100_000 if chunk >= 100_000 else chunk)
+    """Chunk length from the measured costs: each chunk's filter computes for at least 20 times
+    the overhead of its tasks (so the overhead is at most ~5%), and every worker thread gets the
+    same whole number of chunks, at least two (so the work is shared evenly: 7 chunks on 2
+    threads would leave one thread idle for a seventh of the job)."""
+    want = 20.0 * overhead * TASKS_PER_CHUNK / max(sample_cost, 1e-12)
+    per_thread = max(2, int(samples / threads // max(want, 1.0)))
+    return max(1, -(-samples // (threads * per_thread)))
 
 
 def main() -> None:
@@ -224,10 +229,13 @@ def main() -> None:
                 ref = refs[job]
                 err = float(np.max(np.abs(check() - ref)) / np.max(np.abs(ref)))
                 m1, md = statistics.median(t1), statistics.median(td)
+                # each Dask run against the one-process run just before it: the load of a
+                # shared machine drifts slowly, so a pair sees about the same load
+                paired = statistics.median(b / a for a, b in zip(t1, td, strict=True))
                 rows.append({"job": job, "input": where, "workers": tag,
                              "worker_torch_threads": threads, "what": what,
                              "single_s": m1, "dask_s": md, "single_runs": t1, "dask_runs": td,
-                             "ratio": md / m1, "max_rel_diff": err,
+                             "ratio": md / m1, "paired_ratio": paired, "max_rel_diff": err,
                              "task_overhead_s": overheads[tag],
                              "load_average": os.getloadavg()})
                 print({k: v for k, v in rows[-1].items() if not k.endswith("_runs")},
@@ -237,7 +245,7 @@ def main() -> None:
             client.close()
             cluster.close()
 
-    quiet = {"dashboard_address": ":0", "silence_logs": 50}
+    quiet = {"dashboard_address": None, "silence_logs": 50}
     run_dask(fmd.local_cluster(n_workers=cores, threads_per_worker=1, processes=True, **quiet),
              f"{cores} processes x 1 thread", True, jobs)
     if "gaussian" in jobs:
@@ -281,18 +289,22 @@ def main() -> None:
              "purpose (torch on every core in every worker). The signal is "
              f"{env['signal']}. *task overhead*: wall time of {args.noop_tasks} empty tasks x "
              "worker threads / tasks. The *auto* chunk of each cluster "
-             f"({chosen or '-'}) makes every task compute for 20 x that overhead at the "
-             "measured cost per sample of the one-process filter "
-             f"({(sample_cost or 0) * 1e9:.1f} core-ns), with at least two chunks per worker "
-             "thread.", "",
+             f"({chosen or '-'}) makes every chunk's filter compute for 20 x the "
+             "overhead of its two tasks at the measured cost per sample of the one-process "
+             f"filter ({(sample_cost or 0) * 1e9:.1f} core-ns), with the same whole number of "
+             "chunks, at least two, per worker thread. Dask's worker profiler is off "
+             "(`local_cluster(profile=False)`, the default).", "",
+             "*Dask / one*: ratio of the medians; *paired*: median over the runs of each Dask "
+             "run's time / the one-process run just before it (the machine's load drifts, a "
+             "pair sees about the same).", "",
              "| job | what | input | workers (torch threads) | task overhead (ms) | "
-             "one process (s) | Dask (s) | Dask / one | max rel. diff |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "one process (s) | Dask (s) | Dask / one | paired | max rel. diff |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['job']} | {r['what']} | {r['input']} | {r['workers']} "
                      f"({r['worker_torch_threads']}) | {1e3 * r['task_overhead_s']:.2f} | "
                      f"{r['single_s']:.3f} | {r['dask_s']:.3f} | {r['ratio']:.2f} | "
-                     f"{r['max_rel_diff']:.1e} |")
+                     f"{r['paired_ratio']:.2f} | {r['max_rel_diff']:.1e} |")
     Path(args.out + ".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
