@@ -412,10 +412,13 @@ def _prefill_chunked(bank: Any, plans: tuple[MorletTransform, ...], device: torc
     """Give the stacked ``bank`` the chunked engine's tables of its row groups (one per scale)
     from :func:`_scale_tables` (read from disk when cached), unless it has them. Every
     group's stored bank rows must equal the stacked bank's rows, bit for bit, or nothing is
-    filled (the engine then computes the tables itself, as without this cache)."""
+    filled (the engine then computes the tables itself, as without this cache). CPU only:
+    on a GPU the fused kernels may not use these tables (and compiling them dominates)."""
     from . import _apply
     from .chunked import GroupTables
 
+    if device.type != "cpu":
+        return
     chunk = getattr(_apply, "_CHUNK", {}).get(device.type)
     if chunk is None or not isinstance(bank, SFTBank) or ("chunked", chunk) in bank._tables:
         return
