@@ -49,6 +49,9 @@ __all__ = ["DiskEngine"]
 
 _ITEM = {torch.float32: 4, torch.float64: 8}
 
+#: Largest share of padding in a block of the radial table (:meth:`DiskEngine._layout`).
+BLOCK_PADDING = 0.125
+
 #: Jobs of more operations (as counted by :meth:`DiskEngine.op_count`) than this get a
 #: progress bar, shown once they have run for a second. Measured: 0.32-0.53 G of these
 #: operations per second on one core of an AMD EPYC (N = 256, T = 100 and N = 512, T = 200,
@@ -127,7 +130,8 @@ class DiskEngine:
         self.max_orbits = int(counts.max()) if counts.size else 0
         self.gstart_t = torch.as_tensor(self.gstart, dtype=torch.int64, device=dev)
         self.ms32 = self.ms.to(torch.int32)
-        self._table: torch.Tensor | None = None
+        self._table: list[tuple[Any, int, torch.Tensor]] | None = None
+        self._layout_cache: tuple | None = None
         self._table_checked = False
         self._exp: torch.Tensor | None = None
         self._exp_checked = False
@@ -144,9 +148,47 @@ class DiskEngine:
         return self.index.n_rows
 
     def table_bytes(self) -> int:
-        """Bytes of the full radial table in the working dtype."""
+        """Bytes of the radial table in the working dtype (its blocks, :meth:`_layout`)."""
         item = _ITEM[self.dtype] * (2 if self.radial_is_complex else 1)
-        return self.n_cols * self.n_rows * self.sampling.n_groups * item
+        return self._layout()[2] * self.sampling.n_groups * item
+
+    def _layout(self) -> tuple[list[tuple[Any, int, int, int]], np.ndarray, int]:
+        """How the radial table is stored: blocks of columns of about the same length.
+
+        The dense ``(cols, rows)`` layout pads every column to the longest (a full Zernike
+        set uses half of its slots), and the table is the largest allocation of a plan (1.3
+        GB at N = 256, T = 100, k = 3 in float64): filling its pages was most of a first
+        call. Columns are sorted by length and cut into blocks whose padding stays below
+        :data:`BLOCK_PADDING` of the block; block ``b`` is a ``(len(cols), rows, G)`` tensor.
+
+        Returns ``(blocks, slot, total)``: ``blocks`` lists ``(cols, rows, start, count)``
+        (``cols`` a slice when the columns are consecutive, else a LongTensor on the device;
+        the block holds flat slots ``start .. start + count * rows``); ``slot[c, j]`` is the
+        flat slot of column ``c``, row ``j`` (-1 beyond the column); ``total`` the slots.
+        """
+        if getattr(self, "_layout_cache", None) is None:
+            lens = [len(c) for c in self.index.ns]
+            order = sorted(range(len(lens)), key=lambda c: -lens[c])  # stable: ties keep order
+            blocks, slot, start, i = [], np.full((len(lens), self.n_rows), -1, np.int64), 0, 0
+            while i < len(order):
+                rows = lens[order[i]]
+                j, used = i + 1, rows
+                while j < len(order) and (used + lens[order[j]]) >= (1 - BLOCK_PADDING) * rows * (
+                        j + 1 - i):
+                    used += lens[order[j]]
+                    j += 1
+                cols = order[i:j]
+                for p, c in enumerate(cols):
+                    slot[c, :lens[c]] = start + p * rows + np.arange(lens[c])
+                if cols == list(range(cols[0], cols[-1] + 1)):
+                    idx: Any = slice(cols[0], cols[-1] + 1)
+                else:
+                    idx = torch.as_tensor(cols, dtype=torch.long, device=self.device)
+                blocks.append((idx, rows, start, len(cols)))
+                start += rows * len(cols)
+                i = j
+            self._layout_cache = (blocks, slot, start)
+        return self._layout_cache
 
     def exp_bytes(self) -> int:
         return self.sampling.n_orbits * self.n_cols * 2 * _ITEM[self.dtype]
@@ -171,19 +213,34 @@ class DiskEngine:
     def _steps(self, g0: int, g1: int):
         return self.family.radial_steps(self.method, self.radius[g0:g1], self.index)
 
-    def table(self) -> torch.Tensor | None:
-        """The radial table ``(cols, rows, groups)`` if it fits in a quarter of the budget
-        (each value computed in float64, then cast), else None (it will be streamed)."""
+    def table(self) -> list[tuple[Any, int, torch.Tensor]] | None:
+        """The radial table as blocks ``(cols, rows, values)`` with ``values`` shaped
+        ``(len(cols), rows, groups)`` (see :meth:`_layout`; zero beyond each column's
+        length) if it fits in a quarter of the budget (each value computed in float64, then
+        cast), else None (it will be streamed)."""
         if not self._table_checked:
             self._table_checked = True
             # building needs the float64 copy as well as the cast one
             if self.table_bytes() <= self.budget // 4:
                 G = self.sampling.n_groups
                 dt = self.cdtype if self.radial_is_complex else self.dtype
-                t = torch.zeros(self.n_cols, self.n_rows, G, dtype=dt, device=self.device)
+                blocks, slot, total = self._layout()
+                # every slot is written once: the values, or zero (padding and any slot the
+                # recurrence does not reach), so the pages are touched once
+                flat = torch.empty(total, G, dtype=dt, device=self.device)
+                written = np.zeros(total, dtype=bool)
                 for cols, rows, vals in self._steps(0, G):  # float64 values, cast per step
-                    t[self._tensor_index(cols), rows] = vals.to(dt)
-                self._table = t
+                    c = (np.arange(cols.start, cols.stop, cols.step or 1)
+                         if isinstance(cols, slice) else cols.cpu().numpy())
+                    where = slot[c, rows.cpu().numpy()]
+                    if (where < 0).any():  # pragma: no cover - a step outside the layout
+                        raise RuntimeError("a radial step wrote beyond its column's length")
+                    flat[torch.as_tensor(where, device=self.device)] = vals.to(dt)
+                    written[where] = True
+                if not written.all():
+                    flat[torch.as_tensor(np.flatnonzero(~written), device=self.device)] = 0
+                self._table = [(idx, rows, flat[start:start + rows * count].view(count, rows, G))
+                               for idx, rows, start, count in blocks]
         return self._table
 
     def _exponentials(self, o0: int, o1: int) -> torch.Tensor:
@@ -223,7 +280,8 @@ class DiskEngine:
         return int(max(1, room // avg))
 
     def _fixed_bytes(self, batch: int) -> int:
-        fixed = 0 if self._table is None else self._table.numel() * self._table.element_size()
+        fixed = 0 if self._table is None else sum(t.numel() * t.element_size()
+                                                  for _c, _r, t in self._table)
         fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
         fixed += 0 if self._cs is None else 2 * self._cs[0].numel() * self._cs[0].element_size()
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
@@ -379,10 +437,15 @@ class DiskEngine:
             return torch.view_as_complex(out.reshape(Mc, J, B, 2).contiguous())
         table = self.table()
         if table is not None:
-            t = table[:, :, g0:g1]
             if self.radial_is_complex:
-                return torch.bmm(t.conj(), S)
-            out = torch.bmm(t, torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B))
+                out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
+                for cols, rows, t in table:
+                    out[cols, :rows] = torch.bmm(t[:, :, g0:g1].conj(), S[cols])
+                return out
+            Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
+            out = torch.zeros(Mc, J, 2 * B, dtype=self.dtype, device=self.device)
+            for cols, rows, t in table:
+                out[cols, :rows] = torch.bmm(t[:, :, g0:g1], Sr[cols])
             return torch.view_as_complex(out.reshape(Mc, J, B, 2))
         # the recurrences reuse their buffers: autograd must keep a copy of each step
         copy = S.requires_grad and torch.is_grad_enabled()
@@ -447,11 +510,16 @@ class DiskEngine:
                                         self.family.name == "zernike", self.jcoef)
             return torch.view_as_complex(out.reshape(Mc, Gc, B, 2).contiguous())
         table = self.table()
-        if table is not None:
-            t = table[:, :, g0:g1].transpose(1, 2)  # (Mc, Gc, J)
+        if table is not None:  # every column is in one block: out is written everywhere
             if self.radial_is_complex:
-                return torch.bmm(t, a)
-            out = torch.bmm(t, torch.view_as_real(a).reshape(Mc, J, 2 * B))
+                out = torch.empty(Mc, Gc, B, dtype=self.cdtype, device=self.device)
+                for cols, rows, t in table:
+                    out[cols] = torch.bmm(t[:, :, g0:g1].transpose(1, 2), a[cols, :rows])
+                return out
+            ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
+            out = torch.empty(Mc, Gc, 2 * B, dtype=self.dtype, device=self.device)
+            for cols, rows, t in table:
+                out[cols] = torch.bmm(t[:, :, g0:g1].transpose(1, 2), ar[cols, :rows])
             return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
         copy = a.requires_grad and torch.is_grad_enabled()  # the recurrences reuse buffers
         if self.radial_is_complex:

@@ -11,8 +11,9 @@ stored once on disk and read back in well under a millisecond each.
   on Linux; that path is used when platformdirs is not installed), in a sub-folder
   ``fits-v{FORMAT_VERSION}``.
 * **Keys.** The function's name, :data:`FIT_VERSION`, the SHA-256 of the source file that
-  defines the function (any change to the fitting code starts afresh, even without a new
-  version) and the ``repr`` of its arguments (floats round-trip exactly through ``repr``).
+  defines the function and of the modules it names in ``depends`` (any change to the code
+  that computes a value starts afresh, even without a new version) and the ``repr`` of its
+  arguments (floats round-trip exactly through ``repr``).
   One file per key (``.fit``: a JSON header line with the key, the scalars and the arrays'
   layout, then the arrays' raw little-endian bytes), named by the key's SHA-256; the key
   and a SHA-256 of the key, scalars and bytes are stored inside and checked on read.
@@ -170,6 +171,18 @@ def _source_hash(func: Callable) -> str:
         return "nosource"
 
 
+def _module_hash(name: str) -> str:
+    """SHA-256 (16 hex digits) of a module's source file, found without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+        origin = None if spec is None else spec.origin
+        return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:16]  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError, ImportError):  # pragma: no cover - frozen
+        return "nosource"
+
+
 def _path(folder: Path, key: str) -> Path:
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".fit")
 
@@ -189,13 +202,16 @@ def _store(folder: Path, path: Path, data: bytes) -> None:
         raise
 
 
-def persistent(kind: type | None = None) -> Callable[[Callable], Callable]:
+def persistent(kind: type | None = None, depends: tuple[str, ...] = ()
+               ) -> Callable[[Callable], Callable]:
     """Decorator: cache a fit function's results on disk (see the module's docstring).
 
     ``kind`` is the dataclass the function returns (``None`` for a scalar or a tuple of
-    scalars). The arguments must be plain values whose ``repr`` determines them (numbers,
-    strings, ``None``); pass them in one canonical form (floats as ``float``), since
-    ``fit(2, ...)`` and ``fit(2.0, ...)`` are different keys.
+    scalars and arrays). The arguments must be plain values whose ``repr`` determines them
+    (numbers, strings, ``None``); pass them in one canonical form (floats as ``float``), since
+    ``fit(2, ...)`` and ``fit(2.0, ...)`` are different keys. ``depends`` names further
+    modules (``"fastmoments.signal.chunked"``) whose code decides the value: their source
+    hashes join the key, so that editing any of them starts afresh.
     """
     def wrap(func: Callable) -> Callable:
         name = f"{func.__module__}.{func.__qualname__}"
@@ -207,7 +223,8 @@ def persistent(kind: type | None = None) -> Callable[[Callable], Callable]:
             if folder is None:
                 return func(*args, **kwargs)
             if not source:
-                source.append(_source_hash(func))
+                source.append(":".join([_source_hash(func),
+                                        *(_module_hash(m) for m in depends)]))
             key = repr((name, FIT_VERSION, source[0], args, sorted(kwargs.items())))
             path = _path(folder, key)
             try:
