@@ -554,11 +554,12 @@ class CellStore:
     Each entry holds the cell's key, the device type it was timed on ("cpu" or "cuda"), the
     device in words, the date and the result (seconds, accuracy, ...). A later ``--run``
     takes a stored cell instead of timing it again (``fresh=True``: it times every cell and
-    the new entries replace the old ones on saving; entries it did not time are kept), so
-    that a CPU run on one machine and a GPU run on another add up to one page.
+    the new entries replace the old ones on saving, entries it did not time are kept;
+    ``fresh={"disk-cpu"}``: the same for the cells whose key starts with one of those
+    kinds), so that a CPU run on one machine and a GPU run on another add up to one page.
     """
 
-    def __init__(self, path: Path, fresh: bool = False) -> None:
+    def __init__(self, path: Path, fresh: bool | set[str] = False) -> None:
         self.path, self.fresh = Path(path), fresh
         self.entries: dict[tuple, dict] = {}
         self.changed = False
@@ -573,8 +574,8 @@ class CellStore:
                 continue
 
     def get(self, dev_type: str, key: tuple) -> dict | None:
-        """The stored entry for ``key`` timed on ``dev_type`` (None with ``fresh``)."""
-        if self.fresh:
+        """The stored entry for ``key`` timed on ``dev_type`` (None where ``fresh``)."""
+        if self.fresh is True or (self.fresh and str(key[0]) in self.fresh):
             return None
         return self.entries.get((dev_type, key))
 
@@ -616,7 +617,7 @@ class CellStore:
 
 def cpu_description(torch: Any) -> str:
     """The host CPU in words: model (``/proc/cpuinfo``, else ``platform``), the cores this
-    process may use, torch's threads and the load average when the run started."""
+    process may use and torch's threads."""
     model = ""
     try:
         with open("/proc/cpuinfo") as fh:
@@ -631,12 +632,15 @@ def cpu_description(torch: Any) -> str:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 0
-    text = f"CPU {model}, {cores} cores available, {torch.get_num_threads()} torch threads"
+    return f"CPU {model}, {cores} cores available, {torch.get_num_threads()} torch threads"
+
+
+def _load1() -> float | None:
+    """The 1-minute load average (each CPU cell records it: the machine may be shared)."""
     try:
-        text += f", load average {os.getloadavg()[0]:.1f} at the start"
+        return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
-        pass
-    return text
+        return None
 
 
 class Runner:
@@ -661,6 +665,8 @@ class Runner:
         self.skipped: dict[tuple, str] = {}
         self.measured: list[tuple] = []  # timed by this run
         self.reused: list[tuple] = []  # taken from the store
+        self._ratios: dict[str, list[float]] = {}  # time taken / estimate, per cell kind
+        self._samples: list[float] = []  # the timed calls of the last cell
         self.torch = None
         if not self.enabled:
             return
@@ -684,6 +690,16 @@ class Runner:
     def left(self) -> float:
         return self.budget - self.spent
 
+    def scale(self, kind: str) -> float:
+        """Factor on the estimates of CPU cells of ``kind`` (a key's first item): the median
+        of what the cells of that kind took over their estimate (1 until one was timed; kept
+        in 0.1..10), so that the estimates follow the CPU (its cores, its load). 1 on a GPU,
+        where the first cells of a kind also compile kernels and would mislead it."""
+        r = self._ratios.get(kind)
+        if self.dev_type != "cpu" or not r:
+            return 1.0
+        return min(10.0, max(0.1, statistics.median(r)))
+
     def time(self, fn: Callable[[], Any], repeat: int = 3) -> float:
         """Median seconds of ``repeat`` warm calls (one warm-up call first)."""
         torch = self.torch
@@ -701,6 +717,7 @@ class Runner:
                 t = time.perf_counter()
                 fn()
                 ts.append(time.perf_counter() - t)
+        self._samples = ts
         return statistics.median(ts)
 
     def stored(self, key: tuple, dev_type: str | None = None) -> dict | None:
@@ -724,10 +741,13 @@ class Runner:
             return None
         if key in self.skipped:
             return None
+        kind = str(key[0])
+        est_s *= self.scale(kind)
         if est_s > self.left():
             self.skipped[key] = "budget spent"
             return None
         t0 = time.perf_counter()
+        self._samples = []
         try:
             res = job()
         except Exception as e:
@@ -738,6 +758,13 @@ class Runner:
         finally:
             took = time.perf_counter() - t0
             self.spent += took
+        raw = est_s / self.scale(kind)  # the estimate as given (a failed cell teaches nothing)
+        self._ratios.setdefault(kind, []).append(took / max(raw, 1e-3))
+        if self._samples and "min_s" not in res:  # the spread of the timed calls
+            res = {**res, "min_s": min(self._samples), "max_s": max(self._samples),
+                   "repeat": len(self._samples)}
+        if self.dev_type == "cpu":
+            res = {**res, "load1": _load1()}
         if self.dev.type == "cuda":
             self.torch.cuda.empty_cache()
         if self.store is not None:
@@ -762,6 +789,17 @@ class Runner:
         self.store = store
         self.done, self.measured, self.reused = {}, [], []
         self.skipped = {}
+
+
+def _spread(m: dict, scale: float = 1.0) -> str:
+    """``min a, max b of n`` (and the load average of a CPU cell): the spread of a cell."""
+    if m.get("min_s") is None:
+        return ""
+    text = (f"min {fmt(m['min_s'] * scale)}, max {fmt(m['max_s'] * scale)} of "
+            f"{m.get('repeat', '?')}")
+    if m.get("load1") is not None:
+        text += f", load {m['load1']:.1f}"
+    return text
 
 
 def source(m: dict, paper: str) -> str:
@@ -805,8 +843,10 @@ def _disk_job(
     pairs: list | None = None,
     batch: int = 1,
     accuracy: bool = True,
+    repeat: int | None = None,
 ) -> dict:
-    """Forward time of a DiskTransform; accuracy = max rel. error against the float64 plan."""
+    """Forward time of a DiskTransform (``repeat`` timed calls: default 3, 1 above
+    T k^2 = 5000); accuracy = max rel. error against the float64 plan."""
     import fastmoments as fm
 
     torch = runner.torch
@@ -815,14 +855,19 @@ def _disk_job(
     xin = x.to(runner.dev, getattr(torch, dtype))
     kw = {"pairs": pairs} if pairs is not None else {"order": T}
     p = fm.DiskTransform(family, size, k=k, dtype=dtype, device=runner.dev, **kw)
-    s = runner.time(lambda: p.forward(xin), repeat=3 if T * k * k < 5000 else 1)
+    if repeat is None:
+        repeat = 3 if T * k * k < 5000 else 1
+    s = runner.time(lambda: p.forward(xin, progress=False), repeat=repeat)
     acc = None
     if accuracy and dtype == "float32":
         ref = fm.DiskTransform(family, size, k=k, dtype="float64", device=runner.dev, **kw)
-        acc = _rel(p.forward(xin).data, ref.forward(x.to(runner.dev)).data)
+        acc = _rel(
+            p.forward(xin, progress=False).data,
+            ref.forward(x.to(runner.dev), progress=False).data,
+        )
     elif accuracy:
         acc = "float64 is the reference"
-    return {"s": s, "acc": acc, "method": p.method, "repeat": 3 if T * k * k < 5000 else 1}
+    return {"s": s, "acc": acc, "method": p.method}
 
 
 def _recon_job(runner: Runner, size: int, T: int, k: int, dtype: str) -> dict:
@@ -835,22 +880,31 @@ def _recon_job(runner: Runner, size: int, T: int, k: int, dtype: str) -> dict:
     img = _camera(size, runner)
     x = img.to(runner.dev, getattr(torch, dtype))
     p = fm.DiskTransform("zernike", size, T, k=k, dtype=dtype, device=runner.dev)
-    mom = p.forward(x)
+    mom = p.forward(x, progress=False)
     s = runner.time(lambda: mom.reconstruct(), repeat=3)
     acc = None
     if dtype == "float32":
         ref = fm.DiskTransform("zernike", size, T, k=k, dtype="float64", device=runner.dev)
-        acc = _rel(mom.reconstruct(), ref.forward(img.to(runner.dev)).reconstruct())
+        acc = _rel(mom.reconstruct(), ref.forward(img.to(runner.dev), progress=False).reconstruct())
     return {"s": s, "acc": acc, "method": p.method}
 
 
 def _est_disk(T: int, k: int, dtype: str, family: str, dev_type: str) -> float:
-    # warm cost measured on the H100 in disk_gpu.json scales like T * k^2; plus plan building
-    per = 8.5e-3 * (T / 700) ** 1.5 * k * k * (1.3 if dtype == "float64" else 1.0)
-    per *= 1.8 if family == "pseudo-zernike" else 1.0
-    if dev_type != "cuda":
-        per *= 300
-    return 5 * per + 0.5 + (2 * per if dtype == "float32" else 0)
+    """Seconds one ``_disk_job`` cell takes: plan, warm-up, 3 timed calls (one above
+    T k^2 = 5000), and for float32 the float64 check. GPU: the warm forward on the H100
+    (disk_gpu.json) grows like T^1.5 k^2. CPU: like T^2 k^2 (the radial recurrence over
+    every radius), 0.1 s at T = 100 in float64 on 2 threads of the shared 2-core machine
+    (measured 2026-11-22: 0.10 s at T = 100, 0.96 s at 300, 2.7-6.4 s at 500). The runner
+    rescales each kind of estimate by what its first cells took (:meth:`Runner.cell`), so a
+    faster or busier CPU corrects it."""
+    if dev_type == "cuda":
+        per = 8.5e-3 * (T / 700) ** 1.5 * k * k * (1.3 if dtype == "float64" else 1.0)
+        per *= 1.8 if family == "pseudo-zernike" else 1.0
+    else:
+        per = 0.1 * (T / 100) ** 2 * k * k * (1.0 if dtype == "float64" else 0.5)
+        per *= 1.6 if family == "pseudo-zernike" else 1.0
+    calls = 4 if T * k * k < 5000 else 2
+    return calls * per + 1.0 + (2 * per if dtype == "float32" else 0)
 
 
 def page_zernike(runner: Runner) -> Page:
@@ -916,8 +970,9 @@ def page_zernike(runner: Runner) -> Page:
             key = ("disk-cpu", fam, 512, T, 1, "float64")
             cpu_cells[key] = cr.cell(
                 key,
-                _est_disk(T, 1, "float64", fam, "cpu"),
-                lambda fam=fam, T=T, cr=cr: _disk_job(cr, fam, 512, T, 1, "float64"),
+                _est_disk(T, 1, "float64", fam, "cpu") * 1.5,  # 5 timed calls, not 3
+                lambda fam=fam, T=T, cr=cr: _disk_job(cr, fam, 512, T, 1, "float64",
+                                                      repeat=5),
             )
     if runner.enabled:  # the missing cells of the three grids, cheapest first across them
         todo = sorted(
@@ -1018,7 +1073,8 @@ def page_zernike(runner: Runner) -> Page:
                     fmt(paper),
                     cpu_txt,
                     ratio(paper, m["s"]) if m else "",
-                    f"{m['device']}; {source(m, 'zernike-thesis')}" if m else "",
+                    _spread(m) + f"; {m['device']}; {source(m, 'zernike-thesis')}"
+                    if m else "",
                     fmt(gsec),
                     ratio(paper, gsec),
                 ]
@@ -1032,7 +1088,7 @@ def page_zernike(runner: Runner) -> Page:
             "paper CPU s",
             "ours CPU s (float64)",
             "paper/ours CPU",
-            "our CPU; source",
+            "spread; our CPU; source",
             "ours GPU s (float32)",
             "paper CPU / ours GPU",
         ],
@@ -1453,9 +1509,11 @@ def _kintner_job(runner: Runner, size: int, method: str | None) -> dict:
     img = _camera(size, runner)
     p = fm.DiskTransform("zernike", size, 34, method=method, device=runner.dev)
     x = img.to(runner.dev, torch.float32)
-    s = runner.time(lambda: p.forward(x))
+    s = runner.time(lambda: p.forward(x, progress=False))
     ref = fm.DiskTransform("zernike", size, 34, dtype="float64", device=runner.dev)
-    return {"s": s, "acc": _rel(p.forward(x).data, ref.forward(img.to(runner.dev)).data)}
+    acc = _rel(p.forward(x, progress=False).data,
+               ref.forward(img.to(runner.dev), progress=False).data)
+    return {"s": s, "acc": acc}
 
 
 def _plot_fig12(rows: list, out: Path) -> Path | None:
@@ -1505,22 +1563,29 @@ def _pht_job(runner: Runner, kind: str, size: int, batch: int, nl: tuple,
         p = fm.PolarHarmonicTransform(
             kind, size, nmax, lmax, nmin=nmin, lmin=lmin, device=runner.dev, method=method
         )
-    s = runner.time(lambda: p.forward(xd), repeat=3)
+    s = runner.time(lambda: p.forward(xd, progress=False), repeat=3)
     ref = fm.PolarHarmonicTransform(
         kind, size, nmax, lmax, nmin=nmin, lmin=lmin, dtype="float64", device=runner.dev
     )
-    acc = _rel(p.forward(xd[:2]).data, ref.forward(xd[:2].double()).data)
+    acc = _rel(
+        p.forward(xd[:2], progress=False).data,
+        ref.forward(xd[:2].double(), progress=False).data,
+    )
     return {"s": s, "acc": acc, "batch": batch, "method": method}
 
 
 def _pht_cpu_batch(size: int) -> int:
-    """Images timed on the CPU for Table 5 (scaled to 1000): about the work of 4 at 1024."""
-    return max(4, 4 * (1024 // size) ** 2)
+    """Images timed on the CPU for Table 5 (scaled to 1000): the work of 16 at 1024 (8 at
+    2048)."""
+    return max(8, 16 * (1024 // size) ** 2)
 
 
 def _est_pht_cpu(size: int, batch: int) -> float:
-    # warm-up + 3 timed calls + two plans + the float64 check on 2 images
-    return 0.5 + 1.0 * batch * (size / 1024) ** 2
+    """Seconds of one CPU cell of PHT Table 5: warm-up and 3 timed calls (measured on 2
+    threads of the shared machine: 0.01-0.02 s per 1024^2 image with the 'gemm' method), two
+    plans and the float64 check on 2 images (1.3 s at 256, 3 s at 1024, 6 s at 2048)."""
+    area = (size / 1024) ** 2
+    return 1.5 + 1.5 * area + 4 * 0.03 * batch * area
 
 
 def page_pht(runner: Runner) -> Page:
@@ -1605,7 +1670,8 @@ def page_pht(runner: Runner) -> Page:
                 "; ".join(
                     ([note] if note else [])
                     + ([f"CPU: {mc['device']}, method {mc.get('method')}, batch {batch} "
-                         f"scaled to 1000, {source(mc, 'pht')}"] if mc else [])
+                         f"scaled to 1000 ({_spread(mc, 1000 / batch)}), {source(mc, 'pht')}"]
+                       if mc else [])
                 ),
             ]
         )
@@ -2188,9 +2254,10 @@ def main(argv: list[str] | None = None) -> int:
         "on the host CPU within this many seconds (default 0: off; stored CPU cells are "
         "shown either way)",
     )
-    ap.add_argument("--fresh", action="store_true",
-                    help="time every cell again instead of reusing <paper>_cells.json (the "
-                    "new cells replace the stored ones)")
+    ap.add_argument("--fresh", nargs="?", const="all", default=None, metavar="KINDS",
+                    help="time the cells again instead of reusing <paper>_cells.json (the "
+                    "new cells replace the stored ones): all of them, or those whose key "
+                    "starts with one of KINDS (comma list, e.g. disk-cpu,pht-cpu)")
     ap.add_argument("--out", default=str(RESULTS / "papers"))
     a = ap.parse_args(argv)
     names = list(BUILDERS) if a.paper == "all" else [a.paper]
@@ -2199,6 +2266,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--budget-s must be > 0, got {budget}")
     if a.cpu_budget_s < 0:
         ap.error(f"--cpu-budget-s must be >= 0, got {a.cpu_budget_s}")
+    fresh = (False if a.fresh is None else True if a.fresh == "all"
+             else {k.strip() for k in a.fresh.split(",") if k.strip()})
     out = Path(a.out)
     runner = Runner(a.device, budget, measure=a.run)
     if runner.dev_type != "cpu":
@@ -2213,7 +2282,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.budget = budget * share
         if runner.dev_type != "cpu":
             runner.cpu.budget = a.cpu_budget_s * share
-        store = CellStore(out / f"{name}_cells.json", fresh=a.fresh)
+        store = CellStore(out / f"{name}_cells.json", fresh=fresh)
         for r in runners:
             r.start_page(store)
         t = time.perf_counter()
@@ -2230,7 +2299,7 @@ def main(argv: list[str] | None = None) -> int:
             "generated": _now(),
             "run_device": runner.device_name,
             "budget_s": budget,
-            "fresh": a.fresh,
+            "fresh": a.fresh or False,
             "cells_store": store.path.name,
         }
         for r in runners:
@@ -2246,7 +2315,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.cpu_budget_s > 0 and runner.dev_type != "cpu":
                 cmd += " --cpu-budget-s ..."
             if a.fresh:
-                cmd += " --fresh"
+                cmd += f" --fresh {a.fresh}"
         devs = "; ".join(
             f"{r.device_name}: {len(r.measured)} cells" for r in runners if r.enabled
         ) or "none (no --run)"

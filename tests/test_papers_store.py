@@ -40,6 +40,9 @@ def test_store_round_trip(tmp_path):
     assert back.get("cuda", KEY) is None  # a CPU cell is never taken for a GPU one
     assert back.get("cuda", ("Z", 64, 0, 0))["result"]["acc"] == 3e-8
     assert papers.CellStore(path, fresh=True).get("cpu", KEY) is None
+    # --fresh KINDS: only the cells whose key starts with one of them
+    only = papers.CellStore(path, fresh={"box"})
+    assert only.get("cpu", KEY) is None and only.get("cuda", ("Z", 64, 0, 0)) is not None
 
 
 def test_runner_reuses_a_stored_cell_and_fresh_times_it_again(tmp_path):
@@ -53,6 +56,7 @@ def test_runner_reuses_a_stored_cell_and_fresh_times_it_again(tmp_path):
     r = papers.Runner("cpu", 10.0, store=papers.CellStore(path))
     m = r.cell(KEY, 0.01, job)
     assert calls == [1] and m["s"] == 0.125 and m["stored"] is False
+    assert "load1" in m  # a CPU cell records the load of the (maybe shared) machine
     assert "cores available" in m["device"] and "torch threads" in m["device"]
     assert r.measured == [KEY]
     r2 = papers.Runner("cpu", 10.0, store=papers.CellStore(path))
@@ -129,8 +133,21 @@ def test_main_stores_reuses_and_fresh(tmp_path, tiny_paper, capsys):
     assert papers.main(["tiny", "--run", "--device", "cuda:0", "--out", out]) == 0
     assert tiny_paper == [1]
     assert "| 0.25 |" in (tmp_path / "tiny.md").read_text()
-    # --fresh times it again
+    # --fresh of another kind keeps it; --fresh times it again
+    assert papers.main([*args, "--fresh", "disk-cpu"]) == 0
+    assert tiny_paper == [1]
     assert papers.main([*args, "--fresh"]) == 0
     assert tiny_paper == [1, 1]
     assert "| this run |" in (tmp_path / "tiny.md").read_text()
     capsys.readouterr()
+
+
+def test_cpu_estimates_follow_the_machine():
+    # a cell far cheaper than its estimate scales the next estimates of its kind down
+    r = papers.Runner("cpu", 100.0)
+    assert r.scale("disk-cpu") == 1.0
+    assert r.cell(("disk-cpu", 1), 5.0, lambda: {"s": 0.0}) is not None
+    assert r.scale("disk-cpu") == 0.1 and r.scale("pht-cpu") == 1.0
+    gpu = papers.Runner("cuda", 10.0, measure=False)
+    gpu._ratios["disk"] = [5.0]
+    assert gpu.scale("disk") == 1.0
