@@ -632,7 +632,9 @@ def cpu_description(torch: Any) -> str:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 0
-    return f"CPU {model}, {cores} cores available, {torch.get_num_threads()} torch threads"
+    n = torch.get_num_threads()
+    return (f"CPU {model}, {cores} cores available, {n} torch thread"
+            + ("s" if n != 1 else ""))
 
 
 def _load1() -> float | None:
@@ -2312,6 +2314,9 @@ def main(argv: list[str] | None = None) -> int:
         cmd = f"benchmarks/papers.py {name}"
         if a.run:
             cmd += f" --run --device {a.device}"
+        elif a.device != "cuda":
+            cmd += f" --device {a.device}"
+        if a.run:
             if a.cpu_budget_s > 0 and runner.dev_type != "cpu":
                 cmd += " --cpu-budget-s ..."
             if a.fresh:

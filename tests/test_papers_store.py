@@ -57,7 +57,7 @@ def test_runner_reuses_a_stored_cell_and_fresh_times_it_again(tmp_path):
     m = r.cell(KEY, 0.01, job)
     assert calls == [1] and m["s"] == 0.125 and m["stored"] is False
     assert "load1" in m  # a CPU cell records the load of the (maybe shared) machine
-    assert "cores available" in m["device"] and "torch threads" in m["device"]
+    assert "cores available" in m["device"] and "torch thread" in m["device"]
     assert r.measured == [KEY]
     r2 = papers.Runner("cpu", 10.0, store=papers.CellStore(path))
     m2 = r2.cell(KEY, 0.01, job)
