@@ -3,15 +3,24 @@
 Usage::
 
     python benchmarks/papers.py PAPER [--run] [--device cuda] [--budget-s 240]
+                                      [--cpu-budget-s 0] [--fresh]
                                       [--out benchmarks/results/papers]
 
 PAPER is one of zernike-thesis, relayout, pht, jacobi-thesis, asft, all.
 
 Without ``--run`` the page is assembled from the committed results files
-``benchmarks/results/*.json``; a cell with no measurement there is written "not measured".
-With ``--run`` the cells still missing are timed here through the public API (CUDA events on a
-GPU, ``time.perf_counter`` on the CPU; one warm-up call, median of the repeats), cheapest first,
-until ``--budget-s`` is spent; the rest stay "not measured" with the reason.
+``benchmarks/results/*.json`` and the cells kept in ``<out>/<paper>_cells.json``; a cell with
+no measurement in either is written "not measured". With ``--run`` the cells still missing are
+timed here through the public API (CUDA events on a GPU, ``time.perf_counter`` on the CPU; one
+warm-up call, median of the repeats), cheapest first, until ``--budget-s`` seconds of timing
+work are spent; the rest stay "not measured" with the reason. On a GPU run,
+``--cpu-budget-s`` also times the CPU columns on the host CPU.
+
+Every cell a run times is stored at once in ``<out>/<paper>_cells.json`` (key, device type,
+device in words, date, result); later runs take a stored cell of the same device type instead
+of timing it again (``--fresh``: time everything again), and each page ends with a table of
+which device measured its cells and when. So a CPU run on one machine and a GPU run on
+another add up to one page.
 
 The papers' numbers are transcribed once, below (``PAPER_DATA``), each grid with its table or
 figure number and the line of the text file in ``/work/shared/papers/`` where it is printed (the
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -521,15 +531,144 @@ class Page:
 
 
 # ---------------------------------------------------------------------------- timing (--run)
-class Runner:
-    """Times cells through the public API within a wall-clock budget; remembers what it measured."""
+def _plain(v: Any) -> Any:
+    """A cell key made JSON-able: tuples become lists (and back, by :func:`_key`)."""
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    return v
 
-    def __init__(self, device: str | None, budget_s: float) -> None:
-        self.enabled = device is not None
+
+def _key(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_key(x) for x in v)
+    return v
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class CellStore:
+    """The cells measured for one paper: ``<out>/<paper>_cells.json``.
+
+    Each entry holds the cell's key, the device type it was timed on ("cpu" or "cuda"), the
+    device in words, the date and the result (seconds, accuracy, ...). A later ``--run``
+    takes a stored cell instead of timing it again (``fresh=True``: it times every cell and
+    the new entries replace the old ones on saving, entries it did not time are kept;
+    ``fresh={"disk-cpu"}``: the same for the cells whose key starts with one of those
+    kinds), so that a CPU run on one machine and a GPU run on another add up to one page.
+    """
+
+    def __init__(self, path: Path, fresh: bool | set[str] = False) -> None:
+        self.path, self.fresh = Path(path), fresh
+        self.entries: dict[tuple, dict] = {}
+        self.changed = False
+        try:
+            raw = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            raw = {}
+        for e in raw.get("cells", []):
+            try:
+                self.entries[(e["device_type"], _key(e["key"]))] = e
+            except (KeyError, TypeError):
+                continue
+
+    def get(self, dev_type: str, key: tuple) -> dict | None:
+        """The stored entry for ``key`` timed on ``dev_type`` (None where ``fresh``)."""
+        if self.fresh is True or (self.fresh and str(key[0]) in self.fresh):
+            return None
+        return self.entries.get((dev_type, key))
+
+    def put(self, dev_type: str, key: tuple, result: dict, device: str, **extra: Any) -> dict:
+        e = {
+            "key": _plain(key),
+            "device_type": dev_type,
+            "device": device,
+            "date": _now(),
+            **extra,
+            "result": {k: v for k, v in result.items() if k not in ("device", "date", "stored")},
+        }
+        self.entries[(dev_type, key)] = e
+        self.changed = True
+        self.save()  # at once: a run stopped by a time limit keeps what it measured
+        return e
+
+    def save(self) -> Path | None:
+        """Write the store if a cell was added (entries sorted, so diffs stay small)."""
+        if not self.changed:
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        cells = sorted(self.entries.values(),
+                       key=lambda e: (e["device_type"], json.dumps(e["key"])))
+        self.path.write_text(
+            json.dumps(
+                {
+                    "about": "cells measured by benchmarks/papers.py --run, reused by later "
+                    "runs (--fresh times them again); result 's' in seconds",
+                    "cells": cells,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+        self.changed = False
+        return self.path
+
+
+def cpu_description(torch: Any) -> str:
+    """The host CPU in words: model (``/proc/cpuinfo``, else ``platform``), the cores this
+    process may use and torch's threads."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or platform.machine() or "unknown CPU"
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 0
+    n = torch.get_num_threads()
+    return (f"CPU {model}, {cores} cores available, {n} torch thread"
+            + ("s" if n != 1 else ""))
+
+
+def _load1() -> float | None:
+    """The 1-minute load average (each CPU cell records it: the machine may be shared)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+class Runner:
+    """Times cells through the public API within a budget; remembers what it measured.
+
+    ``device`` is the device the cells are timed on ("cuda", "cuda:1", "cpu"); with
+    ``measure=False`` (no ``--run``) nothing is timed, but the cells stored for that device
+    type are still shown. The budget counts the seconds spent inside the cells (timing,
+    plan building, accuracy checks), not the wall clock: the CPU runner of a GPU run is not
+    charged for the GPU's cells.
+    """
+
+    def __init__(self, device: str | None, budget_s: float, *, measure: bool = True,
+                 store: CellStore | None = None) -> None:
+        device = device or "cuda"
+        self.dev_type = device.split(":")[0]
+        self.enabled = measure
         self.device_name = "not run"
-        self.t0, self.budget = time.perf_counter(), budget_s
+        self.budget, self.spent = budget_s, 0.0
+        self.store = store
         self.done: dict[tuple, dict] = {}
         self.skipped: dict[tuple, str] = {}
+        self.measured: list[tuple] = []  # timed by this run
+        self.reused: list[tuple] = []  # taken from the store
+        self._ratios: dict[str, list[float]] = {}  # time taken / estimate, per cell kind
+        self._samples: list[float] = []  # the timed calls of the last cell
         self.torch = None
         if not self.enabled:
             return
@@ -539,22 +678,29 @@ class Runner:
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             self.torch = torch
-            if device.startswith("cuda") and not torch.cuda.is_available():
+            if self.dev_type == "cuda" and not torch.cuda.is_available():
                 self.enabled, self.device_name = False, f"not run: {device} not available here"
                 return
             self.dev = torch.device(device)
             if self.dev.type == "cuda":
                 self.device_name = torch.cuda.get_device_name(self.dev) + " (CUDA events)"
             else:
-                self.device_name = (
-                    f"CPU {platform.machine()}, {torch.get_num_threads()} torch "
-                    "threads: this 2-core machine, shared and busy"
-                )
+                self.device_name = cpu_description(torch)
         except Exception as e:
             self.enabled, self.device_name = False, f"not run: {type(e).__name__}: {e}"
 
     def left(self) -> float:
-        return self.budget - (time.perf_counter() - self.t0)
+        return self.budget - self.spent
+
+    def scale(self, kind: str) -> float:
+        """Factor on the estimates of CPU cells of ``kind`` (a key's first item): the median
+        of what the cells of that kind took over their estimate (1 until one was timed; kept
+        in 0.1..10), so that the estimates follow the CPU (its cores, its load). 1 on a GPU,
+        where the first cells of a kind also compile kernels and would mislead it."""
+        r = self._ratios.get(kind)
+        if self.dev_type != "cpu" or not r:
+            return 1.0
+        return min(10.0, max(0.1, statistics.median(r)))
 
     def time(self, fn: Callable[[], Any], repeat: int = 3) -> float:
         """Median seconds of ``repeat`` warm calls (one warm-up call first)."""
@@ -573,19 +719,37 @@ class Runner:
                 t = time.perf_counter()
                 fn()
                 ts.append(time.perf_counter() - t)
+        self._samples = ts
         return statistics.median(ts)
 
-    def cell(self, key: tuple, est_s: float, job: Callable[[], dict]) -> dict | None:
-        """Run ``job`` for ``key`` if the estimated cost fits the budget left."""
-        if not self.enabled:
+    def stored(self, key: tuple, dev_type: str | None = None) -> dict | None:
+        """The result stored for ``key`` on ``dev_type`` (default: this runner's), or None."""
+        e = self.store.get(dev_type or self.dev_type, key) if self.store is not None else None
+        if e is None:
             return None
+        return {**e["result"], "device": e["device"], "date": e["date"], "stored": True}
+
+    def cell(self, key: tuple, est_s: float, job: Callable[[], dict]) -> dict | None:
+        """The cell ``key``: from this run, from the store, or timed now by ``job`` if the
+        estimated cost ``est_s`` fits the budget left."""
         if key in self.done:
             return self.done[key]
+        res = self.stored(key)
+        if res is not None:
+            self.done[key] = res
+            self.reused.append(key)
+            return res
+        if not self.enabled:
+            return None
         if key in self.skipped:
             return None
+        kind = str(key[0])
+        est_s *= self.scale(kind)
         if est_s > self.left():
             self.skipped[key] = "budget spent"
             return None
+        t0 = time.perf_counter()
+        self._samples = []
         try:
             res = job()
         except Exception as e:
@@ -593,17 +757,58 @@ class Runner:
             if self.torch is not None and self.dev.type == "cuda":
                 self.torch.cuda.empty_cache()
             return None
+        finally:
+            took = time.perf_counter() - t0
+            self.spent += took
+        raw = est_s / self.scale(kind)  # the estimate as given (a failed cell teaches nothing)
+        self._ratios.setdefault(kind, []).append(took / max(raw, 1e-3))
+        if self._samples and "min_s" not in res:  # the spread of the timed calls
+            res = {**res, "min_s": min(self._samples), "max_s": max(self._samples),
+                   "repeat": len(self._samples)}
+        if self.dev_type == "cpu":
+            res = {**res, "load1": _load1()}
         if self.dev.type == "cuda":
             self.torch.cuda.empty_cache()
-        res["device"] = self.device_name
+        if self.store is not None:
+            e = self.store.put(self.dev_type, key, res, self.device_name,
+                               torch=self.torch.__version__, cell_s=round(took, 3))
+            res = {**res, "date": e["date"]}
+        res = {**res, "device": self.device_name, "stored": False}
         self.done[key] = res
-        print("measured", key, {k: v for k, v in res.items() if k != "device"}, flush=True)
+        self.measured.append(key)
+        print(f"measured {key} in {took:.1f} s:",
+              {k: v for k, v in res.items() if k not in ("device", "date", "stored")},
+              flush=True)
         return res
 
     def reason(self, key: tuple) -> str:
         if not self.enabled:
             return "not measured" if self.device_name == "not run" else self.device_name
         return "not measured (" + self.skipped.get(key, "not attempted") + ")"
+
+    def start_page(self, store: CellStore | None) -> None:
+        """Use ``store`` for the next page; what this run measured is listed per page."""
+        self.store = store
+        self.done, self.measured, self.reused = {}, [], []
+        self.skipped = {}
+
+
+def _spread(m: dict, scale: float = 1.0) -> str:
+    """``min a, max b of n`` (and the load average of a CPU cell): the spread of a cell."""
+    if m.get("min_s") is None:
+        return ""
+    text = (f"min {fmt(m['min_s'] * scale)}, max {fmt(m['max_s'] * scale)} of "
+            f"{m.get('repeat', '?')}")
+    if m.get("load1") is not None:
+        text += f", load {m['load1']:.1f}"
+    return text
+
+
+def source(m: dict, paper: str) -> str:
+    """Where a cell's number comes from, in words: this run or the store (with its date)."""
+    if m.get("stored"):
+        return f"{paper}_cells.json ({m.get('date', '?')[:10]})"
+    return "--run"
 
 
 def _rel(a: Any, b: Any) -> float:
@@ -640,8 +845,10 @@ def _disk_job(
     pairs: list | None = None,
     batch: int = 1,
     accuracy: bool = True,
+    repeat: int | None = None,
 ) -> dict:
-    """Forward time of a DiskTransform; accuracy = max rel. error against the float64 plan."""
+    """Forward time of a DiskTransform (``repeat`` timed calls: default 3, 1 above
+    T k^2 = 5000); accuracy = max rel. error against the float64 plan."""
     import fastmoments as fm
 
     torch = runner.torch
@@ -650,23 +857,56 @@ def _disk_job(
     xin = x.to(runner.dev, getattr(torch, dtype))
     kw = {"pairs": pairs} if pairs is not None else {"order": T}
     p = fm.DiskTransform(family, size, k=k, dtype=dtype, device=runner.dev, **kw)
-    s = runner.time(lambda: p.forward(xin), repeat=3 if T * k * k < 5000 else 1)
+    if repeat is None:
+        repeat = 3 if T * k * k < 5000 else 1
+    s = runner.time(lambda: p.forward(xin, progress=False), repeat=repeat)
     acc = None
     if accuracy and dtype == "float32":
         ref = fm.DiskTransform(family, size, k=k, dtype="float64", device=runner.dev, **kw)
-        acc = _rel(p.forward(xin).data, ref.forward(x.to(runner.dev)).data)
+        acc = _rel(
+            p.forward(xin, progress=False).data,
+            ref.forward(x.to(runner.dev), progress=False).data,
+        )
     elif accuracy:
         acc = "float64 is the reference"
-    return {"s": s, "acc": acc}
+    return {"s": s, "acc": acc, "method": p.method}
+
+
+def _recon_job(runner: Runner, size: int, T: int, k: int, dtype: str) -> dict:
+    """Time of ``DiskTransform.forward(x).reconstruct()``'s reconstruction alone (all the
+    moments of order <= T, at the pixel centres); accuracy = max relative difference of the
+    image against the one rebuilt by the float64 plan."""
+    import fastmoments as fm
+
+    torch = runner.torch
+    img = _camera(size, runner)
+    x = img.to(runner.dev, getattr(torch, dtype))
+    p = fm.DiskTransform("zernike", size, T, k=k, dtype=dtype, device=runner.dev)
+    mom = p.forward(x, progress=False)
+    s = runner.time(lambda: mom.reconstruct(), repeat=3)
+    acc = None
+    if dtype == "float32":
+        ref = fm.DiskTransform("zernike", size, T, k=k, dtype="float64", device=runner.dev)
+        acc = _rel(mom.reconstruct(), ref.forward(img.to(runner.dev), progress=False).reconstruct())
+    return {"s": s, "acc": acc, "method": p.method}
 
 
 def _est_disk(T: int, k: int, dtype: str, family: str, dev_type: str) -> float:
-    # warm cost measured on the H100 in disk_gpu.json scales like T * k^2; plus plan building
-    per = 8.5e-3 * (T / 700) ** 1.5 * k * k * (1.3 if dtype == "float64" else 1.0)
-    per *= 1.8 if family == "pseudo-zernike" else 1.0
-    if dev_type != "cuda":
-        per *= 300
-    return 5 * per + 0.5 + (2 * per if dtype == "float32" else 0)
+    """Seconds one ``_disk_job`` cell takes: plan, warm-up, 3 timed calls (one above
+    T k^2 = 5000), and for float32 the float64 check. GPU: the warm forward on the H100
+    (disk_gpu.json) grows like T^1.5 k^2. CPU: like T^2 k^2 (the radial recurrence over
+    every radius), 0.1 s at T = 100 in float64 on 2 threads of the shared 2-core machine
+    (measured 2026-11-22: 0.10 s at T = 100, 0.96 s at 300, 2.7-6.4 s at 500). The runner
+    rescales each kind of estimate by what its first cells took (:meth:`Runner.cell`), so a
+    faster or busier CPU corrects it."""
+    if dev_type == "cuda":
+        per = 8.5e-3 * (T / 700) ** 1.5 * k * k * (1.3 if dtype == "float64" else 1.0)
+        per *= 1.8 if family == "pseudo-zernike" else 1.0
+    else:
+        per = 0.1 * (T / 100) ** 2 * k * k * (1.0 if dtype == "float64" else 0.5)
+        per *= 1.6 if family == "pseudo-zernike" else 1.0
+    calls = 4 if T * k * k < 5000 else 2
+    return calls * per + 1.0 + (2 * per if dtype == "float32" else 0)
 
 
 def page_zernike(runner: Runner) -> Page:
@@ -723,6 +963,19 @@ def page_zernike(runner: Runner) -> Page:
         ("T5.6", "zernike", "float64"),
         ("T5.7", "pseudo-zernike", "float32"),
     )
+    # the CPU columns of Tables 5.2/5.8 first: a CPU run spends its budget on them before the
+    # GPU grids (which it also times on the CPU with what is left)
+    cr = _cpu_runner(runner)
+    cpu_cells = {}
+    for tab, fam in (("T5.2", "zernike"), ("T5.8", "pseudo-zernike")):
+        for T in P[tab]["cells"]:
+            key = ("disk-cpu", fam, 512, T, 1, "float64")
+            cpu_cells[key] = cr.cell(
+                key,
+                _est_disk(T, 1, "float64", fam, "cpu") * 1.5,  # 5 timed calls, not 3
+                lambda fam=fam, T=T, cr=cr: _disk_job(cr, fam, 512, T, 1, "float64",
+                                                      repeat=5),
+            )
     if runner.enabled:  # the missing cells of the three grids, cheapest first across them
         todo = sorted(
             (_est_disk(T, k, dt, fam, _dev_type(runner)), fam, T, k, dt)
@@ -765,7 +1018,8 @@ def page_zernike(runner: Runner) -> Page:
                     lambda fam=fam, T=T, k=k, dt=dt: _disk_job(runner, fam, 512, T, k, dt),
                 )
                 if m:
-                    ours, dev, acc, src = m["s"], m["device"], fmt(m["acc"]), "--run"
+                    ours, dev, acc = m["s"], m["device"], fmt(m["acc"])
+                    src = source(m, "zernike-thesis")
                 else:
                     ours, dev, acc, src = None, runner.reason(key), "", ""
             rows.append(
@@ -790,37 +1044,39 @@ def page_zernike(runner: Runner) -> Page:
     g.text(
         "## Tables 5.2 and 5.8 (lines 711, 827): against Deng's CPU method",
         "Paper: CPU times of Deng's recursive method (refs. [9], [10] of the thesis; their CPU), "
-        "512x512, k = 1. Ours: our CPU path (method='deng' and the default) on the CPU of "
-        "the run (`--run --device cpu`, or the host CPU of a GPU run given "
-        "`--cpu-budget-s`), and the GPU figure from the T x k grid.",
+        "512x512, k = 1. Ours: our CPU path, float64, the default radial method on the CPU "
+        "(method='deng', the thesis's recurrence), on the CPU of the run (`--run --device "
+        "cpu`, or the host CPU of a GPU run given `--cpu-budget-s`; each row names its CPU "
+        "and where the number is kept), and the GPU figure from the T x k grid. The "
+        "thesis does not name the CPU of refs. [9], [10]; ours differs, so the ratio is "
+        "one of machines as much as of methods.",
     )
     rows = []
     for tab, fam in (("T5.2", "zernike"), ("T5.8", "pseudo-zernike")):
         for T, paper in P[tab]["cells"].items():
             key = ("disk-cpu", fam, 512, T, 1, "float64")
-            cr = _cpu_runner(runner)
-            m = cr.cell(
-                key,
-                _est_disk(T, 1, "float64", fam, "cpu"),
-                lambda fam=fam, T=T, cr=cr: _disk_job(cr, fam, 512, T, 1, "float64"),
-            )
+            m = cpu_cells[key]
             r = committed.get((fam, "float32", 1, T))
-            ogpu = (
-                runner.done.get(("disk", fam, 512, T, 1, "float32"))
-                if _dev_type(runner) == "cuda"
-                else None
-            )
+            gkey = ("disk", fam, 512, T, 1, "float32")
+            ogpu = (runner.done.get(gkey) if runner.dev_type == "cuda"
+                    else runner.stored(gkey, "cuda"))
             gsec = r["forward"]["median_s"] if r else (ogpu["s"] if ogpu else None)
+            if m:
+                cpu_txt = fmt(m["s"])
+            elif cr.enabled:
+                cpu_txt = cr.reason(key)
+            else:
+                cpu_txt = "not measured (needs `--run --device cpu` or `--cpu-budget-s`)"
             rows.append(
                 [
                     tab[1:],
                     fam,
                     T,
                     fmt(paper),
-                    fmt(m["s"]) if m else (cr.reason(key) if cr.enabled else
-                                           "not measured (needs `--run --device cpu` or "
-                                           "`--cpu-budget-s`)"),
+                    cpu_txt,
                     ratio(paper, m["s"]) if m else "",
+                    _spread(m) + f"; {m['device']}; {source(m, 'zernike-thesis')}"
+                    if m else "",
                     fmt(gsec),
                     ratio(paper, gsec),
                 ]
@@ -834,6 +1090,7 @@ def page_zernike(runner: Runner) -> Page:
             "paper CPU s",
             "ours CPU s (float64)",
             "paper/ours CPU",
+            "spread; our CPU; source",
             "ours GPU s (float32)",
             "paper CPU / ours GPU",
         ],
@@ -848,41 +1105,63 @@ def page_zernike(runner: Runner) -> Page:
         "`forward` (angular and radial stages fused or chained inside one call) and the "
         "`reconstruct` step; the coordinate mapping is done once when the plan is built and "
         "the angular and radial stages cannot be timed separately through it. We give the "
-        "whole forward and the reconstruction instead, at the same sizes.",
+        "whole forward and the reconstruction instead, at the same sizes: "
+        "`DiskTransform('zernike', size, 700)`, float32; the reconstruction is "
+        "`moments.reconstruct()` timed alone (the moments computed once before), every "
+        "moment of order <= 700 summed at the pixel centres; its accuracy is the float32 "
+        "image against the one the float64 plan rebuilds (at T = 700, k = 1 the "
+        "reconstruction itself is poor, thesis Table 5.4: this measures precision, not "
+        "quality).",
     )
     rows = []
+    dt = _dev_type(runner)
     for size in (128, 256, 512):
         key = ("disk", "zernike", size, 700, 1, "float32")
+        rkey = ("disk-recon", "zernike", size, 700, 1, "float32")
         r = committed.get(("zernike", "float32", 1, 700)) if size == 512 else None
         if r:
-            fw, rc, dev = (
-                r["forward"]["median_s"],
-                (r.get("reconstruct") or {}).get("median_s"),
-                gdev,
-            )
+            fw, dev = r["forward"]["median_s"], r.get("_dev", gdev)
+            fsrc = r.get("_src", "disk_gpu.json")
         else:
             m = runner.cell(
                 key,
-                _est_disk(
-                    700,
-                    1,
-                    "float32",
-                    "zernike",
-                    getattr(getattr(runner, "dev", None), "type", "cpu"),
-                ),
+                _est_disk(700, 1, "float32", "zernike", dt) * (size / 512) ** 2,
                 lambda size=size: _disk_job(runner, "zernike", size, 700, 1, "float32"),
             )
-            fw, rc, dev = (m["s"], None, m["device"]) if m else (None, None, runner.reason(key))
+            fw, dev = (m["s"], m["device"]) if m else (None, runner.reason(key))
+            fsrc = source(m, "zernike-thesis") if m else ""
+        # the reconstruction: timed here (disk_gpu.json's was measured on the earlier engine)
+        mr = runner.cell(
+            rkey,
+            _est_disk(700, 1, "float32", "zernike", dt) * 2 * (size / 512) ** 2,
+            lambda size=size: _recon_job(runner, size, 700, 1, "float32"),
+        )
         for kern in ("Origin_Kernel", "Rho_Kernel", "Exp_Kernel"):
             cpu_s, gpu_s = t["cells"][(size, kern)]
             rows.append(
-                [size, kern, fmt(cpu_s), fmt(gpu_s), "separate stage not exposed by the API"]
+                [size, kern, fmt(cpu_s), fmt(gpu_s), "separate stage not exposed by the API",
+                 "", ""]
             )
         rows.append(
-            [size, "ours: whole forward", "", "", fmt(fw) + (f" ({dev})" if fw else f" {dev}")]
+            [size, "ours: whole forward", "", "", fmt(fw) if fw else dev, dev if fw else "",
+             fsrc]
         )
-        rows.append([size, "ours: reconstruct", "", "", fmt(rc) + (f" ({dev})" if rc else "")])
-    g.table("T5.3", ["size", "stage", "paper CPU s", "paper GPU s", "ours s"], rows)
+        rows.append(
+            [
+                size,
+                "ours: reconstruct",
+                "",
+                "",
+                fmt(mr["s"]) if mr else runner.reason(rkey),
+                f"{mr['device']}; float32 vs float64 image {fmt(mr['acc'])}" if mr else "",
+                source(mr, "zernike-thesis") if mr else "",
+            ]
+        )
+    g.table(
+        "T5.3",
+        ["size", "stage", "paper CPU s", "paper GPU s", "ours s", "our device", "source"],
+        rows,
+    )
 
     g.text(
         "## PSNR, Tables 5.4/5.5 (ZM) and 5.9/5.10 (PZM)",
@@ -934,15 +1213,19 @@ def _order_pairs(n: int) -> list[tuple[int, int]]:
 
 
 def _dev_type(runner: Runner) -> str:
-    return getattr(getattr(runner, "dev", None), "type", "cpu")
+    return runner.dev_type
 
 
 def _cpu_runner(runner: Runner) -> Runner:
     """The runner for CPU cells: ``runner`` itself on a CPU run, else the one made by
-    ``--cpu-budget-s`` (a disabled runner when that is 0)."""
-    if runner.enabled and _dev_type(runner) == "cpu":
+    ``--cpu-budget-s`` (one that only reads the stored CPU cells when that is 0)."""
+    if runner.dev_type == "cpu":
         return runner
-    return getattr(runner, "cpu", None) or Runner(None, 0.0)
+    cpu = getattr(runner, "cpu", None)
+    if cpu is None:
+        cpu = runner.cpu = Runner("cpu", 0.0, measure=False)
+    cpu.store = runner.store
+    return cpu
 
 
 def page_relayout(runner: Runner, out: Path) -> Page:
@@ -1228,9 +1511,11 @@ def _kintner_job(runner: Runner, size: int, method: str | None) -> dict:
     img = _camera(size, runner)
     p = fm.DiskTransform("zernike", size, 34, method=method, device=runner.dev)
     x = img.to(runner.dev, torch.float32)
-    s = runner.time(lambda: p.forward(x))
+    s = runner.time(lambda: p.forward(x, progress=False))
     ref = fm.DiskTransform("zernike", size, 34, dtype="float64", device=runner.dev)
-    return {"s": s, "acc": _rel(p.forward(x).data, ref.forward(img.to(runner.dev)).data)}
+    acc = _rel(p.forward(x, progress=False).data,
+               ref.forward(img.to(runner.dev), progress=False).data)
+    return {"s": s, "acc": acc}
 
 
 def _plot_fig12(rows: list, out: Path) -> Path | None:
@@ -1262,7 +1547,11 @@ def _plot_fig12(rows: list, out: Path) -> Path | None:
 
 
 # ---------------------------------------------------------------------------- PHT paper
-def _pht_job(runner: Runner, kind: str, size: int, batch: int, nl: tuple) -> dict:
+def _pht_job(runner: Runner, kind: str, size: int, batch: int, nl: tuple,
+             full_batch: int | None = None) -> dict:
+    """Forward time of ``batch`` images; with ``full_batch``, the plan runs the method that
+    its ``method="auto"`` picks for ``full_batch`` images (so that a small batch timed and
+    scaled up stands for the full one)."""
     import fastmoments as fm
 
     torch = runner.torch
@@ -1271,12 +1560,34 @@ def _pht_job(runner: Runner, kind: str, size: int, batch: int, nl: tuple) -> dic
     xd = x.to(runner.dev)
     nmin, nmax, lmin, lmax = nl
     p = fm.PolarHarmonicTransform(kind, size, nmax, lmax, nmin=nmin, lmin=lmin, device=runner.dev)
-    s = runner.time(lambda: p.forward(xd), repeat=3)
+    method = p.method_for(full_batch or batch)
+    if method != p.method_for(batch):
+        p = fm.PolarHarmonicTransform(
+            kind, size, nmax, lmax, nmin=nmin, lmin=lmin, device=runner.dev, method=method
+        )
+    s = runner.time(lambda: p.forward(xd, progress=False), repeat=3)
     ref = fm.PolarHarmonicTransform(
         kind, size, nmax, lmax, nmin=nmin, lmin=lmin, dtype="float64", device=runner.dev
     )
-    acc = _rel(p.forward(xd[:2]).data, ref.forward(xd[:2].double()).data)
-    return {"s": s, "acc": acc, "batch": batch}
+    acc = _rel(
+        p.forward(xd[:2], progress=False).data,
+        ref.forward(xd[:2].double(), progress=False).data,
+    )
+    return {"s": s, "acc": acc, "batch": batch, "method": method}
+
+
+def _pht_cpu_batch(size: int) -> int:
+    """Images timed on the CPU for Table 5 (scaled to 1000): the work of 16 at 1024 (8 at
+    2048)."""
+    return max(8, 16 * (1024 // size) ** 2)
+
+
+def _est_pht_cpu(size: int, batch: int) -> float:
+    """Seconds of one CPU cell of PHT Table 5: warm-up and 3 timed calls (measured on 2
+    threads of the shared machine: 0.01-0.02 s per 1024^2 image with the 'gemm' method), two
+    plans and the float64 check on 2 images (1.3 s at 256, 3 s at 1024, 6 s at 2048)."""
+    area = (size / 1024) ** 2
+    return 1.5 + 1.5 * area + 4 * 0.03 * batch * area
 
 
 def page_pht(runner: Runner) -> Page:
@@ -1290,8 +1601,10 @@ def page_pht(runner: Runner) -> Page:
         "Accuracy: max relative error against our float64 plan. GPU rows: "
         f"`pht_gpu.json` ({device_of(gpu)}) or `--run` ({runner.device_name}). CPU rows: "
         f"`pht_cpu.json` ({device_of(cpu)}) or `--run --device cpu` (or the host CPU of a GPU "
-        "run given `--cpu-budget-s`); Table 5's CPU column is timed on a batch of 4 and "
-        "scaled to 1000 images (it says so)."
+        "run given `--cpu-budget-s`); Table 5's CPU column is timed on a batch of "
+        + ", ".join(f"{_pht_cpu_batch(s_)} at {s_}" for s_ in (256, 512, 1024, 2048))
+        + " images with the method our plan picks for 1000, and scaled to 1000 images (each "
+        "row says so)."
     )
     committed = {}
     for r in (gpu or {}).get("rows", []):
@@ -1310,27 +1623,32 @@ def page_pht(runner: Runner) -> Page:
         if r:
             o, dev, acc = r["median_s"], device_of(gpu), r.get("rel_err_vs_f64")
             note = "pht_gpu.json"
-        elif runner.enabled and dt == "cuda":
-            key = ("pht", kind, size, 1000)
-            m = runner.cell(
-                key,
-                0.02 * (size / 512) ** 2,
-                lambda kind=kind, size=size: _pht_job(runner, kind, size, 1000, (11, 16, 11, 15)),
-            )
-            if m:
-                o, dev, acc, note = m["s"], m["device"], m["acc"], "--run"
-            else:
-                o, dev, acc, note = None, runner.reason(key), None, ""
         else:
-            o, dev, acc, note = None, "not measured (needs a GPU run)", None, ""
+            key = ("pht", kind, size, 1000)
+            if dt == "cuda":
+                m = runner.cell(
+                    key,
+                    0.02 * (size / 512) ** 2,
+                    lambda kind=kind, size=size: _pht_job(
+                        runner, kind, size, 1000, (11, 16, 11, 15)
+                    ),
+                )
+            else:  # a CPU run shows the GPU cells a GPU run stored
+                m = runner.stored(key, "cuda")
+            if m:
+                o, dev, acc, note = m["s"], m["device"], m["acc"], source(m, "pht")
+            elif dt == "cuda":
+                o, dev, acc, note = None, runner.reason(key), None, ""
+            else:
+                o, dev, acc, note = None, "not measured (needs a GPU run)", None, ""
         # CPU column: our CPU path on a small batch, scaled to 1000 images
-        batch = 4
+        batch = _pht_cpu_batch(size)
         key = ("pht-cpu", kind, size, batch)
         mc = cr.cell(
             key,
-            2.0 * (size / 512) ** 2,
+            _est_pht_cpu(size, batch),
             lambda kind=kind, size=size, cr=cr, b=batch: _pht_job(
-                cr, kind, size, b, (11, 16, 11, 15)
+                cr, kind, size, b, (11, 16, 11, 15), full_batch=1000
             ),
         )
         oc = mc["s"] * 1000 / batch if mc else None
@@ -1353,7 +1671,9 @@ def page_pht(runner: Runner) -> Page:
                 ),
                 "; ".join(
                     ([note] if note else [])
-                    + ([f"CPU: {mc['device']}, batch {batch} scaled to 1000"] if mc else [])
+                    + ([f"CPU: {mc['device']}, method {mc.get('method')}, batch {batch} "
+                         f"scaled to 1000 ({_spread(mc, 1000 / batch)}), {source(mc, 'pht')}"]
+                       if mc else [])
                 ),
             ]
         )
@@ -1692,10 +2012,24 @@ def page_asft(runner: Runner) -> Page:
                 "launch overhead removed",
             ],
             [
-                "speed-up, graph",
+                "speed-up, convolution eager / proposed as a graph",
                 "413.6",
                 f"{c['ms'] / best['graph_ms']:.1f}"
                 if best and c and best.get("graph_ms")
+                else "not measured",
+                "",
+            ],
+            [
+                "truncated convolution, replayed as a CUDA graph",
+                f"{0.545 * 413.6:.0f}",
+                fmt(c.get("graph_ms")) if c else "not measured",
+                "direct (conv1d core)" if c else "",
+            ],
+            [
+                "speed-up, both as CUDA graphs",
+                "413.6",
+                f"{c['graph_ms'] / best['graph_ms']:.1f}"
+                if best and c and best.get("graph_ms") and c.get("graph_ms")
                 else "not measured",
                 "",
             ],
@@ -1873,75 +2207,137 @@ BUILDERS = {
 }
 
 
+def _provenance(g: Page, name: str, runners: list[Runner]) -> None:
+    """The page's last section: which device measured its cells, when, and whether in this
+    run or in an earlier one (kept in ``<paper>_cells.json``)."""
+    rows = []
+    for r in runners:
+        by: dict[tuple, int] = {}
+        for key in r.measured:
+            m = r.done[key]
+            by[(m["device"], "this run", m.get("date", "")[:10])] = by.get(
+                (m["device"], "this run", m.get("date", "")[:10]), 0) + 1
+        for key in r.reused:
+            m = r.done[key]
+            k = (m["device"], f"{name}_cells.json", m.get("date", "")[:10])
+            by[k] = by.get(k, 0) + 1
+        for (dev, src, date), n in sorted(by.items()):
+            rows.append([r.dev_type, dev, src, date, n])
+    g.text(
+        "## Where the measured cells come from",
+        f"Each cell timed by `--run` is kept in `{name}_cells.json` (key, result, device, "
+        "date) and reused by later runs on the same device type (`--fresh` times them again), "
+        "so CPU cells timed on one machine and GPU cells on another make one page. Cells "
+        "taken from the committed results files are not counted here (their section names "
+        "the file).",
+    )
+    g.table("cells", ["device type", "device", "source", "date", "cells"],
+            rows or [["", "no cell measured by papers.py on this page", "", "", 0]])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paper", choices=[*BUILDERS, "all"])
-    ap.add_argument("--run", action="store_true", help="time the cells with no committed result")
+    ap.add_argument("--run", action="store_true",
+                    help="time the cells with no committed or stored result")
     ap.add_argument("--device", default="cuda", help="device for --run (default cuda)")
     ap.add_argument(
         "--budget-s",
         type=float,
         default=None,
-        help="wall-clock budget for --run (default 240 s for all, 60 s per paper)",
+        help="seconds of timing work for --run, spent inside the cells (default 240 s for "
+        "all, 60 s per paper)",
     )
     ap.add_argument(
         "--cpu-budget-s",
         type=float,
         default=0.0,
         help="with --run on a GPU: also time the CPU columns (Tables 5.2/5.8, PHT Table 5) "
-        "on the host CPU within this many seconds (default 0: off)",
+        "on the host CPU within this many seconds (default 0: off; stored CPU cells are "
+        "shown either way)",
     )
+    ap.add_argument("--fresh", nargs="?", const="all", default=None, metavar="KINDS",
+                    help="time the cells again instead of reusing <paper>_cells.json (the "
+                    "new cells replace the stored ones): all of them, or those whose key "
+                    "starts with one of KINDS (comma list, e.g. disk-cpu,pht-cpu)")
     ap.add_argument("--out", default=str(RESULTS / "papers"))
     a = ap.parse_args(argv)
     names = list(BUILDERS) if a.paper == "all" else [a.paper]
     budget = a.budget_s if a.budget_s is not None else (240.0 if a.paper == "all" else 60.0)
     if budget <= 0:
         ap.error(f"--budget-s must be > 0, got {budget}")
-    out = Path(a.out)
-    runner = Runner(a.device if a.run else None, budget)
     if a.cpu_budget_s < 0:
         ap.error(f"--cpu-budget-s must be >= 0, got {a.cpu_budget_s}")
-    if a.run and a.cpu_budget_s > 0 and not a.device.startswith("cpu"):
-        runner.cpu = Runner("cpu", a.cpu_budget_s)
+    fresh = (False if a.fresh is None else True if a.fresh == "all"
+             else {k.strip() for k in a.fresh.split(",") if k.strip()})
+    out = Path(a.out)
+    runner = Runner(a.device, budget, measure=a.run)
+    if runner.dev_type != "cpu":
+        runner.cpu = Runner("cpu", a.cpu_budget_s, measure=a.run and a.cpu_budget_s > 0)
+    runners = [runner] + ([runner.cpu] if runner.dev_type != "cpu" else [])
     # the Zernike thesis grid is the largest: shares by weight; time one paper leaves unused
-    # passes to the next (the deadlines are cumulative)
+    # passes to the next (the budgets are cumulative)
     weights = [WEIGHTS[n] for n in names]
+    t_all = time.perf_counter()
     for i, name in enumerate(names):
-        runner.budget = budget * sum(weights[: i + 1]) / sum(weights)
-        if getattr(runner, "cpu", None) is not None:
-            runner.cpu.budget = a.cpu_budget_s * sum(weights[: i + 1]) / sum(weights)
+        share = sum(weights[: i + 1]) / sum(weights)
+        runner.budget = budget * share
+        if runner.dev_type != "cpu":
+            runner.cpu.budget = a.cpu_budget_s * share
+        store = CellStore(out / f"{name}_cells.json", fresh=fresh)
+        for r in runners:
+            r.start_page(store)
         t = time.perf_counter()
         try:
             page = BUILDERS[name](runner, out) if name == "relayout" else BUILDERS[name](runner)
         except Exception as e:
             print(f"{name}: page not written: {type(e).__name__}: {e}", flush=True)
+            store.save()  # what was measured before the failure is kept
             continue
+        _provenance(g=page, name=name, runners=runners)
         meta = {
             "paper": name,
             "file": PAPER_DATA[name]["file"],
-            "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "generated": _now(),
             "run_device": runner.device_name,
             "budget_s": budget,
-            "measured_here": sorted(str(k) for k in runner.done),
-            "skipped": {str(k): v for k, v in runner.skipped.items()},
-            "cpu_run_device": getattr(getattr(runner, "cpu", None), "device_name", None),
-            "cpu_measured_here": sorted(str(k) for k in getattr(runner, "cpu", runner).done)
-            if getattr(runner, "cpu", None) is not None
-            else [],
+            "fresh": a.fresh or False,
+            "cells_store": store.path.name,
         }
+        for r in runners:
+            pre = "" if r is runner else "cpu_"
+            meta[pre + "run_device"] = r.device_name
+            meta[pre + "measured_here"] = sorted(str(k) for k in r.measured)
+            meta[pre + "reused_from_store"] = sorted(str(k) for k in r.reused)
+            meta[pre + "skipped"] = {str(k): v for k, v in r.skipped.items()}
+            meta[pre + "spent_s"] = round(r.spent, 1)
+        cmd = f"benchmarks/papers.py {name}"
+        if a.run:
+            cmd += f" --run --device {a.device}"
+        elif a.device != "cuda":
+            cmd += f" --device {a.device}"
+        if a.run:
+            if a.cpu_budget_s > 0 and runner.dev_type != "cpu":
+                cmd += " --cpu-budget-s ..."
+            if a.fresh:
+                cmd += f" --fresh {a.fresh}"
+        devs = "; ".join(
+            f"{r.device_name}: {len(r.measured)} cells" for r in runners if r.enabled
+        ) or (runner.device_name if a.run else "none (no --run)")
         page.lines.insert(
             2,
-            f"_Generated by `benchmarks/papers.py {name}"
-            f"{' --run --device ' + a.device if a.run else ''}` on "
-            f"{meta['generated']}; cells timed in this run: "
-            f"{runner.device_name}._\n",
+            f"_Generated by `{cmd}` on {meta['generated']}; cells timed in this run: "
+            f"{devs}; cells reused from `{store.path.name}`: "
+            f"{sum(len(r.reused) for r in runners)} (last section)._\n",
         )
         paths = page.write(out, meta)
+        saved = store.save()
         print(
             f"{name}: {len(page.rows)} rows in {time.perf_counter() - t:.1f} s ->",
-            ", ".join(str(p) for p in paths),
+            ", ".join(str(p) for p in [*paths, *([saved] if saved else [])]),
             flush=True,
         )
+    print(f"done in {time.perf_counter() - t_all:.1f} s", flush=True)
     return 0
 
 

@@ -8,7 +8,8 @@ truncated at 10σ, convolved by FFT in float64); measures the float32 drift on 1
 measures the card's copy bandwidth; compares with scipy.ndimage on 2 CPU threads.
 
 Usage (from the repository root): ``PYTHONPATH=src python benchmarks/signal_gpu.py --out DIR``
-(``--quick`` for a small smoke run). Writes ``signal_gpu.json`` and ``signal_gpu.md``.
+(``--quick`` for a small smoke run; ``--sections 0,1,2`` to run only those sections and keep
+the other sections' rows of the existing ``DIR/signal_gpu.json``). Writes ``signal_gpu.json``.
 """
 
 from __future__ import annotations
@@ -33,15 +34,78 @@ from fastmoments.signal.coefficients import gaussian_kernel, morlet_kernel
 from signal_common import capture_graph, fft_reference, rel, timer
 
 
-def graph_core(plan, x: torch.Tensor, engine: str):
-    """CUDA-graph of the filter core (extension + SFT bank) on a static input."""
-    bank, n = plan.bank, x.shape[-1]
+def core_bank(plan, method: str):
+    """The bank a call of ``plan`` applies on a GPU: the SFT bank, or for ``method="direct"``
+    the truncated kernel (:class:`~fastmoments.signal.direct.DirectBank`, one ``conv1d``):
+    ``plan.direct_bank`` for a Gaussian (what ``_run_direct`` applies), ``plan.bank`` for a
+    Morlet transform (its bank is the direct kernel)."""
+    if method == "direct":
+        bank = getattr(plan, "direct_bank", None)
+        return bank if bank is not None else plan.bank
+    return plan.bank
+
+
+def graph_core(plan, x: torch.Tensor, engine: str, method: str = "sft"):
+    """CUDA graph of the filter core on a static input: the reflect extension and the bank
+    (SFT engines: ``engine``; ``method="direct"``: the ``conv1d`` of the truncated kernel).
+    Only on a CUDA device: the callers skip it on the CPU."""
+    if x.device.type != "cuda":
+        raise ValueError(f"graph_core needs a CUDA tensor, got one on {x.device}")
+    bank, n = core_bank(plan, method), x.shape[-1]
+    eng = "direct" if method == "direct" else engine
     static = x.reshape(-1, n).clone()
 
     def core():
-        return bank.apply(extend(static, bank.pad, bank.pad, "reflect"), n, engine)
+        return bank.apply(extend(static, bank.pad, bank.pad, "reflect"), n, eng)
 
     return capture_graph(core)
+
+
+def graph_times(plan, x: torch.Tensor, engine: str, method: str, cuda: bool):
+    """(median, min, max) ms of the replayed core graph, or Nones on the CPU; a capture
+    that fails is reported in the row (``graph_error``), not raised."""
+    if not cuda:
+        return (None,) * 3, None
+    try:
+        g, _ = graph_core(plan, x, engine, method)
+        return timer(g.replay), None
+    except Exception as exc:  # e.g. a kernel that cannot be captured
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:  # pragma: no cover - the capture's error is the one reported
+            pass
+        return (None,) * 3, f"{type(exc).__name__}: {str(exc)[:120]}"
+
+
+#: the sections of the run and the row kinds each one writes
+SECTION_KINDS = {
+    0: ("gaussian",), 1: ("morlet",), 2: ("gaussian_vs_n", "morlet_vs_n"),
+    3: ("gaussian_batch",), 4: ("cwt64",), 5: ("float32_drift",), 6: ("cpu_gaussian",),
+}
+
+
+def section_of(row: dict) -> int | None:
+    """The section that wrote ``row`` (its ``section`` field, else read from its kind)."""
+    if "section" in row:
+        return row["section"]
+    for k, kinds in SECTION_KINDS.items():
+        if row.get("kind") in kinds:
+            return k
+    return None
+
+
+def parse_sections(text: str) -> set[int]:
+    """``"0,1,2"`` -> {0, 1, 2}; ``"all"`` -> every section."""
+    if text == "all":
+        return set(SECTION_KINDS)
+    try:
+        got = {int(v) for v in text.split(",") if v.strip()}
+    except ValueError:
+        got = set()
+    if not got or not got <= set(SECTION_KINDS):
+        raise argparse.ArgumentTypeError(
+            f"--sections must be 'all' or a comma list of {sorted(SECTION_KINDS)}, got {text!r}")
+    return got
 
 
 def main() -> int:
@@ -50,6 +114,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--budget-s", type=float, default=240.0,
                     help="skip the sections that would start after this many seconds")
+    ap.add_argument("--sections", type=parse_sections, default=set(SECTION_KINDS),
+                    help="comma list of the sections to run (default all); the rows of the "
+                    "others are kept from the existing signal_gpu.json in --out")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cuda = torch.cuda.is_available()
@@ -71,18 +138,40 @@ def main() -> int:
     except ImportError:  # pragma: no cover
         pass
     rows = []
+    kept = []  # rows of the sections not run, from the existing file
+    path = os.path.join(args.out, "signal_gpu.json")
+    if args.sections != set(SECTION_KINDS):
+        try:
+            with open(path) as fh:
+                old = json.load(fh)
+        except (OSError, ValueError):
+            old = {}
+        kept = [r for r in old.get("rows", []) if section_of(r) not in args.sections]
+        old_env = old.get("env", {})
+        env["sections_run"] = sorted(args.sections)
+        env["kept_rows"] = {"count": len(kept), "date": old_env.get("date"),
+                            "device": old_env.get("device"),
+                            "sections": sorted({section_of(r) for r in kept} - {None})}
+        for key in ("copy_bandwidth_GBps",):  # section 3's fraction uses it
+            if key in old_env:
+                env["kept_rows"][key] = old_env[key]
+    current = [None]
 
     def record(**kw):
+        kw = {"section": current[0], **kw}
         rows.append(kw)
         print(json.dumps(kw), flush=True)
 
     t_start = time.perf_counter()
 
     def dump():
-        with open(os.path.join(args.out, "signal_gpu.json"), "w") as fh:
-            json.dump({"env": env, "rows": rows}, fh, indent=1)
+        with open(path, "w") as fh:
+            json.dump({"env": env, "rows": kept + rows}, fh, indent=1)
 
     def run_section(fn, k):
+        if k not in args.sections:
+            return
+        current[0] = k
         if time.perf_counter() - t_start > args.budget_s:
             print(f"SKIP section {k}: time budget spent", flush=True)
             env.setdefault("skipped_sections", []).append(k)
@@ -122,14 +211,12 @@ def main() -> int:
             y = plan(x, engine=eng)
             t_eager = timer(lambda plan=plan, x=x, eng=eng: plan(x, engine=eng),
                             cuda=cuda, repeat=5 if method == "direct" else 20)
-            t_graph = (None,) * 3
-            if cuda and method != "direct":
-                g, _ = graph_core(plan, x, engine)
-                t_graph = timer(g.replay)
+            t_graph, gerr = graph_times(plan, x, engine, method, cuda)
             record(**fields, n=n, method=method, engine=engine, dtype=dtype, terms=plan.terms,
                    K=plan.K, kernel_rmse=plan.rmse, rel_err=rel(y, ref),
                    ms=t_eager[0], ms_min=t_eager[1], ms_max=t_eager[2],
-                   graph_ms=t_graph[0], graph_ms_min=t_graph[1], graph_ms_max=t_graph[2])
+                   graph_ms=t_graph[0], graph_ms_min=t_graph[1], graph_ms_max=t_graph[2],
+                   **({"graph_error": gerr} if gerr else {}))
 
     def section_0():
         for sigma in sigmas:
@@ -172,12 +259,11 @@ def main() -> int:
                         else MorletTransform(16.0, method="direct"))
                     eng = "auto" if engine == "direct" else engine
                     t = timer(lambda p=p, xs=xs, eng=eng: p(xs, engine=eng), cuda=cuda)
-                    tg = (None,) * 3
-                    if cuda and engine != "direct":
-                        g, _ = graph_core(p, xs, engine)
-                        tg = timer(g.replay)
+                    tg, gerr = graph_times(p, xs, engine,
+                                           "direct" if engine == "direct" else "sft", cuda)
                     record(kind=f"{kind}_vs_n", sigma=16.0, n=nn, engine=engine, dtype="float32",
-                           ms=t[0], ms_min=t[1], ms_max=t[2], graph_ms=tg[0])
+                           ms=t[0], ms_min=t[1], ms_max=t[2], graph_ms=tg[0],
+                           **({"graph_error": gerr} if gerr else {}))
 
     run_section(section_2, 2)
 
