@@ -219,7 +219,8 @@ class MorletTransform(BankPlan):
         # wavelet's few taps are applied directly without trying (σ² may even underflow)
         fit = self.method if self.sigma >= 1.0 else "direct"
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for _ in range(4 if terms is None and fit != "direct" else 1):
+            tries = 4 if terms is None and fit != "direct" else 1
+            for attempt in range(tries):
                 self.bank = morlet_bank(self.sigma, self.xi, fit, self.approximation,
                                         self.terms, self.shift if fit == "asft" else 0,
                                         self.truncate)
@@ -230,8 +231,8 @@ class MorletTransform(BankPlan):
                                            self.shift if fit == "asft" else 0).rmse
                 else:
                     self.rmse = kernel_rmse(self.bank, self.sigma, self.xi)
-                if self.rmse <= _TARGET:
-                    break
+                if self.rmse <= _TARGET or attempt == tries - 1:
+                    break  # (terms stays the count of the bank just built)
                 self.terms += 1
         if self.method != "direct" and not self.rmse <= _TARGET:
             # small σ (ξ/σ near or past π): no short series fits the few-sample wavelet (the
