@@ -149,3 +149,28 @@ def test_not_captured_with_grad_or_noncontiguous():
     for _ in range(WARM_CALLS + 2):
         plan(xt)
     assert len(plan_cache(plan)) == 0
+
+
+@cuda
+def test_threads_calling_one_plan_get_eager_results():
+    import threading
+
+    plan = GaussianFilter(12.0)
+    x = torch.randn(4, 5000, device="cuda")
+    ref = GaussianFilter(12.0)(x)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(WARM_CALLS + 6):
+                torch.testing.assert_close(plan(x), ref, rtol=0, atol=0)
+        except Exception as exc:  # reported below, from the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(plan_cache(plan)) == 1

@@ -55,7 +55,8 @@ MAX_GRAPHS = 8
 #: long as it is kept; the per-call overhead it removes matters for small calls only).
 MAX_BYTES = 256 << 20
 
-_FAILED = "failed"
+_FAILED = "failed"  # a capture that failed: the key stays eager
+_CAPTURING = "capturing"  # another thread is capturing the key: this call runs eagerly
 
 
 def enabled() -> bool:
@@ -192,9 +193,11 @@ class GraphCache:
                     self._entries.popitem(last=False)
                 if entry < WARM_CALLS:
                     return None
+                # this thread captures; the others run eagerly meanwhile
+                self._entries[full] = _CAPTURING
             else:
                 self._entries.move_to_end(full)
-        if entry == _FAILED:
+        if isinstance(entry, str):  # failed, or being captured by another thread
             return None
         if isinstance(entry, int):
             entry = self._capture(x, full, run, stream, remember)
