@@ -17,7 +17,7 @@ from . import triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import eligible, plain_key, plan_cache
+from .graphs import replayed_call
 from .sliding import ENGINES, SFTBank
 
 __all__ = [
@@ -564,17 +564,13 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-            key = plain_key("call", axis, mode, cval, engine)
-            if key is not None:
-                hit = plan_cache(self).call(
-                    x, key,
-                    lambda t: filter_along(self.bank, self.method, t, axis=axis, mode=mode,
-                                           cval=cval, engine=engine, memory_budget=None,
-                                           check_finite=False, desc=type(self).__name__),
-                    check_finite, 16 * x.numel())
-                if hit is not None:
-                    return hit[0]
+        hit = replayed_call(
+            self, x, lambda t, **kw: filter_along(self.bank, self.method, t, memory_budget=None,
+                                                  desc=type(self).__name__, **kw),
+            axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16)
+        if hit is not None:  # a repeated GPU call, replayed from a graph
+            return hit[0]
         return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
                             engine=engine, memory_budget=memory_budget,
                             check_finite=check_finite, out=out, progress=progress,

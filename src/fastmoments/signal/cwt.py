@@ -31,7 +31,7 @@ from .boundary import MODES
 from .direct import DirectBank
 from .fit_cache import persistent
 from .gaussian import MAX_SIGMA
-from .graphs import eligible, plain_key, plan_cache
+from .graphs import replayed_call
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, morlet_bank, resolve_method
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -221,16 +221,12 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-            key = plain_key("call", axis, mode, cval, engine)
-            if key is not None:
-                hit = plan_cache(self).call(
-                    x, key,
-                    lambda t: self._call(t, axis=axis, mode=mode, cval=cval, engine=engine,
-                                         check_finite=False),
-                    check_finite, 16 * x.numel() * len(self.scales))
-                if hit is not None:
-                    return hit[0]
+        hit = replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=16 * len(self.scales))
+        if hit is not None:  # a repeated GPU call, replayed from a graph
+            return hit[0]
         return self._call(x, axis=axis, mode=mode, cval=cval, engine=engine,
                           memory_budget=memory_budget, check_finite=check_finite, out=out,
                           progress=progress)

@@ -42,7 +42,7 @@ from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, truncation_radius
-from .graphs import GraphCache, eligible, plain_key, plan_cache
+from .graphs import GraphCache, eligible, plain_key, replayed_call
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
 
@@ -368,15 +368,13 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
-        if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-            hit = plan_cache(self).call(
-                x, ("call", axis, mode, type(cval), cval, engine),
-                lambda t: self._call(t, axis=axis, mode=mode, cval=cval, engine=engine,
-                                     check_finite=False),
-                check_finite, 8 * x.numel(), remember=lambda: self.method)
-            if hit is not None:
-                self.method = hit[1]
-                return hit[0]
+        hit = replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=8, remember=lambda: self.method)
+        if hit is not None:  # a repeated GPU call, replayed from a graph
+            self.method = hit[1]
+            return hit[0]
         return self._call(x, axis=axis, mode=mode, cval=cval, engine=engine,
                           memory_budget=memory_budget, check_finite=check_finite, out=out,
                           progress=progress)

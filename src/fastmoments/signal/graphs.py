@@ -96,6 +96,25 @@ def plan_cache(plan: Any) -> GraphCache:
     return cache
 
 
+def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode: Any,
+                  cval: Any, engine: Any, memory_budget: Any, check_finite: bool, out: Any,
+                  progress: Any, bytes_per_sample: int,
+                  remember: Callable[[], Any] | None = None) -> tuple[Any, Any] | None:
+    """The front of a one-axis plan's ``__call__``: ``(result, remembered)`` from a replayed
+    graph of ``run(t, axis=..., mode=..., cval=..., engine=..., check_finite=False)`` in
+    :func:`plan_cache` ``(plan)``, or ``None`` when the plan runs the call eagerly (see
+    :meth:`GraphCache.call`; the result holds ``bytes_per_sample`` bytes per input sample)."""
+    if not eligible(x, out, progress, memory_budget):
+        return None
+    key = plain_key("call", axis, mode, cval, engine)
+    if key is None:
+        return None
+    return plan_cache(plan).call(
+        x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
+                              check_finite=False),
+        check_finite, bytes_per_sample * x.numel(), remember)
+
+
 class _Graph:
     """One captured call: the graph, its static buffers and what the call reported."""
 
