@@ -32,6 +32,7 @@ stage.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
 from .._progress import progress_bar
 from . import triton_radial
+from .compression import RadialCompression, compressible
 from .families import DiskFamily
 from .indexing import IndexSet
 from .sampling import DiskSampling
@@ -130,6 +132,8 @@ class DiskEngine:
         self.max_orbits = int(counts.max()) if counts.size else 0
         self.gstart_t = torch.as_tensor(self.gstart, dtype=torch.int64, device=dev)
         self.ms32 = self.ms.to(torch.int32)
+        self.compression = self._make_compression()
+        self._node_table: list[tuple[Any, int, torch.Tensor]] | None = None
         self._table: list[tuple[Any, int, torch.Tensor]] | None = None
         self._layout_cache: tuple | None = None
         self._table_checked = False
@@ -137,6 +141,28 @@ class DiskEngine:
         self._exp_checked = False
         self._cs: tuple[torch.Tensor, torch.Tensor] | None = None
         self._cs_checked = False
+
+    def _make_compression(self) -> RadialCompression | None:
+        """The Chebyshev-node compression of the radial stage (:mod:`.compression`), for
+        the polynomial families when the radii far outnumber the nodes.
+        ``FASTMOMENTS_DISK_COMPRESSION=0`` turns it off, ``=1`` forces it for those
+        families (both for comparisons)."""
+        choice = os.environ.get("FASTMOMENTS_DISK_COMPRESSION", "auto")
+        name = self.family.name
+        if choice == "0" or self.radial_is_complex or name not in ("zernike", "pseudo-zernike"):
+            return None
+        T = self.index.max_order
+        # groups outside the unit disk (rule="centre" samples there) keep the direct
+        # stage: the polynomials grow like cosh(j arccosh r) there, and their Chebyshev
+        # sums would cancel
+        self.g_inside = int(np.searchsorted(self.sampling.radius, 1.0, side="right"))
+        if choice != "1" and not compressible(name, self.g_inside, T):
+            return None
+        comp = RadialCompression(name, self.index.ms, T, self.device,
+                                 radius=np.asarray(self.sampling.radius[:self.g_inside]))
+        self.class_to_comp = self.class_inverse[comp.order]
+        self.ms32_comp = self.ms32[comp.order].contiguous()
+        return comp
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -221,27 +247,63 @@ class DiskEngine:
         if not self._table_checked:
             self._table_checked = True
             # building needs the float64 copy as well as the cast one
-            if self.table_bytes() <= self.budget // 4:
-                G = self.sampling.n_groups
+            if self.compression is None and self.table_bytes() <= self.budget // 4:
                 dt = self.cdtype if self.radial_is_complex else self.dtype
-                blocks, slot, total = self._layout()
-                # every slot is written once: the values, or zero (padding and any slot the
-                # recurrence does not reach), so the pages are touched once
-                flat = torch.empty(total, G, dtype=dt, device=self.device)
-                written = np.zeros(total, dtype=bool)
-                for cols, rows, vals in self._steps(0, G):  # float64 values, cast per step
-                    c = (np.arange(cols.start, cols.stop, cols.step or 1)
-                         if isinstance(cols, slice) else cols.cpu().numpy())
-                    where = slot[c, rows.cpu().numpy()]
-                    if (where < 0).any():  # pragma: no cover - a step outside the layout
-                        raise RuntimeError("a radial step wrote beyond its column's length")
-                    flat[torch.as_tensor(where, device=self.device)] = vals.to(dt)
-                    written[where] = True
-                if not written.all():
-                    flat[torch.as_tensor(np.flatnonzero(~written), device=self.device)] = 0
-                self._table = [(idx, rows, flat[start:start + rows * count].view(count, rows, G))
-                               for idx, rows, start, count in blocks]
+                self._table = self._build_table(self.radius, dt)
         return self._table
+
+    def _build_table(self, radius: torch.Tensor, dt: torch.dtype
+                     ) -> list[tuple[Any, int, torch.Tensor]]:
+        """The radial table at ``radius`` in the blocks of :meth:`_layout`, cast to ``dt``."""
+        G = radius.shape[0]
+        blocks, slot, total = self._layout()
+        # every slot is written once: the values, or zero (padding and any slot the
+        # recurrence does not reach), so the pages are touched once
+        flat = torch.empty(total, G, dtype=dt, device=self.device)
+        written = np.zeros(total, dtype=bool)
+        steps = self.family.radial_steps(self.method, radius, self.index)
+        for cols, rows, vals in steps:  # float64 values, cast per step
+            c = (np.arange(cols.start, cols.stop, cols.step or 1)
+                 if isinstance(cols, slice) else cols.cpu().numpy())
+            where = slot[c, rows.cpu().numpy()]
+            if (where < 0).any():  # pragma: no cover - a step outside the layout
+                raise RuntimeError("a radial step wrote beyond its column's length")
+            flat[torch.as_tensor(where, device=self.device)] = vals.to(dt)
+            written[where] = True
+        if not written.all():
+            flat[torch.as_tensor(np.flatnonzero(~written), device=self.device)] = 0
+        return [(idx, rows, flat[start:start + rows * count].view(count, rows, G))
+                for idx, rows, start, count in blocks]
+
+    def _nodes_table(self) -> list[tuple[Any, int, torch.Tensor]]:
+        """The radial table at the compression's nodes, float64 (small: ``K`` radii)."""
+        if self._node_table is None:
+            self._node_table = self._build_table(self.compression.nodes, torch.float64)
+        return self._node_table
+
+    def _node_forward(self, W: torch.Tensor) -> torch.Tensor:
+        """``sum_k R[col, row](x_k) W[col, k, :]`` -> ``(cols, rows, NB2)`` float64."""
+        nodes = self.compression.nodes
+        if self.fused:
+            return _FusedForward.apply(W.contiguous(), nodes, self.ms, self.jn, self.n_rows,
+                                       self.family.name == "zernike", self.jcoef)
+        out = torch.zeros(self.n_cols, self.n_rows, W.shape[-1], dtype=torch.float64,
+                          device=self.device)
+        for cols, rows, t in self._nodes_table():
+            out[cols, :rows] = torch.bmm(t, W[cols])
+        return out
+
+    def _node_synthesis(self, a: torch.Tensor) -> torch.Tensor:
+        """``sum_row R[col, row](x_k) a[col, row, :]`` -> ``(cols, K, NB2)`` float64."""
+        nodes = self.compression.nodes
+        if self.fused:
+            return _FusedSynthesis.apply(a.contiguous(), nodes, self.ms, self.jn,
+                                         self.family.name == "zernike", self.jcoef)
+        out = torch.empty(self.n_cols, nodes.shape[0], a.shape[-1], dtype=torch.float64,
+                          device=self.device)
+        for cols, rows, t in self._nodes_table():
+            out[cols] = torch.bmm(t.transpose(1, 2), a[cols, :rows])
+        return out
 
     def _exponentials(self, o0: int, o1: int) -> torch.Tensor:
         r"""``exp(-i m theta0)`` for orbits ``[o0, o1)``, shape ``(orbits, cols)``; the phase
@@ -266,7 +328,10 @@ class DiskEngine:
         Mc, J = self.n_cols, self.n_rows
         per_orbit = batch * Mc * 2 * c * 6 + batch * 8 * c * 4 + Mc * 2 * c * 3
         per_group = batch * Mc * 2 * c * 3
-        if self.fused:  # partial sums over radius blocks
+        if self.compression is not None:  # basis, its cast, 3xTF32 partial products
+            # float64 sums and their cast or local-level copy, basis and angles
+            per_group += batch * Mc * 2 * 8 * 2 + self.compression.n_basis * 8 * 2
+        elif self.fused:  # partial sums over radius blocks
             block_g, _ = triton_radial._blocks(2 * batch)
             per_group += (Mc * J * 2 * batch * c) // block_g + Mc * 2 * batch * c
         elif self.table() is None:  # streaming: recurrence state and per-step gathers
@@ -313,14 +378,16 @@ class DiskEngine:
                 hi = mid - 1
         return lo
 
-    def _chunks(self, batch: int):
-        """Split the radius groups into chunks whose scratch fits in the budget."""
-        G = self.sampling.n_groups
+    def _chunks(self, batch: int, lo: int = 0, hi: int | None = None, align: int = 1):
+        """Split the radius groups ``[lo, hi)`` (default: all) into chunks whose scratch
+        fits in the budget (whole multiples of ``align`` groups)."""
+        G = self.sampling.n_groups if hi is None else hi
         step = self._group_step(batch)
         if step is None:  # callers split batches first; this is a safety net
             raise MemoryError(f"a batch of {batch} does not fit in the memory budget "
                               f"{format_bytes(self.budget)}")
-        g0 = 0
+        step = max(align, step // align * align)
+        g0 = lo
         while g0 < G:
             g1 = min(G, g0 + step)
             yield g0, g1, int(self.gstart[g0]), int(self.gstart[g1])
@@ -363,6 +430,8 @@ class DiskEngine:
     def _forward(self, x: torch.Tensor, bar: Any = None) -> torch.Tensor:
         B = x.shape[0]
         Mc, J = self.n_cols, self.n_rows
+        if self.compression is not None:
+            return self._forward_compressed(x, bar)
         acc = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
         for g0, g1, o0, o1 in self._chunks(B):
             S = self._angular(x, g0, g1, o0, o1)
@@ -372,8 +441,47 @@ class DiskEngine:
         acc = acc * self.norm[:, :, None]
         return acc.permute(2, 0, 1)
 
-    def _angular(self, x: torch.Tensor, g0: int, g1: int, o0: int, o1: int) -> torch.Tensor:
-        """Angular sums ``S[col, group - g0, b]`` for the groups ``[g0, g1)``."""
+    def _forward_compressed(self, x: torch.Tensor, bar: Any) -> torch.Tensor:
+        """The forward transform with the radial stage compressed to the nodes."""
+        B = x.shape[0]
+        comp = self.compression
+        C = None
+        for g0, g1, o0, o1, local in self._compressed_chunks(B):
+            S = self._angular(x, g0, g1, o0, o1, group_major=True)  # (Gc, cols, B, 2)
+            S = S.reshape(g1 - g0, self.n_cols, 2 * B)
+            if local:
+                C = comp.moments_local(S, g0, C)
+            else:
+                C = comp.moments(S, comp.phi(self.radius[g0:g1]), C)
+            if bar is not None:
+                bar.update(g1 - g0)
+        W = comp.node_weights(C, 2 * B)  # (cols, K, 2B)
+        acc = self._node_forward(W).reshape(self.n_cols, self.n_rows, B, 2)
+        acc = torch.view_as_complex(acc.to(self.dtype).contiguous())
+        for g0, g1, o0, o1 in self._chunks(B, self.g_inside):  # outside the disk
+            acc = acc + self._radial(self._angular(x, g0, g1, o0, o1), g0, g1)
+            if bar is not None:
+                bar.update(g1 - g0)
+        acc = acc * self.norm[:, :, None]
+        return acc.permute(2, 0, 1)
+
+    def _compressed_chunks(self, batch: int):
+        """Chunks of the groups inside the disk, as ``(g0, g1, o0, o1, local)``: those of
+        the compression's local level (whole blocks) flagged."""
+        lo = self.compression.local
+        if lo is None:
+            parts = [(0, self.g_inside, False)]
+        else:
+            parts = [(0, lo.g0, False), (lo.g0, lo.g1, True), (lo.g1, self.g_inside, False)]
+        for a, b, local in parts:
+            for g0, g1, o0, o1 in self._chunks(batch, a, b, lo.L if local else 1):
+                yield g0, g1, o0, o1, local
+
+    def _angular(self, x: torch.Tensor, g0: int, g1: int, o0: int, o1: int,
+                 group_major: bool = False) -> torch.Tensor:
+        """Angular sums ``S[col, group - g0, b]`` for the groups ``[g0, g1)``; with
+        ``group_major``, a real float64 ``(groups, cols, B, 2)`` tensor with the columns in
+        the compression's order instead."""
         B = x.shape[0]
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
         # 4-point DFTs of the two half-orbits, in real arithmetic: F = re + i im
@@ -384,6 +492,10 @@ class DiskEngine:
             fp = torch.complex(pr, pi)
             fm = torch.complex(mr, mi)
             gs = self.gstart_t[g0:g1 + 1] - o0
+            if group_major:
+                return triton_radial.angular_forward(fp, fm, self.theta0[o0:o1], gs,
+                                                     self.ms32_comp, g1 - g0,
+                                                     self.max_orbits, group_major=True)
             S = triton_radial.angular_forward(fp, fm, self.theta0[o0:o1], gs, self.ms32,
                                               g1 - g0, self.max_orbits)
             return torch.view_as_complex(S)
@@ -408,6 +520,9 @@ class DiskEngine:
         shape = (g1 - g0, self.n_cols, B)
         Sre = torch.zeros(shape, dtype=self.dtype, device=self.device).index_add_(0, gidx, tre)
         Sim = torch.zeros(shape, dtype=self.dtype, device=self.device).index_add_(0, gidx, tim)
+        if group_major:
+            return torch.stack([Sre[:, self.class_to_comp], Sim[:, self.class_to_comp]],
+                               -1).to(torch.float64)
         return torch.complex(Sre, Sim).transpose(0, 1)[self.class_inverse]
 
     def _cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -494,6 +609,23 @@ class DiskEngine:
             a = a * self.norm[:, :, None]
         a = a * gamma.to(self.dtype)[:, None, None]
         out = torch.zeros(B, N2, dtype=self.dtype, device=self.device)
+        if self.compression is not None:
+            ar = torch.view_as_real(a).reshape(self.n_cols, self.n_rows, 2 * B)
+            coef = self.compression.coefficients(self._node_synthesis(ar.to(torch.float64)))
+            comp = self.compression
+            for g0, g1, o0, o1, local in self._compressed_chunks(B):
+                if local:
+                    C = comp.expand_local(coef, g0, g1, self.dtype, 2 * B)
+                else:
+                    C = comp.expand(coef, self.radius[g0:g1], self.dtype, 2 * B)
+                C = torch.view_as_complex(C.reshape(self.n_cols, g1 - g0, B, 2))
+                out = self._angular_synth(C, g0, o0, o1, out, weighted)
+                bar.update(g1 - g0)
+            for g0, g1, o0, o1 in self._chunks(B, self.g_inside):  # outside the disk
+                C = self._radial_synth(a, g0, g1)
+                out = self._angular_synth(C, g0, o0, o1, out, weighted)
+                bar.update(g1 - g0)
+            return out
         for g0, g1, o0, o1 in self._chunks(B):
             C = self._radial_synth(a, g0, g1)  # (Mc, Gc, B)
             out = self._angular_synth(C, g0, o0, o1, out, weighted)

@@ -187,6 +187,8 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
     C, G, NB2 = S.shape
     S = S.contiguous()
     block_g, block_b = _blocks(NB2)
+    # a few radii (the nodes of a compressed stage): a block no wider than they need
+    block_g = min(block_g, max(32, triton.next_power_of_2(G)))
     ngb = triton.cdiv(G, block_g)
     part = torch.zeros(ngb, C, n_rows, NB2, dtype=S.dtype, device=S.device)
     grid = (C, ngb, triton.cdiv(NB2, block_b))
@@ -273,26 +275,32 @@ if _HAVE_TRITON:
                 acc_re += c * (fpr + fmr) + s * (fpi - fmi)
                 acc_im += c * (fpi + fmi) + s * (fmr - fpr)
             dst = out_ptr + offs_m * o_sc + g * o_sg + b * o_sb
-            tl.store(dst, acc_re, mask=mmask & gvalid)
-            tl.store(dst + 1, acc_im, mask=mmask & gvalid)
+            tl.store(dst, acc_re.to(out_ptr.dtype.element_ty), mask=mmask & gvalid)
+            tl.store(dst + 1, acc_im.to(out_ptr.dtype.element_ty), mask=mmask & gvalid)
 
 
 def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
                     gstart: torch.Tensor, ms: torch.Tensor, n_groups: int,
-                    max_orbits: int) -> torch.Tensor:
+                    max_orbits: int, group_major: bool = False) -> torch.Tensor:
     r"""Angular sums ``S[c, g, b] = sum_{o in g} e^{-i m_c th_o} F+[b, o, m_c % 4]
     + e^{i m_c th_o} F-[b, o, m_c % 4]`` as a real view ``(C, G, B, 2)``.
 
     ``fp``/``fm`` are ``(B, O, 4)`` complex (the orbits' 4-point DFTs), ``theta0`` float64
     ``(O,)``, ``gstart`` int ``(G + 1,)`` the first orbit of each group (orbits sorted by
-    group), relative to the first orbit passed.
+    group), relative to the first orbit passed. ``group_major``: return ``(G, C, B, 2)``
+    float64 instead (the layout and dtype of the compressed radial stage's products; the
+    sums are still formed in the inputs' dtype).
     """
     B, _O, _ = fp.shape
     C = ms.shape[0]
     fpr = torch.view_as_real(fp.contiguous())  # (B, O, 4, 2)
     turns = theta0 / (2 * torch.pi)
     fmr = torch.view_as_real(fm.contiguous())
-    out = torch.empty(C, n_groups, B, 2, dtype=fpr.dtype, device=fp.device)
+    if group_major:  # float64 whatever the sums' dtype: the compressed stage's operand
+        store = torch.empty(n_groups, C, B, 2, dtype=torch.float64, device=fp.device)
+        out = store.transpose(0, 1)
+    else:
+        store = out = torch.empty(C, n_groups, B, 2, dtype=fpr.dtype, device=fp.device)
     block_m = 64
     gb = 8
     interp = _interpreting()
@@ -302,4 +310,4 @@ def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
                               out.stride(2), BLOCK_M=block_m, GB=gb,
                               DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,
                               MAXO=max_orbits if interp else 0, num_warps=2)
-    return out
+    return store
