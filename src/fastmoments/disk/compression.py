@@ -169,6 +169,24 @@ class RadialCompression:
         self.inverse = torch.as_tensor(np.argsort(order), dtype=torch.long, device=device)
         self.n_basis = max(len(c.js) for c in self.classes)
         self.local = None if radius is None else _Local.build(self.phi_np(radius), T, device)
+        #: bytes of bases the plan may keep (set by the engine from its memory budget)
+        self.cache_bytes = 0
+        self._cache: dict[tuple, torch.Tensor] = {}
+        self._cached = 0
+
+    def _basis_for(self, phi: torch.Tensor, ci: int, key: tuple | None) -> torch.Tensor:
+        """The float64 basis of class ``ci`` at ``phi``, kept under ``key`` while the kept
+        bases stay within :attr:`cache_bytes` (the radii of a plan never change)."""
+        if key is not None:
+            hit = self._cache.get((key, ci))
+            if hit is not None:
+                return hit
+        B = self.basis(phi, self.classes[ci], torch.float64)
+        size = B.numel() * 8
+        if key is not None and self._cached + size <= self.cache_bytes:
+            self._cache[(key, ci)] = B
+            self._cached += size
+        return B
 
     def phi_np(self, r: np.ndarray) -> np.ndarray:
         """The angle :math:`\varphi = \arccos t` of radii (float64 NumPy)."""
@@ -189,21 +207,23 @@ class RadialCompression:
 
     # ------------------------------------------------------------------ forward
     def moments(self, S: torch.Tensor, phi: torch.Tensor,
-                out: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
+                out: list[torch.Tensor] | None = None, key: tuple | None = None
+                ) -> list[torch.Tensor]:
         r"""Add :math:`C = S^{\mathsf T} B` of one chunk of radii to ``out``.
 
         ``S`` is ``(G, cols, NB2)`` real, radius-major, columns in compression order;
-        ``phi`` the rows' angles (:meth:`phi`, float64). Returns, per class,
-        ``(cols_class * NB2, J)`` float64.
+        ``phi`` the rows' angles (:meth:`phi`, float64); ``key`` names the rows for the
+        basis cache (None: not kept). Returns, per class, ``(cols_class * NB2, J)``
+        float64.
         """
         G, _C, NB2 = S.shape
         if out is None:
             out = [torch.zeros((c.stop - c.start) * NB2, len(c.js), dtype=torch.float64,
                                device=S.device) for c in self.classes]
         dt = self.product_dtype(S.dtype)
-        for acc, cls in zip(out, self.classes, strict=True):
+        for ci, (acc, cls) in enumerate(zip(out, self.classes, strict=True)):
             A = S[:, cls.start:cls.stop].reshape(G, (cls.stop - cls.start) * NB2)  # a view
-            acc += _product_tn(A.to(dt), self.basis(phi, cls, dt))
+            acc += _product_tn(A.to(dt), self._basis_for(phi, ci, key))
         return out
 
     def moments_local(self, S: torch.Tensor, g0: int, out: list[torch.Tensor] | None = None
@@ -219,7 +239,8 @@ class RadialCompression:
         S = S.to(torch.float64)
         W = torch.bmm(lo.ell[b0:b0 + nb], S.reshape(nb, lo.L, Mc * NB2))  # (nb, d, cols*NB2)
         d = lo.d
-        return self.moments(W.reshape(nb * d, Mc, NB2), lo.phi[b0 * d:(b0 + nb) * d], out)
+        return self.moments(W.reshape(nb * d, Mc, NB2), lo.phi[b0 * d:(b0 + nb) * d], out,
+                            key=("local", b0, nb))
 
     def product_dtype(self, dtype: torch.dtype) -> torch.dtype:
         r"""The dtype of the product over radii: float64 for float32 sums too.

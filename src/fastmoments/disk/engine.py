@@ -32,6 +32,7 @@ stage.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -160,6 +161,7 @@ class DiskEngine:
             return None
         comp = RadialCompression(name, self.index.ms, T, self.device,
                                  radius=np.asarray(self.sampling.radius[:self.g_inside]))
+        comp.cache_bytes = self.budget // 16
         self.class_to_comp = self.class_inverse[comp.order]
         self.ms32_comp = self.ms32[comp.order].contiguous()
         return comp
@@ -344,11 +346,29 @@ class DiskEngine:
             return None
         return int(max(1, room // avg))
 
+    def scratch_bytes(self, batch: int) -> float:
+        """Memory one forward pass of ``batch`` images takes (infinite when it needs more
+        than one chunk of radius groups)."""
+        step = self._group_step(batch)
+        G, O = self.sampling.n_groups, self.sampling.n_orbits
+        if step is None or step < G:
+            return math.inf
+        fixed = self._fixed_bytes(batch)
+        if self.compression is not None and self.fused_angular:
+            # what the fused path allocates: float64 sums, the orbits' values and DFTs,
+            # the node stage's partial sums, the outputs
+            c = _ITEM[self.dtype]
+            Mc, J = self.n_cols, self.n_rows
+            return (G * Mc * 2 * batch * 8 + O * batch * c * 40
+                    + 2 * Mc * J * 2 * batch * 8 + fixed)
+        return fixed + (self._last_need - fixed) * G
+
     def _fixed_bytes(self, batch: int) -> int:
         fixed = 0 if self._table is None else sum(t.numel() * t.element_size()
                                                   for _c, _r, t in self._table)
         fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
         fixed += 0 if self._cs is None else 2 * self._cs[0].numel() * self._cs[0].element_size()
+        fixed += 0 if self.compression is None else self.compression._cached
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
         fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
         return fixed
@@ -452,7 +472,7 @@ class DiskEngine:
             if local:
                 C = comp.moments_local(S, g0, C)
             else:
-                C = comp.moments(S, comp.phi(self.radius[g0:g1]), C)
+                C = comp.moments(S, comp.phi(self.radius[g0:g1]), C, key=(g0, g1))
             if bar is not None:
                 bar.update(g1 - g0)
         W = comp.node_weights(C, 2 * B)  # (cols, K, 2B)

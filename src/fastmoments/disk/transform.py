@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import torch
 
 from .._array import (
+    ArrayKind,
     ChannelMove,
     as_tensor,
     complex_dtype,
@@ -40,6 +42,11 @@ __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cache
            "channels_first", "estimate_disk_memory"]
 
 #: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
+#: Largest scratch memory (bytes) of a forward transform that is replayed as a CUDA graph:
+#: a graph keeps its scratch for as long as its plan keeps it. Larger jobs run eagerly, and
+#: their launches are a small share of their time anyway.
+GRAPH_SCRATCH = 1 << 30
+
 REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
 
@@ -202,14 +209,45 @@ class DiskTransform:
 
         progress = check_progress(progress)
         image, move = channels_first(image, channel_axis)
-        x, kind, batch = self._images(image)
-        coef = self.engine.forward(x, progress)
+        replayed = self._replayed_forward(image, progress)
+        if replayed is not None:
+            coef, kind, batch = replayed
+        else:
+            x, kind, batch = self._images(image)
+            coef = self.engine.forward(x, progress)
         coef = coef.reshape(*batch, self.index.n_cols, self.index.n_rows)
         out = DiskMoments(coef, self, kind)
         out.channels = move
         return out
 
     __call__ = forward
+
+    def _replayed_forward(self, image: Any, progress: bool | None
+                          ) -> tuple[torch.Tensor, Any, tuple[int, ...]] | None:
+        """The forward transform from a replayed CUDA graph (see
+        :mod:`fastmoments.signal.graphs`: captured on the third call of a shape, the NaN
+        check inside the graph), or None to run it eagerly. Only for a C-contiguous CUDA
+        tensor already in the plan's dtype, shape and device, and small jobs: a graph keeps
+        its scratch memory for as long as the plan keeps it."""
+        from ..signal import graphs
+
+        if not (graphs.eligible(image, None, progress, None) and image.dtype == self.dtype
+                and _same_device(image.device, self.device) and image.ndim >= 2
+                and tuple(image.shape[-2:]) == (self.size, self.size)):
+            return None
+        batch = tuple(image.shape[:-2])
+        B = math.prod(batch)
+        scratch = getattr(self.engine, "scratch_bytes", None)
+        if B == 0 or scratch is None or scratch(B) > GRAPH_SCRATCH:
+            return None
+        x = image.reshape(B, self.size * self.size)
+        eng = self.engine
+        res = graphs.plan_cache(self).call(
+            x, ("disk-forward",), lambda t: eng.forward(t, False), True,
+            B * self.index.n_cols * self.index.n_rows * 2 * x.element_size())
+        if res is None:
+            return None
+        return res[0], ArrayKind(False, image.device), batch
 
     def _coef_tensor(self, moments: Any) -> tuple[torch.Tensor, Any, tuple[int, ...]]:
         from .moments import DiskMoments
@@ -305,6 +343,16 @@ class PseudoZernikeTransform(DiskTransform):
 
 
 @lru_cache(maxsize=8)
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one (``cuda`` means the current CUDA device)."""
+    if a.type != b.type:
+        return False
+    if a.type != "cuda":
+        return True
+    current = torch.cuda.current_device()
+    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
+
+
 def _cached(family: str, size: int, order: int, k: int, quadrature: str, rule: str,
             method: str | None, repetitions: tuple[int, ...] | None,
             pairs: tuple[tuple[int, int], ...] | None, dtype: torch.dtype, device: str,

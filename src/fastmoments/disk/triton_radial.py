@@ -187,7 +187,9 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
     C, G, NB2 = S.shape
     S = S.contiguous()
     block_g, block_b = _blocks(NB2)
-    # a few radii (the nodes of a compressed stage): a block no wider than they need
+    # a few radii (the nodes of a compressed stage): one block no wider than they need
+    # (H100, 351 nodes, T = 700: 0.46 ms with one block of 512, 0.62 ms with blocks of 128,
+    # 1.4 ms with blocks of 32 and 64)
     block_g = min(block_g, max(32, triton.next_power_of_2(G)))
     ngb = triton.cdiv(G, block_g)
     part = torch.zeros(ngb, C, n_rows, NB2, dtype=S.dtype, device=S.device)
