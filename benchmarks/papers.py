@@ -12,8 +12,8 @@ Without ``--run`` the page is assembled from the committed results files
 ``benchmarks/results/*.json`` and the cells kept in ``<out>/<paper>_cells.json``; a cell with
 no measurement in either is written "not measured". With ``--run`` the cells still missing are
 timed here through the public API (CUDA events on a GPU, ``time.perf_counter`` on the CPU; one
-warm-up call, median of the repeats), cheapest first, until ``--budget-s`` seconds of timing
-work are spent; the rest stay "not measured" with the reason. On a GPU run,
+warm-up call, three on a GPU, median of the repeats), cheapest first, until ``--budget-s``
+seconds of timing work are spent; the rest stay "not measured" with the reason. On a GPU run,
 ``--cpu-budget-s`` also times the CPU columns on the host CPU.
 
 Every cell a run times is stored at once in ``<out>/<paper>_cells.json`` (key, device type,
@@ -703,9 +703,11 @@ class Runner:
         return min(10.0, max(0.1, statistics.median(r)))
 
     def time(self, fn: Callable[[], Any], repeat: int = 3) -> float:
-        """Median seconds of ``repeat`` warm calls (one warm-up call first)."""
+        """Median seconds of ``repeat`` warm calls (one warm-up call first; three on a GPU,
+        where plans replay the third and later calls of a shape as CUDA graphs)."""
         torch = self.torch
-        fn()
+        for _ in range(3 if self.dev.type == "cuda" else 1):
+            fn()
         ts = []
         for _ in range(repeat):
             if self.dev.type == "cuda":

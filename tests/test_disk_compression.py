@@ -126,14 +126,15 @@ def test_gradients_match_direct(monkeypatch, rng):
 
 def test_auto_choice(monkeypatch):
     monkeypatch.delenv("FASTMOMENTS_DISK_COMPRESSION", raising=False)
-    # many radii per node: compressed; a tiny image at a high order: direct
-    assert DiskTransform("zernike", 64, 20, k=3).engine.compression is not None
+    # many radii per node: compressed; a tiny image at a high order, or a low order: direct
+    assert DiskTransform("zernike", 64, 30, k=3).engine.compression is not None
     assert DiskTransform("zernike", 8, 40).engine.compression is None
+    assert DiskTransform("zernike", 64, 10, k=3).engine.compression is None
     # non-polynomial families never
     from fastmoments.disk.pht import PolarHarmonicTransform
     assert PolarHarmonicTransform("pcet", 32, nmax=4, lmax=4).engine.compression is None
     monkeypatch.setenv("FASTMOMENTS_DISK_COMPRESSION", "0")
-    assert DiskTransform("zernike", 64, 20, k=3).engine.compression is None
+    assert DiskTransform("zernike", 64, 30, k=3).engine.compression is None
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -62,3 +62,12 @@ def test_other_inputs_stay_eager(rng):
         plan.forward(x64)
         plan.forward(xg)
     assert len(plan.__dict__.get("_graph_cache", [])) == 0
+
+
+@cuda
+def test_progress_false_is_replayed(rng):
+    plan = DiskTransform("zernike", 32, 12, device="cuda")
+    x = torch.as_tensor(rng.random((32, 32)), dtype=torch.float32, device="cuda")
+    for _ in range(4):
+        plan.forward(x, progress=False)
+    assert len(plan._graph_cache) == 1

@@ -86,9 +86,15 @@ def node_count(family: str, max_order: int) -> int:
     return max_order + 1
 
 
+#: Lowest maximum order compressed by default: below it the direct recurrence is a few steps
+#: per radius, and the compressed stage's extra launches cost more than they save.
+MIN_ORDER = 24
+
+
 def compressible(family: str, n_groups: int, max_order: int) -> bool:
-    """Whether compressing pays: a polynomial family with many more radii than nodes."""
-    if family not in ("zernike", "pseudo-zernike"):
+    """Whether compressing pays: a polynomial family of order at least :data:`MIN_ORDER`
+    with many more radii than nodes."""
+    if family not in ("zernike", "pseudo-zernike") or max_order < MIN_ORDER:
         return False
     return n_groups >= 4 * node_count(family, max_order)
 

@@ -231,7 +231,9 @@ class DiskTransform:
         its scratch memory for as long as the plan keeps it."""
         from ..signal import graphs
 
-        if not (graphs.eligible(image, None, progress, None) and image.dtype == self.dtype
+        # progress=False asks for no bar, which a replay never shows: eligible like None
+        shown = None if progress is False else progress
+        if not (graphs.eligible(image, None, shown, None) and image.dtype == self.dtype
                 and _same_device(image.device, self.device) and image.ndim >= 2
                 and tuple(image.shape[-2:]) == (self.size, self.size)):
             return None
