@@ -344,7 +344,6 @@ class PseudoZernikeTransform(DiskTransform):
         super().__init__("pseudo-zernike", size, order, **kwargs)
 
 
-@lru_cache(maxsize=8)
 def _same_device(a: torch.device, b: torch.device) -> bool:
     """Whether two devices are one (``cuda`` means the current CUDA device)."""
     if a.type != b.type:
@@ -355,6 +354,7 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
     return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
+@lru_cache(maxsize=8)
 def _cached(family: str, size: int, order: int, k: int, quadrature: str, rule: str,
             method: str | None, repetitions: tuple[int, ...] | None,
             pairs: tuple[tuple[int, int], ...] | None, dtype: torch.dtype, device: str,
