@@ -129,6 +129,11 @@ class DiskEngine:
                                                            family.name == "zernike")
         # the fused angular kernel serves every family (it does not involve R_nm)
         self.fused_angular = triton_radial.available(device)
+        #: the compiled CPU angular stage (:mod:`._numba_angular`); off: the torch path
+        self.numba_angular = (device.type == "cpu"
+                              and os.environ.get("FASTMOMENTS_DISK_NUMBA", "1") != "0")
+        self._theta0_np = np.ascontiguousarray(sampling.theta0, dtype=np.float64)
+        self._ms_np = np.asarray(index.ms, dtype=np.int64)
         counts = np.diff(self.gstart)
         self.max_orbits = int(counts.max()) if counts.size else 0
         self.gstart_t = torch.as_tensor(self.gstart, dtype=torch.int64, device=dev)
@@ -162,6 +167,7 @@ class DiskEngine:
         comp = RadialCompression(name, self.index.ms, T, self.device,
                                  radius=np.asarray(self.sampling.radius[:self.g_inside]))
         comp.cache_bytes = self.budget // 16
+        self._ms_comp_np = self._ms_np[comp.order.cpu().numpy()]
         self.class_to_comp = self.class_inverse[comp.order]
         self.ms32_comp = self.ms32[comp.order].contiguous()
         return comp
@@ -504,6 +510,8 @@ class DiskEngine:
         the compression's order instead."""
         B = x.shape[0]
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
+        if self.numba_angular and not (torch.is_grad_enabled() and x.requires_grad):
+            return self._angular_numba(vals, g0, g1, o0, o1, group_major)
         # 4-point DFTs of the two half-orbits, in real arithmetic: F = re + i im
         pr, pi = vals[..., :4] @ self.dft_re, vals[..., :4] @ self.dft_im
         mr, mi = vals[..., 4:] @ self.dft_re, vals[..., 4:] @ self.dft_im
@@ -544,6 +552,29 @@ class DiskEngine:
             return torch.stack([Sre[:, self.class_to_comp], Sim[:, self.class_to_comp]],
                                -1).to(torch.float64)
         return torch.complex(Sre, Sim).transpose(0, 1)[self.class_inverse]
+
+    def _angular_numba(self, vals: torch.Tensor, g0: int, g1: int, o0: int, o1: int,
+                       group_major: bool) -> torch.Tensor:
+        """:meth:`_angular` on the CPU by the compiled kernel (same layouts and orders)."""
+        from . import _numba_angular as kern
+
+        B, Gc = vals.shape[0], g1 - g0
+        if B == 0:  # an empty batch: nothing to sum (and no strides to view as complex)
+            if group_major:
+                return torch.zeros(Gc, self.n_cols, 0, 2, dtype=torch.float64)
+            return torch.zeros(self.n_cols, Gc, 0, dtype=self.cdtype)
+        kern.set_threads(torch.get_num_threads())
+        v = vals.detach().contiguous().numpy()
+        gs = (self.gstart[g0:g1 + 1] - o0).astype(np.int64)
+        th = self._theta0_np[o0:o1]
+        if group_major:
+            out = np.empty((Gc, self.n_cols, B, 2), dtype=np.float64)
+            kern.angular_sums(v, th, gs, self._ms_comp_np, out)
+            return torch.from_numpy(out)
+        dt = np.float64 if self.dtype == torch.float64 else np.float32
+        store = np.empty((self.n_cols, Gc, B, 2), dtype=dt)
+        kern.angular_sums(v, th, gs, self._ms_np, store.transpose(1, 0, 2, 3))
+        return torch.view_as_complex(torch.from_numpy(store))
 
     def _cos_sin(self, o0: int, o1: int) -> tuple[torch.Tensor, torch.Tensor]:
         r"""``cos(m theta0)`` and ``sin(m theta0)`` for orbits ``[o0, o1)``, shaped
