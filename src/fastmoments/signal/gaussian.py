@@ -41,7 +41,7 @@ from .boundary import MODES
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
-from .folded import FoldedKernel, apply_folded, folded_kernel, truncation_radius
+from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
 from .graphs import GraphCache, eligible, plain_key, replayed_call
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
@@ -54,7 +54,7 @@ METHODS = ("auto", "sft", "asft", "direct")
 
 # the largest σ a plan is built for: its SFT fit grows with σ (2.5 min and ~0.5 GB of float64
 # tables at σ = 1e6 on the development CPU; built only for signals longer than 4σ) and so does
-# the folded kernel's O(4σ) sum (~0.05-0.1 s at 2^20)
+# the folded kernel's O(10σ) sum (~0.15 s at 2^20, once per length and mode)
 MAX_SIGMA = float(2**20)
 
 
@@ -134,9 +134,10 @@ class GaussianFilter(BankPlan):
     Attributes
     ----------
     radius : int
-        ``W = ceil(truncate σ)``: the direct kernel's half-width; with the SFT methods,
-        signals of at most ``W`` samples are filtered by the exact kernel truncated at ``W``,
-        folded onto the boundary (:meth:`uses_folded`).
+        ``W = ceil(truncate σ)``: the direct kernel's half-width; signals of at most ``W``
+        samples are filtered by the kernel folded onto the boundary (:meth:`uses_folded`):
+        the untruncated one (:attr:`folded_radius`) with ``"auto"`` and the SFT methods,
+        the one truncated at ``W`` with ``"direct"``.
     K : int
         Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
     rmse : float
@@ -177,16 +178,26 @@ class GaussianFilter(BankPlan):
     (Eqs. 46-47, derived here from ``G_D[k-n0] = E e^{αk} (G_D[k] + α G[k])`` and
     ``G_DD[k-n0] = E e^{αk} (G_DD[k] + 2α G_D[k] + α² G[k])``, ``E = e^{-α²/(4γ)}``).
 
-    With the SFT methods, signals no longer than the truncation radius ``W = ceil(truncate
-    σ)`` are filtered by the exact kernel folded onto the boundary (see
-    :func:`gaussian_filter`, Notes), so the SFT fit (``bank``, ``K``, ``terms``, ``rmse``) is
-    built only on first use: ``GaussianFilter(1e6)`` costs nothing until it filters a signal
-    longer than ``4·10⁶`` samples.
+    Signals no longer than the truncation radius ``W = ceil(truncate σ)`` are filtered by
+    the kernel folded onto the boundary (see :func:`gaussian_filter`, Notes): with
+    ``"auto"``, ``"sft"`` and ``"asft"`` the untruncated kernel (cut at ``10σ``, where its
+    tail is below float64 rounding), so that their error against the exact convolution is
+    rounding (~1e-16 in float64, the float32 rounding of input and output in float32) where
+    scipy.ndimage's truncated kernel leaves its tail (relative RMSE ~1e-4 to ~1e-1 for the
+    derivatives at σ ≫ N); with ``"direct"`` the kernel truncated at ``W``, as the FIR
+    applies it. ``method="auto"`` reports ``"sft"`` for these calls. The SFT fit (``bank``,
+    ``K``, ``terms``, ``rmse``) is built only on first use: ``GaussianFilter(1e6)`` costs
+    nothing until it filters a signal longer than ``4·10⁶`` samples.
 
     The direct method applies the truncated kernel: its error against the untruncated kernel
     is the tail beyond ``W`` (relative RMSE ~1e-4 at ``truncate = 4``), the same kernel and
     truncation as scipy.ndimage's (``W = ceil(4σ)`` here, ``round(4σ)`` in scipy: never
-    shorter), so at least scipy's accuracy.
+    shorter), so scipy's accuracy for orders 0 and 1. The second derivative is corrected
+    to zero sum (``h2 - (Σ h2) h0``), which adds the tail's sum times ``h0`` to the error:
+    ~3% above scipy's error against its own untruncated kernel at ``truncate = 4`` (2.78e-3
+    against 2.70e-3 at σ = 256 on 1000 samples). ``method="auto"`` widens the FIR's kernel
+    (:func:`auto_radius`) and folds the untruncated one, so that it is at least as accurate
+    as scipy everywhere.
 
     float32 results (engines ``"prefix"`` and ``"sliding"``, or ``"recursive"`` with ASFT)
     agree with float64 to a relative RMSE below 1e-5 (tested).
@@ -333,8 +344,24 @@ class GaussianFilter(BankPlan):
 
     @property
     def radius(self) -> int:
-        """``W = ceil(truncate σ)``: the truncation radius of the folded (and direct) kernel."""
+        """``W = ceil(truncate σ)``: the direct kernel's truncation radius; signals of at most
+        ``W`` samples take the folded path (:meth:`uses_folded`)."""
         return truncation_radius(self.sigma, self.truncate)
+
+    @property
+    def folded_radius(self) -> int:
+        """Radius of the kernel that the folded path applies: :attr:`radius` for
+        ``method="direct"`` (scipy's truncated kernel, as the FIR), else the untruncated
+        kernel's :func:`~fastmoments.signal.folded.full_radius` (``max(W, ceil(10σ))``).
+
+        >>> GaussianFilter(256.0).folded_radius
+        2560
+        >>> GaussianFilter(256.0, method="direct").folded_radius
+        1024
+        """
+        if self.requested == "direct":
+            return self.radius
+        return full_radius(self.sigma, self.truncate)
 
     def choose(self, n: int, *, batch: int = 1, dtype: Any = "float64",
                device: Any = "cpu") -> str:
@@ -342,11 +369,15 @@ class GaussianFilter(BankPlan):
 
         The requested one, or for ``"auto"`` the faster one measured
         (:func:`~fastmoments.signal.selection.choose_gaussian`) for ``dtype`` (float32 or
-        float64, NumPy or torch) on ``device``."""
+        float64, NumPy or torch) on ``device``; ``"sft"`` where the kernel reaches beyond the
+        signal (``W ≥ n``): the folded path then applies the SFT's target, the untruncated
+        kernel, exactly."""
         n = check_int("n", n, minimum=0)
         batch = check_int("batch", batch, minimum=1)
         if self.requested != "auto":
             return self.requested
+        if n >= 1 and self.uses_folded(n):
+            return "sft"
         name = _dtype_name(dtype)
         kind = torch.device(device).type if not isinstance(device, torch.device) else device.type
         return choose_gaussian(n, self.sigma, self.order, self.truncate, name, kind, batch)
@@ -362,7 +393,7 @@ class GaussianFilter(BankPlan):
         """The folded kernel for signals of ``n`` samples in ``mode`` (see :mod:`.folded`)."""
         check_int("n", n, minimum=1)
         check_choice("mode", mode, MODES)
-        return folded_kernel(self.sigma, self.order, self.radius, int(n), mode)
+        return folded_kernel(self.sigma, self.order, self.folded_radius, int(n), mode)
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
@@ -398,6 +429,8 @@ class GaussianFilter(BankPlan):
         method = self.requested
         if method == "auto":
             if n is None:  # a bad axis or input: the SFT route's checks report it
+                method = "sft"
+            elif n >= 1 and self.uses_folded(n):  # the folded path: the untruncated kernel
                 method = "sft"
             else:
                 dt, dev = _dtype_device(x)
@@ -945,7 +978,9 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
         n = shape[axes_list[0]]
         radius = truncation_radius(sigma, truncate)
         if radius >= n and method == "auto" and folded:  # a kernel beyond the signal: folded
-            return _fast_folded(x, axes_list[0], sigma, order, radius, mode, cval)
+            # (the untruncated kernel, as GaussianFilter.folded_radius for "auto")
+            return _fast_folded(x, axes_list[0], sigma, order, full_radius(sigma, truncate),
+                                mode, cval)
     passes = []
     for ax in axes_list:
         n = shape[ax]
@@ -1041,13 +1076,20 @@ _FOLDED_NOTES = """
     default) for every σ; float32 adds less than 1e-5.
 
     *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
-    ``N`` samples along the filtered axis) are applied exactly by the SFT methods, folded
-    onto the boundary (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's
-    normalised discrete Gaussian truncated at ``W``: with ``g[k] = exp(-k²/(2σ²))``,
-    ``S = Σ_{|k|≤W} g[k]`` and ``M2 = Σ_{|k|≤W} k² g[k]``, ``h0 = g/S``,
+    ``N`` samples along the filtered axis) are applied exactly, folded onto the boundary
+    (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's normalised discrete
+    Gaussian cut at a radius ``R``: with ``g[k] = exp(-k²/(2σ²))``,
+    ``S = Σ_{|k|≤R} g[k]`` and ``M2 = Σ_{|k|≤R} k² g[k]``, ``h0 = g/S``,
     ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's ``(k²/σ⁴ - 1/σ²) g/S``
-    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module;
-    orders 0 and 1 are scipy's ``gaussian_filter1d`` kernels with the same ``truncate``).
+    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module).
+    With ``method="auto"``, ``"sft"`` and ``"asft"``, ``R = max(W, ceil(10σ))``: the
+    untruncated kernel (its tail beyond ``10σ`` is below ``e^-50`` of the peak), which the
+    SFT fit approximates and scipy truncates, so the error against the exact convolution is
+    float rounding (relative RMSE ~1e-16 in float64; in float32 the rounding of the input and
+    the output, ~6e-8), where scipy's truncated kernel leaves its tail (~1e-4 for smoothing,
+    up to ~1e-1 for a first derivative at σ ≫ N). With ``method="direct"``, ``R = W``:
+    scipy's truncated kernel, as the FIR applies it (orders 0 and 1 are scipy's
+    ``gaussian_filter1d`` kernels with the same ``truncate``).
     With the reflect, mirror and wrap modes the extended signal has period ``P = 2N, 2N - 2,
     N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q) mod P]`` with the folded
     kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period of the extension: a
@@ -1055,11 +1097,12 @@ _FOLDED_NOTES = """
     constant, samples beyond the ends are a constant ``a`` (before) and ``b`` (after):
     ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the tail masses
     ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``. ``f``,
-    ``R`` and ``L`` are cached per ``(σ, order, W, N, mode)``: ``O(N)`` memory, ~0.1 s at
+    ``R`` and ``L`` are cached per ``(σ, order, R, N, mode)``: ``O(N)`` memory, ~0.15 s at
     σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞ the folded kernel
     tends to ``1/P``: reflect and wrap give the signal's mean (order 0), mirror the mean of
-    its period, nearest the mean of the two end values and constant ``cval``. Accuracy:
-    float64 rounding, ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
+    its period, nearest the mean of the two end values and constant ``cval``. Accuracy
+    against the convolution by the kernel cut at ``R``: float64 rounding,
+    ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
 """
 
 
