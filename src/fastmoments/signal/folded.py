@@ -83,9 +83,9 @@ class FoldedKernel:
         ``taps - level``: what the circular convolution applies, the level being applied as
         ``level · Σ_q x_P[q]`` (summed in float64). At σ ≫ N the folded smoothing kernel is
         all but constant, the result all but the signal's mean, and float32 FFTs of the whole
-        taps would leave an error of ``~ε32 |x|`` on it (1.1e-7 relative on 512² at
-        σ = 2^20, twice scipy.ndimage's); of ``taps - level`` the FFT's error scales with the
-        kernel's variation instead.
+        taps would leave an error of ``~ε32 |x|`` on it (64³ at σ = 1e5: 1.2e-7 relative,
+        three times scipy.ndimage's 4.0e-8); of ``taps - level`` the FFT's error scales with
+        the kernel's variation instead (2.3e-9 there).
     """
 
     n: int
