@@ -25,6 +25,19 @@ The full CPU grid spends most of its time in scipy at large σ (a 65537-tap kern
 (default 2e10 multiply-adds, ~10 s of scipy on one core) leaves the peer out of the cells
 beyond it (fastmoments is still timed; no ratio is given, none is estimated). On the 2-core
 development CPU the full grid then takes about 10 minutes (``--max-scipy-work 5e9``: ~5).
+The peer's *error* in those cells is that of its kernel applied exactly (scipy.ndimage's
+truncated kernel, ``round(4σ)`` taps a side, by the same FFT as the reference; float32:
+computed in float64 and rounded to float32 after each axis, as scipy.ndimage does), marked
+"emulated" (``scipy_err_how``); where scipy also ran, the emulated error is recorded beside
+the measured one (``scipy_err_emulated``) to show that they agree.
+
+``--accuracy-only`` skips every timing: one call of each library per cell, the errors, and
+the list of the cells where fastmoments is less accurate than the peer (written to
+``signal_scipy_grid_accuracy_<device>.json`` and ``.md``; the timed results are left as they
+are). Accuracy is deterministic, so this mode can run on a busy machine: ~3 minutes on the
+2-core development CPU (``--max-scipy-work 2e10``; most of it scipy on 2048² at σ = 256).
+
+    PYTHONPATH=src python benchmarks/signal_scipy_grid.py --accuracy-only
 """
 
 from __future__ import annotations
@@ -96,6 +109,34 @@ def exact(x: np.ndarray, sigma: float, order: int, zero_sum: bool = True) -> np.
     return y
 
 
+def scipy_kernel(sigma: float, order: int, truncate: float = 4.0) -> np.ndarray:
+    """scipy.ndimage's truncated kernel as ``gaussian_filter1d`` convolves with it: radius
+    ``int(truncate σ + 0.5)``, the Gaussian normalised over it, times ``1``, ``-k/σ²`` or
+    ``k²/σ⁴ - 1/σ²`` (its Hermite-polynomial recursion for orders 0-2)."""
+    w = int(truncate * sigma + 0.5)
+    k = np.arange(-w, w + 1, dtype=np.float64)
+    phi = np.exp(-0.5 / (sigma * sigma) * k**2)
+    phi /= phi.sum()
+    if order == 0:
+        return phi
+    if order == 1:
+        return -k / sigma**2 * phi
+    return (k**2 / sigma**4 - 1 / sigma**2) * phi
+
+
+def emulated_scipy(x: np.ndarray, sigma: float, order: int) -> np.ndarray:
+    """What ``scipy.ndimage.gaussian_filter(x, sigma, order)`` computes (reflect mode), by the
+    exact convolution with its truncated kernel: lines in float64, each axis's result stored
+    in ``x``'s dtype (float32 stays float32 between the passes, as in scipy.ndimage). Equal to
+    scipy's output up to the order of the float64 sums; the cells where scipy itself is too
+    slow to run get their error from this."""
+    h = scipy_kernel(sigma, order)
+    y = np.asarray(x)
+    for ax in range(y.ndim):
+        y = exact_along(y.astype(np.float64), h, ax).astype(x.dtype)
+    return y
+
+
 def relerr(y, ref, x) -> float:
     """``‖y - ref‖ / ‖ref‖``; where the exact result all but vanishes (a derivative at σ far
     beyond the signal's length, ``‖ref‖ < 1e-9 ‖x‖``), relative to ``1e-9 ‖x‖`` instead, so
@@ -137,7 +178,13 @@ def main() -> None:
     ap.add_argument("--max-scipy-work", type=float, default=2e10,
                     help="skip the peer where its truncated convolution needs more multiply-"
                          "adds than this (size × Σ_axes (2 round(4σ) + 1)); inf: time all")
+    ap.add_argument("--accuracy-only", action="store_true",
+                    help="no timings: the errors of one call per cell and the cells where "
+                         "fastmoments is less accurate than the peer")
     args = ap.parse_args()
+    if args.accuracy_only:
+        accuracy_only(args)
+        return
 
     import fastmoments as fm
     from fastmoments._progress import progress
@@ -196,7 +243,10 @@ def main() -> None:
         row["fm_err"] = relerr(y_fm, ref, x64)
         work = x64.size * x64.ndim * (2 * int(4 * s + 0.5) + 1)
         if work > args.max_scipy_work:
-            row.update(scipy_s=None, ratio=None, scipy_err=None, scipy_work=work)
+            # not timed; its error from its kernel applied exactly (see emulated_scipy)
+            ref_sp = ref if o != 2 else exact(x64, s, o, zero_sum=False)
+            row.update(scipy_s=None, ratio=None, scipy_work=work, scipy_err_how="emulated",
+                       scipy_err=relerr(emulated_scipy(x, s, o), ref_sp, x64))
         else:
             t_sp, reps_sp = timed(lambda xs=xs, s=s, o=o: ndi.gaussian_filter(xs, s, order=o),
                                   sync, args.budget, args.slow)
@@ -206,7 +256,7 @@ def main() -> None:
             # differ for order 2: scipy's second derivative does not sum to zero)
             ref_sp = ref if o != 2 else exact(x64, s, o, zero_sum=False)
             row.update(scipy_s=t_sp, scipy_reps=reps_sp, ratio=t_sp / t_fm,
-                       scipy_err=relerr(y_sp, ref_sp, x64))
+                       scipy_err=relerr(y_sp, ref_sp, x64), scipy_err_how="measured")
         rows.append(row)
         # keep only the references of the current shape (2048² and 1e6 ones are large)
         for key in [k for k in refs if k[0] == "ref" and k[1] != name]:
@@ -245,6 +295,129 @@ def main() -> None:
     print(f"wrote {base}.json, .md and .png")
 
 
+def accuracy_only(args) -> None:
+    """``--accuracy-only``: the errors of ``method="auto"`` and of the peer in every cell, one
+    call each, and the cells where fastmoments is the less accurate (``fm_err > scipy_err``);
+    writes ``signal_scipy_grid_accuracy_<device>.json`` and ``.md``."""
+    import fastmoments as fm
+    from fastmoments._progress import progress
+    from fastmoments.signal import GaussianFilter
+
+    dev = torch.device(args.device).type
+    if dev == "cuda":
+        import cupy
+        from cupyx.scipy import ndimage as ndi
+
+        peer = "cupyx.scipy.ndimage"
+    else:
+        from scipy import ndimage as ndi
+
+        peer = "scipy.ndimage"
+    shapes = QUICK_SHAPES if args.quick else list(SHAPES)
+    sigmas = QUICK_SIGMAS if args.quick else SIGMAS
+    orders = QUICK_ORDERS if args.quick else [0, 1, 2]
+    rng = np.random.default_rng(0)
+    data = {name: rng.standard_normal(SHAPES[name]) for name in shapes}
+    rows = []
+    jobs = [(name, s, o) for name in shapes for s in sigmas for o in orders]
+    for name, s, o in progress(jobs, desc="accuracy", total=len(jobs), show=True):
+        x64 = data[name]
+        ref = exact(x64, s, o)
+        ref_sp = ref if o != 2 else exact(x64, s, o, zero_sum=False)
+        work = x64.size * x64.ndim * (2 * int(4 * s + 0.5) + 1)
+        for dt in ("float32", "float64"):
+            x = x64.astype(dt)
+            xf = torch.as_tensor(x, device=args.device) if dev == "cuda" else x
+            y_fm = fm.gaussian_filter(xf, s, order=o)
+            y_fm = y_fm.cpu().numpy() if isinstance(y_fm, torch.Tensor) else y_fm
+            n_ax = SHAPES[name][-1]
+            method = GaussianFilter(s, order=o).choose(n_ax, batch=x.size // n_ax, dtype=dt,
+                                                       device=dev)
+            row = dict(dtype=dt, shape=name, sigma=s, order=o, method=method,
+                       fm_err=relerr(y_fm, ref, x64), scipy_work=work)
+            emulated = relerr(emulated_scipy(x, s, o), ref_sp, x64)
+            if work > args.max_scipy_work:
+                row.update(scipy_err=emulated, scipy_err_how="emulated")
+            else:
+                if dev == "cuda":
+                    y_sp = cupy.asnumpy(ndi.gaussian_filter(cupy.asarray(x), s, order=o))
+                else:
+                    y_sp = ndi.gaussian_filter(x, s, order=o)
+                row.update(scipy_err=relerr(y_sp, ref_sp, x64), scipy_err_how="measured",
+                           scipy_err_emulated=emulated)
+            row["ok"] = bool(row["fm_err"] <= row["scipy_err"])
+            rows.append(row)
+    meta = dict(device=dev, peer=peer, accuracy_only=True, quick=bool(args.quick),
+                name=(torch.cuda.get_device_name(args.device) if dev == "cuda"
+                      else platform.processor() or platform.machine()),
+                date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+                torch=torch.__version__, numpy=np.__version__, python=sys.version.split()[0],
+                max_scipy_work=args.max_scipy_work,
+                command="python benchmarks/signal_scipy_grid.py " + " ".join(sys.argv[1:]))
+    try:
+        import scipy
+
+        meta["scipy"] = scipy.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    os.makedirs(RESULTS, exist_ok=True)
+    base = os.path.join(RESULTS, f"signal_scipy_grid_accuracy_{dev}")
+    with open(base + ".json", "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    write_accuracy_md(base + ".md", meta, rows, shapes, sigmas, orders)
+    bad = [r for r in rows if not r["ok"]]
+    for r in bad:
+        print(f"LESS ACCURATE: {r['dtype']} order {r['order']} sigma {r['sigma']:g} "
+              f"{r['shape']} ({r['method']}): {r['fm_err']:.3e} vs {r['scipy_err']:.3e} "
+              f"({r['scipy_err_how']})")
+    print(f"{len(bad)} of {len(rows)} cells less accurate than {peer}; wrote {base}.json, .md")
+
+
+def write_accuracy_md(path, meta, rows, shapes, sigmas, orders) -> None:
+    bad = [r for r in rows if not r["ok"]]
+    checked = [r for r in rows if r["scipy_err_how"] == "measured"]
+    agree = max((abs(r["scipy_err_emulated"] / r["scipy_err"] - 1) for r in checked
+                 if r["scipy_err"] > 0), default=float("nan"))
+    lines = [f"# Accuracy of the Gaussian filters against {meta['peer']} ({meta['name']}, "
+             f"{meta['device']})", "",
+             f"{meta['date']}; torch {meta['torch']}, numpy {meta['numpy']}, scipy "
+             f"{meta.get('scipy')}. `{meta['command'].strip()}` (no timings).", "",
+             "Relative RMSE of fastmoments (`method='auto'`, the method it chose along the "
+             "last axis) and of the peer against the exact float64 convolution by each one's "
+             "untruncated kernel (reflect mode). Peer errors in *italics* are emulated: its "
+             "truncated kernel applied exactly, where running it costs more than "
+             f"{meta['max_scipy_work']:.0e} multiply-adds; where it ran, the emulated and "
+             f"measured errors agree to {agree:.1e} (relative, over {len(checked)} cells).",
+             "", f"Cells where fastmoments is less accurate than the peer: {len(bad)} of "
+             f"{len(rows)}" + ("." if not bad else ":"), ""]
+    lines += [f"- {r['dtype']}, order {r['order']}, σ = {r['sigma']:g}, {r['shape']} "
+              f"({r['method']}): {r['fm_err']:.3e} vs {r['scipy_err']:.3e} "
+              f"({r['scipy_err_how']})" for r in bad]
+    if bad:
+        lines.append("")
+    for dt in ("float32", "float64"):
+        for o in orders:
+            lines += [f"## {dt}, order {o}", "",
+                      "| σ | " + " | ".join(shapes) + " |", "|---|" + "---|" * len(shapes)]
+            for s in sigmas:
+                cells = []
+                for name in shapes:
+                    r = next((r for r in rows if r["dtype"] == dt and r["order"] == o
+                              and r["shape"] == name and r["sigma"] == s), None)
+                    if r is None:
+                        cells.append("")
+                        continue
+                    peer = (f"{r['scipy_err']:.1e}" if r["scipy_err_how"] == "measured"
+                            else f"*{r['scipy_err']:.1e}*")
+                    mark = "" if r["ok"] else " **worse**"
+                    cells.append(f"{r['fm_err']:.1e} vs {peer} ({r['method']}){mark}")
+                lines.append(f"| {s:g} | " + " | ".join(cells) + " |")
+            lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
     lines = [f"# Gaussian filters against {meta['peer']} ({meta['name']}, {meta['device']})", "",
              f"{meta['date']}; torch {meta['torch']}, numpy {meta['numpy']}, scipy "
@@ -256,6 +429,14 @@ def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
     worst = [r for r in rows if r.get("ratio") is not None and r["ratio"] < 1.0]
     lines += [f"Cells where the peer was faster: {len(worst)} of "
               f"{sum(r.get('ratio') is not None for r in rows)}.", ""]
+    less = [r for r in rows if r.get("scipy_err") is not None
+            and not r["fm_err"] <= r["scipy_err"]]
+    lines += [f"Cells where fastmoments was less accurate than the peer: {len(less)} of "
+              f"{sum(r.get('scipy_err') is not None for r in rows)}"
+              + "".join(f"; {r['dtype']} order {r['order']} σ {r['sigma']:g} {r['shape']} "
+                        f"({r['fm_err']:.3g} vs {r['scipy_err']:.3g})" for r in less)
+              + ". Peer errors marked emulated: its truncated kernel applied exactly "
+                "(`emulated_scipy`), where the peer was not timed.", ""]
     for dt in ("float32", "float64"):
         for o in orders:
             lines += [f"## {dt}, order {o}", "",
@@ -268,8 +449,10 @@ def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
                     if r is None:
                         cells.append("")
                     elif r.get("ratio") is None:
+                        peer = ("" if r.get("scipy_err") is None else
+                                f" vs {r['scipy_err']:.1e} emulated")
                         cells.append(f"{1e3 * r['fm_s']:.3g} ms ({r['method']}; err "
-                                     f"{r['fm_err']:.1e}; peer not timed)")
+                                     f"{r['fm_err']:.1e}{peer}; peer not timed)")
                     else:
                         cells.append(f"**{r['ratio']:.2f}×** {1e3 * r['fm_s']:.3g} ms "
                                      f"({r['method']}; err {r['fm_err']:.1e} vs "

@@ -30,18 +30,20 @@ def _scipy_kernel(sigma: float, order: int, radius: int) -> np.ndarray:
     return h - h.sum() * phi
 
 
-def _scipy_ref(x, sigma, order, mode, cval=0.0):
+def _scipy_ref(x, sigma, order, mode, cval=0.0, truncate=4.0):
     """scipy.ndimage.gaussian_filter1d with our truncation (σ·truncate an integer, so that
-    scipy's radius int(4σ + 0.5) equals ceil(4σ)); order 2 shifted to the zero-sum kernel."""
-    y = ndi.gaussian_filter1d(x, sigma, order=order, mode=mode, cval=cval, truncate=4.0)
+    scipy's radius int(truncate σ + 0.5) equals ceil(truncate σ)); order 2 shifted to the
+    zero-sum kernel. ``truncate=10``: the untruncated kernel of the folded path for "auto"
+    and the SFT methods (folded.full_radius)."""
+    y = ndi.gaussian_filter1d(x, sigma, order=order, mode=mode, cval=cval, truncate=truncate)
     if order == 2:
-        r = int(4 * sigma + 0.5)
+        r = int(truncate * sigma + 0.5)
         k = np.arange(-r, r + 1, dtype=np.float64)
         phi = np.exp(-0.5 * (k / sigma) ** 2)
         phi /= phi.sum()
         c = float(np.sum((k**2 / sigma**4 - 1 / sigma**2) * phi))
         y = y - c * ndi.gaussian_filter1d(x, sigma, order=0, mode=mode, cval=cval,
-                                          truncate=4.0)
+                                          truncate=truncate)
     return y
 
 
@@ -57,10 +59,13 @@ def _tol(sigma, order, radius, x, cval=0.0):
 def test_folded_matches_scipy(mode, order, n):
     sigma = 200.0  # radius 800 > n: folded; periods 1..262 take both the direct and FFT sums
     x = RNG.standard_normal(n)
-    for method in ("sft", "direct"):
+    # "direct": scipy's kernel truncated at 4σ; the SFT methods and "auto": the untruncated
+    # kernel (cut at 10σ, below float64 rounding)
+    for method, truncate in (("sft", 10.0), ("auto", 10.0), ("direct", 4.0)):
         y = fm.gaussian_filter(x, sigma, order=order, mode=mode, cval=0.7, method=method)
-        ref = _scipy_ref(x, sigma, order, mode, cval=0.7)
-        assert np.max(np.abs(y - ref)) <= _tol(sigma, order, 800, x, 0.7)
+        ref = _scipy_ref(x, sigma, order, mode, cval=0.7, truncate=truncate)
+        radius = int(truncate * sigma)
+        assert np.max(np.abs(y - ref)) <= _tol(sigma, order, radius, x, 0.7)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -102,10 +107,11 @@ def test_huge_sigma_limits(sigma, mode):
         assert np.max(np.abs(y)) <= 10 * np.abs(x).max() / sigma**order
 
 
-def _direct_reference(x, sigma, order, mode, cval=0.0, block=1 << 16):
-    """Σ_{|k|≤W} h[k] x_ext[n-k] summed in blocks of k (an independent O(N W) sum)."""
+def _direct_reference(x, sigma, order, mode, cval=0.0, block=1 << 16, truncate=4.0):
+    """Σ_{|k|≤W} h[k] x_ext[n-k] summed in blocks of k (an independent O(N W) sum),
+    ``W = ceil(truncate σ)``."""
     n = len(x)
-    r = int(np.ceil(4 * sigma))
+    r = int(np.ceil(truncate * sigma))
     k_all = np.arange(-r, r + 1)
     g_sum = 0.0
     m2 = 0.0
@@ -130,19 +136,22 @@ def _direct_reference(x, sigma, order, mode, cval=0.0, block=1 << 16):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("order", [0, 1, 2])
 def test_large_sigma_against_blockwise_direct_sum(mode, order):
-    _check_direct(3e4, 6, mode, order)  # W = 120000 ≫ N: 10^4 periods folded
+    # "auto": the untruncated kernel, W = 10σ = 300000 ≫ N: 2.5·10^4 periods folded
+    _check_direct(3e4, 6, mode, order, "auto", 10.0)
 
 
 @pytest.mark.parametrize(("mode", "order"), [("reflect", 0), ("nearest", 2), ("mirror", 1)])
 def test_huge_sigma_against_blockwise_direct_sum(mode, order):
-    _check_direct(1e6, 3, mode, order)  # W = 4·10^6: ~10^6 periods folded
+    # "direct": scipy's kernel truncated at W = 4·10^6: ~10^6 periods folded
+    _check_direct(1e6, 3, mode, order, "direct", 4.0)
 
 
-def _check_direct(sigma, n, mode, order):
+def _check_direct(sigma, n, mode, order, method, truncate):
     x = RNG.standard_normal(n)
-    y = fm.gaussian_filter(x, sigma, order=order, mode=mode, cval=-0.3)
-    ref = _direct_reference(x, sigma, order, mode, cval=-0.3, block=1 << 20)
-    assert np.max(np.abs(y - ref)) <= _tol(sigma, order, int(4 * sigma), x, 0.3)
+    y = fm.gaussian_filter(x, sigma, order=order, mode=mode, cval=-0.3, method=method)
+    ref = _direct_reference(x, sigma, order, mode, cval=-0.3, block=1 << 20,
+                            truncate=truncate)
+    assert np.max(np.abs(y - ref)) <= _tol(sigma, order, int(truncate * sigma), x, 0.3)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -163,8 +172,8 @@ def test_plan_axis_batch_out_float32_and_nd():
     y = plan(x, axis=1, mode="nearest")
     for i in range(3):
         for j in range(2):
-            want = _scipy_ref(x[i, :, j], 500.0, 1, "nearest")
-            assert np.max(np.abs(y[i, :, j] - want)) <= _tol(500.0, 1, 2000, x)
+            want = _scipy_ref(x[i, :, j], 500.0, 1, "nearest", truncate=10.0)  # untruncated
+            assert np.max(np.abs(y[i, :, j] - want)) <= _tol(500.0, 1, 5000, x)
     out = np.empty_like(x)
     assert plan(x, axis=1, mode="nearest", out=out) is out
     np.testing.assert_array_equal(out, y)

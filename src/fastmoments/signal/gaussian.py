@@ -41,7 +41,7 @@ from .boundary import MODES
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
-from .folded import FoldedKernel, apply_folded, folded_kernel, truncation_radius
+from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
 from .graphs import GraphCache, eligible, plain_key, replayed_call
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
@@ -54,7 +54,7 @@ METHODS = ("auto", "sft", "asft", "direct")
 
 # the largest σ a plan is built for: its SFT fit grows with σ (2.5 min and ~0.5 GB of float64
 # tables at σ = 1e6 on the development CPU; built only for signals longer than 4σ) and so does
-# the folded kernel's O(4σ) sum (~0.05-0.1 s at 2^20)
+# the folded kernel's O(10σ) sum (~0.15 s at 2^20, once per length and mode)
 MAX_SIGMA = float(2**20)
 
 
@@ -123,7 +123,9 @@ class GaussianFilter(BankPlan):
     terms : int, optional
         ``P``, the number of cosine terms beyond ``p = 0``. Default: the smallest ``P`` whose
         fitted kernel has relative RMSE ≤ 1e-4 (5 for order 0, 7 for orders 1 and 2 at the
-        paper's K = 256; raised by up to 3 where this σ, method and shift need it).
+        paper's K = 256; raised by up to 3 where this σ, method and shift need it); with
+        ``method="auto"``, ≤ :func:`auto_sft_rmse` (also 0.8 times scipy.ndimage's own
+        truncation error: one or two more terms for order 0 at σ ≲ 3).
     shift : int, optional
         ASFT shift ``n0`` (default ``max(1, round(σ/16))``), from 1 to
         :func:`max_shift` ``= max(1, floor(σ/2))``.
@@ -134,9 +136,10 @@ class GaussianFilter(BankPlan):
     Attributes
     ----------
     radius : int
-        ``W = ceil(truncate σ)``: the direct kernel's half-width; with the SFT methods,
-        signals of at most ``W`` samples are filtered by the exact kernel truncated at ``W``,
-        folded onto the boundary (:meth:`uses_folded`).
+        ``W = ceil(truncate σ)``: the direct kernel's half-width; signals of at most ``W``
+        samples are filtered by the kernel folded onto the boundary (:meth:`uses_folded`):
+        the untruncated one (:attr:`folded_radius`) with ``"auto"`` and the SFT methods,
+        the one truncated at ``W`` with ``"direct"``.
     K : int
         Window half-width of the SFT (``β = π/K``); for ``"direct"``, the kernel half-width.
     rmse : float
@@ -177,16 +180,26 @@ class GaussianFilter(BankPlan):
     (Eqs. 46-47, derived here from ``G_D[k-n0] = E e^{αk} (G_D[k] + α G[k])`` and
     ``G_DD[k-n0] = E e^{αk} (G_DD[k] + 2α G_D[k] + α² G[k])``, ``E = e^{-α²/(4γ)}``).
 
-    With the SFT methods, signals no longer than the truncation radius ``W = ceil(truncate
-    σ)`` are filtered by the exact kernel folded onto the boundary (see
-    :func:`gaussian_filter`, Notes), so the SFT fit (``bank``, ``K``, ``terms``, ``rmse``) is
-    built only on first use: ``GaussianFilter(1e6)`` costs nothing until it filters a signal
-    longer than ``4·10⁶`` samples.
+    Signals no longer than the truncation radius ``W = ceil(truncate σ)`` are filtered by
+    the kernel folded onto the boundary (see :func:`gaussian_filter`, Notes): with
+    ``"auto"``, ``"sft"`` and ``"asft"`` the untruncated kernel (cut at ``10σ``, where its
+    tail is below float64 rounding), so that their error against the exact convolution is
+    rounding (~1e-16 in float64, the float32 rounding of input and output in float32) where
+    scipy.ndimage's truncated kernel leaves its tail (relative RMSE ~1e-4 to ~1e-1 for the
+    derivatives at σ ≫ N); with ``"direct"`` the kernel truncated at ``W``, as the FIR
+    applies it. ``method="auto"`` reports ``"sft"`` for these calls. The SFT fit (``bank``,
+    ``K``, ``terms``, ``rmse``) is built only on first use: ``GaussianFilter(1e6)`` costs
+    nothing until it filters a signal longer than ``4·10⁶`` samples.
 
     The direct method applies the truncated kernel: its error against the untruncated kernel
     is the tail beyond ``W`` (relative RMSE ~1e-4 at ``truncate = 4``), the same kernel and
     truncation as scipy.ndimage's (``W = ceil(4σ)`` here, ``round(4σ)`` in scipy: never
-    shorter), so at least scipy's accuracy.
+    shorter), so scipy's accuracy for orders 0 and 1. The second derivative is corrected
+    to zero sum (``h2 - (Σ h2) h0``), which adds the tail's sum times ``h0`` to the error:
+    ~3% above scipy's error against its own untruncated kernel at ``truncate = 4`` (2.78e-3
+    against 2.70e-3 at σ = 256 on 1000 samples). ``method="auto"`` widens the FIR's kernel
+    (:func:`auto_radius`) and folds the untruncated one, so that it is at least as accurate
+    as scipy everywhere.
 
     float32 results (engines ``"prefix"`` and ``"sliding"``, or ``"recursive"`` with ASFT)
     agree with float64 to a relative RMSE below 1e-5 (tested).
@@ -250,6 +263,9 @@ class GaussianFilter(BankPlan):
         if self.sigma < DIRECT_BELOW:
             kind = "direct" if kind == "direct" else "direct-moments"
         terms = default_gaussian_terms(self.order) if self._terms is None else self._terms
+        # "auto" fits its SFT route also below scipy.ndimage's own error (auto_sft_rmse)
+        target = (auto_sft_rmse(self.sigma, self.order) if self.requested == "auto"
+                  else 1e-4)
         for _ in range(4 if not self._terms_given and not kind.startswith("direct") else 1):
             bank = _gaussian_bank(self.sigma, self.order, kind, terms,
                                   self.shift if kind == "asft" else 0, self.truncate)
@@ -261,7 +277,7 @@ class GaussianFilter(BankPlan):
             energy = float(np.sum(exact ** 2))
             # relative RMSE; the absolute one where the target is zero (derivatives, σ → 0)
             rmse = math.sqrt(err2 / energy) if energy > 0 else math.sqrt(err2)
-            if rmse <= 1e-4:
+            if rmse <= target:
                 break
             terms += 1
         self._bank, self._K, self._rmse, self._terms = bank, K, rmse, terms
@@ -333,8 +349,24 @@ class GaussianFilter(BankPlan):
 
     @property
     def radius(self) -> int:
-        """``W = ceil(truncate σ)``: the truncation radius of the folded (and direct) kernel."""
+        """``W = ceil(truncate σ)``: the direct kernel's truncation radius; signals of at most
+        ``W`` samples take the folded path (:meth:`uses_folded`)."""
         return truncation_radius(self.sigma, self.truncate)
+
+    @property
+    def folded_radius(self) -> int:
+        """Radius of the kernel that the folded path applies: :attr:`radius` for
+        ``method="direct"`` (scipy's truncated kernel, as the FIR), else the untruncated
+        kernel's :func:`~fastmoments.signal.folded.full_radius` (``max(W, ceil(10σ))``).
+
+        >>> GaussianFilter(256.0).folded_radius
+        2560
+        >>> GaussianFilter(256.0, method="direct").folded_radius
+        1024
+        """
+        if self.requested == "direct":
+            return self.radius
+        return full_radius(self.sigma, self.truncate)
 
     def choose(self, n: int, *, batch: int = 1, dtype: Any = "float64",
                device: Any = "cpu") -> str:
@@ -342,14 +374,18 @@ class GaussianFilter(BankPlan):
 
         The requested one, or for ``"auto"`` the faster one measured
         (:func:`~fastmoments.signal.selection.choose_gaussian`) for ``dtype`` (float32 or
-        float64, NumPy or torch) on ``device``."""
+        float64, NumPy or torch) on ``device``; ``"sft"`` where the kernel reaches beyond the
+        signal (``W ≥ n``): the folded path then applies the SFT's target, the untruncated
+        kernel, exactly."""
         n = check_int("n", n, minimum=0)
         batch = check_int("batch", batch, minimum=1)
         if self.requested != "auto":
             return self.requested
+        if n >= 1 and self.uses_folded(n):
+            return "sft"
         name = _dtype_name(dtype)
         kind = torch.device(device).type if not isinstance(device, torch.device) else device.type
-        return choose_gaussian(n, self.sigma, self.order, self.truncate, name, kind, batch)
+        return _auto_method(n, self.sigma, self.order, self.truncate, name, kind, batch)
 
     def uses_folded(self, n: int) -> bool:
         """Whether signals of ``n`` samples take the folded path with the SFT methods: when
@@ -362,7 +398,7 @@ class GaussianFilter(BankPlan):
         """The folded kernel for signals of ``n`` samples in ``mode`` (see :mod:`.folded`)."""
         check_int("n", n, minimum=1)
         check_choice("mode", mode, MODES)
-        return folded_kernel(self.sigma, self.order, self.radius, int(n), mode)
+        return folded_kernel(self.sigma, self.order, self.folded_radius, int(n), mode)
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
@@ -399,10 +435,12 @@ class GaussianFilter(BankPlan):
         if method == "auto":
             if n is None:  # a bad axis or input: the SFT route's checks report it
                 method = "sft"
+            elif n >= 1 and self.uses_folded(n):  # the folded path: the untruncated kernel
+                method = "sft"
             else:
                 dt, dev = _dtype_device(x)
                 size = math.prod(_shape(x))
-                method = choose_gaussian(n, self.sigma, self.order, self.truncate, dt, dev,
+                method = _auto_method(n, self.sigma, self.order, self.truncate, dt, dev,
                                          size // max(n, 1))
         self.method = method
         # a kernel that reaches beyond the signal takes the folded path whatever the method
@@ -467,6 +505,71 @@ def _axis_length(x: Any, axis: Any) -> int | None:
         return int(shape[axis])
     except Exception:
         return None
+
+
+#: Fraction of scipy.ndimage's own error (:func:`peer_rmse`) that the SFT route of
+#: ``method="auto"`` fits its kernel to: the output's relative error on broadband signals is
+#: about the kernel's (measured on the issue-18 grid: 0.4-0.6 of scipy's where the SFT runs)
+AUTO_PEER_MARGIN = 0.8
+
+
+@functools.lru_cache(maxsize=512)
+def peer_rmse(sigma: float, order: int) -> float:
+    """Relative RMSE of scipy.ndimage's default kernel (``truncate = 4``: radius
+    ``round(4σ)``, normalised over it) against its untruncated kernel: the error of
+    ``scipy.ndimage.gaussian_filter1d(x, σ, order=order)`` on broadband signals, which
+    ``method="auto"`` must not exceed (issue 18). It grows with σ to a limit (order 0:
+    1.22e-4 at σ = 16, 1.38e-4 at σ = 256, 1.39e-4 at σ = 1024); beyond σ = 256 the value
+    there is returned (within 1% of the limit).
+
+    >>> [f"{peer_rmse(2.0, o):.2e}" for o in (0, 1, 2)]
+    ['3.50e-05', '1.93e-04', '6.74e-04']
+    """
+    sigma = min(float(sigma), 256.0)
+    w = math.ceil(12 * sigma) + 2
+    k = np.arange(-w, w + 1, dtype=np.float64)
+    inside = np.abs(k) <= int(4.0 * sigma + 0.5)
+    g = np.exp(-0.5 * (k / sigma) ** 2)
+    full = [g, -k * g, (k * k / sigma**2 - 1.0) * g][int(order)]
+    trunc = np.where(inside, full, 0.0)
+    # each normalised by its own Gaussian sum (the 1/σ^order factors cancel in the ratio)
+    full = full / g.sum()
+    trunc = trunc / g[inside].sum()
+    return float(np.linalg.norm(trunc - full) / np.linalg.norm(full))
+
+
+def auto_sft_rmse(sigma: float, order: int) -> float:
+    """The relative RMSE that the SFT route of ``method="auto"`` fits its kernel to:
+    ``min(1e-4, 0.8 · peer_rmse(σ, order))`` (:data:`AUTO_PEER_MARGIN`), so that picking
+    the SFT keeps the accuracy of scipy.ndimage's default; where the fit (or, below σ = 1,
+    the few-tap kernel) does not reach it, ``"auto"`` takes the direct FIR instead.
+
+    >>> auto_sft_rmse(32.0, 0), round(auto_sft_rmse(2.0, 0), 7)
+    (0.0001, 2.8e-05)
+    """
+    return min(1e-4, AUTO_PEER_MARGIN * peer_rmse(float(sigma), int(order)))
+
+
+@functools.lru_cache(maxsize=512)
+def _sft_meets_peer(sigma: float, order: int, truncate: float) -> bool:
+    """Whether the SFT route of the ``"auto"`` plan reaches :func:`auto_sft_rmse`; checked
+    (fitting the plan, cheap at these σ) only where that is tighter than the fit's own 1e-4,
+    i.e. at small σ (order 0: σ ≲ 16)."""
+    if auto_sft_rmse(sigma, order) >= 1e-4:
+        return True
+    plan = _cached_plan(sigma, order, "auto", None, None, truncate)
+    return plan.rmse <= auto_sft_rmse(sigma, order)
+
+
+def _auto_method(n: int, sigma: float, order: int, truncate: float, dtype: str, device: str,
+                 batch: int) -> str:
+    """``method="auto"``'s choice for an axis of ``n`` samples: the faster of the measured
+    crossover (:func:`~fastmoments.signal.selection.choose_gaussian`), but the direct FIR
+    where the SFT would be less accurate than scipy.ndimage (:func:`_sft_meets_peer`)."""
+    method = choose_gaussian(n, sigma, order, truncate, dtype, device, batch)
+    if method == "sft" and not _sft_meets_peer(sigma, order, truncate):
+        return "direct"
+    return method
 
 
 #: relative RMSE that the direct route of ``method="auto"`` keeps its truncated tail below:
@@ -892,7 +995,7 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     dt, dev = _dtype_device(x)
     size = math.prod(shape)
     chosen = [method if method != "auto" else
-              choose_gaussian(shape[ax], s, o, truncate, dt, dev, size // max(shape[ax], 1))
+              _auto_method(shape[ax], s, o, truncate, dt, dev, size // max(shape[ax], 1))
               for ax, s, o in zip(axes_list, sigmas, orders, strict=True)]
     # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius)
     plans = [_cached_plan(s, o, method, terms, shift, truncate)
@@ -908,13 +1011,31 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
                            out=out, progress=progress)
     t, kind, finite = as_signal(x, check_finite)
     out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-    y = t
+    # float32 on the CPU smoothed far beyond every axis (all folded, σ ≥ DEEP_FOLD · N): the
+    # result is all but the mean, and the float32 rounding of each axis's result would be
+    # most of its error (as in scipy.ndimage; which of the two is closer was a coin toss at
+    # σ = 2^20 on 512²); between the axes the values stay float64, rounded once at the end
+    deep = (k > 1 and t.dtype == torch.float32 and t.device.type == "cpu"
+            and all(m == "folded" and s >= DEEP_FOLD * shape[ax]
+                    for m, s, ax in zip(chosen, sigmas, axes_list, strict=True)))
+    y = t.double() if deep else t
     for i, (ax, plan, m) in enumerate(zip(axes_list, plans, modes, strict=True)):
         # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=m, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=False, out=target if i == k - 1 else None, progress=progress)
+                 check_finite=False, out=target if i == k - 1 and not deep else None,
+                 progress=progress)
+    if deep:
+        y = y.to(torch.float32)
+        if target is not None:
+            target.copy_(y)
     require_finite(finite)
     return out if out is not None else to_output(y, kind)
+
+
+#: σ / N from which a float32 call folded along every axis keeps float64 between the axes
+#: (measured: at σ/N ≤ 64, e.g. the 128³ volume at σ = 8192, scipy.ndimage's truncated tail
+#: is the larger error and float32 passes suffice; from σ/N ≈ 250 on, rounding dominates both)
+DEEP_FOLD = 128.0
 
 
 _PLAIN = (float, int)
@@ -945,7 +1066,9 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
         n = shape[axes_list[0]]
         radius = truncation_radius(sigma, truncate)
         if radius >= n and method == "auto" and folded:  # a kernel beyond the signal: folded
-            return _fast_folded(x, axes_list[0], sigma, order, radius, mode, cval)
+            # (the untruncated kernel, as GaussianFilter.folded_radius for "auto")
+            return _fast_folded(x, axes_list[0], sigma, order, full_radius(sigma, truncate),
+                                mode, cval)
     passes = []
     for ax in axes_list:
         n = shape[ax]
@@ -1011,8 +1134,8 @@ def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int
 @functools.lru_cache(maxsize=2048)
 def _fast_choice(n: int, batch: int, sigma: float, order: int, truncate: float,
                  char: str) -> str:
-    return choose_gaussian(n, sigma, order, truncate,
-                           "float64" if char == "d" else "float32", "cpu", batch)
+    return _auto_method(n, sigma, order, truncate, "float64" if char == "d" else "float32",
+                        "cpu", batch)
 
 
 _NOTES = """
@@ -1021,10 +1144,18 @@ _NOTES = """
     measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.selection`):
     the FIR at small σ (numba loops on the CPU, all axes in one call, no axis moved), the SFT
     from some σ on (a cost per sample independent of σ). ``GaussianFilter(...).choose(n)``
-    tells the choice. Both are at least as accurate as scipy.ndimage's default (``truncate =
-    4``) against the untruncated convolution: the FIR applies scipy's kernel with
-    ``W = ceil(truncate σ) ≥ round(truncate σ)`` taps on each side, the SFT fit has relative
-    RMSE ≤ 1e-4, of the size of the truncated tail.
+    tells the choice. Its result is at least as accurate as scipy.ndimage's default
+    (``truncate = 4``) against the exact convolution by the untruncated kernel: the FIR
+    applies the kernel out to :func:`~fastmoments.signal.gaussian.auto_radius` (its
+    truncated tail at most half scipy's), the SFT is fitted to relative RMSE
+    ``≤ min(1e-4, 0.8 ε_scipy)`` (:func:`~fastmoments.signal.gaussian.auto_sft_rmse`,
+    ``ε_scipy`` scipy's own truncation error, :func:`~fastmoments.signal.gaussian.peer_rmse`:
+    3.5e-5 for smoothing at σ = 2, ~1.3e-4 from σ = 32 on) or else not picked, and an axis
+    no longer than ``W = ceil(truncate σ)`` is filtered by the untruncated kernel folded onto
+    its boundary (float rounding). Measured on the issue-18 grid (orders 0-2, σ = 0.5-8192,
+    10³-10⁶ samples, 512², 2048², 128³, float32 and float64): no cell less accurate than
+    scipy.ndimage (``python benchmarks/signal_scipy_grid.py --accuracy-only``,
+    ``benchmarks/results/signal_scipy_grid_accuracy_cpu.md``).
 
     *dtype.* float32 stays float32 and float64 stays float64; integer (and bool, float16)
     input is filtered in float32 and returned as float32, the package's dtype policy, where
@@ -1041,13 +1172,20 @@ _FOLDED_NOTES = """
     default) for every σ; float32 adds less than 1e-5.
 
     *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
-    ``N`` samples along the filtered axis) are applied exactly by the SFT methods, folded
-    onto the boundary (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's
-    normalised discrete Gaussian truncated at ``W``: with ``g[k] = exp(-k²/(2σ²))``,
-    ``S = Σ_{|k|≤W} g[k]`` and ``M2 = Σ_{|k|≤W} k² g[k]``, ``h0 = g/S``,
+    ``N`` samples along the filtered axis) are applied exactly, folded onto the boundary
+    (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's normalised discrete
+    Gaussian cut at a radius ``R``: with ``g[k] = exp(-k²/(2σ²))``,
+    ``S = Σ_{|k|≤R} g[k]`` and ``M2 = Σ_{|k|≤R} k² g[k]``, ``h0 = g/S``,
     ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's ``(k²/σ⁴ - 1/σ²) g/S``
-    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module;
-    orders 0 and 1 are scipy's ``gaussian_filter1d`` kernels with the same ``truncate``).
+    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module).
+    With ``method="auto"``, ``"sft"`` and ``"asft"``, ``R = max(W, ceil(10σ))``: the
+    untruncated kernel (its tail beyond ``10σ`` is below ``e^-50`` of the peak), which the
+    SFT fit approximates and scipy truncates, so the error against the exact convolution is
+    float rounding (relative RMSE ~1e-16 in float64; in float32 the rounding of the input and
+    the output, ~6e-8), where scipy's truncated kernel leaves its tail (~1e-4 for smoothing,
+    up to ~1e-1 for a first derivative at σ ≫ N). With ``method="direct"``, ``R = W``:
+    scipy's truncated kernel, as the FIR applies it (orders 0 and 1 are scipy's
+    ``gaussian_filter1d`` kernels with the same ``truncate``).
     With the reflect, mirror and wrap modes the extended signal has period ``P = 2N, 2N - 2,
     N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q) mod P]`` with the folded
     kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period of the extension: a
@@ -1055,11 +1193,12 @@ _FOLDED_NOTES = """
     constant, samples beyond the ends are a constant ``a`` (before) and ``b`` (after):
     ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the tail masses
     ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``. ``f``,
-    ``R`` and ``L`` are cached per ``(σ, order, W, N, mode)``: ``O(N)`` memory, ~0.1 s at
+    ``R`` and ``L`` are cached per ``(σ, order, R, N, mode)``: ``O(N)`` memory, ~0.15 s at
     σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞ the folded kernel
     tends to ``1/P``: reflect and wrap give the signal's mean (order 0), mirror the mean of
-    its period, nearest the mean of the two end values and constant ``cval``. Accuracy:
-    float64 rounding, ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
+    its period, nearest the mean of the two end values and constant ``cval``. Accuracy
+    against the convolution by the kernel cut at ``R``: float64 rounding,
+    ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
 """
 
 
