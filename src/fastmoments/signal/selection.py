@@ -2,13 +2,15 @@
 
 The candidates of a Gaussian filter along one axis are
 
-* ``"direct"``: the truncated kernel (``W = ceil(truncate σ)``, scipy.ndimage's kernel and
-  truncation, hence at least scipy's accuracy) applied as a separable FIR: numba loops on the
+* ``"direct"``: scipy.ndimage's kernel applied as a separable FIR (forced, it is truncated
+  at ``W = ceil(truncate σ)``, scipy's truncation; under ``"auto"`` it reaches out to
+  ``auto_radius``, far enough to be at least as accurate as scipy): numba loops on the
   CPU (:mod:`.fir`), ``torch.nn.functional.conv1d`` on other devices. ``W + 1``
   multiply-adds per sample: the fastest at small σ.
 * ``"sft"``: the sliding Fourier transform bank with the engine that
   :func:`~fastmoments.signal._apply.resolve_engine` gives for ``engine="auto"`` on the
-  device (and the exact folded kernel when the kernel is longer than the signal): a cost per
+  device (and the untruncated kernel folded onto the boundary when the kernel is longer
+  than the signal): a cost per
   sample independent of σ, the fastest from some σ on.
 
 Which one is faster depends on the signal length ``N`` (the SFT's fixed cost per call), σ,
