@@ -1,0 +1,136 @@
+r"""The direct FIR of :mod:`.fir` as one Triton kernel per axis, for tensors on a GPU.
+
+The torch route of the direct method moves the filtered axis last, pads it for the boundary
+mode and runs ``conv1d``: three passes over the data per axis, plus cuDNN's setup for a
+single-channel convolution. For the short kernels where the direct method is chosen
+(σ up to a few samples) that is most of the time of a call on a large image. This kernel
+reads the array in place, as ``(pre, n, post)`` with the filtered axis in the middle, and
+writes the result once:
+
+.. math:: y_j = h_0 x_j + \sum_{k=1}^{W} h_k \,(x_{j-k} \pm x_{j+k}),
+
+with ``+`` for the even kernels (orders 0 and 2) and ``-`` for the odd one (order 1),
+samples outside ``[0, n)`` taken by scipy.ndimage's boundary modes inside the loop (codes of
+:data:`fastmoments.signal.fir.MODE_CODES`: reflect, nearest, mirror, wrap, constant). The
+half kernel ``hh`` and the sums are in the dtype of ``hh`` (float64 taps for short float32
+kernels, as on the CPU), so the result equals the numba kernel's to rounding.
+
+Used by :func:`fastmoments.signal.gaussian._run_direct` on CUDA tensors (no gradient
+recorded); ``TRITON_INTERPRET=1`` runs it on the CPU for the tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .._triton import HAVE_TRITON as _HAVE_TRITON
+from .._triton import available, tl, triton
+
+__all__ = ["available", "fir_axis"]
+
+if _HAVE_TRITON:
+
+    @triton.jit
+    def _source(j, n, MODE: tl.constexpr):
+        """Index in ``[0, n)`` of the extended sample ``j`` (-1: the constant ``cval``)."""
+        inside = (j >= 0) & (j < n)
+        if MODE == 0:  # reflect: period 2n, (d c b a | a b c d | d c b a)
+            p = 2 * n
+            r = ((j % p) + p) % p
+            r = tl.where(r >= n, p - 1 - r, r)
+        elif MODE == 1:  # nearest
+            r = tl.minimum(tl.maximum(j, 0), n - 1)
+        elif MODE == 2:  # mirror: period 2n - 2, (d c b | a b c d | c b a)
+            p = tl.maximum(2 * n - 2, 1)
+            r = ((j % p) + p) % p
+            r = tl.where(r >= n, p - r, r)
+        elif MODE == 3:  # wrap
+            r = ((j % n) + n) % n
+        else:  # constant
+            r = tl.where(inside, j, -1)
+        return tl.where(inside, j, r)
+
+    @triton.jit
+    def _fir_kernel(x_ptr, y_ptr, hh_ptr, n, post, W,
+                    ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr,
+                    BP: tl.constexpr):
+        pre = tl.program_id(0).to(tl.int64)
+        nb = tl.program_id(1)
+        pb = tl.program_id(2)
+        offs_n = nb * BN + tl.arange(0, BN)
+        offs_p = pb * BP + tl.arange(0, BP)
+        pmask = offs_p < post
+        nmask = offs_n < n
+        base = pre * n * post
+        cols = offs_p[None, :].to(tl.int64)
+        h0 = tl.load(hh_ptr)
+        cval = tl.load(hh_ptr + W + 1)  # after the taps: a float64 cval stays float64
+        x = tl.load(x_ptr + base + offs_n[:, None].to(tl.int64) * post + cols,
+                    mask=nmask[:, None] & pmask[None, :], other=0.0)
+        acc = h0 * x.to(h0.dtype)
+        for k in range(1, W + 1):
+            hk = tl.load(hh_ptr + k)
+            ia = _source(offs_n - k, n, MODE)
+            ib = _source(offs_n + k, n, MODE)
+            ma = nmask[:, None] & pmask[None, :] & (ia >= 0)[:, None]
+            mb = nmask[:, None] & pmask[None, :] & (ib >= 0)[:, None]
+            xa = tl.load(x_ptr + base + tl.maximum(ia, 0)[:, None].to(tl.int64) * post + cols,
+                         mask=ma, other=cval).to(h0.dtype)
+            xb = tl.load(x_ptr + base + tl.maximum(ib, 0)[:, None].to(tl.int64) * post + cols,
+                         mask=mb, other=cval).to(h0.dtype)
+            if ODD:
+                acc += hk * xa - hk * xb
+            else:
+                acc += hk * xa + hk * xb
+        tl.store(y_ptr + base + offs_n[:, None].to(tl.int64) * post + cols,
+                 acc.to(y_ptr.dtype.element_ty), mask=nmask[:, None] & pmask[None, :])
+
+
+_TAPS: dict[tuple, torch.Tensor] = {}
+
+
+def _device_taps(hh: np.ndarray, cval: float, device: torch.device) -> torch.Tensor:
+    """``hh`` followed by ``cval`` on ``device``, kept (the half kernels are few and small):
+    no host-to-device copy per call, so calls can be captured in CUDA graphs."""
+    key = (hh.tobytes(), hh.dtype.str, float(cval), str(device))
+    t = _TAPS.get(key)
+    if t is None:
+        if len(_TAPS) > 256:
+            _TAPS.clear()
+        both = np.append(hh, np.asarray(cval, dtype=hh.dtype))
+        t = _TAPS[key] = torch.as_tensor(both, device=device)
+    return t
+
+
+def _tiles(n: int, post: int) -> tuple[int, int]:
+    """``(BN, BP)``: rows along the filtered axis and columns of ``post`` per program."""
+    if post == 1:
+        return min(1024, triton.next_power_of_2(max(n, 16))), 1
+    bp = min(128, triton.next_power_of_2(post))
+    return max(1, min(triton.next_power_of_2(n), 4096 // bp)), bp
+
+
+def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, cval: float,
+             out: torch.Tensor | None = None) -> torch.Tensor:
+    """Filter the C-contiguous tensor ``x`` along ``axis`` (non-negative) with the half kernel
+    ``hh`` (float64 or ``x``'s dtype) of parity ``odd`` and boundary mode code ``mode``.
+
+    Returns a new tensor, or ``out`` (C-contiguous, ``x``'s shape and dtype, not
+    overlapping ``x``) filled.
+    """
+    shape = x.shape
+    n = shape[axis]
+    pre = math.prod(shape[:axis])
+    post = math.prod(shape[axis + 1:])
+    y = torch.empty_like(x, memory_format=torch.contiguous_format) if out is None else out
+    if x.numel() == 0:
+        return y
+    taps = _device_taps(hh, cval, x.device)
+    bn, bp = _tiles(n, post)
+    grid = (pre, triton.cdiv(n, bn), triton.cdiv(post, bp))
+    _fir_kernel[grid](x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
+                      MODE=int(mode), BN=bn, BP=bp, num_warps=4)
+    return y
