@@ -97,8 +97,53 @@ class _StartupCollector:
             gc.enable()
 
 
+def _exit_now(status: int) -> None:
+    """End the program's process at once with ``status``, once its work is done.
+
+    A normal interpreter exit tears down every module and object that torch and matplotlib
+    made (a few million): 0.7-0.8 s of a 2-core machine after ``fastmoments scalogram``,
+    longer than drawing the figure. The command has closed its files by then, so this runs
+    what an exit must run, the :mod:`atexit` handlers (logging, temporary folders, child
+    processes, torch's own), flushes stdout and stderr (a failed flush gives status 120, as
+    Python's own exit does), and ends the process with :func:`os._exit`: 0.03-0.05 s in all.
+    Returns without exiting (the interpreter then exits as usual) while any thread other than
+    the main one still runs and is not a daemon, since a normal exit would wait for it.
+    """
+    import atexit
+    import os
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive()
+           for t in threading.enumerate()):
+        return
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):  # a closed or broken pipe, a full disk
+                status = status or 120
+        os._exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (see the module notes)."""
+    """Run the command line; returns the exit status (see the module notes).
+
+    Run as the program (``argv`` read from ``sys.argv``: the ``fastmoments`` command,
+    ``python -m fastmoments``), it ends the process itself once the command is done, without
+    returning (see :func:`_exit_now`); with an explicit ``argv`` it returns the status.
+    """
+    status = _main(argv)
+    if argv is None:
+        _exit_now(status)
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """The body of :func:`main`: parse, run the command, map errors to exit statuses."""
     collector = _StartupCollector(program=argv is None)
     try:
         parser = build_parser()
