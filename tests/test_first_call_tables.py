@@ -41,12 +41,24 @@ def _whole_grid(bank, group, chunk):
     return np.where(upper, comb(near), 0), np.where(upper, -comb(far), 0)
 
 
-@pytest.mark.parametrize("method", ["sft", "asft"])
-@pytest.mark.parametrize("chunk", [16, 32, 64])
-def test_near_field_tables_are_the_whole_grid_ones_bit_for_bit(method, chunk):
+def _banks(kind, method):
+    """Morlet banks (complex output) or Gaussian banks of orders 0-2 (real output)."""
+    from fastmoments.signal.gaussian import _gaussian_bank
+
     for sigma in (1.5, 3.0, 7.5, 40.0, 300.0):
         shift = max(1, round(sigma / 16)) if method == "asft" else 0
-        bank = morlet_bank(sigma, 6.0, method, "direct", 11, shift, 4.0)
+        if kind == "morlet":
+            yield sigma, morlet_bank(sigma, 6.0, method, "direct", 11, shift, 4.0)
+        else:
+            for order in (0, 1, 2):
+                yield sigma, _gaussian_bank(sigma, order, method, 6, shift, 4.0)
+
+
+@pytest.mark.parametrize("kind", ["morlet", "gaussian"])
+@pytest.mark.parametrize("method", ["sft", "asft"])
+@pytest.mark.parametrize("chunk", [16, 32, 64])
+def test_near_field_tables_are_the_whole_grid_ones_bit_for_bit(kind, method, chunk):
+    for sigma, bank in _banks(kind, method):
         bank._tables.pop(("chunked", chunk), None)
         tables = group_tables(bank, chunk)
         for g, group in zip(tables, bank.groups, strict=True):
