@@ -1,20 +1,16 @@
-"""First calls (issue 15): the chunked engine's per-scale tables of a CWT are kept on disk
-beside the fits (signal/cwt.py ``_scale_tables``); what is read back must be bit for bit what
-the engine computes, and a damaged or foreign file must never be used."""
+"""First calls (issue 15): the chunked engine's tables of a CWT are computed from the ``C``
+distinct lags of each row group (signal/chunked.py ``group_tables``), not from the whole
+``C x C`` grid of lags; they must be bit for bit what the whole-grid formula gives. They are
+cheap enough to compute on every first call, so nothing but the fits goes to the disk cache."""
 
 from __future__ import annotations
-
-import dataclasses
-import sys
 
 import numpy as np
 import pytest
 
-from fastmoments.signal import CWT, fit_cache
-from fastmoments.signal.chunked import group_tables
-from fastmoments.signal.sliding import SFTBank
-
-cwt_module = sys.modules["fastmoments.signal.cwt"]
+from fastmoments.signal import fit_cache
+from fastmoments.signal.chunked import _powers, group_tables
+from fastmoments.signal.morlet import morlet_bank
 
 
 @pytest.fixture
@@ -23,100 +19,82 @@ def folder(tmp_path, monkeypatch):
     return tmp_path / "cache" / f"fits-v{fit_cache.FORMAT_VERSION}"
 
 
-def _fresh_bank(plans):
-    """A stacked bank of its own (not the lru-cached one), so nothing is shared."""
-    return cwt_module._stack_banks([p.bank for p in plans])
+def _whole_grid(bank, group, chunk):
+    """``ha``, ``hb`` of one row group from the powers of every ``(s, i)`` of the grid (the
+    formula the engine used before it combined the distinct lags only)."""
+    r0, r1, _ch, half, _shift = group
+    alpha, omega = bank.alpha[r0:r1], bank.omega[r0:r1]
+    wk = np.exp(half * (alpha - 1j * omega))
+    a = bank.mu[r0:r1] * wk.real + bank.nu[r0:r1] * wk.imag
+    b = bank.nu[r0:r1] * wk.real - bank.mu[r0:r1] * wk.imag
+    if not bank.complex_output:
+        a, b = a.real, b.real
+    s = np.arange(chunk)
+    lag = s[:, None] - s[None, :]
+    upper = lag >= 0
+
+    def comb(z):
+        return (a[:, None, None] * z.real + b[:, None, None] * z.imag).sum(0)
+
+    near = _powers(alpha, omega, np.maximum(lag, 0))
+    far = _powers(alpha, omega, 2 * half + 1 + np.maximum(lag, 0))
+    return np.where(upper, comb(near), 0), np.where(upper, -comb(far), 0)
 
 
-def _assert_same_tables(got, want):
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        for field in dataclasses.fields(a):
-            u, v = getattr(a, field.name), getattr(b, field.name)
-            if isinstance(u, np.ndarray):
-                assert u.dtype == v.dtype and u.shape == v.shape, field.name
-                np.testing.assert_array_equal(u, v, err_msg=field.name)
-            else:
-                assert u == v, field.name
+def _banks(kind, method):
+    """Morlet banks (complex output) or Gaussian banks of orders 0-2 (real output)."""
+    from fastmoments.signal.gaussian import _gaussian_bank
+
+    for sigma in (1.5, 3.0, 7.5, 40.0, 300.0):
+        shift = max(1, round(sigma / 16)) if method == "asft" else 0
+        if kind == "morlet":
+            yield sigma, morlet_bank(sigma, 6.0, method, "direct", 11, shift, 4.0)
+        else:
+            for order in (0, 1, 2):
+                yield sigma, _gaussian_bank(sigma, order, method, 6, shift, 4.0)
+
+
+@pytest.mark.parametrize("kind", ["morlet", "gaussian"])
+@pytest.mark.parametrize("method", ["sft", "asft"])
+@pytest.mark.parametrize("chunk", [16, 32, 64])
+def test_near_field_tables_are_the_whole_grid_ones_bit_for_bit(kind, method, chunk):
+    for sigma, bank in _banks(kind, method):
+        bank._tables.pop(("chunked", chunk), None)
+        tables = group_tables(bank, chunk)
+        for g, group in zip(tables, bank.groups, strict=True):
+            ha, hb = _whole_grid(bank, group, chunk)
+            assert g.ha.dtype == ha.dtype and g.hb.dtype == hb.dtype
+            assert g.ha.tobytes() == ha.tobytes(), (sigma, method, chunk)
+            assert g.hb.tobytes() == hb.tobytes(), (sigma, method, chunk)
+
+
+def _forget_in_memory():
+    """Clear every in-memory cache between a CWT and its fits (plans, banks, fits)."""
+    import sys
+
+    from fastmoments.signal import coefficients, morlet
+
+    cwt_module = sys.modules["fastmoments.signal.cwt"]
+    for f in (cwt_module._plan, cwt_module._cwt_plan, cwt_module._group_bank,
+              morlet.morlet_bank, coefficients.fit_morlet):
+        f.cache_clear()
 
 
 @pytest.mark.parametrize("method", ["sft", "asft"])
-def test_prefilled_tables_are_the_engines_own(folder, method):
-    import torch
+def test_cwt_writes_only_small_fits_and_equals_the_uncached_one(folder, monkeypatch, method):
+    from fastmoments.signal import cwt
 
-    plans = tuple(CWT([3.0, 7.5, 40.0], method=method).plans)
-    assert all(isinstance(p.bank, SFTBank) for p in plans)
-    chunk = 64
-    want = group_tables(_fresh_bank(plans), chunk)
-    for _ in range(2):  # computed and stored, then read back from the files
-        bank = _fresh_bank(plans)
-        cwt_module._prefill_chunked(bank, plans, torch.device("cpu"))
-        _assert_same_tables(bank._tables[("chunked", chunk)], want)
-    assert len(list(folder.glob("*.fit"))) >= 3
-
-
-def test_cwt_with_cached_tables_equals_the_computed_one(folder, monkeypatch):
     x = np.random.default_rng(1).standard_normal(1500)
     scales = [2.5, 9.0, 31.0]
-    plan = CWT(scales)
-    first = plan(x)  # fills the cache
-    again = CWT(scales)(x)  # a new plan: its stacked bank is filled from the files
+    _forget_in_memory()
+    first, _ = cwt(x, scales, method=method)  # computes the fits and stores them
+    files = list(folder.glob("*.fit"))
+    assert files and all(f.stat().st_size < 8192 for f in files)  # fits, no tables
+    _forget_in_memory()
+    again, _ = cwt(x, scales, method=method)  # reads them back
+    assert sorted(folder.glob("*.fit")) == sorted(files)
     monkeypatch.setenv("FASTMOMENTS_CACHE_DIR", "off")
-    cwt_module._group_bank.cache_clear()
-    off = CWT(scales)(x)
-    np.testing.assert_array_equal(again, first)
-    np.testing.assert_array_equal(off, first)
-
-
-def test_damaged_or_foreign_tables_are_not_used(folder):
-    import torch
-
-    plans = tuple(CWT([5.0, 12.0]).plans)
-    want = group_tables(_fresh_bank(plans), 64)
-    cwt_module._prefill_chunked(_fresh_bank(plans), plans, torch.device("cpu"))
-    files = sorted(folder.glob("*.fit"))
-    assert files
-    for f in files:  # truncate every file: each is recomputed, never half-read
-        raw = f.read_bytes()
-        f.write_bytes(raw[: len(raw) // 2])
-    bank = _fresh_bank(plans)
-    cwt_module._prefill_chunked(bank, plans, torch.device("cpu"))
-    _assert_same_tables(bank._tables[("chunked", 64)], want)
-
-
-def test_rows_that_differ_from_the_stored_ones_fill_nothing(folder, monkeypatch):
-    import torch
-
-    plans = tuple(CWT([5.0, 12.0]).plans)
-    real = cwt_module._scale_tables
-
-    def other_rows(*args):
-        vals = list(real(*args))
-        vals[-6] = vals[-6] + 1e-12  # the stored omega of another bank
-        return tuple(vals)
-
-    monkeypatch.setattr(cwt_module, "_scale_tables", other_rows)
-    bank = _fresh_bank(plans)
-    cwt_module._prefill_chunked(bank, plans, torch.device("cpu"))
-    assert ("chunked", 64) not in bank._tables  # the engine computes its own
-
-
-def test_depends_changes_the_key(folder, monkeypatch):
-    calls = []
-
-    @fit_cache.persistent(depends=("fastmoments.signal.chunked",))
-    def f(a: float) -> float:
-        calls.append(a)
-        return 2 * a
-
-    assert f(1.5) == 3.0 and f(1.5) == 3.0
-    assert calls == [1.5]
-    monkeypatch.setattr(fit_cache, "_module_hash", lambda name: "edited")
-
-    @fit_cache.persistent(depends=("fastmoments.signal.chunked",))
-    def f(a: float) -> float:  # the same function after its dependency changed
-        calls.append(a)
-        return 2 * a
-
-    assert f(1.5) == 3.0
-    assert calls == [1.5, 1.5]
+    _forget_in_memory()
+    off, _ = cwt(x, scales, method=method)
+    assert again.tobytes() == first.tobytes()
+    assert off.tobytes() == first.tobytes()

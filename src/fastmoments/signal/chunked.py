@@ -151,10 +151,14 @@ def group_tables(bank, chunk: int = CHUNK) -> list[GroupTables]:
             shape = (-1,) + (1,) * (z.ndim - 1)
             return (a.reshape(shape) * z.real + b.reshape(shape) * z.imag).sum(0)
 
-        p_near = _powers(alpha, omega, np.maximum(lag, 0))  # (R, C, C)
-        p_far = _powers(alpha, omega, big_l + np.maximum(lag, 0))
-        ha = np.where(upper, comb(p_near), 0)
-        hb = np.where(upper, -comb(p_far), 0)
+        # the near and far fields depend on the lag s - i >= 0 only: combine the C powers
+        # q^0 .. q^{C-1} (and q^L .. q^{L+C-1}) once and spread them over the C x C lags
+        # (the same float64 operations on the same values as on the whole C x C grid, so
+        # the same bits, at 1/C of the exponentials)
+        near = comb(_powers(alpha, omega, s))[np.maximum(lag, 0)]
+        far_lags = comb(_powers(alpha, omega, big_l + s))[np.maximum(lag, 0)]
+        ha = np.where(upper, near, 0)
+        hb = np.where(upper, -far_lags, 0)
         tail = _powers(alpha, omega, c - s)  # q^{C-i}: (R, C)
         far = np.concatenate([a[:, None] * tail.real + b[:, None] * tail.imag,  # Re E_r
                               b[:, None] * tail.real - a[:, None] * tail.imag])  # Im E_r

@@ -29,10 +29,9 @@ from ._apply import (
 )
 from .boundary import MODES
 from .direct import DirectBank
-from .fit_cache import persistent
 from .gaussian import MAX_SIGMA
 from .graphs import replayed_call
-from .morlet import APPROXIMATIONS, METHODS, MorletTransform, morlet_bank, resolve_method
+from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
 from .sliding import SFTBank
 from .wavelets import Morlet
 
@@ -151,8 +150,6 @@ class CWT:
         pos = {i: k for k, i in enumerate(which)}  # scale -> row of target
         for group in split:
             bank = _group_bank(tuple(self.plans[i] for i in group))
-            if _engine(bank, eng) == "chunked":
-                _prefill_chunked(bank, tuple(self.plans[i] for i in group), t.device)
             runs = _runs([pos[i] for i in group])
             if target is None and len(group) < len(which):
                 target = torch.empty((len(which), *t.shape), dtype=complex_dtype(t.dtype),
@@ -387,85 +384,6 @@ def _runs(group: Sequence[int]) -> list[tuple[int, int, int]]:
 @functools.lru_cache(maxsize=64)
 def _group_bank(plans: tuple[MorletTransform, ...]):
     return _stack_banks([p.bank for p in plans])
-
-
-#: The fields of :class:`~fastmoments.signal.chunked.GroupTables` stored per scale, then the
-#: bank rows they were computed from (checked against the stacked bank's rows on use).
-_TABLE_FIELDS = ("L", "off", "F", "rem", "q", "alpha", "omega", "qmat", "qpre", "ha", "hb",
-                 "far", "comb_a", "comb_b")
-_ROW_FIELDS = ("omega", "alpha", "half", "shift", "mu", "nu")
-
-
-def _bank_args(plan: MorletTransform) -> tuple | None:
-    """The arguments of :func:`~fastmoments.signal.morlet.morlet_bank` that gave ``plan`` its
-    SFT bank, or None when its bank is a direct kernel."""
-    if not isinstance(plan.bank, SFTBank):
-        return None
-    fit = plan.method if plan.sigma >= 1.0 else "direct"
-    if fit == "direct":
-        return None
-    return (float(plan.sigma), float(plan.xi), fit, plan.approximation, int(plan.terms),
-            int(plan.shift) if fit == "asft" else 0, float(plan.truncate))
-
-
-@persistent(depends=("fastmoments.signal.chunked", "fastmoments.signal.sliding",
-                     "fastmoments.signal.morlet", "fastmoments.signal.coefficients"))
-def _scale_tables(sigma: float, xi: float, method: str, approximation: str, terms: int,
-                  shift: int, truncate: float, chunk: int) -> tuple:
-    """The chunked engine's float64 tables of one scale's bank (its single row group) and
-    that bank's rows, as a flat tuple (``()`` when the bank has several row groups).
-
-    Computing them costs 5-10 ms a scale (complex exponentials of ``C x C`` lags per row), the
-    largest part of a first CWT call; they depend only on these plain values and the code
-    of the modules named, so they are kept on disk beside the fits
-    (:mod:`~fastmoments.signal.fit_cache`)."""
-    from .chunked import group_tables
-
-    bank = morlet_bank(sigma, xi, method, approximation, terms, shift, truncate)
-    groups = group_tables(bank, chunk)
-    if len(groups) != 1:  # pragma: no cover - a Morlet bank is one row group
-        return ()
-    g = groups[0]
-    return (*(getattr(g, f) for f in _TABLE_FIELDS),
-            *(np.asarray(getattr(bank, f)) for f in _ROW_FIELDS))
-
-
-def _prefill_chunked(bank: Any, plans: tuple[MorletTransform, ...], device: torch.device) -> None:
-    """Give the stacked ``bank`` the chunked engine's tables of its row groups (one per scale)
-    from :func:`_scale_tables` (read from disk when cached), unless it has them. Every
-    group's stored bank rows must equal the stacked bank's rows, bit for bit, or nothing is
-    filled (the engine then computes the tables itself, as without this cache). CPU only:
-    on a GPU the fused kernels may not use these tables (and compiling them dominates)."""
-    from . import _apply
-    from .chunked import GroupTables
-
-    if device.type != "cpu":
-        return
-    chunk = getattr(_apply, "_CHUNK", {}).get(device.type)
-    if chunk is None or not isinstance(bank, SFTBank) or ("chunked", chunk) in bank._tables:
-        return
-    groups = bank.groups
-    if len(groups) != len(plans):
-        return
-    out = []
-    n_tab = len(_TABLE_FIELDS)
-    for (r0, r1, ch, _half, _shift), plan in zip(groups, plans, strict=True):
-        args = _bank_args(plan)
-        if args is None:
-            return
-        vals = _scale_tables(*args, int(chunk))
-        if len(vals) != n_tab + len(_ROW_FIELDS):
-            return
-        rows = dict(zip(_ROW_FIELDS, vals[n_tab:], strict=True))
-        for name, stored in rows.items():
-            mine = np.asarray(getattr(bank, name))[r0:r1]
-            if mine.shape != np.shape(stored) or not np.array_equal(mine, stored):
-                return
-        fields = dict(zip(_TABLE_FIELDS, vals[:n_tab], strict=True))
-        for name in ("L", "off", "F", "rem"):
-            fields[name] = int(fields[name])
-        out.append(GroupTables(rows=slice(r0, r1), channel=ch, **fields))
-    bank._tables[("chunked", chunk)] = out
 
 
 @functools.lru_cache(maxsize=1024)

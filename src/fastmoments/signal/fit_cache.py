@@ -22,6 +22,19 @@ stored once on disk and read back in well under a millisecond each.
   and readers never see half of one. A file that cannot be read, or holds another key or
   format, is ignored and rewritten. A folder that cannot be written is not an error: the fit
   is then computed as without a cache. Nothing is unpickled or evaluated.
+* **Bounded.** ``$FASTMOMENTS_CACHE_MAX_SIZE`` caps the space the cache takes on disk
+  (default :data:`DEFAULT_MAX_SIZE`, 256 MiB; bytes, or a number with a ``K``, ``M`` or ``G``
+  suffix in powers of 1024, e.g. ``64M``). Every file counts its allocated blocks (a fit of
+  ~850 bytes takes one 4 KiB block on most file systems: about 65 000 fits in 256 MiB),
+  including the folders of older formats (``fits-v0``, ...) beside the current one. A read
+  marks its file as used (its modification time), and when a process that writes finds the
+  folder over the cap it deletes the least recently used files until the folder is at
+  three quarters of it (:func:`prune`). The cap is checked by each process when it first
+  writes and again whenever what it wrote since could have reached it, so several processes
+  writing at once may overshoot it by what the others wrote since their last check. Pruning
+  never disturbs a reader: a file removed while it is open is still read whole (POSIX), and
+  one removed before it is opened is simply a miss (recomputed); a temporary file is removed
+  only when it is an hour old (a writer that died), never while it may still be renamed.
 """
 
 from __future__ import annotations
@@ -31,21 +44,36 @@ import functools
 import hashlib
 import json
 import os
+import re
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FIT_VERSION", "FORMAT_VERSION", "cache_dir", "clear", "persistent"]
+__all__ = ["DEFAULT_MAX_SIZE", "FIT_VERSION", "FORMAT_VERSION", "cache_dir", "clear", "max_size",
+           "persistent", "prune", "usage"]
 
 #: Layout of the files (bump when the encoding changes).
 FORMAT_VERSION = 1
 #: Version of the fits themselves (bump when a fit's algorithm or target changes).
 FIT_VERSION = 1
 
+#: Default cap on the space the cache takes on disk (``$FASTMOMENTS_CACHE_MAX_SIZE``).
+DEFAULT_MAX_SIZE = 256 * 2**20
+#: Pruning leaves the folder at this fraction of the cap (so that it is not pruned at every
+#: write once full).
+LOW_WATER = 0.75
+#: A temporary file older than this (seconds) was left by a writer that died.
+STALE_TEMPORARY = 3600.0
+
 _OFF = ("", "0", "off", "false", "no")
+_DIR_ENV = "FASTMOMENTS_CACHE_DIR"
+_SIZE_ENV = "FASTMOMENTS_CACHE_MAX_SIZE"
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 
 def cache_dir() -> Path | None:
@@ -55,7 +83,14 @@ def cache_dir() -> Path | None:
     >>> folder is None or folder.name == f"fits-v{FORMAT_VERSION}"
     True
     """
-    env = os.environ.get("FASTMOMENTS_CACHE_DIR")
+    return _cache_dir(os.environ.get(_DIR_ENV), os.environ.get("XDG_CACHE_HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_dir(env: str | None, xdg: str | None) -> Path | None:
+    """:func:`cache_dir` for one value of ``$FASTMOMENTS_CACHE_DIR`` (``None``: unset) and
+    of ``$XDG_CACHE_HOME`` (which platformdirs reads on Linux); remembered, since it is asked
+    on every cached call (platformdirs costs ~50 µs)."""
     if env is not None:
         if env.strip().lower() in _OFF:
             return None
@@ -70,6 +105,160 @@ def cache_dir() -> Path | None:
     return base / f"fits-v{FORMAT_VERSION}"
 
 
+def max_size() -> int:
+    """The cap on the cache's size on disk, in bytes: ``$FASTMOMENTS_CACHE_MAX_SIZE`` if set,
+    else :data:`DEFAULT_MAX_SIZE`.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a positive size (bytes, or a number with a ``K``, ``M``, ``G``
+        or ``T`` suffix, powers of 1024, optionally followed by ``iB`` or ``B``).
+
+    >>> max_size() > 0
+    True
+    >>> _parse_size("64M"), _parse_size("1.5GiB"), _parse_size("4096")
+    (67108864, 1610612736, 4096)
+    """
+    return _parse_size(os.environ.get(_SIZE_ENV))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_size(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_MAX_SIZE
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    size = int(float(m[1]) * _UNITS[m[2].lower()]) if m else 0
+    if size <= 0:
+        raise ValueError(
+            f"{_SIZE_ENV} must be a positive size in bytes, optionally with a K, M, G or T "
+            f"suffix (powers of 1024), such as 256M; got {text!r} (to turn the cache off, "
+            f"set {_DIR_ENV}=off)")
+    return size
+
+
+def _entries(base: Path) -> list[tuple[float, int, str, bool]]:
+    """``(mtime, bytes on disk, path, temporary)`` of every file the cache wrote under
+    ``base``: ``*.fit`` in the ``fits-v*`` folders (this format's and older ones), nothing
+    else (a folder set by ``$FASTMOMENTS_CACHE_DIR`` may hold other files)."""
+    out = []
+    try:
+        folders = [e.path for e in os.scandir(base)
+                   if e.name.startswith("fits-v") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return out
+    for folder in folders:
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    if not e.name.endswith(".fit"):
+                        continue
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:  # removed meanwhile
+                        continue
+                    size = max(st.st_size, 512 * getattr(st, "st_blocks", 0))
+                    out.append((st.st_mtime, size, e.path, e.name.startswith(".tmp-")))
+        except OSError:
+            continue
+    return out
+
+
+def usage() -> tuple[int, int]:
+    """``(files, bytes on disk)`` of the cache (both ``0`` when it is off or empty).
+
+    >>> files, size = usage()
+    >>> files >= 0 and size >= 0
+    True
+    """
+    folder = cache_dir()
+    if folder is None:
+        return 0, 0
+    entries = _entries(folder.parent)
+    return len(entries), sum(e[1] for e in entries)
+
+
+def prune(limit: int | None = None) -> int:
+    """Delete the least recently used files until the cache takes at most ``limit`` bytes
+    on disk (default: :data:`LOW_WATER` times :func:`max_size`) and every temporary file
+    left by a writer that died; returns the bytes freed.
+
+    A file another process is reading stays readable (or is a miss, recomputed); a file that
+    is gone already is skipped. Temporary files younger than :data:`STALE_TEMPORARY` seconds
+    (a writer may still rename them into place) are counted but never removed.
+
+    Raises
+    ------
+    TypeError
+        For a ``limit`` that is not an integer (bools included).
+    ValueError
+        For a negative ``limit``.
+    """
+    if limit is None:
+        limit = int(LOW_WATER * max_size())
+    elif isinstance(limit, bool) or not isinstance(limit, (int, np.integer)):
+        raise TypeError(f"limit must be an integer number of bytes, got {limit!r}")
+    elif limit < 0:
+        raise ValueError(f"limit must be >= 0 bytes, got {limit}")
+    folder = cache_dir()
+    return 0 if folder is None else _prune(folder.parent, limit)
+
+
+def _prune(base: Path, limit: int) -> int:
+    """:func:`prune` of the cache folder ``base``."""
+    entries = _entries(base)
+    total = sum(e[1] for e in entries)
+    now = time.time()
+    freed = 0
+    for mtime, size, path, temporary in sorted(entries):  # least recently used first
+        stale = temporary and now - mtime > STALE_TEMPORARY
+        if not stale and (temporary or total <= limit):
+            continue
+        try:
+            os.unlink(path)
+        except OSError:  # removed by another process, or not ours to remove
+            continue
+        total -= size
+        freed += size
+    _ledger.reset(base, total)
+    return freed
+
+
+class _Ledger:
+    """What this process knows of the cache's size, per cache folder: the total at its last
+    scan plus what it has written since. A write that takes it over the cap rescans (other
+    processes write and prune too) and prunes if the folder really is over."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.totals: dict[str, int] = {}  # unknown until the first write to a folder
+
+    def reset(self, base: Path, total: int | None) -> None:
+        with self.lock:
+            if total is None:
+                self.totals.pop(str(base), None)
+            else:
+                self.totals[str(base)] = total
+
+    def wrote(self, base: Path, size: int) -> None:
+        cap = max_size()
+        with self.lock:
+            total = self.totals.get(str(base))
+            if total is not None:
+                self.totals[str(base)] = total = total + size
+                if total <= cap:
+                    return
+        entries = _entries(base)  # first write of this process, or over the cap
+        total = sum(e[1] for e in entries)
+        if total > cap:
+            _prune(base, int(LOW_WATER * cap))
+        else:
+            self.reset(base, total)
+
+
+_ledger = _Ledger()
+
+
 def clear() -> int:
     """Delete the cached fits; returns how many files were removed."""
     folder = cache_dir()
@@ -82,6 +271,7 @@ def clear() -> int:
             n += 1
         except OSError:  # pragma: no cover - removed by another process
             pass
+    _ledger.reset(folder.parent, None)
     return n
 
 
@@ -200,6 +390,21 @@ def _store(folder: Path, path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+    try:
+        size = os.stat(path)
+        _ledger.wrote(folder.parent, max(size.st_size, 512 * getattr(size, "st_blocks", 0)))
+    except OSError:  # pruned or replaced meanwhile: nothing to count
+        pass
+
+
+def _touch(path: Path) -> None:
+    """Mark a file as just used (its modification time: the order :func:`prune` follows;
+    access times are often not kept). A read-only folder or a file pruned meanwhile is
+    fine."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def persistent(kind: type | None = None, depends: tuple[str, ...] = ()
@@ -222,15 +427,19 @@ def persistent(kind: type | None = None, depends: tuple[str, ...] = ()
             folder = cache_dir()
             if folder is None:
                 return func(*args, **kwargs)
+            max_size()  # a bad $FASTMOMENTS_CACHE_MAX_SIZE is an error on every call
             if not source:
                 source.append(":".join([_source_hash(func),
                                         *(_module_hash(m) for m in depends)]))
             key = repr((name, FIT_VERSION, source[0], args, sorted(kwargs.items())))
             path = _path(folder, key)
             try:
-                return _loads(path.read_bytes(), key, kind)
+                value = _loads(path.read_bytes(), key, kind)
             except Exception:  # missing, corrupt, truncated, another key: recompute
                 pass
+            else:
+                _touch(path)
+                return value
             value = func(*args, **kwargs)
             try:
                 _store(folder, path, _dumps(key, value))
