@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.disk import DiskTransform
+from fastmoments.disk import DiskTransform, engine
 from fastmoments.disk.pht import PolarHarmonicTransform
+
+
+@pytest.fixture(autouse=True)
+def _every_job(monkeypatch):
+    """The compiled kernel for jobs of any size (the engine keeps small ones on torch)."""
+    monkeypatch.setattr(engine, "NUMBA_ANGULAR_WORK", 0)
 
 
 def _pair(monkeypatch, make):
@@ -49,6 +55,17 @@ def test_selection_with_gaps_and_pht(monkeypatch, rng):
                                                                   dtype=torch.float64))
     a, b = ref.forward(img).numpy(), got.forward(img).numpy()
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.abs(a).max())
+
+
+def test_small_jobs_keep_the_torch_path(monkeypatch, rng):
+    monkeypatch.setattr(engine, "NUMBA_ANGULAR_WORK", 10**9)
+    plan = DiskTransform("zernike", 20, 10, dtype=torch.float64)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the compiled kernel ran")
+
+    monkeypatch.setattr(plan.engine, "_angular_numba", refuse)
+    plan.forward(rng.random((20, 20)))
 
 
 def test_gradients_use_the_torch_path(monkeypatch, rng):

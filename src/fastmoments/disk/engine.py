@@ -55,6 +55,12 @@ _ITEM = {torch.float32: 4, torch.float64: 8}
 #: Largest share of padding in a block of the radial table (:meth:`DiskEngine._layout`).
 BLOCK_PADDING = 0.125
 
+#: Orbit-repetition-image terms of an angular stage from which the CPU runs the compiled
+#: kernel (:mod:`._numba_angular`, about 4x faster warm); smaller jobs keep the torch path,
+#: so that a first call of that size does not pay numba's import (0.3-0.6 s, with scipy's),
+#: more than the torch path takes (a 256² image at T = 100, k = 3 is 5.9e6 terms, 0.25 s).
+NUMBA_ANGULAR_WORK = 10_000_000
+
 #: Jobs of more operations (as counted by :meth:`DiskEngine.op_count`) than this get a
 #: progress bar, shown once they have run for a second. Measured: 0.32-0.53 G of these
 #: operations per second on one core of an AMD EPYC (N = 256, T = 100 and N = 512, T = 200,
@@ -510,7 +516,8 @@ class DiskEngine:
         the compression's order instead."""
         B = x.shape[0]
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
-        if self.numba_angular and not (torch.is_grad_enabled() and x.requires_grad):
+        if (self.numba_angular and (o1 - o0) * self.n_cols * B >= NUMBA_ANGULAR_WORK
+                and not (torch.is_grad_enabled() and x.requires_grad)):
             return self._angular_numba(vals, g0, g1, o0, o1, group_major)
         # 4-point DFTs of the two half-orbits, in real arithmetic: F = re + i im
         pr, pi = vals[..., :4] @ self.dft_re, vals[..., :4] @ self.dft_im
