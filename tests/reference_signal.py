@@ -26,3 +26,18 @@ def discrete_gaussian(j: np.ndarray, sigma: float, order: int) -> np.ndarray:
         return -j / sigma**2 * phi
     c = np.sum((k**2 / sigma**4 - 1 / sigma**2) * g) / g.sum()
     return (j**2 / sigma**4 - 1 / sigma**2 - c) * phi
+
+
+def sampled_kernel(sigma: float, order: int, radius: int, zero_sum: bool = True) -> np.ndarray:
+    """scipy.ndimage's kernel on ``[-radius, radius]``: the Gaussian normalised over that
+    window, times ``-k/σ²`` (order 1) or ``k²/σ⁴ - 1/σ²`` (order 2; with ``zero_sum``, minus
+    its sum times the order-0 kernel, the convention that makes it zero on constants)."""
+    k = np.arange(-radius, radius + 1, dtype=np.float64)
+    phi = np.exp(-0.5 * (k / sigma) ** 2)
+    phi /= phi.sum()
+    if order == 0:
+        return phi
+    if order == 1:
+        return -k / sigma**2 * phi
+    h = (k**2 / sigma**4 - 1 / sigma**2) * phi
+    return h - h.sum() * phi if zero_sum else h

@@ -27,21 +27,14 @@ import torch
 import fastmoments as fm
 from fastmoments.signal import GaussianFilter
 
+from .reference_signal import sampled_kernel
+
 EPS32 = float(np.finfo(np.float32).eps)
 
 
 def _kernel(sigma: float, order: int, zero_sum: bool) -> np.ndarray:
     """The untruncated kernel on ``[-W, W]``, ``W = ceil(12σ) + 2`` (float64)."""
-    w = math.ceil(12 * sigma) + 2
-    k = np.arange(-w, w + 1, dtype=np.float64)
-    phi = np.exp(-0.5 * (k / sigma) ** 2)
-    phi /= phi.sum()
-    if order == 0:
-        return phi
-    if order == 1:
-        return -k / sigma**2 * phi
-    h = (k**2 / sigma**4 - 1 / sigma**2) * phi
-    return h - h.sum() * phi if zero_sum else h
+    return sampled_kernel(sigma, order, math.ceil(12 * sigma) + 2, zero_sum)
 
 
 def _exact(x: np.ndarray, sigma: float, order: int, zero_sum: bool) -> np.ndarray:

@@ -12,6 +12,8 @@ from fastmoments.signal import MODES, GaussianFilter
 from fastmoments.signal.boundary import extension_indices
 from fastmoments.signal.folded import FOLD_BLOCK, folded_kernel
 
+from .reference_signal import sampled_kernel
+
 EPS = np.finfo(np.float64).eps
 RNG = np.random.default_rng(1313)
 
@@ -19,15 +21,7 @@ RNG = np.random.default_rng(1313)
 def _scipy_kernel(sigma: float, order: int, radius: int) -> np.ndarray:
     """scipy.ndimage's kernel (normalised Gaussian times its Hermite polynomial), with the
     module's order-2 convention: minus its sum times the order-0 kernel."""
-    k = np.arange(-radius, radius + 1, dtype=np.float64)
-    phi = np.exp(-0.5 * (k / sigma) ** 2)
-    phi /= phi.sum()
-    if order == 0:
-        return phi
-    if order == 1:
-        return -k / sigma**2 * phi
-    h = (k**2 / sigma**4 - 1 / sigma**2) * phi
-    return h - h.sum() * phi
+    return sampled_kernel(sigma, order, radius)
 
 
 def _scipy_ref(x, sigma, order, mode, cval=0.0, truncate=4.0):
