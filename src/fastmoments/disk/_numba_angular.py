@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from .._numba import set_threads
 
 __all__ = ["RESEED", "angular_sums", "set_threads"]
 
@@ -91,8 +92,3 @@ def angular_sums(vals, theta0, gstart, ms, out):  # pragma: no cover - compiled
             for b in range(B):
                 out[g, c, b, 0] = acc[c, b, 0]
                 out[g, c, b, 1] = acc[c, b, 1]
-
-
-def set_threads(count: int) -> None:
-    """Use at most ``count`` of numba's threads (never more than it started with)."""
-    numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))

@@ -174,23 +174,36 @@ class RadialCompression:
         self.order = torch.as_tensor(order, dtype=torch.long, device=device)
         self.inverse = torch.as_tensor(np.argsort(order), dtype=torch.long, device=device)
         self.n_basis = max(len(c.js) for c in self.classes)
+        self.radius = (None if radius is None
+                       else torch.as_tensor(radius, dtype=torch.float64, device=device))
         self.local = None if radius is None else _Local.build(self.phi_np(radius), T, device)
         #: bytes of bases the plan may keep (set by the engine from its memory budget)
         self.cache_bytes = 0
         self._cache: dict[tuple, torch.Tensor] = {}
         self._cached = 0
 
-    def _basis_for(self, phi: torch.Tensor, ci: int, key: tuple | None) -> torch.Tensor:
-        """The float64 basis of class ``ci`` at ``phi``, kept under ``key`` while the kept
-        bases stay within :attr:`cache_bytes` (the radii of a plan never change)."""
-        if key is not None:
-            hit = self._cache.get((key, ci))
-            if hit is not None:
-                return hit
-        B = self.basis(phi, self.classes[ci], torch.float64)
+    def _angles(self, rows: tuple) -> torch.Tensor:
+        """The angles of ``rows``: ``("radii", g0, g1)``, the groups ``[g0, g1)`` of
+        :attr:`radius`, or ``("local", b0, nb)``, the points of local blocks
+        ``[b0, b0 + nb)``."""
+        if rows[0] == "local":
+            _, b0, nb = rows
+            d = self.local.d
+            return self.local.phi[b0 * d:(b0 + nb) * d]
+        return self.phi(self.radius[rows[1]:rows[2]])
+
+    def _basis_at(self, rows: tuple, ci: int) -> torch.Tensor:
+        """The float64 basis of class ``ci`` at ``rows`` (see :meth:`_angles`), for the
+        forward products and the synthesis alike; kept while the kept bases stay within
+        :attr:`cache_bytes` (the radii of a plan never change), so a repeated call neither
+        recomputes the angles nor the cosines."""
+        hit = self._cache.get((rows, ci))
+        if hit is not None:
+            return hit
+        B = self.basis(self._angles(rows), self.classes[ci])
         size = B.numel() * 8
-        if key is not None and self._cached + size <= self.cache_bytes:
-            self._cache[(key, ci)] = B
+        if self._cached + size <= self.cache_bytes:
+            self._cache[(rows, ci)] = B
             self._cached += size
         return B
 
@@ -205,31 +218,40 @@ class RadialCompression:
         return torch.arccos(t.clamp(-1.0, 1.0))
 
     # ------------------------------------------------------------------ basis
-    def basis(self, phi: torch.Tensor, cls: _Class, dtype: torch.dtype) -> torch.Tensor:
-        r""":math:`T_j(t_g) = \cos(j \varphi_g)` for the class's degrees, ``(G, J)``,
-        computed in float64 (:math:`t = r` for Zernike, :math:`2r - 1` for
-        pseudo-Zernike, :math:`\varphi` from :meth:`phi`)."""
-        return torch.cos(phi[:, None] * cls.js[None, :]).to(dtype)
+    def basis(self, phi: torch.Tensor, cls: _Class) -> torch.Tensor:
+        r""":math:`T_j(t_g) = \cos(j \varphi_g)` for the class's degrees, ``(G, J)``
+        float64 (:math:`t = r` for Zernike, :math:`2r - 1` for pseudo-Zernike,
+        :math:`\varphi` from :meth:`phi`)."""
+        return torch.cos(phi[:, None] * cls.js[None, :])
 
     # ------------------------------------------------------------------ forward
-    def moments(self, S: torch.Tensor, phi: torch.Tensor,
-                out: list[torch.Tensor] | None = None, key: tuple | None = None
+    def moments(self, S: torch.Tensor, g0: int, out: list[torch.Tensor] | None = None
                 ) -> list[torch.Tensor]:
-        r"""Add :math:`C = S^{\mathsf T} B` of one chunk of radii to ``out``.
+        r"""Add :math:`C = S^{\mathsf T} B` of the chunk of radius groups starting at
+        ``g0`` to ``out``.
 
-        ``S`` is ``(G, cols, NB2)`` real, radius-major, columns in compression order;
-        ``phi`` the rows' angles (:meth:`phi`, float64); ``key`` names the rows for the
-        basis cache (None: not kept). Returns, per class, ``(cols_class * NB2, J)``
-        float64.
+        ``S`` is ``(G, cols, NB2)`` real float64, radius-major, columns in compression
+        order. Returns, per class, ``(cols_class * NB2, J)`` float64.
+
+        The products run in float64 also for float32 plans. Measured against float64
+        plans (N = 64-256, T = 30-200, k = 1-11, Zernike): float32 products left 1e-6 of
+        the largest moment, as the direct radial stage does, float64 ones 4e-8 to 9e-8;
+        pseudo-Zernike sets were worse still in float32 (1e-4 at T = 200: the rounding is
+        multiplied by :math:`\sum_j |a_j|`). On an H100 the float64 product (cuBLAS, float64
+        tensor cores) also ran faster than a 3xTF32 one (32.7 against 15.4 TFLOP/s at
+        k = 11), and no float32 matmul setting of the user's (TF32, bfloat16) reaches it.
         """
+        return self._products(S, ("radii", g0, g0 + S.shape[0]), out)
+
+    def _products(self, S: torch.Tensor, rows: tuple, out: list[torch.Tensor] | None
+                  ) -> list[torch.Tensor]:
         G, _C, NB2 = S.shape
         if out is None:
             out = [torch.zeros((c.stop - c.start) * NB2, len(c.js), dtype=torch.float64,
                                device=S.device) for c in self.classes]
-        dt = self.product_dtype(S.dtype)
         for ci, (acc, cls) in enumerate(zip(out, self.classes, strict=True)):
             A = S[:, cls.start:cls.stop].reshape(G, (cls.stop - cls.start) * NB2)  # a view
-            acc += _product_tn(A.to(dt), self._basis_for(phi, ci, key))
+            acc += A.transpose(0, 1) @ self._basis_at(rows, ci)
         return out
 
     def moments_local(self, S: torch.Tensor, g0: int, out: list[torch.Tensor] | None = None
@@ -240,25 +262,8 @@ class RadialCompression:
         G, Mc, NB2 = S.shape
         b0 = (g0 - lo.g0) // lo.L
         nb = G // lo.L
-        # float64, like the product over radii: a float32 product could run in TF32 or
-        # bfloat16 where the user lowered torch's float32 matmul precision
-        S = S.to(torch.float64)
         W = torch.bmm(lo.ell[b0:b0 + nb], S.reshape(nb, lo.L, Mc * NB2))  # (nb, d, cols*NB2)
-        d = lo.d
-        return self.moments(W.reshape(nb * d, Mc, NB2), lo.phi[b0 * d:(b0 + nb) * d], out,
-                            key=("local", b0, nb))
-
-    def product_dtype(self, dtype: torch.dtype) -> torch.dtype:
-        r"""The dtype of the product over radii: float64 for float32 sums too.
-
-        Measured against float64 plans (N = 64-256, T = 30-200, k = 1-11, Zernike):
-        float32 products left 1e-6 of the largest moment, as the direct radial stage does;
-        float64 products after the float32 angular stage leave 4e-8 to 9e-8, ten times
-        less. For pseudo-Zernike sets float32 products were worse still (1e-4 at T = 200),
-        because the float32 rounding is multiplied by :math:`\sum_j |a_j|`. On an H100 a
-        float64 product (cuBLAS, on the float64 tensor cores) also ran faster than the
-        3xTF32 one (32.7 against 15.4 TFLOP/s at k = 11, ``disk_compression.json``)."""
-        return torch.float64
+        return self._products(W.reshape(nb * lo.d, Mc, NB2), ("local", b0, nb), out)
 
     def node_weights(self, C: list[torch.Tensor], NB2: int) -> torch.Tensor:
         """``(cols, K, NB2)`` float64 node weights in the original column order."""
@@ -280,20 +285,20 @@ class RadialCompression:
                                                            (cls.stop - cls.start) * V.shape[2]))
         return out
 
-    def _rows(self, coef: list[torch.Tensor], phi: torch.Tensor, NB2: int) -> torch.Tensor:
-        """``(G, cols, NB2)`` float64 values at angles ``phi``, compression order."""
-        G = phi.shape[0]
+    def _rows(self, coef: list[torch.Tensor], rows: tuple, NB2: int) -> torch.Tensor:
+        """``(G, cols, NB2)`` float64 values at ``rows`` (see :meth:`_angles`),
+        compression order."""
         parts = []
-        for v, cls in zip(coef, self.classes, strict=True):
-            B = self.basis(phi, cls, torch.float64)
-            parts.append((B @ v).reshape(G, cls.stop - cls.start, NB2))
+        for ci, (v, cls) in enumerate(zip(coef, self.classes, strict=True)):
+            B = self._basis_at(rows, ci)
+            parts.append((B @ v).reshape(B.shape[0], cls.stop - cls.start, NB2))
         return torch.cat(parts, dim=1)
 
-    def expand(self, coef: list[torch.Tensor], r: torch.Tensor, dtype: torch.dtype,
+    def expand(self, coef: list[torch.Tensor], g0: int, g1: int, dtype: torch.dtype,
                NB2: int) -> torch.Tensor:
-        r""":math:`C_{gm} = \sum_j T_j(r_g) v_{jm}` for the radii ``r``: ``(cols, G, NB2)`` in
-        ``dtype``, original column order."""
-        rows = self._rows(coef, self.phi(r), NB2)
+        r""":math:`C_{gm} = \sum_j T_j(r_g) v_{jm}` for the radius groups ``[g0, g1)``:
+        ``(cols, G, NB2)`` in ``dtype``, original column order."""
+        rows = self._rows(coef, ("radii", g0, g1), NB2)
         return rows.transpose(0, 1)[self.inverse].to(dtype)
 
     def expand_local(self, coef: list[torch.Tensor], g0: int, g1: int, dtype: torch.dtype,
@@ -303,10 +308,9 @@ class RadialCompression:
         lo = self.local
         b0 = (g0 - lo.g0) // lo.L
         nb = (g1 - g0) // lo.L
-        d = lo.d
-        V = self._rows(coef, lo.phi[b0 * d:(b0 + nb) * d], NB2)  # (nb * d, cols, NB2)
+        V = self._rows(coef, ("local", b0, nb), NB2)  # (nb * d, cols, NB2)
         Mc = V.shape[1]
-        rows = torch.bmm(lo.ell[b0:b0 + nb].transpose(1, 2), V.reshape(nb, d, Mc * NB2))
+        rows = torch.bmm(lo.ell[b0:b0 + nb].transpose(1, 2), V.reshape(nb, lo.d, Mc * NB2))
         rows = rows.reshape(nb * lo.L, Mc, NB2)
         return rows.transpose(0, 1)[self.inverse].to(dtype)
 
@@ -377,9 +381,3 @@ def _longest_run(ok: np.ndarray) -> tuple[int, int] | None:
                 best = (start, i)
             start = None
     return best
-
-
-def _product_tn(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    r""":math:`A^{\mathsf T} B` for float64 ``A`` ``(G, R)`` (any row stride) and ``B``
-    ``(G, J)``: one matrix product, no copy of ``A``."""
-    return A.transpose(0, 1) @ B

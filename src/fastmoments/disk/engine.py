@@ -297,26 +297,37 @@ class DiskEngine:
 
     def _node_forward(self, W: torch.Tensor) -> torch.Tensor:
         """``sum_k R[col, row](x_k) W[col, k, :]`` -> ``(cols, rows, NB2)`` float64."""
-        nodes = self.compression.nodes
-        if self.fused:
-            return _FusedForward.apply(W.contiguous(), nodes, self.ms, self.jn, self.n_rows,
-                                       self.family.name == "zernike", self.jcoef)
-        out = torch.zeros(self.n_cols, self.n_rows, W.shape[-1], dtype=torch.float64,
-                          device=self.device)
-        for cols, rows, t in self._nodes_table():
-            out[cols, :rows] = torch.bmm(t, W[cols])
-        return out
+        table = None if self.fused else self._nodes_table()
+        return self._contract(W.contiguous(), self.compression.nodes, table)
 
     def _node_synthesis(self, a: torch.Tensor) -> torch.Tensor:
         """``sum_row R[col, row](x_k) a[col, row, :]`` -> ``(cols, K, NB2)`` float64."""
-        nodes = self.compression.nodes
+        table = None if self.fused else self._nodes_table()
+        return self._expand(a.contiguous(), self.compression.nodes, table)
+
+    def _contract(self, Sr: torch.Tensor, radius: torch.Tensor, table: Any) -> torch.Tensor:
+        """``sum_g R[col, row](r_g) Sr[col, g, :]`` for real ``Sr`` ``(cols, G, NB2)`` and a
+        real radial function: the fused kernels, or the blocks of ``table`` at ``radius``."""
         if self.fused:
-            return _FusedSynthesis.apply(a.contiguous(), nodes, self.ms, self.jn,
-                                         self.family.name == "zernike", self.jcoef)
-        out = torch.empty(self.n_cols, nodes.shape[0], a.shape[-1], dtype=torch.float64,
+            return _FusedForward.apply(Sr, radius, self.ms, self.jn, self.n_rows,
+                                       self.family.name == "zernike", self.jcoef)
+        out = torch.zeros(self.n_cols, self.n_rows, Sr.shape[-1], dtype=Sr.dtype,
                           device=self.device)
-        for cols, rows, t in self._nodes_table():
-            out[cols] = torch.bmm(t.transpose(1, 2), a[cols, :rows])
+        for cols, rows, t in table:
+            out[cols, :rows] = torch.bmm(t, Sr[cols])
+        return out
+
+    def _expand(self, ar: torch.Tensor, radius: torch.Tensor, table: Any) -> torch.Tensor:
+        """``sum_row R[col, row](r_g) ar[col, row, :]`` -> ``(cols, G, NB2)``: the transpose
+        of :meth:`_contract` (every column is in one block, so the result is written
+        everywhere)."""
+        if self.fused:
+            return _FusedSynthesis.apply(ar, radius, self.ms, self.jn,
+                                         self.family.name == "zernike", self.jcoef)
+        out = torch.empty(self.n_cols, radius.shape[0], ar.shape[-1], dtype=ar.dtype,
+                          device=self.device)
+        for cols, rows, t in table:
+            out[cols] = torch.bmm(t.transpose(1, 2), ar[cols, :rows])
         return out
 
     def _exponentials(self, o0: int, o1: int) -> torch.Tensor:
@@ -342,7 +353,7 @@ class DiskEngine:
         Mc, J = self.n_cols, self.n_rows
         per_orbit = batch * Mc * 2 * c * 6 + batch * 8 * c * 4 + Mc * 2 * c * 3
         per_group = batch * Mc * 2 * c * 3
-        if self.compression is not None:  # basis, its cast, 3xTF32 partial products
+        if self.compression is not None:
             # float64 sums and their cast or local-level copy, basis and angles
             per_group += batch * Mc * 2 * 8 * 2 + self.compression.n_basis * 8 * 2
         elif self.fused:  # partial sums over radius blocks
@@ -484,7 +495,7 @@ class DiskEngine:
             if local:
                 C = comp.moments_local(S, g0, C)
             else:
-                C = comp.moments(S, comp.phi(self.radius[g0:g1]), C, key=(g0, g1))
+                C = comp.moments(S, g0, C)
             if bar is not None:
                 bar.update(g1 - g0)
         W = comp.node_weights(C, 2 * B)  # (cols, K, 2B)
@@ -603,23 +614,17 @@ class DiskEngine:
         """``sum_g conj(R[col, row, g]) S[col, g, b]`` -> ``(cols, rows, B)``."""
         Mc, J = self.n_cols, self.n_rows
         B = S.shape[-1]
-        if self.fused:
+        table = None if self.fused else self.table()
+        if self.fused or (table is not None and not self.radial_is_complex):
             Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
-            out = _FusedForward.apply(Sr, self.radius[g0:g1], self.ms, self.jn, J,
-                                      self.family.name == "zernike", self.jcoef)
+            part = None if table is None else [(c, r, t[:, :, g0:g1]) for c, r, t in table]
+            out = self._contract(Sr, self.radius[g0:g1], part)
             return torch.view_as_complex(out.reshape(Mc, J, B, 2).contiguous())
-        table = self.table()
-        if table is not None:
-            if self.radial_is_complex:
-                out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
-                for cols, rows, t in table:
-                    out[cols, :rows] = torch.bmm(t[:, :, g0:g1].conj(), S[cols])
-                return out
-            Sr = torch.view_as_real(S).reshape(Mc, g1 - g0, 2 * B)
-            out = torch.zeros(Mc, J, 2 * B, dtype=self.dtype, device=self.device)
+        if table is not None:  # complex radial functions
+            out = torch.zeros(Mc, J, B, dtype=self.cdtype, device=self.device)
             for cols, rows, t in table:
-                out[cols, :rows] = torch.bmm(t[:, :, g0:g1], Sr[cols])
-            return torch.view_as_complex(out.reshape(Mc, J, B, 2))
+                out[cols, :rows] = torch.bmm(t[:, :, g0:g1].conj(), S[cols])
+            return out
         # the recurrences reuse their buffers: autograd must keep a copy of each step
         copy = S.requires_grad and torch.is_grad_enabled()
         if self.radial_is_complex:
@@ -675,7 +680,7 @@ class DiskEngine:
                 if local:
                     C = comp.expand_local(coef, g0, g1, self.dtype, 2 * B)
                 else:
-                    C = comp.expand(coef, self.radius[g0:g1], self.dtype, 2 * B)
+                    C = comp.expand(coef, g0, g1, self.dtype, 2 * B)
                 C = torch.view_as_complex(C.reshape(self.n_cols, g1 - g0, B, 2))
                 out = self._angular_synth(C, g0, o0, o1, out, weighted)
                 bar.update(g1 - g0)
@@ -694,23 +699,17 @@ class DiskEngine:
         Mc, J = self.n_cols, self.n_rows
         B = a.shape[-1]
         Gc = g1 - g0
-        if self.fused:
+        table = None if self.fused else self.table()
+        if self.fused or (table is not None and not self.radial_is_complex):
             ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
-            out = _FusedSynthesis.apply(ar, self.radius[g0:g1], self.ms, self.jn,
-                                        self.family.name == "zernike", self.jcoef)
+            part = None if table is None else [(c, r, t[:, :, g0:g1]) for c, r, t in table]
+            out = self._expand(ar, self.radius[g0:g1], part)
             return torch.view_as_complex(out.reshape(Mc, Gc, B, 2).contiguous())
-        table = self.table()
-        if table is not None:  # every column is in one block: out is written everywhere
-            if self.radial_is_complex:
-                out = torch.empty(Mc, Gc, B, dtype=self.cdtype, device=self.device)
-                for cols, rows, t in table:
-                    out[cols] = torch.bmm(t[:, :, g0:g1].transpose(1, 2), a[cols, :rows])
-                return out
-            ar = torch.view_as_real(a).reshape(Mc, J, 2 * B)
-            out = torch.empty(Mc, Gc, 2 * B, dtype=self.dtype, device=self.device)
+        if table is not None:  # complex radial functions; every column is in one block
+            out = torch.empty(Mc, Gc, B, dtype=self.cdtype, device=self.device)
             for cols, rows, t in table:
-                out[cols] = torch.bmm(t[:, :, g0:g1].transpose(1, 2), ar[cols, :rows])
-            return torch.view_as_complex(out.reshape(Mc, Gc, B, 2))
+                out[cols] = torch.bmm(t[:, :, g0:g1].transpose(1, 2), a[cols, :rows])
+            return out
         copy = a.requires_grad and torch.is_grad_enabled()  # the recurrences reuse buffers
         if self.radial_is_complex:
             out = torch.zeros(Mc, Gc, B, dtype=self.cdtype, device=self.device)

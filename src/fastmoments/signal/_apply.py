@@ -564,14 +564,8 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        hit = replayed_call(
-            self, x, lambda t, **kw: filter_along(self.bank, self.method, t, memory_budget=None,
+        return replayed_call(
+            self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
                                                   desc=type(self).__name__, **kw),
             axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
             check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16)
-        if hit is not None:  # a repeated GPU call, replayed from a graph
-            return hit[0]
-        return filter_along(self.bank, self.method, x, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite, out=out, progress=progress,
-                            desc=type(self).__name__)

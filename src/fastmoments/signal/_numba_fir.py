@@ -13,9 +13,10 @@ The kernel is given by its half ``hh[k]``, ``k = 0..W``: ``y[n] = hh[0] x[n] + Î
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from .._numba import set_threads
 
 __all__ = ["all_finite", "fir_parallel", "fir_serial", "set_threads"]
 
@@ -197,10 +198,3 @@ def all_finite(v):
     for i in range(v.shape[0]):
         s += v[i] - v[i]
     return s == 0.0
-
-
-def set_threads(count: int) -> None:
-    """Use at most ``count`` of numba's threads (never more than it started with)."""
-    numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))
-
-

@@ -218,15 +218,10 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        hit = replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite, out=out, progress=progress,
-                            bytes_per_sample=16 * len(self.scales))
-        if hit is not None:  # a repeated GPU call, replayed from a graph
-            return hit[0]
-        return self._call(x, axis=axis, mode=mode, cval=cval, engine=engine,
-                          memory_budget=memory_budget, check_finite=check_finite, out=out,
-                          progress=progress)
+        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                             engine=engine, memory_budget=memory_budget,
+                             check_finite=check_finite, out=out, progress=progress,
+                             bytes_per_sample=16 * len(self.scales))
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,

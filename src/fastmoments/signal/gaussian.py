@@ -404,16 +404,11 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
-        hit = replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                            engine=engine, memory_budget=memory_budget,
-                            check_finite=check_finite, out=out, progress=progress,
-                            bytes_per_sample=8, remember=lambda: self.method)
-        if hit is not None:  # a repeated GPU call, replayed from a graph
-            self.method = hit[1]
-            return hit[0]
-        return self._call(x, axis=axis, mode=mode, cval=cval, engine=engine,
-                          memory_budget=memory_budget, check_finite=check_finite, out=out,
-                          progress=progress)
+        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                             engine=engine, memory_budget=memory_budget,
+                             check_finite=check_finite, out=out, progress=progress,
+                             bytes_per_sample=8, remember=lambda: self.method,
+                             replayed=lambda method: setattr(self, "method", method))
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,
@@ -690,21 +685,22 @@ def _run_triton_fir(t: torch.Tensor, axes: list[int], plans: list[GaussianFilter
     (the same half kernels and sums as the CPU's numba passes)."""
     from . import triton_fir
 
-    y = t.contiguous()
     char = "d" if t.dtype == torch.float64 else "f"
-    last = len(axes) - 1
-    for k, (ax, plan, mode) in enumerate(zip(axes, plans, modes, strict=True)):
+    return triton_fir.fir_passes(t.contiguous(), _plan_passes(axes, plans, modes, t.ndim, char),
+                                 cval, target)
+
+
+def _plan_passes(axes: list[int], plans: list[GaussianFilter], modes: list[str], ndim: int,
+                 char: str) -> list[tuple[int, np.ndarray, bool, int]]:
+    """The direct FIR's passes ``(axis, half kernel, odd, mode code)`` of ``plans`` along
+    ``axes`` for data of dtype code ``char`` (:func:`.fir.fir_passes` and
+    :func:`.triton_fir.fir_passes` take them)."""
+    passes = []
+    for ax, plan, mode in zip(axes, plans, modes, strict=True):
         hh, odd = _half_kernel(plan.sigma, plan.order, plan.direct_truncate, char)
-        code = MODE_CODES[check_choice("mode", mode, MODES)]
-        dst = None
-        if (k == last and target is not None and target.is_contiguous()
-                and target.dtype == y.dtype and target.data_ptr() != y.data_ptr()):
-            dst = target
-        y = triton_fir.fir_axis(y, normalize_axis(ax, t.ndim), hh, odd, code, cval, out=dst)
-    if target is not None and y is not target:
-        target.copy_(y)
-        return target
-    return y
+        passes.append((normalize_axis(ax, ndim), hh, odd,
+                       MODE_CODES[check_choice("mode", mode, MODES)]))
+    return passes
 
 
 def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: list[str], *,
@@ -738,11 +734,7 @@ def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: lis
         require_finite(finite)
         return out if out is not None else to_output(y, kind)
     a, kind = host
-    norm = [normalize_axis(ax, a.ndim) for ax in axes]
-    passes = []
-    for ax, plan, mode in zip(norm, plans, modes, strict=True):
-        hh, odd = _half_kernel(plan.sigma, plan.order, plan.direct_truncate, a.dtype.char)
-        passes.append((ax, hh, odd, MODE_CODES[check_choice("mode", mode, MODES)]))
+    passes = _plan_passes(axes, plans, modes, a.ndim, a.dtype.char)
     tdt = torch.float64 if a.dtype == np.float64 else torch.float32
     if out is None:
         res = np.empty(a.shape, dtype=a.dtype)

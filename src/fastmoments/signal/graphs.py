@@ -99,20 +99,27 @@ def plan_cache(plan: Any) -> GraphCache:
 def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode: Any,
                   cval: Any, engine: Any, memory_budget: Any, check_finite: bool, out: Any,
                   progress: Any, bytes_per_sample: int,
-                  remember: Callable[[], Any] | None = None) -> tuple[Any, Any] | None:
-    """The front of a one-axis plan's ``__call__``: ``(result, remembered)`` from a replayed
-    graph of ``run(t, axis=..., mode=..., cval=..., engine=..., check_finite=False)`` in
-    :func:`plan_cache` ``(plan)``, or ``None`` when the plan runs the call eagerly (see
-    :meth:`GraphCache.call`; the result holds ``bytes_per_sample`` bytes per input sample)."""
-    if not eligible(x, out, progress, memory_budget):
-        return None
+                  remember: Callable[[], Any] | None = None,
+                  replayed: Callable[[Any], None] | None = None) -> Any:
+    """A one-axis plan's ``__call__``: ``run(x, axis=..., mode=..., cval=..., engine=...,
+    memory_budget=..., check_finite=..., out=..., progress=...)``, replayed from a graph in
+    :func:`plan_cache` ``(plan)`` when :meth:`GraphCache.call` can (the result holds
+    ``bytes_per_sample`` bytes per input sample), else run eagerly. On a replay,
+    ``replayed(remembered)`` is called first with what ``remember`` gave at the capture."""
+    hit = None
     key = plain_key("call", axis, mode, cval, engine)
-    if key is None:
-        return None
-    return plan_cache(plan).call(
-        x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
-                              check_finite=False),
-        check_finite, bytes_per_sample * x.numel(), remember)
+    if eligible(x, out, progress, memory_budget) and key is not None:
+        hit = plan_cache(plan).call(
+            x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
+                                  memory_budget=None, check_finite=False, out=None,
+                                  progress=None),
+            check_finite, bytes_per_sample * x.numel(), remember)
+    if hit is not None:
+        if replayed is not None:
+            replayed(hit[1])
+        return hit[0]
+    return run(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+               check_finite=check_finite, out=out, progress=progress)
 
 
 class _Graph:

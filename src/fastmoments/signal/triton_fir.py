@@ -29,7 +29,7 @@ import torch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import available, tl, triton
 
-__all__ = ["available", "fir_axis"]
+__all__ = ["available", "fir_axis", "fir_passes"]
 
 if _HAVE_TRITON:
 
@@ -133,4 +133,23 @@ def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, c
     grid = (pre, triton.cdiv(n, bn), triton.cdiv(post, bp))
     _fir_kernel[grid](x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
                       MODE=int(mode), BN=bn, BP=bp, num_warps=4)
+    return y
+
+
+def fir_passes(x: torch.Tensor, passes: list[tuple[int, np.ndarray, bool, int]], cval: float,
+               target: torch.Tensor | None = None) -> torch.Tensor:
+    """Filter the C-contiguous tensor ``x`` along several axes, one :func:`fir_axis` per
+    entry ``(axis, hh, odd, mode code)`` of ``passes`` (as :func:`.fir.fir_passes` on the
+    host). The last pass writes into ``target`` when it can (C-contiguous, ``x``'s dtype,
+    not ``x``); else ``target`` receives a copy. Returns the result (``target`` if given)."""
+    y = x
+    for k, (ax, hh, odd, code) in enumerate(passes):
+        dst = None
+        if (k == len(passes) - 1 and target is not None and target.is_contiguous()
+                and target.dtype == y.dtype and target.data_ptr() != y.data_ptr()):
+            dst = target
+        y = fir_axis(y, ax, hh, odd, code, cval, out=dst)
+    if target is not None and y is not target:
+        target.copy_(y)
+        return target
     return y
