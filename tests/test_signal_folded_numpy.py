@@ -10,7 +10,7 @@ from scipy import ndimage
 
 import fastmoments as fm
 from fastmoments.signal import GaussianFilter
-from fastmoments.signal.folded import truncation_radius
+from fastmoments.signal.folded import full_radius, truncation_radius
 from fastmoments.signal.gaussian import _fast_folded
 
 MODES = ["reflect", "mirror", "wrap", "nearest", "constant"]
@@ -52,3 +52,49 @@ def test_fast_folded_keeps_dtype_and_refuses_nan():
     with pytest.raises(ValueError, match="NaN or infinity"):
         fm.gaussian_filter1d(bad, 500.0)
     assert np.isnan(bad[3])  # the input is not modified
+
+
+def _fft_route(x, sigma, order, mode, monkeypatch):
+    """``_fast_folded`` with the low-frequency route switched off (its FFT route)."""
+    from fastmoments.signal import gaussian
+
+    gaussian._folded_spectrum.cache_clear()
+    with monkeypatch.context() as m:
+        m.setattr(gaussian, "LOW_COMPONENTS", -1)
+        y = _fast_folded(x, -1, sigma, order, full_radius(sigma, 4.0), mode, 0.0)
+    gaussian._folded_spectrum.cache_clear()
+    return y
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "wrap"])
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize(("n", "sigma"), [(1, 50.0), (2, 9.0), (7, 40.0), (300, 2000.0),
+                                          (1000, 8192.0), (3000, 8192.0)])
+def test_low_frequency_route_matches_the_fft_route(mode, order, n, sigma, monkeypatch):
+    from fastmoments.signal.gaussian import _folded_spectrum, _kernel_l1
+
+    x = np.random.default_rng(n + order).standard_normal((2, n))
+    assert _folded_spectrum(sigma, order, full_radius(sigma, 4.0), n, mode)[2] is not None
+    y = _fast_folded(x, -1, sigma, order, full_radius(sigma, 4.0), mode, 0.0)
+    ref = _fft_route(x, sigma, order, mode, monkeypatch)
+    # the components left out are below 2^-52 ‖h‖₁ each (Parseval: ≤ √2 2^-52 ‖h‖₁ ‖x‖₂ in
+    # all); both routes round at ~1e-16 ‖h‖₁ max|x| per output
+    tol = 8 * 2.0**-52 * _kernel_l1(sigma, order) * np.sqrt(2 * n) * np.abs(x).max()
+    np.testing.assert_allclose(y, ref, rtol=0, atol=tol)
+
+
+def test_low_frequency_route_refuses_nan_even_with_no_component_kept():
+    from fastmoments.signal.gaussian import _folded_spectrum
+
+    sigma, n = 8192.0, 1000
+    # a first derivative smoothed 8x beyond the signal: no Fourier component reaches
+    # 2^-52 ‖h‖₁, the result is 0 (exact: ~e^-300) and x never enters a product
+    low = _folded_spectrum(sigma, 1, full_radius(sigma, 4.0), n, "reflect")[2]
+    assert low is not None and low[0].shape == (n, 0)
+    x = np.random.default_rng(3).standard_normal(n)
+    assert np.all(fm.gaussian_filter1d(x, sigma, order=1) == 0.0)
+    for order in (0, 1):
+        bad = x.copy()
+        bad[10] = np.inf
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            fm.gaussian_filter1d(bad, sigma, order=order)
