@@ -1227,13 +1227,11 @@ def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int
     moved = x if last else np.moveaxis(x, axis, -1)
     rows = moved.reshape(-1, n).astype(np.float64)
     if low is not None:
-        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in z: checked below
-            z = rows @ low[0]
-        # a NaN or infinity in x reaches z (every product is formed, and inf·0 is NaN); with
-        # no component kept there is no z to carry it: x itself is checked
-        if not (low[0].shape[1] and np.isfinite(z).all()) and not np.isfinite(x).all():
+        # x is finite where its sum is (else the full check decides: a sum can overflow);
+        # checked first, as a product may never see a sample (no component kept)
+        if not math.isfinite(rows.sum()) and not np.isfinite(x).all():
             raise ValueError("x contains NaN or infinity")
-        y = z @ low[1]
+        y = (rows @ low[0]) @ low[1]
         y = y.reshape(moved.shape)
         return np.ascontiguousarray(y if last else np.moveaxis(y, -1, axis), dtype=x.dtype)
     else:
