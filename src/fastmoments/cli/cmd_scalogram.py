@@ -127,12 +127,12 @@ def run(args: argparse.Namespace) -> int:
         scales = np.geomspace(args.min_scale, hi, args.num_scales)
     coef, freqs, elapsed = _transform(x, scales, rate, args.xi, args.method,
                                       pick_device(args.device))
-    fig = _figure(coef, freqs, scales, n, rate, args)
-    from ..viz.figures import save_figure
+    from ._drawing import draw
 
+    drawn = _figure_inputs(coef, freqs, scales, n, rate, args)
     with out as where:
         path = where if folder is None else where / "scalogram.png"
-        save_figure(fig, path, dpi=120, bbox_inches=None)
+        draw(_draw, str(path), drawn)  # in the drawing process when the program has one
         if args.save is not None:
             npz = (where / "scalogram.npz") if args.save == "" else None
             if npz is None and saved is not None:
@@ -168,10 +168,11 @@ def _transform(x: np.ndarray, scales: np.ndarray, rate: float, xi: float, method
     return coef, np.asarray(freqs), time.perf_counter() - t0
 
 
-def _figure(coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray, n: int, rate: float,
-            args: argparse.Namespace) -> Any:
-    """The scalogram figure (no timing in it: the same input gives the same figure)."""
-    from ..viz.figures import scalogram_figure
+def _figure_inputs(coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray, n: int,
+                   rate: float, args: argparse.Namespace) -> dict[str, Any]:
+    """What the figure shows, as plain arrays and strings (picklable, small: a long signal's
+    columns are reduced to the ones drawn, :func:`~fastmoments.viz.figures.column_peaks`)."""
+    from ..viz.figures import column_peaks
 
     hz = rate != 1.0
     values = np.abs(coef)
@@ -179,16 +180,38 @@ def _figure(coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray, n: int, rat
     if args.colour == "amplitude":
         values = values / np.sqrt(np.asarray(scales, dtype=np.float64))[:, None]
         what = "|W| / √scale"
-    fig = scalogram_figure(
-        np.arange(n) / rate, freqs, values,
+    t, values = column_peaks(np.arange(n) / rate, values)
+    return dict(
+        t=t, freqs=np.asarray(freqs), values=values,
         title=f"Morlet scalogram, {what} (ξ = {args.xi:g}, {len(scales)} scales, "
               f"{args.method.upper()})",
         colour_label=what + (" (amplitude: equal for equal sinusoids)"
                              if args.colour == "amplitude" else " (wavelets of unit energy)"),
         time_label="time (s)" if hz else "sample",
         freq_label="frequency (Hz)" if hz else "frequency (cycles / sample)")
+
+
+def _build(drawn: dict[str, Any]) -> Any:
+    """The scalogram figure of :func:`_figure_inputs`'s values."""
+    from ..viz.figures import scalogram_figure
+
+    drawn = dict(drawn)
+    fig = scalogram_figure(drawn.pop("t"), drawn.pop("freqs"), drawn.pop("values"), **drawn)
     _plain_log_ticks(fig.axes[0].yaxis)
     return fig
+
+
+def _draw(path: str, drawn: dict[str, Any]) -> None:
+    """Build the figure and write it to ``path`` (run by the drawing process, or here)."""
+    from ..viz.figures import save_figure
+
+    save_figure(_build(drawn), path, dpi=120, bbox_inches=None)
+
+
+def _figure(coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray, n: int, rate: float,
+            args: argparse.Namespace) -> Any:
+    """The scalogram figure (no timing in it: the same input gives the same figure)."""
+    return _build(_figure_inputs(coef, freqs, scales, n, rate, args))
 
 
 def _plain_log_ticks(axis: Any) -> None:

@@ -144,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     """The body of :func:`main`: parse, run the command, map errors to exit statuses."""
+    if argv is None:  # the program: its figure may be drawn by a helper (see _drawing)
+        from ._drawing import start_for
+
+        start_for(sys.argv[1:])
     collector = _StartupCollector(program=argv is None)
     try:
         parser = build_parser()

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["figure_texts", "image_row", "reconstruction_grid", "save_figure", "scalogram_figure",
-           "slices_figure"]
+__all__ = ["column_peaks", "figure_texts", "image_row", "reconstruction_grid", "save_figure",
+           "scalogram_figure", "slices_figure"]
 
 
 def _plt():
@@ -150,6 +150,24 @@ def slices_figure(original: np.ndarray, recs: dict, orders: Sequence[int], ks: S
     return fig
 
 
+def column_peaks(t: np.ndarray, values: np.ndarray,
+                 max_columns: int = 1200) -> tuple[np.ndarray, np.ndarray]:
+    """``(t, values)`` with at most ``max_columns`` columns: a longer row is cut into that
+    many time bins and each bin drawn with its largest value (a 9-inch figure has fewer
+    pixels than that; peaks stay visible), at the bin's middle sample.
+
+    >>> t, v = column_peaks(np.arange(10.0), np.arange(10.0)[None], max_columns=2)
+    >>> t.tolist(), v.tolist()
+    ([2.0, 7.0], [[4.0, 9.0]])
+    """
+    t = np.asarray(t, dtype=np.float64)
+    if t.size <= max_columns:
+        return t, values
+    edges = np.linspace(0, t.size, max_columns + 1).astype(int)
+    return (t[(edges[:-1] + edges[1:] - 1) // 2],
+            np.maximum.reduceat(values, edges[:-1], axis=1))
+
+
 def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
                      title: str, time_label: str, freq_label: str,
                      colour_label: str = "|W|", max_columns: int = 1200) -> Any:
@@ -160,12 +178,7 @@ def scalogram_figure(t: np.ndarray, freqs: np.ndarray, magnitude: np.ndarray, *,
     bins (a 9-inch figure has fewer pixels than that; peaks stay visible)."""
     freqs = np.asarray(freqs, dtype=np.float64)
     rows = np.argsort(freqs)  # pcolormesh needs monotonic frequencies
-    values = np.asarray(magnitude)[rows]
-    t = np.asarray(t, dtype=np.float64)
-    if t.size > max_columns:  # more samples than pixels: the largest value of each bin is drawn
-        edges = np.linspace(0, t.size, max_columns + 1).astype(int)
-        values = np.maximum.reduceat(values, edges[:-1], axis=1)
-        t = t[(edges[:-1] + edges[1:] - 1) // 2]
+    t, values = column_peaks(t, np.asarray(magnitude)[rows], max_columns)
     fig = _figure(figsize=(9, 4.5))
     ax = fig.add_subplot()
     fig.subplots_adjust(left=0.08, right=0.97, bottom=0.12, top=0.92)
