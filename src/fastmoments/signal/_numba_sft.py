@@ -53,7 +53,7 @@ from numba import set_num_threads as _nb_set_threads
 from .boundary import MODES
 from .chunked import _powers
 
-__all__ = ["CHUNK", "numba_apply", "warm_up"]
+__all__ = ["CHUNK", "apply_arrays", "numba_apply", "warm_up"]
 
 CHUNK = 64  # near-field recursion length (error ∝ CHUNK ε; anchors cost ∝ 1/CHUNK)
 _RESET = 16  # chunk-level recursion steps between two Horner re-anchorings
@@ -450,7 +450,6 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
     """
     if rows.dtype not in (torch.float32, torch.float64):  # pragma: no cover - callers cast
         raise TypeError(f"rows must be float32 or float64, got {rows.dtype}")
-    gt, rtab, qs, ch_ptr, ch_groups = _tables(bank, chunk)
     bsz, n = rows.shape
     cplx = bool(bank.complex_output)
     rdt = (torch.complex64 if rows.dtype == torch.float32 else torch.complex128) if cplx \
@@ -461,15 +460,30 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         target = torch.empty(shape, dtype=rdt)
     if bsz == 0 or n == 0:
         return out if out is not None else target
-    xnp = rows.detach().contiguous().numpy()
     onp = (torch.view_as_real(target) if cplx else target).numpy().reshape(
         bsz, bank.n_channels, -1)
-    code = _MODE_CODE[mode]
+    apply_arrays(bank, rows.detach().contiguous().numpy(), onp, mode, cval, chunk=chunk)
+    if out is not None and target is not out:
+        out.copy_(target)
+        return out
+    return target
+
+
+def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float = 0.0, *,
+                 chunk: int = CHUNK) -> None:
+    """The body of :func:`numba_apply` on NumPy arrays: ``xnp`` ``(B, N)`` C-contiguous
+    float32/float64 signals, ``onp`` ``(B, n_channels, N)`` (real; complex results as
+    ``(B, n_channels, 2N)`` re/im interleaved) written in place, on
+    ``min(torch.get_num_threads(), numba's thread count)`` threads (see :func:`numba_apply`).
+    """
+    gt, rtab, qs, ch_ptr, ch_groups = _tables(bank, chunk)
+    bsz, n = xnp.shape
     jobs = bsz * bank.n_channels
     threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS)
     split = jobs == 1 and -(-n // chunk) >= 2 * _LANES  # one long job: split it over time
     threads = threads if split else min(threads, jobs)
-    args = (xnp, onp, code, float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk, _RESET)
+    args = (xnp, onp, _MODE_CODE[mode], float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk,
+            _RESET)
     if threads > 1:
         before = _nb_get_threads()
         _nb_set_threads(threads)
@@ -482,10 +496,6 @@ def numba_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
             _nb_set_threads(before)
     else:
         _run_serial(*args)
-    if out is not None and target is not out:
-        out.copy_(target)
-        return out
-    return target
 
 
 def warm_up() -> None:

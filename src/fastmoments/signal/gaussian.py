@@ -1111,9 +1111,12 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
     passes = []
     for ax in axes_list:
         n = shape[ax]
-        if method == "auto" and _fast_choice(n, size // max(n, 1), sigma, order, truncate,
-                                             char) != "direct":
-            return None
+        if method == "auto":
+            choice = _fast_choice(n, size // max(n, 1), sigma, order, truncate, char)
+            if choice == "sft" and len(axes_list) == 1 and folded:
+                return _fast_sft(x, ax, sigma, order, mode, cval, truncate)
+            if choice != "direct":
+                return None
         hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
                                if method == "auto" else truncate, char)
         if len(hh) - 1 >= n:  # the kernel reaches beyond the signal: the folded path
@@ -1137,6 +1140,40 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
 LOW_CUTOFF = 2.0**-52
 LOW_COMPONENTS = 16
 LOW_TABLE_BYTES = 8 << 20
+
+
+#: NumPy input of at most this many samples, filtered along one axis by the SFT on the CPU,
+#: goes straight to the numba engine (:func:`_fast_sft`)
+FAST_SFT_MAX = 1 << 21
+
+
+def _fast_sft(x: np.ndarray, axis: int, sigma: float, order: int, mode: str, cval: float,
+              truncate: float) -> np.ndarray | None:
+    """The SFT route of ``method="auto"`` for a NumPy array along one axis, on NumPy arrays:
+    the plan's bank applied by the numba engine (:func:`._numba_sft.apply_arrays`) into a
+    NumPy result, as the general path does through tensors (the same bank, engine and sums:
+    the same values bit for bit) without its round trips (~0.3 ms on 10^5 samples, a fifth
+    of a σ = 8192 call). ``None`` (the general path) for more than :data:`FAST_SFT_MAX`
+    samples (chunking and progress bars are the general path's) and while the numba kernels
+    are not loaded."""
+    from ._apply import numba_preferred
+
+    plan = _cached_plan(sigma, order, "auto", None, None, truncate)
+    if not 0 < x.size <= FAST_SFT_MAX or not numba_preferred(plan.bank):
+        return None
+    from ._numba_sft import apply_arrays
+
+    n = x.shape[axis]
+    last = axis in (-1, x.ndim - 1)
+    moved = x if last else np.moveaxis(x, axis, -1)
+    rows = np.ascontiguousarray(moved.reshape(-1, n))
+    res = np.empty(rows.shape, dtype=x.dtype)
+    apply_arrays(plan.bank, rows, res.reshape(rows.shape[0], 1, n), mode, cval)
+    if not all_finite(res) and not np.isfinite(x).all():
+        raise ValueError("x contains NaN or infinity")
+    plan.method = "sft"
+    res = res.reshape(moved.shape)
+    return res if last else np.ascontiguousarray(np.moveaxis(res, -1, axis))
 
 
 @functools.lru_cache(maxsize=64)
