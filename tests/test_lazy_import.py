@@ -32,6 +32,16 @@ def test_zernike_first_call_never_imports_numba_or_scipy():
     assert _fresh(code) == "False False 4"
 
 
+def test_cold_cwt_fits_never_import_scipy(tmp_path):
+    # the Morlet fits of a first call on an empty cache (scipy.linalg's import alone took
+    # ~0.5 s of it): NumPy's Cholesky and solver
+    code = (f"import os; os.environ['FASTMOMENTS_CACHE_DIR'] = {str(tmp_path)!r}; "
+            "import sys, numpy as np; from fastmoments.signal import cwt; "
+            "c, f = cwt(np.ones(256), np.geomspace(2.0, 40.0, 5)); "
+            "print('scipy' in sys.modules, c.shape)")
+    assert _fresh(code) == "False (5, 256)"
+
+
 @pytest.mark.parametrize("name", fastmoments.__all__)
 def test_every_documented_name_resolves(name):
     value = getattr(fastmoments, name)
