@@ -1133,15 +1133,6 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
     return res
 
 
-#: the low-frequency route of :func:`_fast_folded` keeps the Fourier components of the folded
-#: kernel above ``LOW_CUTOFF · ‖h‖₁`` (float64 rounding of the folding sums: the FFT route's
-#: own error is of that size; ``‖h‖₁`` from :func:`_kernel_l1`) and runs when at most
-#: :data:`LOW_COMPONENTS` remain and its two tables take at most :data:`LOW_TABLE_BYTES`
-LOW_CUTOFF = 2.0**-52
-LOW_COMPONENTS = 16
-LOW_TABLE_BYTES = 8 << 20
-
-
 #: NumPy input of at most this many samples, filtered along one axis by the SFT on the CPU,
 #: goes straight to the numba engine (:func:`_fast_sft`)
 FAST_SFT_MAX = 1 << 21
@@ -1176,6 +1167,16 @@ def _fast_sft(x: np.ndarray, axis: int, sigma: float, order: int, mode: str, cva
     return res if last else np.ascontiguousarray(np.moveaxis(res, -1, axis))
 
 
+#: the low-frequency route of :func:`_fast_folded` keeps the Fourier components of the folded
+#: kernel above ``LOW_CUTOFF · ‖h‖₁`` (float64 rounding of the folding sums: the FFT route's
+#: own error is of that size; ``‖h‖₁`` from :func:`_kernel_l1`) and runs when at most
+#: :data:`LOW_COMPONENTS` remain and its two tables take at most :data:`LOW_TABLE_BYTES`
+#: (they are cached with the folded kernel, up to 64 entries)
+LOW_CUTOFF = 2.0**-52
+LOW_COMPONENTS = 16
+LOW_TABLE_BYTES = 2 << 20
+
+
 @functools.lru_cache(maxsize=64)
 def _folded_spectrum(sigma: float, order: int, radius: int, n: int,
                      mode: str) -> tuple[FoldedKernel, np.ndarray, tuple | None]:
@@ -1199,8 +1200,8 @@ def _low_components(fk: FoldedKernel, spec: np.ndarray, n: int, mode: str, sigma
     components ``k ∈ K`` of the real FFT (weight 2 for ``0 < k < P/2``) changes ``y`` by at
     most ``max_{k∉K} |F_k| ‖x_P‖₂ ≤ √2 · 2^-52 ‖h‖₁ ‖x‖₂`` in the 2-norm (Parseval), the
     size of the FFT route's own rounding (the folded taps are sums of the kernel's samples,
-    rounded relative to ``‖h‖₁``; a derivative folded far beyond the signal keeps nothing
-    else, and no component: its result is 0, exact to that size). With ``C = cos θ_k t`` and
+    rounded relative to ``‖h‖₁``). A derivative folded far beyond the signal keeps no
+    component at all: its result is 0, exact to that size. With ``C = cos θ_k t`` and
     ``S = sin θ_k t``, ``X_k = Σ_t x_P[t] (C - iS)``; the extension is folded into the
     analysis table (``x_P[t]`` is ``x[j(t)]``), and the kernel's ``F_k`` with it, so ``A``
     is ``(N, 2K)`` and ``B`` ``(2K, N)``: ``2 · 2K · N`` multiply-adds per signal instead of
@@ -1268,24 +1269,21 @@ def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int
         # checked first, as a product may never see a sample (no component kept)
         if not math.isfinite(rows.sum()) and not np.isfinite(x).all():
             raise ValueError("x contains NaN or infinity")
-        y = (rows @ low[0]) @ low[1]
-        y = y.reshape(moved.shape)
+        y = ((rows @ low[0]) @ low[1]).reshape(moved.shape)
         return np.ascontiguousarray(y if last else np.moveaxis(y, -1, axis), dtype=x.dtype)
+    if mode == "reflect":
+        xe = np.concatenate([rows, rows[:, ::-1]], axis=1)
+    elif mode == "mirror":
+        xe = rows if n == 1 else np.concatenate([rows, rows[:, n - 2:0:-1]], axis=1)
+    elif mode == "wrap":
+        xe = rows
     else:
-        if mode == "reflect":
-            xe = np.concatenate([rows, rows[:, ::-1]], axis=1)
-        elif mode == "mirror":
-            xe = rows if n == 1 else np.concatenate([rows, rows[:, n - 2:0:-1]], axis=1)
-        elif mode == "wrap":
-            xe = rows
-        else:
-            xe = np.concatenate([rows, np.zeros((rows.shape[0], fk.period - n))], axis=1)
-        y = np.fft.irfft(np.fft.rfft(xe, n=fk.period, axis=1) * spec, n=fk.period,
-                         axis=1)[:, :n]
-        if mode == "nearest":
-            y = y + rows[:, :1] * fk.right + rows[:, n - 1:] * fk.left
-        elif mode == "constant":
-            y = y + cval * (fk.right + fk.left)
+        xe = np.concatenate([rows, np.zeros((rows.shape[0], fk.period - n))], axis=1)
+    y = np.fft.irfft(np.fft.rfft(xe, n=fk.period, axis=1) * spec, n=fk.period, axis=1)[:, :n]
+    if mode == "nearest":
+        y = y + rows[:, :1] * fk.right + rows[:, n - 1:] * fk.left
+    elif mode == "constant":
+        y = y + cval * (fk.right + fk.left)
     y = y.reshape(moved.shape)
     res = np.ascontiguousarray(y if last else np.moveaxis(y, -1, axis), dtype=x.dtype)
     if not np.isfinite(res).all() and not np.isfinite(x).all():
