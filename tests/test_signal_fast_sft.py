@@ -52,4 +52,20 @@ def test_numpy_route_refuses_nan_and_leaves_the_input_alone():
 def test_numpy_route_leaves_large_jobs_to_the_general_path(monkeypatch):
     monkeypatch.setattr(gaussian, "FAST_SFT_MAX", 100)
     x = np.random.default_rng(1).standard_normal(4000)
-    assert gaussian._fast_sft(x, 0, 300.0, 0, "reflect", 0.0, 4.0) is None
+    plan = gaussian._cached_plan(300.0, 0, "auto", None, None, 4.0)
+    assert gaussian._fast_sft(x, 0, plan, "reflect", 0.0) is None
+
+
+@pytest.mark.parametrize("requested", ["auto", "sft"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_plan_takes_the_numpy_route_with_the_same_values(requested, dtype, monkeypatch):
+    calls = []
+    real = gaussian._fast_sft
+    monkeypatch.setattr(gaussian, "_fast_sft", lambda *a: calls.append(1) or real(*a))
+    plan = fm.signal.GaussianFilter(300.0, order=1, method=requested)
+    x = np.random.default_rng(2).standard_normal((2, 3000)).astype(dtype)
+    y = plan(x, mode="nearest")
+    assert calls and plan.method == "sft" and y.dtype == dtype
+    np.testing.assert_array_equal(y, plan(torch.from_numpy(x), mode="nearest").numpy())
+    with pytest.raises(ValueError, match="mode"):  # the general path's checks still answer
+        plan(x, mode="sideways")

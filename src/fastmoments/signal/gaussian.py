@@ -415,11 +415,11 @@ class GaussianFilter(BankPlan):
               check_finite: bool = True, out: Any = None,
               progress: bool | None = None) -> Any:
         """The eager body of :meth:`__call__`."""
-        if (type(x) is np.ndarray and out is None and progress is None and check_finite
+        lean = (type(x) is np.ndarray and out is None and progress is None and check_finite
                 and memory_budget is None and engine == "auto" and type(axis) is int
                 and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
-                and (self.requested == "auto" or self.requested == "direct") and x.ndim >= 1
-                and -x.ndim <= axis < x.ndim):
+                and x.ndim >= 1 and -x.ndim <= axis < x.ndim)
+        if lean and (self.requested == "auto" or self.requested == "direct"):
             y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
                              self.requested, folded=False)
             if y is not None:
@@ -438,6 +438,11 @@ class GaussianFilter(BankPlan):
                 method = _auto_method(n, self.sigma, self.order, self.truncate, dt, dev,
                                          size // max(n, 1))
         self.method = method
+        if (lean and method == "sft" and n is not None and n >= 1 and not self.uses_folded(n)
+                and mode in MODE_CODES and math.isfinite(cval)):  # NumPy to the numba engine
+            y = _fast_sft(x, axis % x.ndim, self, mode, cval)
+            if y is not None:
+                return y
         # a kernel that reaches beyond the signal takes the folded path whatever the method
         if method == "direct" and (n is None or not self.uses_folded(n)):
             return _run_direct(x, [axis], [self], [mode], cval=cval, engine=engine,
@@ -1114,7 +1119,8 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
         if method == "auto":
             choice = _fast_choice(n, size // max(n, 1), sigma, order, truncate, char)
             if choice == "sft" and len(axes_list) == 1 and folded:
-                return _fast_sft(x, ax, sigma, order, mode, cval, truncate)
+                return _fast_sft(x, ax, _cached_plan(sigma, order, "auto", None, None,
+                                                     truncate), mode, cval)
             if choice != "direct":
                 return None
         hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
@@ -1138,18 +1144,17 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
 FAST_SFT_MAX = 1 << 21
 
 
-def _fast_sft(x: np.ndarray, axis: int, sigma: float, order: int, mode: str, cval: float,
-              truncate: float) -> np.ndarray | None:
-    """The SFT route of ``method="auto"`` for a NumPy array along one axis, on NumPy arrays:
-    the plan's bank applied by the numba engine (:func:`._numba_sft.apply_arrays`) into a
-    NumPy result, as the general path does through tensors (the same bank, engine and sums:
-    the same values bit for bit) without its round trips (~0.3 ms on 10^5 samples, a fifth
-    of a σ = 8192 call). ``None`` (the general path) for more than :data:`FAST_SFT_MAX`
-    samples (chunking and progress bars are the general path's) and while the numba kernels
-    are not loaded."""
+def _fast_sft(x: np.ndarray, axis: int, plan: GaussianFilter, mode: str,
+              cval: float) -> np.ndarray | None:
+    """The SFT route of a plan (the one-call functions' or the user's) for a NumPy array along
+    one axis, on NumPy arrays: ``plan.bank`` applied by the numba engine
+    (:func:`._numba_sft.apply_arrays`) into a NumPy result, as the general path does through
+    tensors (the same bank, engine and sums: the same values bit for bit) without its round
+    trips (~0.3 ms on 10^5 samples, a fifth of a σ = 8192 call). ``None`` (the general path)
+    for more than :data:`FAST_SFT_MAX` samples (chunking and progress bars are the general
+    path's) and while the numba kernels are not loaded."""
     from ._apply import numba_preferred
 
-    plan = _cached_plan(sigma, order, "auto", None, None, truncate)
     if not 0 < x.size <= FAST_SFT_MAX or not numba_preferred(plan.bank):
         return None
     from ._numba_sft import apply_arrays
