@@ -1,12 +1,13 @@
-"""Box engine on tensor cores (issue 16): float32 products as 3xTF32 against cuBLAS float32.
+"""Box engine on tensor cores (issue 16): float32 products as 3xTF32 and as split float16
+(fp16x3) against cuBLAS float32.
 
 The job of the Jacobi thesis's Table 3: one 512^3 volume (the 3-D Shepp-Logan phantom), order
 500 (total degree), k = 23, alpha = beta = 0.3, moments and reconstruction. Each engine
 variant (degree blocks, parity) is timed with the engine's float32 products on CUDA cores
-(cuBLAS, TF32 off) and on tensor cores (``precision="tf32x3"``, :mod:`fastmoments.box.
-triton_gemm`), with the relative error of the moments and of the reconstruction against a
-float64 reference made of plain separable products. Medians of CUDA-event times after
-warm-up. Target: forward plus reconstruction <= 5 ms with error <= 1e-6.
+(cuBLAS, TF32 off) and on tensor cores (``precision="tf32x3"`` and ``"fp16x3"``,
+:mod:`fastmoments.box.triton_gemm`), with the relative error of the moments and of the
+reconstruction against a float64 reference made of plain separable products. Medians of
+CUDA-event times after warm-up. Target: forward plus reconstruction <= 5 ms with error <= 1e-6.
 
 Run from the repository root: ``PYTHONPATH=src python benchmarks/box_tensor_cores.py``
 (``--small`` for a quick check on the CPU, where both precisions are the torch path).
@@ -32,7 +33,7 @@ from box_gpu import bench, dense_forward, dense_inverse, rel, summary
 from fastmoments.box import JacobiTransform, engine
 from fastmoments.box.phantom import phantom_tensor
 
-VARIANTS = [("blocks of 64 (default)", {}), ("blocks of 128", {"block": 128}),
+VARIANTS = [("blocks of 128 (default)", {}), ("blocks of 256", {"block": 256}),
             ("no blocks", {"block": 10**6}), ("parity + blocks of 128",
                                              {"parity": True, "block": 128})]
 
@@ -93,7 +94,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     stem = "box_tensor_cores" if not args.small else "box_tensor_cores_small"
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    lines = ["# Box engine: float32 products on CUDA cores vs tensor cores (3xTF32)", "",
+    lines = ["# Box engine: float32 products on CUDA cores vs tensor cores (3xTF32, fp16x3)", "",
              f"{meta['date']}; {meta['device']}; torch {meta['torch']}, CUDA {meta['cuda']}, "
              f"triton {meta['triton']}. Written by `benchmarks/box_tensor_cores.py`.", "",
              f"One {side}^3 volume, order {order} (total degree), k = {k}, alpha = beta = 0.3; "

@@ -143,13 +143,17 @@ class JacobiTransform:
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
-    precision : {"float32", "tf32x3"}
-        How float32 products run on CUDA: ``"float32"`` (default, cuBLAS on CUDA cores) or
-        ``"tf32x3"`` (tensor cores, each product split into three TF32 products,
-        :mod:`fastmoments.box.triton_gemm`), which keeps float32 accuracy: on the 512^3,
-        order-500 job it brought the reconstruction's error against float64 from 1.4e-6 to
-        6.9e-7 but took about 20% longer on an H100 (``benchmarks/results/
-        box_tensor_cores.md``). Ignored on the CPU, in float64 and while a gradient is
+    precision : {"float32", "fp16x3", "tf32x3"}
+        How float32 products run on CUDA: ``"float32"`` (default, cuBLAS on CUDA cores),
+        ``"fp16x3"`` (float16 tensor cores, each operand split into two scaled float16
+        halves and three products summed, :func:`fastmoments.box.triton_gemm.bmm_fp16x3`)
+        or ``"tf32x3"`` (TF32 tensor cores, three TF32 products). Both tensor-core schemes
+        keep float32 accuracy; on the 512^3, order-500 job on an H100, ``"fp16x3"`` takes
+        the same time as cuBLAS's float32 products and brings the reconstruction's error
+        against float64 from 1.4e-6 to 5.1e-7; ``"tf32x3"`` is as accurate but about 30%
+        slower (``benchmarks/results/box_tensor_cores.md``; with ``parity=True`` both
+        tensor-core schemes are slower). Ignored on the CPU, in float64
+        and while a gradient is
         recorded (the torch products are used there).
 
     Raises

@@ -144,13 +144,15 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
     return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
 
-#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores) or
-#: ``"tf32x3"`` (tensor cores with float32 accuracy, :mod:`.triton_gemm`). Set per call by
-#: the plans through :func:`matmul_precision`; a context variable, so that threads (one per
-#: GPU) and concurrent plans never see each other's setting.
+#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores),
+#: ``"fp16x3"`` (float16 tensor cores, each operand split into two scaled halves, float32
+#: accuracy) or ``"tf32x3"`` (TF32 tensor cores, three TF32 products); both are in
+#: :mod:`.triton_gemm`. Set per call by the plans through :func:`matmul_precision`; a
+#: context variable, so that threads (one per GPU) and concurrent plans never see each
+#: other's setting.
 _PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar("box_matmul_precision",
                                                                  default="float32")
-PRECISIONS = ("float32", "tf32x3")
+PRECISIONS = ("float32", "fp16x3", "tf32x3")
 
 
 @contextlib.contextmanager
@@ -165,11 +167,21 @@ def matmul_precision(precision: str) -> Iterator[None]:
         _PRECISION.reset(token)
 
 
-def _tensor_cores(t: torch.Tensor, mat: torch.Tensor) -> bool:
-    return (_PRECISION.get() == "tf32x3" and t.dtype == torch.float32
-            and mat.dtype == torch.float32 and t.device.type == "cuda"
-            and not (torch.is_grad_enabled() and (t.requires_grad or mat.requires_grad))
-            and triton_gemm.available(t.device))
+def _tensor_cores(t: torch.Tensor, mat: torch.Tensor) -> str | None:
+    """The tensor-core scheme for this product, or ``None`` for ``torch.matmul``: float32
+    operands on CUDA (or the Triton interpreter), no gradient to record."""
+    mode = _PRECISION.get()
+    if (mode == "float32" or t.dtype != torch.float32 or mat.dtype != torch.float32
+            or (torch.is_grad_enabled() and (t.requires_grad or mat.requires_grad))
+            or not triton_gemm.available(t.device)):
+        return None
+    return mode
+
+
+def _split3(mat: torch.Tensor) -> triton_gemm.SplitOperand:
+    """The float16 halves of a table view, with a batch axis of one."""
+    s = triton_gemm.split_of(mat)
+    return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
 
 
 def _contract(t: torch.Tensor, dim: int, mat: torch.Tensor) -> torch.Tensor:
@@ -178,7 +190,16 @@ def _contract(t: torch.Tensor, dim: int, mat: torch.Tensor) -> torch.Tensor:
     pre = math.prod(shape[:dim])
     n = shape[dim]
     post = math.prod(shape[dim + 1:])
-    if _tensor_cores(t, mat):
+    mode = _tensor_cores(t, mat)
+    if mode == "fp16x3":
+        if post == 1:  # (pre, n) @ mat^T
+            y = triton_gemm.bmm_fp16x3(t.reshape(1, pre, n), _split3(mat.transpose(0, 1)),
+                                       data_first=True)
+        else:  # mat @ t[p] for every p
+            y = triton_gemm.bmm_fp16x3(t.reshape(pre, n, post), _split3(mat),
+                                       data_first=False)
+        return y.reshape(*shape[:dim], mat.shape[0], *shape[dim + 1:])
+    if mode == "tf32x3":
         if post == 1:  # (pre, n) @ mat^T
             y = triton_gemm.bmm(t.reshape(1, pre, n), mat.transpose(0, 1)[None])
         else:  # mat @ t[p] for every p
@@ -275,12 +296,24 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
         items = new
     shape = (x.shape[0], *(op.nrows for op in ops))
     out = x.new_zeros(shape)
+    plain = all(op.to_rows is None for op in ops)
     for key, t in items:
-        out[(slice(None), *(slice(*key[ax]) for ax in range(nsp)))] = t
-    out = _permute(out, ops, "to_rows")
-    if outside is not None:
-        out = out.masked_fill(outside, 0.0)
+        where = tuple(slice(*key[ax]) for ax in range(nsp))
+        out[(slice(None), *where)] = t
+        if plain and outside is not None and not _inside(key, order, total):
+            out[(slice(None), *where)].masked_fill_(outside[where], 0.0)
+    if not plain:
+        out = _permute(out, ops, "to_rows")
+        if outside is not None:
+            out.masked_fill_(outside, 0.0)
     return out
+
+
+def _inside(key: dict[int, Block] | tuple[Block, ...], order: int, total: bool) -> bool:
+    """Whether every coefficient of a block (degree ranges, no parity) is in the set."""
+    ranges = key.values() if isinstance(key, dict) else key
+    last = [stop - 1 for _start, stop in ranges]
+    return sum(last) <= order if total else max(last) <= order
 
 
 def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
@@ -291,12 +324,18 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     ``total``) contribute; ``outside`` masks the others to zero first.
     """
     nsp = len(ops)
-    if outside is not None:
-        c = c.masked_fill(outside, 0.0)
-    c = _permute(c, ops, "to_degrees")
+    plain = all(op.to_degrees is None for op in ops)
+    if not plain:
+        c = _permute(c if outside is None else c.masked_fill(outside, 0.0), ops, "to_degrees")
     keys = block_keys(ops, order, total, block)
-    items: dict[tuple[Block, ...], torch.Tensor] = {
-        k: c[(slice(None), *(slice(*r) for r in k))] for k in keys}
+    items: dict[tuple[Block, ...], torch.Tensor] = {}
+    for k in keys:
+        where = tuple(slice(*r) for r in k)
+        part = c[(slice(None), *where)]
+        if plain and outside is not None and not _inside(k, order, total):
+            # the caller's coefficients outside the set are ignored: zeroed in a copy
+            part = part.masked_fill(outside[where], 0.0)
+        items[k] = part
     for ax in range(nsp):
         dim = 1 + ax
         op = ops[ax]

@@ -1,0 +1,131 @@
+"""float16 split products of the box engine (box.triton_gemm.bmm_fp16x3, precision="fp16x3").
+
+The kernel runs on CUDA (or the CPU under TRITON_INTERPRET=1); without it, the split of the
+plan tables, the precision switch and its fallback to the torch products are tested."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from fastmoments.box import JacobiTransform, engine, triton_gemm
+
+DEV = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+KERNEL = triton_gemm.available(DEV)
+needs_kernel = pytest.mark.skipif(not KERNEL, reason="needs CUDA or TRITON_INTERPRET=1 with Triton")
+
+
+def _bound(k: int) -> float:
+    # float32 sums of the k products (each block of the tensor cores' sums is promoted to
+    # float32), plus the split's dropped terms, 3 * 2^-23, relative to sum |a||b|
+    return (k + 6) * 2.0**-23
+
+
+def test_split_constant_halves_rebuild_the_matrix():
+    g = torch.Generator().manual_seed(0)
+    for scale in (1e-30, 1e-3, 1.0, 7e4, 1e30):
+        m = torch.randn(17, 23, generator=g) * scale
+        s = triton_gemm.split_constant(m)
+        assert s.hi.dtype == s.lo.dtype == torch.float16
+        assert math.log2(s.inv_scale).is_integer()  # a power of two: exact scaling
+        back = (s.hi.double() + s.lo.double()) * s.inv_scale
+        top = float(m.abs().max())
+        # 11 + 11 bits kept, the second rounding half a unit: 2^-23 of the top entry
+        assert float((back - m.double()).abs().max()) <= 2.0**-23 * top
+        assert float(s.hi.float().abs().max()) < 2.0**15
+
+
+def test_split_constant_zero_and_nonfinite():
+    s = triton_gemm.split_constant(torch.zeros(3, 4))
+    assert float(s.hi.float().abs().max()) == 0.0 and s.inv_scale == 1.0
+    with pytest.raises(ValueError, match="finite"):
+        triton_gemm.split_constant(torch.tensor([[1.0, float("nan")]]))
+
+
+def test_split_of_caches_per_view_and_follows_in_place_changes():
+    base = torch.randn(6, 5)
+    v = base[:4]
+    a = triton_gemm.split_of(v)
+    assert triton_gemm.split_of(base[:4]) is a  # same view: the cached halves
+    t = triton_gemm.split_of(base.t())  # a transposed view: row-major halves of its own
+    assert t.hi.shape == (5, 6) and t.hi.stride(1) == 1 and t.hi.stride(0) % 16 == 0
+    assert torch.allclose((t.hi.float() + t.lo.float()) * t.inv_scale, base.t(), atol=1e-6)
+    base.mul_(2.0)  # the table changes: the split is recomputed
+    b = triton_gemm.split_of(base[:4])
+    assert b is not a
+    assert torch.allclose((b.hi.float() + b.lo.float()) * b.inv_scale, base[:4], atol=1e-6)
+
+
+@needs_kernel
+@pytest.mark.parametrize("shape,first", [((1, 5, 7, 3), True), ((3, 33, 70, 17), False),
+                                         ((2, 40, 40, 70), True), ((2, 20, 36, 50), False)])
+def test_bmm_fp16x3_within_the_float32_bound(shape, first):
+    b, m, k, n = shape
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(b, m, k, generator=g, dtype=torch.float64) * 1e3
+    c = torch.randn(b, k, n, generator=g, dtype=torch.float64) * 1e-2
+    a32, c32 = a.float(), c.float()
+    ref = a32.double() @ c32.double()
+    scale = a32.double().abs() @ c32.double().abs()
+    if first:
+        got = triton_gemm.bmm_fp16x3(a32.to(DEV), triton_gemm.split_constant(c32.to(DEV)),
+                                     data_first=True)
+    else:
+        got = triton_gemm.bmm_fp16x3(c32.to(DEV), triton_gemm.split_constant(a32.to(DEV)),
+                                     data_first=False)
+    assert float(((got.double().cpu() - ref).abs() / scale).max()) <= _bound(k)
+
+
+@needs_kernel
+def test_bmm_fp16x3_rows_of_any_magnitude():
+    # each row (column) of a data tile gets its own power of two: tiny, huge and zero rows
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(2, 40, 48, generator=g, dtype=torch.float64)
+    a[0, :5] = 0.0
+    a[1, 3] *= 1e-36
+    a[1, 7] *= 1e30
+    a[1, 9] *= 1e-44  # float32 subnormals
+    c = torch.randn(1, 48, 24, generator=g)
+    a32 = a.float()
+    got = triton_gemm.bmm_fp16x3(a32.to(DEV), triton_gemm.split_constant(c.to(DEV)),
+                                 data_first=True).double().cpu()
+    ref = a32.double() @ c.double()
+    scale = a32.double().abs() @ c.double().abs()
+    err = (got - ref).abs()
+    assert bool((err <= _bound(48) * scale + 1e-45).all())
+    assert bool((got[0, :5] == 0).all())
+
+
+@needs_kernel
+@pytest.mark.parametrize("opts", [{}, {"parity": True, "block": 4}, {"block": 4}])
+def test_box_moments_fp16x3_agree_with_float64(opts):
+    shape = (12, 10, 14) if DEV.type == "cpu" else (40, 36, 44)
+    order = 8 if DEV.type == "cpu" else 30
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3",
+                           **opts)
+    j64 = ref.forward(x).data
+    j = plan.forward(x.float().to(DEV)).data
+    r = plan.inverse(j)
+    r64 = ref.inverse(j64)
+    rel_j = float(torch.linalg.vector_norm(j.double().cpu() - j64) / torch.linalg.vector_norm(j64))
+    rel_r = float(torch.linalg.vector_norm(r.double().cpu() - r64) / torch.linalg.vector_norm(r64))
+    assert rel_j < 1e-6 and rel_r < 1e-6
+
+
+def test_fp16x3_falls_back_to_torch_without_the_kernel_or_with_gradients():
+    shape = (8, 9, 7)
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(4))
+    plan = JacobiTransform(shape, 5, alpha=0.3, beta=0.3, precision="fp16x3")
+    ref = JacobiTransform(shape, 5, alpha=0.3, beta=0.3, dtype=torch.float64)
+    j = plan.forward(x).data
+    assert float((j.double() - ref.forward(x.double()).data).abs().max()) < 1e-5
+    xg = x.clone().requires_grad_(True)
+    plan.forward(xg).data.sum().backward()  # the autograd path is torch's matmul
+    assert xg.grad is not None and bool(torch.isfinite(xg.grad).all())
+    with engine.matmul_precision("fp16x3"):
+        assert engine._PRECISION.get() == "fp16x3"
+    assert engine._PRECISION.get() == "float32"
