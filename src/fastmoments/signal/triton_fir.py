@@ -71,22 +71,76 @@ if _HAVE_TRITON:
         x = tl.load(x_ptr + base + offs_n[:, None].to(tl.int64) * post + cols,
                     mask=nmask[:, None] & pmask[None, :], other=0.0)
         acc = h0 * x.to(h0.dtype)
-        for k in range(1, W + 1):
-            hk = tl.load(hh_ptr + k)
-            ia = _source(offs_n - k, n, MODE)
-            ib = _source(offs_n + k, n, MODE)
-            ma = nmask[:, None] & pmask[None, :] & (ia >= 0)[:, None]
-            mb = nmask[:, None] & pmask[None, :] & (ib >= 0)[:, None]
-            xa = tl.load(x_ptr + base + tl.maximum(ia, 0)[:, None].to(tl.int64) * post + cols,
-                         mask=ma, other=cval).to(h0.dtype)
-            xb = tl.load(x_ptr + base + tl.maximum(ib, 0)[:, None].to(tl.int64) * post + cols,
-                         mask=mb, other=cval).to(h0.dtype)
-            if ODD:
-                acc += hk * xa - hk * xb
-            else:
-                acc += hk * xa + hk * xb
+        first = nb * BN
+        if (first >= W) & (first + BN + W <= n):
+            # every neighbour of this tile is inside the axis: no boundary mode to apply
+            # (most tiles; the index arithmetic of the modes cost more than the loads)
+            ptrs = x_ptr + base + offs_n[:, None].to(tl.int64) * post + cols
+            m2 = pmask[None, :] & nmask[:, None]
+            for k in range(1, W + 1):
+                hk = tl.load(hh_ptr + k)
+                xa = tl.load(ptrs - k * post, mask=m2, other=0.0).to(h0.dtype)
+                xb = tl.load(ptrs + k * post, mask=m2, other=0.0).to(h0.dtype)
+                if ODD:
+                    acc += hk * xa - hk * xb
+                else:
+                    acc += hk * xa + hk * xb
+        else:
+            for k in range(1, W + 1):
+                hk = tl.load(hh_ptr + k)
+                ia = _source(offs_n - k, n, MODE)
+                ib = _source(offs_n + k, n, MODE)
+                ma = nmask[:, None] & pmask[None, :] & (ia >= 0)[:, None]
+                mb = nmask[:, None] & pmask[None, :] & (ib >= 0)[:, None]
+                xa = tl.load(x_ptr + base + tl.maximum(ia, 0)[:, None].to(tl.int64) * post
+                             + cols, mask=ma, other=cval).to(h0.dtype)
+                xb = tl.load(x_ptr + base + tl.maximum(ib, 0)[:, None].to(tl.int64) * post
+                             + cols, mask=mb, other=cval).to(h0.dtype)
+                if ODD:
+                    acc += hk * xa - hk * xb
+                else:
+                    acc += hk * xa + hk * xb
         tl.store(y_ptr + base + offs_n[:, None].to(tl.int64) * post + cols,
                  acc.to(y_ptr.dtype.element_ty), mask=nmask[:, None] & pmask[None, :])
+
+
+if _HAVE_TRITON:
+
+    @triton.jit
+    def _fir_last_kernel(x_ptr, y_ptr, hh_ptr, n, W,
+                         ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr):
+        """:func:`_fir_kernel` for the contiguous last axis (``post == 1``): 1-D tiles, whose
+        loads the compiler vectorises (2-3.6x faster than ``(BN, 1)`` tiles on an H100)."""
+        base = tl.program_id(0).to(tl.int64) * n
+        first = tl.program_id(1) * BN
+        offs = first + tl.arange(0, BN)
+        m = offs < n
+        h0 = tl.load(hh_ptr)
+        cval = tl.load(hh_ptr + W + 1)
+        acc = h0 * tl.load(x_ptr + base + offs, mask=m, other=0.0).to(h0.dtype)
+        if (first >= W) & (first + BN + W <= n):
+            for k in range(1, W + 1):
+                hk = tl.load(hh_ptr + k)
+                xa = tl.load(x_ptr + base + offs - k, mask=m, other=0.0).to(h0.dtype)
+                xb = tl.load(x_ptr + base + offs + k, mask=m, other=0.0).to(h0.dtype)
+                if ODD:
+                    acc += hk * xa - hk * xb
+                else:
+                    acc += hk * xa + hk * xb
+        else:
+            for k in range(1, W + 1):
+                hk = tl.load(hh_ptr + k)
+                ia = _source(offs - k, n, MODE)
+                ib = _source(offs + k, n, MODE)
+                xa = tl.load(x_ptr + base + tl.maximum(ia, 0), mask=m & (ia >= 0),
+                             other=cval).to(h0.dtype)
+                xb = tl.load(x_ptr + base + tl.maximum(ib, 0), mask=m & (ib >= 0),
+                             other=cval).to(h0.dtype)
+                if ODD:
+                    acc += hk * xa - hk * xb
+                else:
+                    acc += hk * xa + hk * xb
+        tl.store(y_ptr + base + offs, acc.to(y_ptr.dtype.element_ty), mask=m)
 
 
 _TAPS: dict[tuple, torch.Tensor] = {}
@@ -107,8 +161,6 @@ def _device_taps(hh: np.ndarray, cval: float, device: torch.device) -> torch.Ten
 
 def _tiles(n: int, post: int) -> tuple[int, int]:
     """``(BN, BP)``: rows along the filtered axis and columns of ``post`` per program."""
-    if post == 1:
-        return min(1024, triton.next_power_of_2(max(n, 16))), 1
     bp = min(128, triton.next_power_of_2(post))
     return max(1, min(triton.next_power_of_2(n), 4096 // bp)), bp
 
@@ -129,6 +181,13 @@ def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, c
     if x.numel() == 0:
         return y
     taps = _device_taps(hh, cval, x.device)
+    if post == 1:
+        # tiles measured on an H100 (2048^2, 128^3 and 1e6 samples, W = 2 and 8)
+        bn = min(1024 if len(hh) <= 5 else 512, triton.next_power_of_2(max(n, 16)))
+        _fir_last_kernel[(pre, triton.cdiv(n, bn))](x, y, taps, n, len(hh) - 1,
+                                                     ODD=bool(odd), MODE=int(mode), BN=bn,
+                                                     num_warps=4 if bn >= 512 else 2)
+        return y
     bn, bp = _tiles(n, post)
     grid = (pre, triton.cdiv(n, bn), triton.cdiv(post, bp))
     _fir_kernel[grid](x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
