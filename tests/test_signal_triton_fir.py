@@ -73,8 +73,8 @@ def test_long_axes_take_the_interior_tiles(rng, dtype):
     own branch of each kernel); the result still equals the CPU's along every axis."""
     for shape in ((3, 5000), (4100, 3), (2, 1500, 7)):
         x = rng.standard_normal(shape).astype(dtype)
-        for order in (0, 1):
-            want = fm.gaussian_filter(x, 2.0, order=order, mode="wrap", method="direct")
-            got = fm.gaussian_filter(torch.as_tensor(x, device="cuda"), 2.0, order=order,
+        for order, sigma in ((0, 2.0), (1, 2.0), (2, 5.0)):  # W = 8 and 20 (up to 21 run here)
+            want = fm.gaussian_filter(x, sigma, order=order, mode="wrap", method="direct")
+            got = fm.gaussian_filter(torch.as_tensor(x, device="cuda"), sigma, order=order,
                                      mode="wrap", method="direct")
             _close(got, want)

@@ -665,10 +665,12 @@ _NUMPY_KIND = ArrayKind(numpy=True, device=torch.device("cpu"))
 
 
 #: Longest half kernel (taps beyond the centre) that the Triton FIR applies on a GPU; longer
-#: ones go through ``conv1d``. Measured on an H100 against the conv1d route
-#: (``signal_scipy_grid_cuda``, float64 2048²): σ = 0.5-2 (W <= 8) 0.44 -> 0.32 ms, but
-#: σ = 8 (W = 32) 0.84 -> 1.18 ms (each tap reloads its inputs).
-TRITON_FIR_RADIUS = 8
+#: ones go through ``conv1d``. Measured on an H100 against the conv1d route, eager calls on
+#: 2048² and 128³: since the kernels skip the boundary modes away from the ends, the Triton
+#: FIR is faster up to W = 21 in float32 and float64 (float64 2048², σ = 2, W = 9:
+#: 0.71 -> 0.36 ms); from W = 27 on, conv1d was faster in some cells (each tap reloads its
+#: inputs).
+TRITON_FIR_RADIUS = 21
 
 
 def _triton_fir_applies(t: torch.Tensor, plans: list[GaussianFilter]) -> bool:
