@@ -264,9 +264,11 @@ _NUMBA_WARMING: list[threading.Thread] = []
 def _warm_numba() -> None:
     """Load (or, the first time on a machine, compile and cache) the numba kernels."""
     try:
+        from ._numba_cwt import warm_up as warm_cwt
         from ._numba_sft import warm_up
 
         warm_up()
+        warm_cwt()
     except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
         return
     _NUMBA_READY.set()
@@ -469,9 +471,18 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
 
 def _numba(bank, rows: torch.Tensor, mode: str, cval: float,
            out: torch.Tensor | None = None, tick=None) -> torch.Tensor:
-    """The numba engine (:mod:`._numba_sft`, imported here on first use), writing into
-    ``out`` ``(B, n_channels, N)`` when given. ``tick(k)`` reports ``k`` more (signal, group)
-    pairs."""
+    """The numba engine (imported here on first use), writing into ``out`` ``(B, n_channels,
+    N)`` when given: the SIMD kernels of :mod:`._numba_cwt` for a complex bank of several
+    channels with one row group each (a CWT), the float64 recursions of :mod:`._numba_sft`
+    otherwise. ``tick(k)`` reports ``k`` more (signal, group) pairs."""
+    if bank.complex_output and bank.n_channels > 1:
+        from ._numba_cwt import eligible, numba_cwt_apply
+
+        if eligible(bank):
+            y = numba_cwt_apply(bank, rows, mode, cval, out=out)
+            if tick is not None:
+                tick(rows.shape[0] * bank_units(bank))
+            return y
     from ._numba_sft import numba_apply
 
     y = numba_apply(bank, rows, mode, cval, out=out)
