@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.signal import CWT, Morlet
+from fastmoments.signal import CWT
 from fastmoments.signal.boundary import MODES, extend
 from fastmoments.signal.cwt import _group_bank, _simd_preferred
 from fastmoments.signal.sliding import SFTBank
 
 pytest.importorskip("numba")
-from fastmoments.signal import _numba_cwt  # noqa: E402
-from fastmoments.signal._apply import numba_ready  # noqa: E402
-from fastmoments.signal._numba_cwt import eligible, numba_cwt_apply  # noqa: E402
+from fastmoments.signal import _numba_cwt
+from fastmoments.signal._apply import numba_ready
+from fastmoments.signal._numba_cwt import eligible, numba_cwt_apply
 
 EPS = {np.float32: 2.0**-24, np.float64: 2.0**-53}
 
