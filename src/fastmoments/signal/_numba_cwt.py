@@ -512,15 +512,53 @@ def _totals(xs, d, chunk, rem, qp, row0, npad, n_c, v, tot, zv):  # pragma: no c
             _vstore_wide(tot, base + step + 5 * v, di)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _horner(tot, o, f, v, qcr, qci):  # pragma: no cover - compiled
+    """``S[pC] = Σ_{j<F} Q^j σ[p+j] + Q^F ρ[p+F]`` by Horner's rule (``o``: the offset of
+    chunk ``p``'s totals in ``tot``)."""
+    hr = _vload(tot, o + f * 4 * v + 2 * v)
+    hi = _vload(tot, o + f * 4 * v + 3 * v)
+    for j in range(f - 1, -1, -1):
+        oj = o + j * 4 * v
+        t = _vfma(qcr, hr, _vsub(_vload(tot, oj), _vmul(qci, hi)))
+        hi = _vfma(qci, hr, _vfma(qcr, hi, _vload(tot, oj + v)))
+        hr = t
+    return hr, hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slide(tot, o, f, v, hr, hi, qcr, qci, qfr, qfi, qgr, qgi):  # pragma: no cover
+    """``S[pC] = σ[p] + Q S[(p+1)C] - Q^F (σ - ρ)[p+F] - Q^{F+1} ρ[p+F+1]`` (``o``: the offset
+    of chunk ``p``'s totals; ``hr``, ``hi``: ``S[(p+1)C]``)."""
+    of = o + f * 4 * v
+    og = of + 4 * v
+    sr1 = _vsub(_vload(tot, of), _vload(tot, of + 2 * v))
+    si1 = _vsub(_vload(tot, of + v), _vload(tot, of + 3 * v))
+    pr2 = _vload(tot, og + 2 * v)
+    pi2 = _vload(tot, og + 3 * v)
+    dr = _vsub(_vfma(qfi, si1, _vfma(qgi, pi2, _vload(tot, o))),
+               _vfma(qfr, sr1, _vmul(qgr, pr2)))
+    di = _vsub(_vload(tot, o + v),
+               _vfma(qfr, si1, _vfma(qfi, sr1, _vfma(qgr, pi2, _vmul(qgi, pr2)))))
+    t = _vfma(qcr, hr, _vsub(dr, _vmul(qci, hi)))
+    return t, _vfma(qci, hr, _vfma(qcr, hi, di))
+
+
 @njit(cache=True, nogil=True)
-def _anchors(tot, r64, n_rows, row0, npad, f, cpl, n_c, v, reset, e):  # pragma: no cover
-    """``E_k = S_k[(c+1)C]`` of every local chunk ``c < cpl`` of every lane into
-    ``e[((2k + j) cpl + c) v + l]`` (``j``: Re, Im; rounded once to the working precision):
-    per row, four lanes at a time (float64 vectors), backward over the chunks: Horner over the
-    window's chunks every ``max(reset, F)`` chunks and at the lane's end, the chunk-level
-    sliding step in between."""
+def _anchors(tot, r64, n_rows, row0, nr, npad, f, cpl, n_c, v, reset,
+             e):  # pragma: no cover - compiled
+    """``E_k = T_k S_k[(c+1)C]`` of every local chunk ``c < cpl`` of every lane into
+    ``e[((2k + j) cpl + c) v + l]`` (``j``: Re, Im; ``T_k``: the basis of the near field;
+    rounded once to the working precision; padding rows zero): per row, backward over the
+    chunks, float64 vectors of four lanes (two of them interleaved for float32's eight):
+    Horner over the window's chunks every ``max(reset, F)`` chunks and at the lane's end, the
+    chunk-level sliding step in between."""
     every = max(reset, f)
-    for k in range(npad):
+    two = v == 8
+    for k in range(nr, npad):
+        for j in range(2 * cpl * v):
+            e[(2 * k) * cpl * v + j] = 0.0
+    for k in range(nr):
         r = row0 + k
         qcr = _vsplat(r64[r])
         qci = _vsplat(r64[n_rows + r])
@@ -533,41 +571,28 @@ def _anchors(tot, r64, n_rows, row0, npad, f, cpl, n_c, v, reset, e):  # pragma:
         t10 = _vsplat(r64[8 * n_rows + r])
         t11 = _vsplat(r64[9 * n_rows + r])
         tk = k * n_c * 4 * v
-        for h in range(0, v, 4):
-            hr = qcr
-            hi = qcr
-            for cc in range(cpl):
-                c = cpl - 1 - cc  # E = S[(c + 1) C]: window from local chunk c + 1
-                pp = c + 1
-                if cc % every == 0:
-                    o = tk + ((pp + f) * 4 + 2) * v + h
-                    hr = _vload(tot, o)
-                    hi = _vload(tot, o + v)
-                    for j in range(f - 1, -1, -1):
-                        o = tk + ((pp + j) * 4) * v + h
-                        t = _vfma(qcr, hr, _vsub(_vload(tot, o), _vmul(qci, hi)))
-                        hi = _vfma(qci, hr, _vfma(qcr, hi, _vload(tot, o + v)))
-                        hr = t
-                else:
-                    o0 = tk + (pp * 4) * v + h
-                    of = tk + ((pp + f) * 4) * v + h
-                    og = of + 4 * v
-                    sr1 = _vsub(_vload(tot, of), _vload(tot, of + 2 * v))
-                    si1 = _vsub(_vload(tot, of + v), _vload(tot, of + 3 * v))
-                    pr2 = _vload(tot, og + 2 * v)
-                    pi2 = _vload(tot, og + 3 * v)
-                    dr = _vsub(_vfma(qfi, si1, _vfma(qgi, pi2, _vload(tot, o0))),
-                               _vfma(qfr, sr1, _vmul(qgr, pr2)))
-                    di = _vsub(_vload(tot, o0 + v),
-                               _vfma(qfr, si1, _vfma(qfi, sr1, _vfma(qgr, pi2,
-                                                                     _vmul(qgi, pr2)))))
-                    t = _vfma(qcr, hr, _vsub(dr, _vmul(qci, hi)))
-                    hi = _vfma(qci, hr, _vfma(qcr, hi, di))
-                    hr = t
-                _vstore_narrow(e, ((2 * k) * cpl + c) * v + h,
-                               _vfma(t00, hr, _vmul(t01, hi)))
-                _vstore_narrow(e, ((2 * k + 1) * cpl + c) * v + h,
-                               _vfma(t10, hr, _vmul(t11, hi)))
+        ar = qcr
+        ai = qcr
+        br = qcr
+        bi = qcr
+        for cc in range(cpl):
+            c = cpl - 1 - cc  # E = S[(c + 1) C]: window from local chunk c + 1
+            o = tk + (c + 1) * 4 * v
+            if cc % every == 0:
+                ar, ai = _horner(tot, o, f, v, qcr, qci)
+                if two:
+                    br, bi = _horner(tot, o + 4, f, v, qcr, qci)
+            else:
+                ar, ai = _slide(tot, o, f, v, ar, ai, qcr, qci, qfr, qfi, qgr, qgi)
+                if two:
+                    br, bi = _slide(tot, o + 4, f, v, br, bi, qcr, qci, qfr, qfi, qgr, qgi)
+            er = ((2 * k) * cpl + c) * v
+            ei = ((2 * k + 1) * cpl + c) * v
+            _vstore_narrow(e, er, _vfma(t00, ar, _vmul(t01, ai)))
+            _vstore_narrow(e, ei, _vfma(t10, ar, _vmul(t11, ai)))
+            if two:
+                _vstore_narrow(e, er + 4, _vfma(t00, br, _vmul(t01, bi)))
+                _vstore_narrow(e, ei + 4, _vfma(t10, br, _vmul(t11, bi)))
 
 
 @njit(cache=True, nogil=True)
@@ -628,7 +653,8 @@ def _near(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v):  # pragma: no
 
 
 @njit(cache=True, nogil=True)
-def _near_t(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v):  # pragma: no cover
+def _near_t(xs, d, big_l, e, cpl, coef, row0, nr, npad, chunk, c, y,
+            v):  # pragma: no cover - compiled
     """:func:`_near` in the rows' output basis ``V = M S`` (``M``: the row's output map; the
     recursion ``V[n] = G V[n+1] + m x0 + u xq`` with ``G = M R_q M^{-1}``, the output ``Σ_r
     V_r``: 8 multiply-adds and 2 additions per row and sample instead of 10 multiply-adds),
@@ -676,6 +702,7 @@ def _near_t(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v):  # pragma: 
         u3r = _vsplat(coef[cf + 30])
         u3i = _vsplat(coef[cf + 31])
         first = k == 0
+        four = k + 3 < nr  # else the fourth row is padding (zero): skipped
         x0row = (c * chunk + d) * v
         xqrow = x0row + big_l * v
         for ii in range(chunk):
@@ -697,11 +724,12 @@ def _near_t(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v):  # pragma: 
             n2 = _vfma(g200, v2r, _vfma(g201, v2i, t))
             v2i = _vfma(g210, v2r, _vfma(g211, v2i, w))
             v2r = n2
-            t = _vfma(m3r, x0, _vmul(u3r, xq))
-            w = _vfma(m3i, x0, _vmul(u3i, xq))
-            n3 = _vfma(g300, v3r, _vfma(g301, v3i, t))
-            v3i = _vfma(g310, v3r, _vfma(g311, v3i, w))
-            v3r = n3
+            if four:
+                t = _vfma(m3r, x0, _vmul(u3r, xq))
+                w = _vfma(m3i, x0, _vmul(u3i, xq))
+                n3 = _vfma(g300, v3r, _vfma(g301, v3i, t))
+                v3i = _vfma(g310, v3r, _vfma(g311, v3i, w))
+                v3r = n3
             o = i * 2 * v
             yr = _vadd(_vadd(v0r, v1r), _vadd(v2r, v3r))
             yi = _vadd(_vadd(v0i, v1i), _vadd(v2i, v3i))
@@ -838,6 +866,66 @@ def _direct_sym(xe, dc, taps, t0, half, o, ch, n, v, acc, zv, nt):  # pragma: no
 
 
 @njit(cache=True, nogil=True)
+def _direct_seg(xs, dc, taps, t0, half, cpl, chunk, c, y, v):  # pragma: no cover - compiled
+    """:func:`_direct_sym` on the segments side by side (``xs``; ``dc``: the row of the window's
+    centre for local sample 0): local chunk ``c`` of every lane into ``y`` (as :func:`_near`
+    leaves it), two samples and two taps at a time (aligned loads, each shared by two taps)."""
+    hs = taps[t0: t0 + 2 * half + 2]
+    h0r = _vsplat(hs[0])
+    h0i = _vsplat(hs[1])
+    pairs = half // 2
+    for i0 in range(0, chunk, 2):
+        r = c * chunk + i0 + dc
+        x0 = _vload(xs, r * v)
+        x1 = _vload(xs, (r + 1) * v)
+        a0 = _vmul(h0r, x0)
+        b0 = _vmul(h0i, x0)
+        a1 = _vmul(h0r, x1)
+        b1 = _vmul(h0i, x1)
+        e0 = _vmul(h0r, _vsub(x0, x0))
+        f0 = e0
+        e1 = e0
+        f1 = e0
+        for jj in range(pairs):
+            j = 2 * jj + 1
+            hr = _vsplat(hs[2 * j])
+            hi = _vsplat(hs[2 * j + 1])
+            gr = _vsplat(hs[2 * j + 2])
+            gi = _vsplat(hs[2 * j + 3])
+            pa = _vload(xs, (r + j) * v)
+            pb = _vload(xs, (r + j + 1) * v)
+            pc = _vload(xs, (r + j + 2) * v)
+            ma = _vload(xs, (r - j - 1) * v)
+            mb = _vload(xs, (r - j) * v)
+            mc = _vload(xs, (r - j + 1) * v)
+            a0 = _vfma(hr, _vadd(pa, mb), a0)
+            b0 = _vfma(hi, _vsub(pa, mb), b0)
+            a1 = _vfma(hr, _vadd(pb, mc), a1)
+            b1 = _vfma(hi, _vsub(pb, mc), b1)
+            e0 = _vfma(gr, _vadd(pb, ma), e0)
+            f0 = _vfma(gi, _vsub(pb, ma), f0)
+            e1 = _vfma(gr, _vadd(pc, mb), e1)
+            f1 = _vfma(gi, _vsub(pc, mb), f1)
+        if half % 2:
+            j = half
+            hr = _vsplat(hs[2 * j])
+            hi = _vsplat(hs[2 * j + 1])
+            pa = _vload(xs, (r + j) * v)
+            pb = _vload(xs, (r + j + 1) * v)
+            mb = _vload(xs, (r - j) * v)
+            mc = _vload(xs, (r - j + 1) * v)
+            a0 = _vfma(hr, _vadd(pa, mb), a0)
+            b0 = _vfma(hi, _vsub(pa, mb), b0)
+            a1 = _vfma(hr, _vadd(pb, mc), a1)
+            b1 = _vfma(hi, _vsub(pb, mc), b1)
+        o = i0 * 2 * v
+        _vstore(y, o, _vadd(a0, e0))
+        _vstore(y, o + v, _vadd(b0, f0))
+        _vstore(y, o + 2 * v, _vadd(a1, e1))
+        _vstore(y, o + 3 * v, _vadd(b1, f1))
+
+
+@njit(cache=True, nogil=True)
 def _sizes(n, gt, chunk, v):  # pragma: no cover - compiled
     """``(lo, hi, cpl, rows, tot_len)``: the extended signal covers positions ``lo .. hi``;
     each of the ``v`` segments holds ``cpl`` output chunks and ``rows`` samples side by side
@@ -855,6 +943,8 @@ def _sizes(n, gt, chunk, v):  # pragma: no cover - compiled
         big_l, off, f, npad = gt[g, 3], gt[g, 4], gt[g, 5], gt[g, 1]
         if gt[g, 8]:
             hi = max(hi, v * ns + 4 * v + off + big_l + v)
+            if gt[g, 9]:  # symmetric: on the segments
+                rows = max(rows, ns + off - lo + big_l + 2)
         else:
             d = off - lo
             rows = max(rows, ns + d + big_l + 1, (cpl + f + 3) * chunk + d + 1)
@@ -887,22 +977,24 @@ def _signal(x, o, b, mode, cval, gt, coef, qp, r64, taps, tap_ptr, chunk, reset,
     acc = np.empty(8 * v, dtype=x.dtype)
     zv = np.zeros(v, dtype=x.dtype)
     for g in range(g_from, g_to):
-        row0, npad, ch, big_l, off, f, rem = gt[g, 0], gt[g, 1], gt[g, 2], gt[g, 3], gt[g, 4], \
-            gt[g, 5], gt[g, 6]
+        row0, npad, ch, big_l, off, f, rem, nr = gt[g, 0], gt[g, 1], gt[g, 2], gt[g, 3], \
+            gt[g, 4], gt[g, 5], gt[g, 6], gt[g, 7]
         d = off - lo
         if gt[g, 8]:
             if gt[g, 9]:
                 half = (big_l - 1) // 2
-                _direct_sym(xe, d + half, taps, tap_ptr[g], half, o, ch, n, v, acc, zv, nt)
+                for c in range(cpl):
+                    _direct_seg(xs, d + half, taps, tap_ptr[g], half, cpl, chunk, c, y, v)
+                    _store(y, o, ch, c, chunk, n, ns, v, nt)
             else:
                 _direct(xe, d, taps, tap_ptr[g], big_l, o, ch, n, v, acc, zv, nt)
             continue
         n_c = (cpl + f + 3) // 2 * 2
         _totals(xs, d, chunk, rem, qp, row0, npad, n_c, v, tot, zv)
-        _anchors(tot, r64, n_rows, row0, npad, f, cpl, n_c, v, reset, e)
+        _anchors(tot, r64, n_rows, row0, nr, npad, f, cpl, n_c, v, reset, e)
         for c in range(cpl):
             if gt[g, 9]:
-                _near_t(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v)
+                _near_t(xs, d, big_l, e, cpl, coef, row0, gt[g, 7], npad, chunk, c, y, v)
             else:
                 _near(xs, d, big_l, e, cpl, coef, row0, npad, chunk, c, y, v)
             _store(y, o, ch, c, chunk, n, ns, v, nt)
