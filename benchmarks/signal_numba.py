@@ -3,8 +3,9 @@ Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engin
 
 1. The 64-scale Morlet CWT (ξ = 6, scales log-spaced 2-1024) of N = 102400 float32 samples on
    ONE thread, writing into a preallocated output (``out=``, as fCWT writes into its own
-   array): engines ``"numba"`` and ``"chunked"``, and fCWT (``pip install fCWT``, which needs
-   ``libfftw3-single3``) with its default plans and with FFTW_MEASURE plans (their one-off
+   array): engines ``"numba"`` (the SIMD kernels of ``fastmoments.signal._numba_cwt``),
+   ``"auto"`` (which picks them once loaded) and ``"chunked"`` (torch), and fCWT (``pip
+   install fCWT``, which needs ``libfftw3-single3``) with its default plans and with FFTW_MEASURE plans (their one-off
    planning time is recorded, not timed). Accuracy: relative error of |W| against the exact
    float64 convolution with the Morlet wavelet truncated at 10σ, after one least-squares real
    factor per scale, on the interior (as in ``benchmarks/signal_cpu.py``); median over scales.
@@ -89,7 +90,7 @@ def cwt_section(env: dict, rows: list) -> None:
                     mode="valid") for s in scales])
     torch.set_num_threads(1)
     plan = CWT(scales, Morlet(xi))
-    for engine in ("numba", "chunked"):
+    for engine in ("numba", "auto", "chunked"):
         buf = plan(x32, engine=engine, progress=False)
         t = timer(lambda e=engine, b=buf: plan(x32, engine=e, out=b, progress=False), repeat=7)
         row = dict(section="cwt", impl=f"fastmoments engine={engine}, out=", threads=1,
@@ -159,7 +160,7 @@ def gaussian_section(threads: int, rows: list) -> None:
         plan = GaussianFilter(sigma)
         row = dict(section="gaussian", n=m, sigma=sigma, threads=nth,
                    folded=bool(m < 2 * plan.K + 1))
-        for engine in ("numba", "chunked"):
+        for engine in ("numba", "auto", "chunked"):
             y = plan(x, engine=engine)
             reps = 3 if m * max(sigma, 64) > 1e9 else 7
             row[f"{engine}_ms"] = timer(lambda e=engine, p=plan, x=x: p(x, engine=e),

@@ -1,49 +1,67 @@
-"""The CPU engine of complex (Morlet) banks: SIMD recursions over chunks side by side.
+"""The CPU engine of the CWT: the SFT recursions of many chunks side by side in SIMD registers.
 
-This module imports numba at its top; :mod:`._apply` imports it only when the engine runs
-(``engine="numba"`` on a complex bank, or ``engine="auto"`` once the kernels are loaded), so
-``import fastmoments`` never loads numba.
+This module imports numba (and llvmlite) at its top; :mod:`._apply` imports it only when the
+engine runs (``engine="numba"`` on a CWT bank, or ``engine="auto"`` for a large CPU CWT once
+the kernels are loaded in the background), so ``import fastmoments`` never loads numba.
 
-Notation as in :mod:`.chunked` and :mod:`._numba_sft`: a channel (one scale of a CWT) is one row
-group of ``R`` rows sharing the window ``L = 2K + 1`` and the offset ``off = n0 - K``,
+**The transform.** Notation as in :mod:`.chunked` and :mod:`._numba_sft`: a channel (one scale
+of a CWT) is one row group of ``R`` rows (11 for the default Morlet fit) sharing the window
+``L = 2K + 1`` and the offset ``off = n0 - K``,
 
     W[n] = Σ_r A_r Re S_r[n] + B_r Im S_r[n],    S_r[n] = Σ_{s<L} x̃[n + off + s] q_r^s,
 
 ``q_r = e^{-α_r + iω_r}`` (``|q_r| ≤ 1``), ``A_r``, ``B_r`` complex, ``x̃`` the signal extended
-by the boundary mode (Yamashita & Wakahara 2022, Eqs. 22-25 and 34-37 for the recursion, 52-61
-for the Morlet rows). Cut the outputs into chunks of ``C`` samples. Inside chunk ``c`` the
+by the boundary mode (Yamashita & Wakahara 2022, Eqs. 22-25 and 34-37 for the recursion, Sec.
+3 for the Morlet rows). Cut the outputs into chunks of ``C`` samples. Inside chunk ``c`` the
 window sums follow the backward recursion
 
     S[n] = x̃[n + off] + q S[n + 1] - q^L x̃[n + off + L],
 
 started at the chunk's anchor ``S[(c + 1)C]`` and run for ``C`` steps. The anchors come from
 the chunk totals ``σ[p] = Σ_{s<C} x̃[pC + off + s] q^s`` and the partial totals ``ρ[p]`` (the
-first ``L mod C`` terms) by the chunk-level recursion of :mod:`._numba_sft` (Horner's rule
-over the window's ``F = ⌊L/C⌋`` chunks every ``max(16, F)`` chunks, the sliding step
-``S[pC] = σ[p] + Q S[(p+1)C] - Q^F σ[p+F] + Q^F ρ[p+F] - Q^{F+1} ρ[p+F+1]``, ``Q = q^C``, in
-between), in float64.
+first ``L mod C`` terms) by the chunk-level recursion of :mod:`._numba_sft`: Horner's rule
+over the window's ``F = ⌊L/C⌋`` chunks every ``max(16, F)`` chunks and the sliding step
 
-**How it runs.** The recursions of ``V`` consecutive chunks are independent: they are the
-``V`` lanes of one SIMD register (``V = 8`` float32 or ``4`` float64 values in 256 bits, the
-AVX2 width), written with LLVM vector intrinsics so that the states of two rows stay in
-registers for the whole chunk. The signal is stored once transposed (``XT[i, c] = x̃[cC +
-i]``), so that sample ``i`` of ``V`` consecutive chunks is one vector load for every scale and
-both reads (``off`` and ``off + L``). Per row and output sample the recursion costs 10
-multiply-adds (complex rotation, the two samples, the complex output) on ``V`` lanes; the
-chunk totals 2 more, in the working precision (each total is a sum of ``C`` products, read
-the same way wherever it enters an anchor, so no error accumulates along the signal); the
-anchors a few per chunk. Scales whose window is short (``L ≤`` :data:`DIRECT_MAX`) are
-cheaper as a direct convolution with the group's taps ``h[k] = Σ_r A_r Re q_r^k + B_r Im
-q_r^k`` (the same kernel, :meth:`.chunked.GroupTables.taps`), vectorised over ``V``
-consecutive outputs. Each output sample is written once.
+    S[pC] = σ[p] + Q S[(p+1)C] - Q^F (σ[p+F] - ρ[p+F]) - Q^{F+1} ρ[p+F+1],   Q = q^C,
+
+in between, in float64.
+
+**The output basis.** Write row ``r``'s output map ``(Re S, Im S) → (Re W, Im W)`` as the
+real 2 × 2 matrix ``M_r = [[Re A, Re B], [Im A, Im B]]`` and run the recursion on ``V_r = M_r
+S_r`` instead: ``V[n] = G V[n+1] + M e_1 x̃[n+off] - M (q^L) x̃[n+off+L]`` with ``G = M R_q
+M^{-1}`` (``R_q``: multiplication by ``q``), and ``W = Σ_r V_r``. That is 8 multiply-adds and
+2 additions per row and sample instead of 10 multiply-adds. ``G`` is similar to ``R_q``; its
+rounding moves its eigenvalues by about ``κ(M) ε``, and for the Morlet rows ``κ(M) = (|d| +
+|c|)/(|d| - |c|) ≈ 1.01`` (``M z = c z + d z̄``, ``|c| ≤ 0.006 |d|``). Groups with a row of
+``κ(M) >`` :data:`_KAPPA_MAX` keep the plain form.
+
+**How it runs.** The signal is cut into ``V`` segments of ``⌈N / (V C)⌉`` chunks each, stored
+side by side (``xs[j, l] = x̃[l N_s + j]``), so that one aligned vector load gives sample ``j``
+of the ``V`` segments for every scale and both reads (``off`` and ``off + L``): the ``V``
+lanes of a 256-bit register (``V = 8`` float32 or ``4`` float64 values, the AVX2 width) run
+``V`` independent recursions. The kernels use LLVM vector intrinsics (numba's ``@intrinsic``)
+so that the states of four rows stay in registers for the whole chunk. Per row and output
+sample the near field costs the 8 multiply-adds above on ``V`` lanes; the chunk totals 2
+more, in the working precision (each total is a sum of ``C`` products, read the same way
+wherever it enters an anchor, so no error accumulates along the signal); the anchors a few
+per chunk (float64, vectors of four lanes). Scales whose window is short (``L ≤``
+:data:`DIRECT_MAX`) are cheaper as a direct convolution with the group's taps ``h[k] = Σ_r
+A_r Re q_r^k + B_r Im q_r^k`` (the same kernel, :meth:`.chunked.GroupTables.taps`); the Morlet
+taps satisfy ``h[K + j] = conj(h[K - j])`` to rounding (checked: :data:`_SYMMETRIC`), so each
+pair of taps costs two multiply-adds. The outputs are transposed back in registers and each
+output sample is written once, with streaming stores when the output is 32-byte aligned.
+On the development machine (2-core AMD EPYC, one thread) the 64-scale CWT of 102400 float32
+samples takes about a third of the torch chunked engine's time
+(``benchmarks/results/signal_numba.md``).
 
 **Error.** Float32 signals are computed in float32: the near-field recursion of ``C`` steps
 from an anchor rounded once adds at most about ``(C + 2) ε_32`` times the rows' ``Σ_r (|A_r|
-+ |B_r|) Σ_s |x̃| |q_r|^s`` (rounding of the states and of ``q``), reset at every chunk, so the
-float32 error does not grow with the signal length; the totals add ``C ε_32`` times the same
-sum and the float64 anchors nothing measurable. Float64 signals run the same loops in
-float64. tests/test_signal_numba_cwt.py checks both against the float64 direct convolution
-with the fitted kernel, including a 300000-sample signal.
++ |B_r|) Σ_s |x̃| |q_r|^s`` (rounding of the states and of ``G``), reset at every chunk, so
+the float32 error does not grow with the signal length; the totals add about ``2 max(16, F)
+ε_32`` times the same sum through the anchors. Float64 signals run the same loops in float64.
+tests/test_signal_numba_cwt.py checks ``(C + 2 max(16, F) + 16) ε`` times that sum against the
+float64 double sum with the fitted kernel, float32 against float64, and a 300000-sample
+signal.
 """
 
 from __future__ import annotations
@@ -812,64 +830,13 @@ def _direct(xe, d, taps, t0, big_l, o, ch, n, v, acc, zv, nt):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
-def _direct_sym(xe, dc, taps, t0, half, o, ch, n, v, acc, zv, nt):  # pragma: no cover
-    """:func:`_direct` for a kernel with ``h[K + j] = conj(h[K - j])`` (``taps`` from ``t0``:
-    ``h[K + j]``, ``j ≤ K``; ``dc``: the index in ``xe`` of the window's centre for output
-    0): ``W[n] = h[K] x̃[c] + Σ_{j≥1} Re h[K+j] (x̃[c+j] + x̃[c-j]) + i Im h[K+j] (x̃[c+j] -
-    x̃[c-j])``, two multiply-adds per pair of taps, three vectors of outputs at a time."""
-    blk = 3 * v
-    hs = taps[t0: t0 + 2 * half + 2]
-    for n0 in range(0, n, blk):
-        base = n0 + dc
-        hr = _vsplat(hs[0])
-        hi = _vsplat(hs[1])
-        x0 = _vload(xe, base)
-        x1 = _vload(xe, base + v)
-        x2 = _vload(xe, base + 2 * v)
-        r0 = _vmul(hr, x0)
-        i0 = _vmul(hi, x0)
-        r1 = _vmul(hr, x1)
-        i1 = _vmul(hi, x1)
-        r2 = _vmul(hr, x2)
-        i2 = _vmul(hi, x2)
-        for j in range(half):
-            hr = _vsplat(hs[2 * j + 2])
-            hi = _vsplat(hs[2 * j + 3])
-            p = _vload(xe, base + j + 1)
-            m = _vload(xe, base - j - 1)
-            r0 = _vfma(hr, _vadd(p, m), r0)
-            i0 = _vfma(hi, _vsub(p, m), i0)
-            p = _vload(xe, base + j + 1 + v)
-            m = _vload(xe, base - j - 1 + v)
-            r1 = _vfma(hr, _vadd(p, m), r1)
-            i1 = _vfma(hi, _vsub(p, m), i1)
-            p = _vload(xe, base + j + 1 + 2 * v)
-            m = _vload(xe, base - j - 1 + 2 * v)
-            r2 = _vfma(hr, _vadd(p, m), r2)
-            i2 = _vfma(hi, _vsub(p, m), i2)
-        if n0 + blk <= n:
-            row = o[ch]
-            q = 2 * n0
-            _vstore_cplx(row, q, r0, i0, nt)
-            _vstore_cplx(row, q + 2 * v, r1, i1, nt)
-            _vstore_cplx(row, q + 4 * v, r2, i2, nt)
-            continue
-        _vstore(acc, 0, r0)
-        _vstore(acc, v, r1)
-        _vstore(acc, 2 * v, r2)
-        _vstore(acc, 4 * v, i0)
-        _vstore(acc, 5 * v, i1)
-        _vstore(acc, 6 * v, i2)
-        for j in range(n - n0):
-            o[ch, 2 * (n0 + j)] = acc[j]
-            o[ch, 2 * (n0 + j) + 1] = acc[4 * v + j]
-
-
-@njit(cache=True, nogil=True)
 def _direct_seg(xs, dc, taps, t0, half, cpl, chunk, c, y, v):  # pragma: no cover - compiled
-    """:func:`_direct_sym` on the segments side by side (``xs``; ``dc``: the row of the window's
-    centre for local sample 0): local chunk ``c`` of every lane into ``y`` (as :func:`_near`
-    leaves it), two samples and two taps at a time (aligned loads, each shared by two taps)."""
+    """A direct kernel with ``h[K + j] = conj(h[K - j])`` (``taps`` from ``t0``: ``h[K + j]``,
+    ``j ≤ K``) on the segments side by side (``xs``; ``dc``: the row of the window's centre
+    for local sample 0): ``W[n] = h[K] x̃[c] + Σ_{j≥1} Re h[K+j] (x̃[c+j] + x̃[c-j]) + i Im
+    h[K+j] (x̃[c+j] - x̃[c-j])``, two multiply-adds per pair of taps, for local chunk ``c`` of
+    every lane into ``y`` (as :func:`_near` leaves it), two samples and two taps at a time
+    (aligned loads, each shared by two taps)."""
     hs = taps[t0: t0 + 2 * half + 2]
     h0r = _vsplat(hs[0])
     h0i = _vsplat(hs[1])
@@ -1045,13 +1012,19 @@ def numba_cwt_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         ``(B, n_channels, N)`` complex64/complex128; written in place when C-contiguous,
         else through a temporary.
     chunk : int
-        Near-field recursion length ``C`` (tests vary it).
+        Near-field recursion length ``C``, a multiple of 8 (tests vary it).
 
     Returns
     -------
     torch.Tensor
         ``(B, n_channels, N)`` complex64 (float32 signals) or complex128 (``out`` when
         given).
+
+    Raises
+    ------
+    ValueError
+        For a bank this engine does not run (:func:`eligible`) or a ``chunk`` that is not a
+        positive multiple of 8.
 
     Notes
     -----
@@ -1073,6 +1046,8 @@ def numba_cwt_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         raise TypeError(f"rows must be float32 or float64, got {rows.dtype}")
     if not eligible(bank):  # pragma: no cover - callers check
         raise ValueError("numba_cwt_apply needs a complex bank with one row group per channel")
+    if chunk <= 0 or chunk % 8:
+        raise ValueError(f"chunk must be a positive multiple of 8, got {chunk}")
     bsz, n = rows.shape
     rdt = torch.complex64 if rows.dtype == torch.float32 else torch.complex128
     shape = (bsz, bank.n_channels, n)
