@@ -5,8 +5,8 @@ Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engin
    ONE thread, writing into a preallocated output (``out=``, as fCWT writes into its own
    array): engines ``"numba"`` (the SIMD kernels of ``fastmoments.signal._numba_cwt``),
    ``"auto"`` (which picks them once loaded) and ``"chunked"`` (torch), and fCWT (``pip
-   install fCWT``, which needs ``libfftw3-single3``) with its default plans and with FFTW_MEASURE plans (their one-off
-   planning time is recorded, not timed). Accuracy: relative error of |W| against the exact
+   install fCWT``, which needs ``libfftw3-single3``) with its default plans and with
+   FFTW_MEASURE plans (their one-off planning time is recorded, not timed). Accuracy: relative error of |W| against the exact
    float64 convolution with the Morlet wavelet truncated at 10σ, after one least-squares real
    factor per scale, on the interior (as in ``benchmarks/signal_cpu.py``); median over scales.
 2. Gaussian smoothing, order 0, float64, mode reflect, through the public plan call: N ∈
