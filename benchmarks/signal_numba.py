@@ -7,8 +7,9 @@ Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engin
    ``"auto"`` (which picks them once loaded) and ``"chunked"`` (torch), and fCWT (``pip
    install fCWT``, which needs ``libfftw3-single3``) with its default plans and with
    FFTW_MEASURE plans (their one-off planning time is recorded, not timed). Accuracy:
-   relative error of |W| against the exact float64 convolution with the Morlet wavelet truncated at 10σ, after one least-squares real
-   factor per scale, on the interior (as in ``benchmarks/signal_cpu.py``); median over scales.
+   relative error of |W| against the exact float64 convolution with the Morlet wavelet
+   truncated at 10σ, after one least-squares real factor per scale, on the interior (as in
+   ``benchmarks/signal_cpu.py``); median over scales.
 2. Gaussian smoothing, order 0, float64, mode reflect, through the public plan call: N ∈
    {1e3, 1e4, 1e5, 1e6} × σ ∈ {4, 32, 256, 8192} on one thread (engines ``"numba"``,
    ``"chunked"`` and scipy), and the target row (N = 102400, σ = 8192) on ``--threads`` too.
