@@ -593,17 +593,20 @@ def _anchors(tot, r64, n_rows, row0, nr, npad, f, cpl, n_c, v, reset,
         ai = qcr
         br = qcr
         bi = qcr
+        left = 0  # chunk-level steps until the next Horner re-anchoring
         for cc in range(cpl):
             c = cpl - 1 - cc  # E = S[(c + 1) C]: window from local chunk c + 1
             o = tk + (c + 1) * 4 * v
-            if cc % every == 0:
+            if left == 0:
                 ar, ai = _horner(tot, o, f, v, qcr, qci)
                 if two:
                     br, bi = _horner(tot, o + 4, f, v, qcr, qci)
+                left = every
             else:
                 ar, ai = _slide(tot, o, f, v, ar, ai, qcr, qci, qfr, qfi, qgr, qgi)
                 if two:
                     br, bi = _slide(tot, o + 4, f, v, br, bi, qcr, qci, qfr, qfi, qgr, qgi)
+            left -= 1
             er = ((2 * k) * cpl + c) * v
             ei = ((2 * k + 1) * cpl + c) * v
             _vstore_narrow(e, er, _vfma(t00, ar, _vmul(t01, ai)))
