@@ -18,7 +18,7 @@ from fastmoments.signal.sliding import SFTBank
 pytest.importorskip("numba")
 from fastmoments.signal import _numba_cwt
 from fastmoments.signal._apply import numba_ready
-from fastmoments.signal._numba_cwt import eligible, numba_cwt_apply
+from fastmoments.signal._numba_cwt import CHUNK, eligible, numba_cwt_apply
 
 EPS = {np.float32: 2.0**-24, np.float64: 2.0**-53}
 
@@ -75,7 +75,7 @@ def _bound(bank: SFTBank, x: np.ndarray, chunk: int, eps: float, cval: float = 0
 def test_exact_kernel_every_mode_float64(mode, kind, rng):
     """Float64 signals from 1 sample to several segments of chunks, chunk lengths 16 (windows
     of up to 38 chunks: anchors by the chunk-level recursion between Horner re-anchorings)
-    and 64, against the float64 double sum with the bank's kernel."""
+    and the default, against the float64 double sum with the bank's kernel."""
     if kind == "random":
         bank = _random_bank(rng, alpha=False)
     else:
@@ -84,7 +84,7 @@ def test_exact_kernel_every_mode_float64(mode, kind, rng):
     for n in (1, 2, 7, 64, 65, 1000, 2333):
         x = rng.standard_normal((2, n))
         ref = _reference(bank, x, mode, 0.7)
-        for chunk in (16, 64):
+        for chunk in (16, CHUNK):
             y = numba_cwt_apply(bank, torch.from_numpy(x), mode, 0.7, chunk=chunk).numpy()
             tol = _bound(bank, x, chunk, EPS[np.float64], 0.7)
             assert np.all(np.abs(y - ref) <= tol[None]), (n, chunk)
@@ -96,7 +96,7 @@ def test_asft_random_rows(rng):
     for mode in ("reflect", "constant"):
         ref = _reference(bank, x, mode, -1.2)
         y = numba_cwt_apply(bank, torch.from_numpy(x), mode, -1.2).numpy()
-        assert np.all(np.abs(y - ref) <= _bound(bank, x, 64, EPS[np.float64], -1.2)[None])
+        assert np.all(np.abs(y - ref) <= _bound(bank, x, CHUNK, EPS[np.float64], -1.2)[None])
 
 
 @pytest.mark.parametrize("mode", ["reflect", "wrap"])
@@ -108,7 +108,7 @@ def test_float32_error_against_float64(mode, rng):
     y32 = numba_cwt_apply(bank, torch.from_numpy(x32), mode).numpy()
     y64 = numba_cwt_apply(bank, torch.from_numpy(x32.astype(np.float64)), mode).numpy()
     assert y32.dtype == np.complex64
-    tol = _bound(bank, x32, 64, EPS[np.float32])
+    tol = _bound(bank, x32, CHUNK, EPS[np.float32])
     assert np.all(np.abs(y32 - y64) <= tol[None])
     # and in practice far below it: relative to each scale's largest coefficient
     rel = np.abs(y32 - y64).max(-1) / np.abs(y64).max(-1)
@@ -125,7 +125,7 @@ def test_float32_error_does_not_grow_with_length(rng):
     y32 = numba_cwt_apply(bank, torch.from_numpy(x), "reflect").numpy()
     y64 = numba_cwt_apply(bank, torch.from_numpy(x.astype(np.float64)), "reflect").numpy()
     err = np.abs(y32 - y64)[0]
-    tol = _bound(bank, x, 64, EPS[np.float32])
+    tol = _bound(bank, x, CHUNK, EPS[np.float32])
     assert np.all(err <= tol)
     head, tail = err[:, 5000:50_000].max(-1), err[:, -50_000:-5000].max(-1)
     assert np.all(tail <= 2 * head + 1e-6 * np.abs(y64).max())

@@ -55,13 +55,15 @@ samples takes about a third of the torch chunked engine's time
 (``benchmarks/results/signal_numba.md``).
 
 **Error.** Float32 signals are computed in float32: the near-field recursion of ``C`` steps
-from an anchor rounded once adds at most about ``(C + 2) ε_32`` times the rows' ``Σ_r (|A_r|
-+ |B_r|) Σ_s |x̃| |q_r|^s`` (rounding of the states and of ``G``), reset at every chunk, so
-the float32 error does not grow with the signal length; the totals add about ``2 max(16, F)
-ε_32`` times the same sum through the anchors. Float64 signals run the same loops in float64.
-tests/test_signal_numba_cwt.py checks ``(C + 2 max(16, F) + 16) ε`` times that sum against the
-float64 double sum with the fitted kernel, float32 against float64, and a 300000-sample
-signal.
+(``C = 128``) from an anchor rounded once adds at most about ``(C + 2) ε_32`` times the rows'
+``Σ_r (|A_r| + |B_r|) Σ_s |x̃| |q_r|^s`` (rounding of the states and of ``G``), reset at every
+chunk, so the float32 error does not grow with the signal length; the totals add about ``2
+max(16, F) ε_32`` times the same sum through the anchors. Float64 signals run the same loops
+in float64. tests/test_signal_numba_cwt.py checks ``(C + 2 max(16, F) + 16) ε`` times that
+sum against the float64 double sum with the fitted kernel, float32 against float64, and a
+300000-sample signal. Measured on the 64-scale CWT of 102400 float32 samples: at most 3.3e-6
+of each scale's largest coefficient (1.8e-6 with ``C = 64``, which runs 8 % slower), twenty
+times below the fitted wavelet's own error (relative RMSE ≤ 1e-4).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ from .chunked import _powers
 
 __all__ = ["CHUNK", "DIRECT_MAX", "eligible", "numba_cwt_apply", "warm_up"]
 
-CHUNK = 64  # near-field recursion length (float32 error ∝ CHUNK; anchor cost ∝ 1/CHUNK)
+CHUNK = 128  # near-field recursion length (float32 error ∝ CHUNK; per-chunk costs ∝ 1/CHUNK)
 _KAPPA_MAX = 4.0  # rows whose output map is this well conditioned run in its basis
 _SYMMETRIC = 1e-13  # a direct kernel this close to h[-k] = conj(h[k]) is applied as such
 DIRECT_MAX = 88  # windows up to this length: direct convolution (cheaper below ~11 L/8 ...)
