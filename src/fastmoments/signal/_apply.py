@@ -303,9 +303,10 @@ def numba_preferred(bank) -> bool:
     Measured on the development machine (benchmarks/results/signal_numba.md): the compiled
     recursions cost a fixed number of operations per row and sample, the chunked engine's
     products a number per sample that grows with its chunk but not with the rows. So the
-    recursions win for real banks (the Gaussians: 6-8 rows) and lose for the complex Morlet
-    banks (11 rows, four output products per row), where the chunked engine stays. Only once
-    the kernels are loaded (:func:`numba_ready`).
+    recursions win for real banks (the Gaussians: 6-8 rows) and lose for a single complex
+    Morlet bank (11 rows, four output products per row), where the chunked engine stays. A
+    CWT decides apart (:func:`.cwt._simd_preferred`): its banks of many scales run the SIMD
+    kernels of :mod:`._numba_cwt`. Only once the kernels are loaded (:func:`numba_ready`).
     """
     return isinstance(bank, SFTBank) and not bank.complex_output and numba_ready()
 
