@@ -450,14 +450,15 @@ def _segments(xe, xs, ns, v):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, v, tot, zv):  # pragma: no cover
-    """Chunk totals of the group's rows, lanes = segments, for the local chunks ``c < n_c``
-    (``n_c`` even; past ``cpl``: the next segment's first chunks, which the lane's anchors
-    read): ``tot[((k n_c + c) 4 + j) v + l]`` with ``j`` = Re σ, Im σ, Re ρ, Im ρ (float64;
-    each sum in the working precision), two rows of two chunks at a time (each power of
-    ``q`` loaded once for both chunks)."""
+def _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, c_to, v, tot,
+            zv):  # pragma: no cover - compiled
+    """Chunk totals of the group's rows, lanes = segments, for the local chunks ``c < c_to``
+    (``c_to`` even, at most ``n_c``; past ``cpl``: the next segment's first chunks, which the
+    lane's anchors read): ``tot[((k n_c + c) 4 + j) v + l]`` with ``j`` = Re σ, Im σ, Re ρ,
+    Im ρ (float64; each sum in the working precision), two rows of two chunks at a time (each
+    power of ``q`` loaded once for both chunks)."""
     step = n_c * 4 * v
-    for c in range(0, n_c, 2):
+    for c in range(0, c_to, 2):
         xa = (c * chunk + d) * v
         xb = xa + chunk * v
         for k in range(0, nr + nr % 2, 2):
@@ -530,6 +531,48 @@ def _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, v, tot, zv):  # pragma: 
             _vstore_wide(tot, base + step + v, bi)
             _vstore_wide(tot, base + step + 4 * v, dr)
             _vstore_wide(tot, base + step + 5 * v, di)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
+def _totals_tail(xe, base, chunk, rem, qp, row0, nr, n_c, c_from, cpl, v, tot,
+                 zero):  # pragma: no cover - compiled
+    """The totals of the local chunks ``c_from .. n_c`` (``n_c - cpl ≤ cpl``) of every lane:
+    for lane ``l < v - 1`` those of lane ``l + 1``'s chunk ``c - cpl`` (the same samples:
+    the same stored values, copied), for the last lane dot products over ``xe`` from
+    ``base``, that lane's first sample (in the working precision, like :func:`_totals`)."""
+    for k in range(nr):
+        for c in range(c_from, n_c):
+            for j in range(4):
+                o = ((k * n_c + c) * 4 + j) * v
+                src = ((k * n_c + c - cpl) * 4 + j) * v + 1
+                for lane in range(v - 1):
+                    tot[o + lane] = tot[src + lane]
+    m = chunk - rem
+    for c in range(c_from, n_c):
+        st = base + c * chunk
+        xa = xe[st: st + rem]
+        xb = xe[st + rem: st + chunk]
+        for k in range(nr):
+            q0 = (row0 + k) * 2 * chunk
+            qa = qp[q0: q0 + rem]
+            qb = qp[q0 + chunk: q0 + chunk + rem]
+            qa2 = qp[q0 + rem: q0 + chunk]
+            qb2 = qp[q0 + chunk + rem: q0 + 2 * chunk]
+            a = zero
+            b = zero
+            for s_ in range(rem):
+                a += xa[s_] * qa[s_]
+                b += xa[s_] * qb[s_]
+            e = zero
+            f = zero
+            for s_ in range(m):
+                e += xb[s_] * qa2[s_]
+                f += xb[s_] * qb2[s_]
+            o = (k * n_c + c) * 4 * v + v - 1
+            tot[o + 2 * v] = a
+            tot[o + 3 * v] = b
+            tot[o] = a + e
+            tot[o + v] = b + f
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -947,7 +990,13 @@ def _signal(x, o, b, mode, cval, gt, coef, qp, r64, taps, tap_ptr, chunk, reset,
                 _direct(xe, d, taps, tap_ptr[g], big_l, o, ch, n, v, acc, zv, nt)
             continue
         n_c = (cpl + f + 3) // 2 * 2
-        _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, v, tot, zv)
+        head = cpl + cpl % 2
+        if n_c - cpl <= cpl and head < n_c:  # the tails are the next lanes' heads
+            _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, head, v, tot, zv)
+            _totals_tail(xe, (v - 1) * ns + d, chunk, rem, qp, row0, nr, n_c, head, cpl, v,
+                         tot, zv[0])
+        else:
+            _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, n_c, v, tot, zv)
         _anchors(tot, r64, n_rows, row0, nr, npad, f, cpl, n_c, v, reset, e)
         for c in range(cpl):
             if gt[g, 9]:
