@@ -173,13 +173,20 @@ def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
 
 
 def numpy_result(shape: tuple[int, ...], dtype: torch.dtype) -> np.ndarray:
-    """An uninitialised NumPy array for a result going back to a NumPy caller.
+    """An uninitialised NumPy array for a result going back to a NumPy caller, 64-byte aligned.
 
     Allocated by NumPy rather than torch because NumPy advises the kernel to back large arrays
     with transparent huge pages (Linux), which makes their first touch several times cheaper: a
     52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on the development machine.
+    Aligned to 64 bytes (a view into a slightly larger buffer; NumPy itself guarantees 16) so
+    that the CPU CWT kernels can write it with streaming stores (:mod:`._numba_cwt`: 27
+    instead of 50 ms for a 64-scale CWT of 102400 float32 samples, which writes 52 MB).
     """
-    return np.empty(shape, dtype=_numpy_dtype(dtype))
+    dt = _numpy_dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = np.empty(nbytes + 64, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 64
+    return raw[start: start + nbytes].view(dt).reshape(shape)
 
 
 def result_dtype(bank, dtype: torch.dtype) -> torch.dtype:

@@ -229,12 +229,14 @@ def _vstore_narrow(typingctx, arr, idx, v):
 
 
 def _nt_store(builder, val, ptr, align, nontemporal):
-    """Store ``val`` at ``ptr``; streaming (past the caches) when ``nontemporal``."""
-    st = builder.store(val, ptr, align=align)
+    """Store the vector ``val`` at ``ptr`` (``align``: its guaranteed alignment in bytes);
+    streaming (past the caches, 32-byte aligned) when ``nontemporal``. (Streaming 16-byte
+    halves, which 16-byte aligned arrays would allow, measured no faster than plain stores.)
+    """
+    st = builder.store(val, ptr, align=32 if nontemporal else align)
     if nontemporal:
         st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32),
                                                                                 1)]))
-    return st
 
 
 @intrinsic
@@ -257,7 +259,7 @@ def _vstore_cplx(typingctx, o, idx, re, im, nt):
             p = builder.bitcast(p, vty.as_pointer())
             with builder.if_else(builder.trunc(args[4], ir.IntType(1))) as (yes, no):
                 with yes:
-                    _nt_store(builder, part, p, 32, True)
+                    _nt_store(builder, part, p, align, True)
                 with no:
                     builder.store(part, p, align=align)
         return ctx.get_dummy_value()
@@ -329,8 +331,8 @@ def _tstore(typingctx, y, yoff, o, ooff, ostride, nt):
             for val, lane, off in stores:
                 base = builder.add(ooff_, builder.mul(stride, ir.Constant(stride.type, lane)))
                 p = builder.gep(oa.data, [builder.add(base, ir.Constant(base.type, off))])
-                _nt_store(builder, val, builder.bitcast(p, vty.as_pointer()),
-                          32 if nontemporal else align, nontemporal)
+                _nt_store(builder, val, builder.bitcast(p, vty.as_pointer()), align,
+                          nontemporal)
 
         with builder.if_else(builder.trunc(args[5], ir.IntType(1))) as (yes, no):
             with yes:
@@ -1111,7 +1113,9 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
     v = 8 if xnp.dtype == np.float32 else 4
     gt, coef, qp, r64, taps, tap_ptr = _tables(bank, chunk, xnp.dtype)
     threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS, gt.shape[0] * xnp.shape[0])
-    # streaming stores need 32-byte aligned rows; they skip the read of the output's lines
+    # streaming stores need 32-byte aligned rows (the results this package allocates are
+    # 64-byte aligned); they skip the read of the output's cache lines (a 64-scale CWT of
+    # 10^5 samples writes 52 MB: 27 against 50 ms on the development machine)
     nt = onp.ctypes.data % 32 == 0 and (onp.shape[-1] * onp.itemsize) % 32 == 0
     args = (xnp, onp, _MODE_CODE[mode], float(cval), gt, coef, qp, r64, taps, tap_ptr, chunk,
             _RESET, v, nt)
