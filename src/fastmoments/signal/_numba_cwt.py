@@ -183,15 +183,6 @@ def _vfma(typingctx, a, b, c):
     return a(a, b, c), codegen
 
 
-@intrinsic
-def _vget(typingctx, v, i):
-    """Lane ``i`` of ``v``."""
-    def codegen(ctx, builder, sig, args):
-        return builder.extract_element(args[0], args[1])
-
-    return v.dtype(v, i), codegen
-
-
 def _i32s(values):
     return ir.Constant(ir.VectorType(ir.IntType(32), len(values)), list(values))
 
