@@ -3,11 +3,13 @@ Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engin
 
 1. The 64-scale Morlet CWT (ξ = 6, scales log-spaced 2-1024) of N = 102400 float32 samples on
    ONE thread, writing into a preallocated output (``out=``, as fCWT writes into its own
-   array): engines ``"numba"`` and ``"chunked"``, and fCWT (``pip install fCWT``, which needs
-   ``libfftw3-single3``) with its default plans and with FFTW_MEASURE plans (their one-off
-   planning time is recorded, not timed). Accuracy: relative error of |W| against the exact
-   float64 convolution with the Morlet wavelet truncated at 10σ, after one least-squares real
-   factor per scale, on the interior (as in ``benchmarks/signal_cpu.py``); median over scales.
+   array): engines ``"numba"`` (the SIMD kernels of ``fastmoments.signal._numba_cwt``),
+   ``"auto"`` (which picks them once loaded) and ``"chunked"`` (torch), and fCWT (``pip
+   install fCWT``, which needs ``libfftw3-single3``) with its default plans and with
+   FFTW_MEASURE plans (their one-off planning time is recorded, not timed). Accuracy:
+   relative error of |W| against the exact float64 convolution with the Morlet wavelet
+   truncated at 10σ, after one least-squares real factor per scale, on the interior (as in
+   ``benchmarks/signal_cpu.py``); median over scales.
 2. Gaussian smoothing, order 0, float64, mode reflect, through the public plan call: N ∈
    {1e3, 1e4, 1e5, 1e6} × σ ∈ {4, 32, 256, 8192} on one thread (engines ``"numba"``,
    ``"chunked"`` and scipy), and the target row (N = 102400, σ = 8192) on ``--threads`` too.
@@ -15,8 +17,10 @@ Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engin
    (marked "folded"). Accuracy: relative error against the exact float64 convolution with
    the discrete Gaussian truncated at 10σ.
 
-Timings are medians (min-max) of repeated calls after a warm-up; the 1-minute load average is
-recorded at the start and the end: run on a quiet machine.
+Timings are medians (min-max) of repeated calls after a warm-up (the CWT implementations
+round-robin, one call each per round, so that a shared machine's varying load moves them
+alike); the 1-minute load average is recorded at the start and the end: run on a quiet
+machine.
 
 Usage: ``PYTHONPATH=src python benchmarks/signal_numba.py [--threads 2]`` (about 2-3 min on
 2 cores). Writes ``benchmarks/results/signal_numba.json`` and ``.md``.
@@ -48,6 +52,9 @@ def timer(fn, repeat: int = 5, warmup: int = 1) -> tuple[float, float, float]:
         fn()
         ts.append(1e3 * (time.perf_counter() - t0))
     return statistics.median(ts), min(ts), max(ts)
+
+
+ROUNDS = 15  # round-robin rounds of the CWT timings
 
 
 def magnitude_error(w: np.ndarray, ref: np.ndarray) -> float:
@@ -89,53 +96,69 @@ def cwt_section(env: dict, rows: list) -> None:
                     mode="valid") for s in scales])
     torch.set_num_threads(1)
     plan = CWT(scales, Morlet(xi))
-    for engine in ("numba", "chunked"):
+    impls = []  # (name, call, output, extra fields), timed round-robin below
+    for engine in ("numba", "auto", "chunked"):
         buf = plan(x32, engine=engine, progress=False)
-        t = timer(lambda e=engine, b=buf: plan(x32, engine=e, out=b, progress=False), repeat=7)
-        row = dict(section="cwt", impl=f"fastmoments engine={engine}, out=", threads=1,
-                   dtype="float32", ms=t[0], ms_min=t[1], ms_max=t[2],
-                   mag_err=magnitude_error(buf, ref))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    try:
-        import fcwt
-    except ImportError as exc:
-        env["fCWT"] = f"not installed: {exc}"
-        return
-    try:
-        from importlib.metadata import version
-
-        env["fCWT"] = version("fCWT")
-    except Exception:  # a build without metadata
-        env["fCWT"] = getattr(fcwt, "__version__", "installed")
-    f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
+        impls.append((f"fastmoments engine={engine}, out=",
+                      lambda e=engine, b=buf: plan(x32, engine=e, out=b, progress=False),
+                      lambda b=buf: b, {}))
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as wisdom:  # FFTW wisdom files land in the cwd
         os.chdir(wisdom)
         try:
-            for plans in (False, True):
-                morl = fcwt.Morlet(xi / (2 * np.pi))  # fCWT's σ_f: ξ = 2π σ_f
-                sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, 1, f0, f1, len(scales))
-                obj = fcwt.FCWT(morl, 1, plans, True)
-                plan_s = None
-                if plans:
+            try:
+                import fcwt
+            except ImportError as exc:
+                env["fCWT"] = f"not installed: {exc}"
+                fcwt = None
+            if fcwt is not None:
+                try:
+                    from importlib.metadata import version
+
+                    env["fCWT"] = version("fCWT")
+                except Exception:  # a build without metadata
+                    env["fCWT"] = getattr(fcwt, "__version__", "installed")
+                f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
+                for plans in (False, True):
+                    morl = fcwt.Morlet(xi / (2 * np.pi))  # fCWT's σ_f: ξ = 2π σ_f
+                    sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, 1, f0, f1, len(scales))
+                    obj = fcwt.FCWT(morl, 1, plans, True)
+                    plan_s = None
+                    if plans:
+                        t0 = time.perf_counter()
+                        obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
+                        plan_s = time.perf_counter() - t0
+                    out = np.zeros((len(scales), n), dtype=np.complex64)
+                    obj.cwt(x32, sc, out)
+                    freqs = np.zeros(len(scales), dtype=np.float32)
+                    sc.getFrequencies(freqs)
+                    order = np.argsort(-freqs)  # highest frequency (smallest scale) first
+                    impls.append(("fCWT, FFTW_MEASURE plans" if plans else "fCWT, default plans",
+                                  # the wavelet is kept alive with the plan (fCWT holds a
+                                  # pointer to it)
+                                  lambda o=obj, s=sc, b=out, w=morl: o.cwt(x32, s, b),
+                                  lambda b=out, k=order: b[k].astype(np.complex128),
+                                  dict(plan_build_s=plan_s)))
+            # round robin: every implementation once per round, so that all of them see the
+            # same state of a shared machine (load from elsewhere moves all alike)
+            times = {name: [] for name, *_ in impls}
+            for _, call, _, _ in impls:
+                call()  # warm-up
+            for _ in range(ROUNDS):
+                for name, call, _, _ in impls:
                     t0 = time.perf_counter()
-                    obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
-                    plan_s = time.perf_counter() - t0
-                out = np.zeros((len(scales), n), dtype=np.complex64)
-                obj.cwt(x32, sc, out)
-                t = timer(lambda o=obj, s=sc, b=out: o.cwt(x32, s, b), repeat=7)
-                freqs = np.zeros(len(scales), dtype=np.float32)
-                sc.getFrequencies(freqs)
-                order = np.argsort(-freqs)  # highest frequency (smallest scale) first
-                row = dict(section="cwt", impl="fCWT, FFTW_MEASURE plans" if plans else
-                           "fCWT, default plans", threads=1, dtype="float32", ms=t[0],
-                           ms_min=t[1], ms_max=t[2], plan_build_s=plan_s,
-                           mag_err=magnitude_error(out[order].astype(np.complex128), ref))
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                    call()
+                    times[name].append(1e3 * (time.perf_counter() - t0))
         finally:
             os.chdir(here)
+    env["cwt_rounds"] = ROUNDS
+    for name, _, result, extra in impls:
+        ts = times[name]
+        row = dict(section="cwt", impl=name, threads=1, dtype="float32",
+                   ms=statistics.median(ts), ms_min=min(ts), ms_max=max(ts),
+                   mag_err=magnitude_error(result(), ref), times_ms=ts, **extra)
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "times_ms"}), flush=True)
 
 
 def gaussian_section(threads: int, rows: list) -> None:
@@ -159,7 +182,7 @@ def gaussian_section(threads: int, rows: list) -> None:
         plan = GaussianFilter(sigma)
         row = dict(section="gaussian", n=m, sigma=sigma, threads=nth,
                    folded=bool(m < 2 * plan.K + 1))
-        for engine in ("numba", "chunked"):
+        for engine in ("numba", "auto", "chunked"):
             y = plan(x, engine=engine)
             reps = 3 if m * max(sigma, 64) > 1e9 else 7
             row[f"{engine}_ms"] = timer(lambda e=engine, p=plan, x=x: p(x, engine=e),
@@ -220,12 +243,16 @@ def main() -> int:
     for r in cwt:
         lines.append(f"| {r['impl']} | {r['ms']:.1f} ({r['ms_min']:.1f}-{r['ms_max']:.1f}) "
                      f"| {r['mag_err']:.1e} |")
-    ours = {r["impl"]: r["ms"] for r in cwt if r["impl"].startswith("fastmoments")}
+    ours = {r["impl"]: r for r in cwt if r["impl"].startswith("fastmoments")}
     for r in cwt:
         if r["impl"].startswith("fCWT"):
-            for name, ms in ours.items():
-                lines.append(f"\n- {name} against {r['impl']}: {r['ms'] / ms:.2f}× "
-                             f"(> 1: fastmoments faster; target ≥ 1.5× with FFTW_MEASURE)")
+            for name, o in ours.items():
+                per_round = statistics.median(
+                    a / b for a, b in zip(r["times_ms"], o["times_ms"], strict=True))
+                lines.append(f"\n- {name} against {r['impl']}: {r['ms'] / o['ms']:.2f}× "
+                             f"(ratio of medians; {per_round:.2f}× median of the "
+                             f"{len(o['times_ms'])} per-round ratios; > 1: fastmoments "
+                             f"faster; target ≥ 1.5× with FFTW_MEASURE)")
     lines += ["", "## Gaussian, order 0, float64, mode reflect (public plan call)", "",
               "Median ms per call; relative error against the exact float64 convolution.", "",
               "| N | σ | threads | numba ms | chunked ms | scipy ms | scipy / numba "

@@ -23,6 +23,7 @@ from ._apply import (
     check_cval,
     job_bar,
     normalize_axis,
+    numba_ready,
     output_target,
     require_finite,
     resolve_engine,
@@ -265,6 +266,8 @@ class CWT:
                     f"{format_bytes(2 * per_scale)} per scale (one scale's coefficients and "
                     f"scratch) but the memory budget is {format_bytes(room)}; raise "
                     f"memory_budget or pass shorter signals")
+        if engine == "auto" and _simd_preferred(t, self.method, n_s):
+            eng = "numba"
         n_sig = t.numel() // max(t.shape[ax], 1)
         units = sum(len(self.plans[i].bank.groups) if hasattr(self.plans[i].bank, "groups")
                     else 1 for i in range(n_s))
@@ -342,6 +345,25 @@ def check_stream_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
         raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
     if getattr(out, "read_only", False):
         raise ValueError("out is read-only")
+
+
+#: Output values from which ``engine="auto"`` runs a CPU CWT on the numba engine's SIMD
+#: kernels (:mod:`._numba_cwt`; smaller calls stay on the torch engine and never load numba).
+SIMD_MIN_VALUES = 1 << 18
+
+
+def _simd_preferred(t: torch.Tensor, method: str, n_scales: int) -> bool:
+    """Whether ``engine="auto"`` runs this CWT with the numba engine: on the CPU, for the SFT
+    and ASFT, several scales, at least :data:`SIMD_MIN_VALUES` outputs, no gradient recorded,
+    and once the kernels are loaded (:func:`~._apply.numba_ready` starts loading them in the
+    background; until then the torch engine runs). Measured on the development machine
+    (benchmarks/results/signal_numba.md): the 64-scale CWT of 102400 float32 samples on one
+    thread takes about a third of the chunked engine's time."""
+    if (t.device.type != "cpu" or method not in ("sft", "asft") or n_scales < 2
+            or t.numel() * n_scales < SIMD_MIN_VALUES
+            or (torch.is_grad_enabled() and t.requires_grad)):
+        return False
+    return numba_ready()
 
 
 def _result_room(device: torch.device, budget) -> int:
