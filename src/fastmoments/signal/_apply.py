@@ -264,29 +264,36 @@ def numba_available() -> bool:
 
 
 _NUMBA_OK: bool | None = None
-_NUMBA_READY = threading.Event()
+_NUMBA_READY = threading.Event()  # the SFT and FIR kernels (:mod:`._numba_sft`)
+_CWT_READY = threading.Event()  # the CWT's SIMD kernels (:mod:`._numba_cwt`)
 _NUMBA_WARMING: list[threading.Thread] = []
 
 
 def _warm_numba() -> None:
-    """Load (or, the first time on a machine, compile and cache) the numba kernels."""
+    """Load (or, the first time on a machine, compile and cache) the numba kernels: the SFT
+    kernels first, so that Gaussians do not wait for the CWT's (whose first compilation takes
+    most of a minute)."""
     try:
-        from ._numba_cwt import warm_up as warm_cwt
         from ._numba_sft import warm_up
 
         warm_up()
+        _NUMBA_READY.set()
+        from ._numba_cwt import warm_up as warm_cwt
+
         warm_cwt()
+        _CWT_READY.set()
     except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
         return
-    _NUMBA_READY.set()
 
 
-def numba_ready(wait: bool = False) -> bool:
-    """Whether the numba kernels are loaded. The first question starts loading them in a
-    background thread (numba's first use in a process costs about a second, compiling without
-    a cache half a minute), so that ``engine="auto"`` keeps first calls fast: it uses the
-    torch engine until the kernels are ready. ``wait=True`` waits for them."""
-    if _NUMBA_READY.is_set():
+def numba_ready(wait: bool = False, cwt: bool = False) -> bool:
+    """Whether the numba kernels are loaded (with ``cwt``: also the CWT's SIMD kernels). The
+    first question starts loading them in a background thread (numba's first use in a process
+    costs about a second, compiling without a cache up to a minute), so that
+    ``engine="auto"`` keeps first calls fast: it uses the torch engine until the kernels are
+    ready. ``wait=True`` waits for all of them."""
+    ready = _CWT_READY if cwt else _NUMBA_READY
+    if ready.is_set():
         return True
     if not numba_available():
         return False
@@ -298,7 +305,7 @@ def numba_ready(wait: bool = False) -> bool:
             th.start()
     if wait:
         _NUMBA_WARMING[0].join()
-    return _NUMBA_READY.is_set()
+    return ready.is_set()
 
 
 _NUMBA_LOCK = threading.Lock()

@@ -363,7 +363,7 @@ def _simd_preferred(t: torch.Tensor, method: str, n_scales: int) -> bool:
             or t.numel() * n_scales < SIMD_MIN_VALUES
             or (torch.is_grad_enabled() and t.requires_grad)):
         return False
-    return numba_ready()
+    return numba_ready(cwt=True)
 
 
 def _result_room(device: torch.device, budget) -> int:
