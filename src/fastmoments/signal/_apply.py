@@ -32,6 +32,7 @@ __all__ = [
     "job_bar",
     "normalize_axis",
     "numba_available",
+    "numba_loaded",
     "numba_preferred",
     "numba_ready",
     "numpy_result",
@@ -309,6 +310,12 @@ def numba_ready(wait: bool = False, cwt: bool = False) -> bool:
 
 
 _NUMBA_LOCK = threading.Lock()
+
+
+def numba_loaded(cwt: bool = False) -> bool:
+    """Whether the numba kernels (with ``cwt``: the CWT's too) are loaded, without starting
+    to load them (:func:`numba_ready` does)."""
+    return (_CWT_READY if cwt else _NUMBA_READY).is_set()
 
 
 def numba_preferred(bank) -> bool:
