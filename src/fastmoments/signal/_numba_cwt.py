@@ -1071,7 +1071,7 @@ def numba_cwt_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
     >>> x[0, 400] = 1.0
     >>> y = numba_cwt_apply(bank, x, "reflect")
     >>> h = bank.kernel(np.arange(-5, 6))[0]  # y[n] = Σ_j h[j] x[n - j]
-    >>> bool(np.allclose(y[0, 0, 395:406].numpy(), h[::-1], atol=1e-12))
+    >>> bool(np.allclose(y[0, 0, 395:406].numpy(), h, atol=1e-12))  # y[400 + j] = h[j]
     True
     """
     if rows.dtype not in (torch.float32, torch.float64):  # pragma: no cover - callers cast
