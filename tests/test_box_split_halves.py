@@ -98,24 +98,6 @@ def test_bmm_fp16x3_rows_of_any_magnitude():
     assert bool((got[0, :5] == 0).all())
 
 
-@needs_kernel
-@pytest.mark.parametrize("opts", [{}, {"parity": True, "block": 4}, {"block": 4}])
-def test_box_moments_fp16x3_agree_with_float64(opts):
-    shape = (12, 10, 14) if DEV.type == "cpu" else (40, 36, 44)
-    order = 8 if DEV.type == "cpu" else 30
-    x = torch.rand(shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
-    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3",
-                           **opts)
-    j64 = ref.forward(x).data
-    j = plan.forward(x.float().to(DEV)).data
-    r = plan.inverse(j)
-    r64 = ref.inverse(j64)
-    rel_j = float(torch.linalg.vector_norm(j.double().cpu() - j64) / torch.linalg.vector_norm(j64))
-    rel_r = float(torch.linalg.vector_norm(r.double().cpu() - r64) / torch.linalg.vector_norm(r64))
-    assert rel_j < 1e-6 and rel_r < 1e-6
-
-
 def test_fp16x3_falls_back_to_torch_without_the_kernel_or_with_gradients():
     shape = (8, 9, 7)
     x = torch.rand(shape, generator=torch.Generator().manual_seed(4))

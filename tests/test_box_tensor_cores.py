@@ -77,13 +77,14 @@ def test_matmul_precision_rejects_unknown_values_and_restores():
     assert engine._PRECISION.get() == "float32"
 
 
-@pytest.mark.parametrize("opts", [{}, {"parity": True, "block": 4}])
-def test_box_moments_tf32x3_agree_with_float64(opts):
+@pytest.mark.parametrize("precision", ["tf32x3", "fp16x3"])
+@pytest.mark.parametrize("opts", [{}, {"parity": True, "block": 4}, {"block": 4}])
+def test_box_moments_on_tensor_cores_agree_with_float64(opts, precision):
     shape = (12, 10, 14) if INTERPRET else (40, 36, 44)
     order = 8 if INTERPRET else 30
     x = torch.rand(shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
-    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="tf32x3",
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision=precision,
                            **opts)
     j64 = ref.forward(x).data
     j = plan.forward(x.float().to(DEV)).data
