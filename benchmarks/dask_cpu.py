@@ -73,13 +73,23 @@ def task_overhead(client, n: int) -> float:
 TASKS_PER_CHUNK = 2
 
 
-def chosen_chunk(overhead: float, sample_cost: float, samples: int, threads: int) -> int:
+#: glibc maps every buffer of this size or more from the OS afresh, whatever its settings (its
+#: largest mmap threshold, which :data:`fastmoments.dask.REUSE_MEMORY_ENV` sets).
+MMAP_CEILING = 32 << 20
+
+
+def chosen_chunk(overhead: float, sample_cost: float, samples: int, threads: int,
+                 depth: int = 0, itemsize: int = 8) -> int:
     """Chunk length from the measured costs: each chunk's filter computes for at least 20 times
     the overhead of its tasks (so the overhead is at most ~5%), and every worker thread gets the
     same whole number of chunks, at least two (so the work is shared evenly: 7 chunks on 2
-    threads would leave one thread idle for a seventh of the job)."""
+    threads would leave one thread idle for a seventh of the job). A chunk with its ``depth``
+    samples of overlap on both sides also stays below :data:`MMAP_CEILING` bytes, so that its
+    buffers are reused from task to task instead of being mapped and page-faulted afresh."""
     want = 20.0 * overhead * TASKS_PER_CHUNK / max(sample_cost, 1e-12)
     per_thread = max(2, int(samples / threads // max(want, 1.0)))
+    cap = max(1, MMAP_CEILING // itemsize - 1 - 2 * depth)
+    per_thread = max(per_thread, -(-samples // (threads * cap)))
     return max(1, -(-samples // (threads * per_thread)))
 
 
@@ -197,7 +207,7 @@ def main() -> None:
                     auto = chunk == "auto"
                     if auto:
                         chunk = chosen_chunk(overheads[tag], sample_cost, args.samples,
-                                             n_threads)
+                                             n_threads, fmd.depth_of(plan))
                         chosen[tag] = chunk
                     if auto and chunk in signal_chunks:
                         continue  # timed anyway
@@ -253,12 +263,18 @@ def main() -> None:
                                    **quiet),
                  f"1 process x {cores} threads", False, ["gaussian"])
     if "features" in jobs:
-        # the rule broken on purpose: every worker process with torch on every core
+        # Dask's own allocator settings in the workers (every large buffer mapped afresh)
+        run_dask(fmd.local_cluster(n_workers=cores, threads_per_worker=1, processes=True,
+                                   reuse_memory=False, **quiet),
+                 f"{cores} processes x 1 thread, Dask's allocator settings "
+                 "(reuse_memory=False)", False, ["features"])
+        # the rule broken on purpose: every worker process with torch on every core (the
+        # allocator settings of local_cluster, so that only the threads differ)
         over = str(cores)
         run_dask(distributed.LocalCluster(n_workers=cores, threads_per_worker=1,
                                           processes=True,
                                           env={fmd.THREADS_ENV: over, "OMP_NUM_THREADS": over},
-                                          **quiet),
+                                          worker_class=fmd._workers._reusing_nanny(), **quiet),
                  f"oversubscribed: {cores} processes x 1 thread x {cores} torch threads",
                  False, ["features"])
 
@@ -286,14 +302,18 @@ def main() -> None:
              "(`compute`); *workers -> workers*: input persisted in the workers before timing "
              "(as when tasks read their chunks from storage), result persisted there "
              "(as before `to_zarr` or a reduction). *oversubscribed*: the thread rule broken on "
-             "purpose (torch on every core in every worker). The signal is "
+             "purpose (torch on every core in every worker). Workers are started by "
+             "`fastmoments.dask.local_cluster`, whose worker processes keep freed buffers for "
+             "the next task (`reuse_memory=True`, `REUSE_MEMORY_ENV`) except in the row marked "
+             "*Dask's allocator settings*. The signal is "
              f"{env['signal']}. *task overhead*: wall time of {args.noop_tasks} empty tasks x "
              "worker threads / tasks. The *auto* chunk of each cluster "
              f"({chosen or '-'}) makes every chunk's filter compute for 20 x the "
              "overhead of its two tasks at the measured cost per sample of the one-process "
              f"filter ({(sample_cost or 0) * 1e9:.1f} core-ns), with the same whole number of "
-             "chunks, at least two, per worker thread. Dask's worker profiler is off "
-             "(`local_cluster(profile=False)`, the default).", "",
+             "chunks, at least two, per worker thread, and each chunk with its overlap below "
+             "32 MiB (glibc maps larger buffers afresh at every task). Dask's worker profiler "
+             "is off (`local_cluster(profile=False)`, the default).", "",
              "*Dask / one*: ratio of the medians; *paired*: median over the runs of each Dask "
              "run's time / the one-process run just before it (the machine's load drifts, a "
              "pair sees about the same).", "",

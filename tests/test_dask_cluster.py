@@ -110,3 +110,29 @@ def test_local_cluster_refuses_oversubscription():
         fmd.local_cluster(n_workers=1, threads_per_worker=1, torch_threads=cores + 1)
     with pytest.raises(TypeError, match="threads_per_worker"):
         fmd.local_cluster(threads_per_worker=1.0)
+
+
+def _faults_of_a_reused_buffer() -> int:
+    """Minor page faults of filling four 1 MiB buffers the second time (the first four freed;
+    1 MiB, so that no transparent huge page hides the faults)."""
+    import resource
+
+    [np.ones(1 << 17) for _ in range(4)]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    [np.ones(1 << 17) for _ in range(4)]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def test_workers_keep_freed_buffers_for_the_next_task(process_client):
+    import os
+    import platform
+
+    envs = process_client.run(lambda: {k: os.environ.get(k) for k in fmd.REUSE_MEMORY_ENV})
+    assert all(e == fmd.REUSE_MEMORY_ENV for e in envs.values())
+    # the nanny wrote them into this process's environment to spawn; they are gone again
+    assert all(os.environ.get(k) != v for k, v in fmd.REUSE_MEMORY_ENV.items())
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("the allocator settings are glibc's")
+    # 4 x 256 pages of 4 KiB when the buffers are mapped afresh (Dask's default settings)
+    faults = process_client.run(_faults_of_a_reused_buffer)
+    assert all(f < 256 for f in faults.values()), faults

@@ -27,9 +27,16 @@ from __future__ import annotations
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
-from ._workers import THREADS_ENV, configure_threads, local_cluster, plan_builds
+from ._workers import (
+    REUSE_MEMORY_ENV,
+    THREADS_ENV,
+    configure_threads,
+    local_cluster,
+    plan_builds,
+)
 
 __all__ = [
+    "REUSE_MEMORY_ENV",
     "THREADS_ENV",
     "configure_threads",
     "cwt",
