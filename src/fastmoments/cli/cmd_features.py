@@ -129,20 +129,21 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     if scheduler is None:
         return None, None
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
+
+        from ..dask import local_cluster
     except ImportError:
         raise ValueError("--scheduler needs Dask: pip install 'fastmoments[dask]'") from None
     if scheduler == "local":
-        import os
+        from ..dask._workers import available_cores
 
         n = workers or 2
-        cores = os.cpu_count() or 1
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
-        client = Client(cluster)
-        # worker threads x torch threads <= cores
-        client.run(_set_torch_threads, max(1, cores // n))
-        return client, cluster
+        # worker processes x torch threads <= cores (kept by restarted workers too), and
+        # workers that reuse their freed buffers (fastmoments.dask.REUSE_MEMORY_ENV)
+        cluster = local_cluster(n_workers=n, threads_per_worker=1,
+                                torch_threads=max(1, available_cores() // n), processes=True,
+                                dashboard_address=":0")
+        return Client(cluster), cluster
     try:
         client = Client(scheduler, timeout="30s")
     except OSError as exc:
@@ -151,9 +152,3 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     if workers is not None:
         client.wait_for_workers(workers)
     return client, None
-
-
-def _set_torch_threads(n: int) -> None:
-    import torch
-
-    torch.set_num_threads(n)
