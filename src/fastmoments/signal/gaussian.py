@@ -1530,7 +1530,8 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
     (4, 50)
     """
     if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
-            and type(x) is np.ndarray and -x.ndim <= axis < x.ndim):  # the usual call
+            and (type(x) is np.ndarray or type(x) is torch.Tensor)
+            and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor
         return _filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
                        shift, engine, memory_budget, out, progress)
     if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str):

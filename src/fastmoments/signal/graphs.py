@@ -204,9 +204,10 @@ class GraphCache:
             return None
         if torch.cuda.is_current_stream_capturing():  # the caller is capturing a graph
             return None
-        stream = torch.cuda.current_stream(x.device)
+        index = x.get_device()
+        stream = torch.cuda.current_stream(index)
         try:
-            full = (key, tuple(x.shape), x.dtype, x.device.index, stream.cuda_stream)
+            full = (key, tuple(x.shape), x.dtype, index, stream.cuda_stream)
             hash(full)
         except TypeError:  # an unhashable option: the eager call checks it
             return None
@@ -232,8 +233,7 @@ class GraphCache:
         with entry.lock:  # one caller at a time per graph: the static buffers are shared
             entry.static_in.copy_(x)
             entry.graph.replay()
-            y = torch.empty_like(entry.static_out)
-            y.copy_(entry.static_out)
+            y = entry.static_out.clone()  # one allocation and copy, one call
             if check_finite and not bool(entry.flag):
                 raise ValueError("x contains NaN or infinity")
         return y, entry.remembered
