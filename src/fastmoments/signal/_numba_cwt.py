@@ -442,6 +442,46 @@ def _segments(xe, xs, ns, v):  # pragma: no cover - compiled
             xs[j * v + l] = xe[t] if t < m else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _chunk_sums(xs, xa, xb, qa, qb, qc, qd, count, v, ar, ai, br, bi, cr, ci, dr,
+                di):  # pragma: no cover - compiled
+    """``count`` samples of two rows' chunk sums into the accumulators, for two chunks at
+    once (lanes = segments): the chunk at ``xa`` into ``a``/``b``, the one at ``xb`` into
+    ``c``/``d``; ``qa``, ``qb`` (``qc``, ``qd``) are Re, Im of the first (second) row's
+    powers of ``q``."""
+    for s in range(count):
+        x = _vload(xs, xa + s * v)
+        z = _vload(xs, xb + s * v)
+        p = _vsplat(qa[s])
+        ar = _vfma(x, p, ar)
+        cr = _vfma(z, p, cr)
+        p = _vsplat(qb[s])
+        ai = _vfma(x, p, ai)
+        ci = _vfma(z, p, ci)
+        p = _vsplat(qc[s])
+        br = _vfma(x, p, br)
+        dr = _vfma(z, p, dr)
+        p = _vsplat(qd[s])
+        bi = _vfma(x, p, bi)
+        di = _vfma(z, p, di)
+    return ar, ai, br, bi, cr, ci, dr, di
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _store_sums(tot, base, step, v, ar, ai, br, bi, cr, ci, dr,
+                di):  # pragma: no cover - compiled
+    """The accumulators of :func:`_chunk_sums` into ``tot`` (float64) at ``base``: the second
+    chunk ``4 v`` further, the second row ``step`` further."""
+    _vstore_wide(tot, base, ar)
+    _vstore_wide(tot, base + v, ai)
+    _vstore_wide(tot, base + 4 * v, cr)
+    _vstore_wide(tot, base + 5 * v, ci)
+    _vstore_wide(tot, base + step, br)
+    _vstore_wide(tot, base + step + v, bi)
+    _vstore_wide(tot, base + step + 4 * v, dr)
+    _vstore_wide(tot, base + step + 5 * v, di)
+
+
 @njit(cache=True, nogil=True)
 def _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, c_to, v, tot,
             zv):  # pragma: no cover - compiled
@@ -461,69 +501,17 @@ def _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, c_to, v, tot,
             qc = qp[q0 + 2 * chunk: q0 + 3 * chunk]
             qd = qp[q0 + 3 * chunk: q0 + 4 * chunk]
             zero = _vload(zv, 0)
-            ar = zero
-            ai = zero
-            br = zero
-            bi = zero
-            cr = zero
-            ci = zero
-            dr = zero
-            di = zero
-            for s in range(rem):
-                x = _vload(xs, xa + s * v)
-                z = _vload(xs, xb + s * v)
-                p = _vsplat(qa[s])
-                ar = _vfma(x, p, ar)
-                cr = _vfma(z, p, cr)
-                p = _vsplat(qb[s])
-                ai = _vfma(x, p, ai)
-                ci = _vfma(z, p, ci)
-                p = _vsplat(qc[s])
-                br = _vfma(x, p, br)
-                dr = _vfma(z, p, dr)
-                p = _vsplat(qd[s])
-                bi = _vfma(x, p, bi)
-                di = _vfma(z, p, di)
-            base = ((k * n_c + c) * 4 + 2) * v
-            _vstore_wide(tot, base, ar)
-            _vstore_wide(tot, base + v, ai)
-            _vstore_wide(tot, base + 4 * v, cr)
-            _vstore_wide(tot, base + 5 * v, ci)
-            _vstore_wide(tot, base + step, br)
-            _vstore_wide(tot, base + step + v, bi)
-            _vstore_wide(tot, base + step + 4 * v, dr)
-            _vstore_wide(tot, base + step + 5 * v, di)
+            ar, ai, br, bi, cr, ci, dr, di = _chunk_sums(
+                xs, xa, xb, qa, qb, qc, qd, rem, v, zero, zero, zero, zero, zero, zero, zero,
+                zero)
+            _store_sums(tot, ((k * n_c + c) * 4 + 2) * v, step, v, ar, ai, br, bi, cr, ci,
+                        dr, di)
             # the rest from index 0 of shifted slices (LLVM schedules a loop from 0 better)
-            qa2 = qa[rem:]
-            qb2 = qb[rem:]
-            qc2 = qc[rem:]
-            qd2 = qd[rem:]
-            xa2 = xa + rem * v
-            xb2 = xb + rem * v
-            for s in range(chunk - rem):
-                x = _vload(xs, xa2 + s * v)
-                z = _vload(xs, xb2 + s * v)
-                p = _vsplat(qa2[s])
-                ar = _vfma(x, p, ar)
-                cr = _vfma(z, p, cr)
-                p = _vsplat(qb2[s])
-                ai = _vfma(x, p, ai)
-                ci = _vfma(z, p, ci)
-                p = _vsplat(qc2[s])
-                br = _vfma(x, p, br)
-                dr = _vfma(z, p, dr)
-                p = _vsplat(qd2[s])
-                bi = _vfma(x, p, bi)
-                di = _vfma(z, p, di)
-            base = ((k * n_c + c) * 4) * v
-            _vstore_wide(tot, base, ar)
-            _vstore_wide(tot, base + v, ai)
-            _vstore_wide(tot, base + 4 * v, cr)
-            _vstore_wide(tot, base + 5 * v, ci)
-            _vstore_wide(tot, base + step, br)
-            _vstore_wide(tot, base + step + v, bi)
-            _vstore_wide(tot, base + step + 4 * v, dr)
-            _vstore_wide(tot, base + step + 5 * v, di)
+            ar, ai, br, bi, cr, ci, dr, di = _chunk_sums(
+                xs, xa + rem * v, xb + rem * v, qa[rem:], qb[rem:], qc[rem:], qd[rem:],
+                chunk - rem, v, ar, ai, br, bi, cr, ci, dr, di)
+            _store_sums(tot, ((k * n_c + c) * 4) * v, step, v, ar, ai, br, bi, cr, ci, dr,
+                        di)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
