@@ -56,3 +56,24 @@ def timer(fn, *, warmup=3, repeat=20, cuda=True):
     dev = torch.device("cuda" if cuda else "cpu")
     times = [1e3 * t for t in time_samples(fn, dev, warmup=warmup, repeat=repeat)]
     return statistics.median(times), min(times), max(times)
+
+
+def fcwt_plan(fcwt: Any, xi: float, scales: Any, n: int, fs: float, f0: float, f1: float,
+              threads: int, plans: bool) -> tuple[Any, Any, Any, float | None]:
+    """fCWT's transform object and log scales for the Morlet of centre ``xi`` (fCWT's
+    Morlet(σ_f) carries exp(2πi t) under an envelope σ_f: ξ = 2π σ_f), ``len(scales)`` scales
+    from ``f0`` to ``f1`` at sampling rate ``fs``; with ``plans``, its FFTW_MEASURE plans made
+    for ``n`` samples. Returns the transform, the scales, the wavelet (keep it alive as long
+    as the transform: fCWT holds a pointer to it) and the seconds the plans took (else
+    ``None``)."""
+    import time
+
+    morl = fcwt.Morlet(xi / (2 * np.pi))
+    sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, fs, f0, f1, len(scales))
+    obj = fcwt.FCWT(morl, threads, plans, True)
+    plan_s = None
+    if plans:
+        t0 = time.perf_counter()
+        obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
+        plan_s = time.perf_counter() - t0
+    return obj, sc, morl, plan_s

@@ -166,6 +166,8 @@ def main() -> int:
     try:
         import fcwt
 
+        from signal_common import fcwt_plan
+
         env["fCWT"] = getattr(fcwt, "__version__", "installed")
         fs = 1  # fCWT wants an integer sampling rate
         f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
@@ -178,15 +180,9 @@ def main() -> int:
             try:
                 for plans, nth in ((False, 1), (False, args.threads), (True, 1),
                                    (True, args.threads)):
-                    # fCWT's Morlet(σ_f) carries exp(2πi t) under an envelope σ_f: ξ = 2π σ_f
-                    morl = fcwt.Morlet(xi / (2 * np.pi))
-                    sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, fs, f0, f1, len(scales))
-                    obj = fcwt.FCWT(morl, nth, plans, True)
-                    plan_s = None
-                    if plans:
-                        t0 = time.perf_counter()
-                        obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
-                        plan_s = time.perf_counter() - t0
+                    # _morl: the wavelet, alive while obj runs (fCWT points to it)
+                    obj, sc, _morl, plan_s = fcwt_plan(fcwt, xi, scales, n, fs, f0, f1, nth,
+                                                       plans)
                     out = np.zeros((len(scales), n), dtype=np.complex64)
                     obj.cwt(x32, sc, out)
                     t = timer(lambda obj=obj, sc=sc, out=out: obj.cwt(x32, sc, out),

@@ -108,6 +108,8 @@ def cwt_section(env: dict, rows: list) -> None:
         try:
             try:
                 import fcwt
+
+                from signal_common import fcwt_plan
             except ImportError as exc:
                 env["fCWT"] = f"not installed: {exc}"
                 fcwt = None
@@ -120,14 +122,8 @@ def cwt_section(env: dict, rows: list) -> None:
                     env["fCWT"] = getattr(fcwt, "__version__", "installed")
                 f0, f1 = xi / (2 * np.pi * scales[-1]), xi / (2 * np.pi * scales[0])
                 for plans in (False, True):
-                    morl = fcwt.Morlet(xi / (2 * np.pi))  # fCWT's σ_f: ξ = 2π σ_f
-                    sc = fcwt.Scales(morl, fcwt.FCWT_LOGSCALES, 1, f0, f1, len(scales))
-                    obj = fcwt.FCWT(morl, 1, plans, True)
-                    plan_s = None
-                    if plans:
-                        t0 = time.perf_counter()
-                        obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
-                        plan_s = time.perf_counter() - t0
+                    obj, sc, morl, plan_s = fcwt_plan(fcwt, xi, scales, n, 1, f0, f1, 1,
+                                                       plans)
                     out = np.zeros((len(scales), n), dtype=np.complex64)
                     obj.cwt(x32, sc, out)
                     freqs = np.zeros(len(scales), dtype=np.float32)
