@@ -33,9 +33,12 @@ from box_gpu import bench, dense_forward, dense_inverse, rel, summary
 from fastmoments.box import JacobiTransform, engine
 from fastmoments.box.phantom import phantom_tensor
 
-VARIANTS = [("blocks of 128 (default)", {}), ("blocks of 256", {"block": 256}),
-            ("no blocks", {"block": 10**6}), ("parity + blocks of 128",
-                                             {"parity": True, "block": 128})]
+VARIANTS = [("plan defaults", {}),
+            ("no parity, blocks of 128", {"parity": False, "block": 128}),
+            ("no parity, blocks of 256", {"parity": False, "block": 256}),
+            ("no parity, no blocks", {"parity": False, "block": 10**6}),
+            ("parity + blocks of 128", {"parity": True, "block": 128}),
+            ("parity + blocks of 256", {"parity": True, "block": 256})]
 
 
 def main() -> int:
@@ -66,7 +69,8 @@ def main() -> int:
 
             j = fwd()
             r = inv(j)
-            row = {"variant": name, "precision": precision,
+            row = {"variant": name, "precision": precision, "parity": plan.symmetric,
+                   "block": plan.block,
                    "rel_err_moments": rel(j, j64), "rel_err_recon": rel(r, r64),
                    "forward": summary(bench(fwd, dev, args.reps)),
                    "inverse": summary(bench(lambda j=j, inv=inv: inv(j), dev, args.reps)),
@@ -101,10 +105,12 @@ def main() -> int:
              f"medians of {args.reps} CUDA-event timings after warm-up; errors are relative "
              "2-norm errors against float64 plain separable products. Target (issue 16): "
              "forward + reconstruction <= 5 ms, error <= 1e-6.", "",
-             "| variant | products | forward ms | reconstruction ms | both ms | err moments "
-             "| err recon |", "|---|---|---|---|---|---|---|"]
+             "| variant | products | parity | block | forward ms | reconstruction ms | both ms "
+             "| err moments | err recon |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['precision']} | {r['forward']['median_ms']:.2f} "
+        lines.append(f"| {r['variant']} | {r['precision']} | {'yes' if r['parity'] else 'no'} "
+                     f"| {r['block'] if r['block'] <= order else 'none'} "
+                     f"| {r['forward']['median_ms']:.2f} "
                      f"| {r['inverse']['median_ms']:.2f} | {r['both']['median_ms']:.2f} | "
                      f"{r['rel_err_moments']:.1e} | {r['rel_err_recon']:.1e} |")
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")

@@ -58,6 +58,7 @@ from .._memory import (
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
+from . import triton_fold
 from .clip import as_planes, clip_boxes
 from .engine import PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
 from .moments import BoxMoments
@@ -131,15 +132,19 @@ class JacobiTransform:
     device : str or torch.device, optional
         Where the matrices live and the work runs (default CPU).
     block : int, optional
-        Degrees per block of the total-degree saving. Default: 128 for volumes, none for
-        images (where the saving touches only the cheaper second product and measured
-        slower on an H100). A value above the order turns the blocking off.
+        Degrees per block of the total-degree saving. Default: 256 for volumes with parity,
+        128 for other volumes, none for images (where the saving touches only the cheaper
+        second product and measured slower on an H100). A value above the order turns the
+        blocking off.
     parity : bool, optional
-        Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work by
-        folding the input. Default ``False``: the folds cost memory passes that outweighed
-        the saved products in our measurements (see ``docs/box.md``); ``True`` needs
-        ``alpha == beta``. The tables are always built from half the points when
-        ``alpha == beta``.
+        Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work:
+        the input is folded along every axis at once and each of the parity classes is
+        transformed on half of the pixels per axis (:func:`fastmoments.box.engine.fold`).
+        ``True`` needs ``alpha == beta``. Default (``None``): on for volumes with
+        ``alpha == beta`` and ``precision="float32"`` where the folds run as one Triton
+        pass (CUDA), off otherwise: on the CPU the torch folds cost more than the products
+        they save on large volumes, images are bound by launch costs, and the tensor-core
+        schemes measured slower with it (``benchmarks/results/box_tensor_cores.md``).
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
@@ -214,20 +219,24 @@ class JacobiTransform:
                 raise ValueError("lam must be != 0 for Gegenbauer moments (alpha = beta = -1/2)")
         self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
-        if block is None:
-            block = 128 if (self.ndim == 3 and self.truncation == "total") else self.order + 2
-        self.block = min(check_int("block", block, minimum=1), self.order + 2)
-        self.block += self.block % 2
         self.memory_budget = check_memory_budget(memory_budget)
+        self.precision = check_choice("precision", precision, PRECISIONS)
         if parity is None:
-            parity = False
+            parity = (self.alpha == self.beta and self.ndim == 3 and self.precision == "float32"
+                      and triton_fold.runs_on(self.device))
         elif not isinstance(parity, bool):
             raise TypeError(f"parity must be True, False or None, got {parity!r}")
         elif parity and self.alpha != self.beta:
             raise ValueError("parity=True needs alpha == beta (the symmetry P(-x) = (-1)^n P(x)),"
                              f" got alpha={self.alpha}, beta={self.beta}")
         self.symmetric = parity
-        self.precision = check_choice("precision", precision, PRECISIONS)
+        if block is None:
+            if self.ndim == 3 and self.truncation == "total":
+                block = 256 if parity else 128
+            else:
+                block = self.order + 2
+        self.block = min(check_int("block", block, minimum=1), self.order + 2)
+        self.block += self.block % 2
         if self.normalization == "gegenbauer":
             self.family = "gegenbauer"
         elif self.alpha == 0.0 and self.beta == 0.0:

@@ -9,34 +9,38 @@ same code runs 2-D images and 3-D volumes, on the CPU and on CUDA, and autograd 
 Two savings cut the GEMM work:
 
 * **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the matrices satisfy
-  :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along the axis,
-  :math:`f^\pm_i = f_i \pm f_{N-1-i}`, even degrees are contracted with :math:`f^+` and odd
-  degrees with :math:`f^-`, over half of the pixels: half the multiply-adds. Reconstruction
-  computes the even and odd parts on half of the pixels and unfolds them.
+  :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along every axis at once
+  (:func:`fold`, one Triton pass on CUDA): one part per parity class (even or odd degrees on
+  each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along each axis, on half of the pixels.
+  Each class is then a plain problem with the even or odd rows of every axis's matrix
+  (:attr:`AxisOp.halves`), and its moments are every other degree of the result: half the
+  multiply-adds. Reconstruction synthesizes every class on half of the pixels and
+  :func:`unfold` puts them together.
 * **Total-degree truncation** (:math:`m+n(+o)\le` order, the thesis's set). The degrees of
   every axis but the last one contracted are split into blocks; a block whose smallest degree
   is :math:`r_0` needs degrees only up to ``order - r0`` on the axes after it. On the second
-  axis this halves the work, on the third it cuts it towards a sixth.
+  axis this halves the work, on the third it cuts it towards a sixth. Within a parity class
+  the rows are two degrees apart, so a block of ``block`` degrees has ``block / 2`` rows.
 
-Inside the engine each axis's degrees are stored by *class*: all of them (no parity), or the
-even degrees followed by the odd ones, so that every block is a contiguous range of rows and
-every GEMM is large; the result is put back in natural degree order by one gather. Blocks are
-keyed by ``(start, stop)`` row ranges (plain integers, never tensors) and are the same in
-analysis and synthesis, which are exact adjoints of each other.
+Blocks are keyed by ``(start, stop)`` row ranges (plain integers, never tensors) and are the
+same in analysis and synthesis, which are exact adjoints of each other. A class's moments are
+written straight into a strided view of the dense result; the entries outside the set are
+zeroed once at the end.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import contextvars
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from . import triton_gemm
+from . import triton_fold, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -46,39 +50,32 @@ Block = tuple[int, int]
 
 @dataclass(frozen=True)
 class AxisOp:
-    """One axis's matrix ``full`` (rows = degrees, columns = pixels), split by parity class.
+    """One axis's matrix ``full`` (rows = degrees, columns = pixels) and, with parity, its halves.
 
-    ``classes`` holds, per class, ``(first_row, degrees, matrix)``: the class's rows start at
-    ``first_row`` in the engine's order, ``degrees`` lists their degrees (ascending) and
-    ``matrix`` is their part of ``full`` over the pixels the class uses (the first
-    ``ceil(N/2)`` for even degrees, ``floor(N/2)`` for odd ones, all ``N`` without parity).
-    ``to_rows`` and ``to_degrees`` are the permutations between degree order and the engine's
-    row order (``None`` without parity), kept on the device so that no call copies indices.
+    ``degrees`` lists the degree of each row of ``full`` (ascending). A plain op has
+    ``halves == ()``. With parity (``symmetric``) ``halves`` holds two plain ops: the even
+    degrees over the first ``ceil(N/2)`` pixels and the odd degrees over the first
+    ``floor(N/2)``; the engine applies them to the folded input (see :func:`fold`).
     """
 
     full: torch.Tensor
-    classes: tuple[tuple[int, tuple[int, ...], torch.Tensor], ...]
-    symmetric: bool
-    to_rows: torch.Tensor | None = None
-    to_degrees: torch.Tensor | None = None
+    degrees: tuple[int, ...]
+    halves: tuple[AxisOp, ...] = ()
 
     @classmethod
     def build(cls, full: torch.Tensor, symmetric: bool) -> AxisOp:
         p, n = full.shape
+        plain = cls(full, tuple(range(p)))
         if not symmetric:
-            return cls(full, ((0, tuple(range(p)), full),), False)
+            return plain
         c, h = n - n // 2, n // 2
-        even = tuple(range(0, p, 2))
-        odd = tuple(range(1, p, 2))
-        classes = [(0, even, full[0::2, :c].contiguous())]
-        if odd:
-            classes.append((len(even), odd, full[1::2, :h].contiguous()))
-        degrees = list(even + odd)
-        rows = [0] * p
-        for r, d in enumerate(degrees):
-            rows[d] = r
-        return cls(full, tuple(classes), True, torch.tensor(rows, device=full.device),
-                   torch.tensor(degrees, device=full.device))
+        even = cls(full[0::2, :c].contiguous(), tuple(range(0, p, 2)))
+        odd = cls(full[1::2, :h].contiguous(), tuple(range(1, p, 2)))
+        return cls(full, plain.degrees, (even, odd))
+
+    @property
+    def symmetric(self) -> bool:
+        return bool(self.halves)
 
     @property
     def npix(self) -> int:
@@ -88,29 +85,21 @@ class AxisOp:
     def nrows(self) -> int:
         return int(self.full.shape[0])
 
-    def degree_of_row(self, row: int) -> int:
-        for first, degrees, _m in self.classes:
-            if first <= row < first + len(degrees):
-                return degrees[row - first]
-        raise IndexError(row)  # pragma: no cover
+    @property
+    def spacing(self) -> int:
+        """Degrees between consecutive rows: 1, or 2 for a parity half."""
+        return self.degrees[1] - self.degrees[0] if len(self.degrees) > 1 else 1
+
+    def rows_upto(self, degree: int) -> int:
+        """How many rows have a degree ``<= degree``."""
+        return bisect.bisect_right(self.degrees, degree)
 
 
-def _class_rows(op: AxisOp, nmax: int) -> list[tuple[int, int, int]]:
-    """Per class: ``(class index, first row, rows with degree <= nmax)``."""
-    out = []
-    for ci, (first, degrees, _m) in enumerate(op.classes):
-        n = sum(1 for d in degrees if d <= nmax)
-        if n:
-            out.append((ci, first, n))
-    return out
-
-
-def _pieces(first: int, n: int, op: AxisOp, split: bool, block: int) -> list[tuple[int, int]]:
-    """Split rows ``first .. first + n`` into blocks spanning about ``block`` degrees."""
+def _pieces(n: int, op: AxisOp, split: bool, block: int) -> list[tuple[int, int]]:
+    """Split rows ``0 .. n`` into blocks spanning about ``block`` degrees."""
     if not split:
         return [(0, n)]
-    step = block // 2 if op.symmetric else block
-    step = max(step, 1)
+    step = max(block // op.spacing, 1)
     return [(j, min(j + step, n)) for j in range(0, n, step)]
 
 
@@ -122,11 +111,12 @@ def _splits(stage: int, nsp: int, total: bool) -> bool:
 def _limit(ops: list[AxisOp], order: int, total: bool, key: dict[int, Block]) -> int:
     if not total:
         return order
-    return order - sum(ops[ax].degree_of_row(r[0]) for ax, r in key.items())
+    return order - sum(ops[ax].degrees[r[0]] for ax, r in key.items())
 
 
 def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[tuple[Block, ...]]:
-    """The coefficient blocks (one row range per axis) that :func:`analyze` produces."""
+    """The coefficient blocks (one row range per axis) that :func:`analyze` produces for plain
+    ``ops``."""
     nsp = len(ops)
     keys: list[dict[int, Block]] = [{}]
     for stage in range(nsp):
@@ -134,12 +124,9 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
         split = _splits(stage, nsp, total)
         new = []
         for key in keys:
-            nmax = min(_limit(ops, order, total, key), ops[ax].nrows - 1)
-            if nmax < 0:
-                continue
-            for _ci, first, n in _class_rows(ops[ax], nmax):
-                for j0, j1 in _pieces(first, n, ops[ax], split, block):
-                    new.append({**key, ax: (first + j0, first + j1)})
+            n = ops[ax].rows_upto(_limit(ops, order, total, key))
+            for j0, j1 in _pieces(n, ops[ax], split, block) if n else ():
+                new.append({**key, ax: (j0, j1)})
         keys = new
     return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
@@ -228,33 +215,90 @@ def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     return even, odd
 
 
-def _unfold(even: torch.Tensor, odd: torch.Tensor | None, dim: int, n: int) -> torch.Tensor:
-    """Inverse of the parity split: full axis from the even part (ceil) and odd part (floor)."""
+def _unfold(even: torch.Tensor, odd: torch.Tensor, dim: int, n: int) -> torch.Tensor:
+    """The adjoint of :func:`_fold`: the full axis from the even part (``ceil(N/2)``
+    samples) and the odd part (``floor(N/2)``), ``f[i] = e[i] + o[i]``,
+    ``f[N-1-i] = e[i] - o[i]``."""
     h = n // 2
     c = n - h
     lo = even.narrow(dim, 0, h)
-    first = lo if odd is None else lo + odd
-    last = lo if odd is None else lo - odd
-    parts = [first]
+    parts = [lo + odd]
     if c > h:
         parts.append(even.narrow(dim, h, 1))
-    parts.append(last.flip(dim))
+    parts.append((lo - odd).flip(dim))
     return torch.cat(parts, dim)
 
 
-def _permute(t: torch.Tensor, ops: list[AxisOp], which: str) -> torch.Tensor:
-    """Reorder the coefficient axes between degree order and class order (one gather)."""
-    idx = [getattr(op, which) for op in ops]
-    if all(i is None for i in idx):
-        return t
-    nsp = len(ops)
-    full = []
-    for ax, (op, i) in enumerate(zip(ops, idx, strict=True)):
-        i = torch.arange(op.nrows, device=t.device) if i is None else i
-        shape = [1] * nsp
-        shape[ax] = op.nrows
-        full.append(i.reshape(shape))
-    return t[(slice(None), *full)]
+#: A parity class: per axis 0 (even degrees) or 1 (odd degrees); 0 on axes without parity.
+Parity = tuple[int, ...]
+
+
+def _classes(ops: list[AxisOp]) -> list[Parity]:
+    return list(itertools.product(*[(0, 1) if op.symmetric else (0,) for op in ops]))
+
+
+def _class_ops(ops: list[AxisOp], cls: Parity) -> list[AxisOp]:
+    return [op.halves[s] if op.symmetric else op for op, s in zip(ops, cls, strict=True)]
+
+
+def _class_view(t: torch.Tensor, ops: list[AxisOp], cls: Parity, lead: int) -> torch.Tensor:
+    """The coefficients of parity class ``cls`` in ``t`` (degree order along the last axes;
+    ``lead`` leading axes kept): every other degree on the axes with parity, a strided view."""
+    where = [slice(s, None, 2) if op.symmetric else slice(None)
+             for op, s in zip(ops, cls, strict=True)]
+    return t[(slice(None),) * lead + tuple(where)]
+
+
+def fold(x: torch.Tensor, ops: list[AxisOp]) -> dict[Parity, torch.Tensor]:
+    r"""Fold ``x`` ``(B, N_0, ..., N_{d-1})`` along every axis with parity at once.
+
+    For a class :math:`s` (0 even, 1 odd per axis) the part is
+    :math:`f_s[i] = \sum_{a} (-1)^{s \cdot a} f[\rho_a(i)]`, the sum running over the
+    :math:`2^d` reflections :math:`\rho_a` (axis :math:`k` reflected,
+    :math:`i_k \to N_k - 1 - i_k`, where :math:`a_k = 1`), the middle sample of an odd axis
+    counted once in the even part. Even-degree rows of that axis act on the even part and
+    odd-degree rows on the odd part, over half of the pixels each (thesis Eq. 18): the
+    products then cost half of the plain ones. On CUDA one Triton pass reads ``x`` once
+    (:mod:`.triton_fold`); elsewhere, and while autograd records, one torch fold per axis.
+    """
+    sym = [op.symmetric for op in ops]
+    if triton_fold.usable(x, sym) and not _recording(x):
+        return triton_fold.fold(x, sym)
+    parts: dict[Parity, torch.Tensor] = {(): x}
+    for ax, s in enumerate(sym):
+        new = {}
+        for key, t in parts.items():
+            if s:
+                even, odd = _fold(t, 1 + ax)
+                new[(*key, 0)], new[(*key, 1)] = even, odd
+            else:
+                new[(*key, 0)] = t
+        parts = new
+    return parts
+
+
+def unfold(parts: dict[Parity, torch.Tensor], ops: list[AxisOp]) -> torch.Tensor:
+    """The adjoint of :func:`fold`: ``(B, N_0, ..., N_{d-1})`` from every class's part
+    (``f[ρ_a(i)] = Σ_s (-1)^{s·a} f_s[i]``)."""
+    sym = [op.symmetric for op in ops]
+    first = next(iter(parts.values()))
+    if triton_fold.usable(first, sym) and not _recording(*parts.values()):
+        return triton_fold.unfold(parts, sym, [op.npix for op in ops])
+    for ax in reversed(range(len(ops))):
+        if not sym[ax]:
+            continue
+        new = {}
+        for key, t in parts.items():
+            if key[ax] == 0:
+                odd = parts[(*key[:ax], 1, *key[ax + 1:])]
+                new[key] = _unfold(t, odd, 1 + ax, ops[ax].npix)
+        parts = new
+    return parts[(0,) * len(ops)]
+
+
+def _recording(*ts: torch.Tensor) -> bool:
+    """Whether autograd records an operation on any of ``ts`` (the kernels do not take part)."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in ts)
 
 
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
@@ -262,57 +306,58 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
     Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
-    the entries outside the set (``outside`` is their boolean mask) are zero.
+    the entries outside the set (``outside`` is their boolean mask) are zero. Axes with
+    parity are folded first (:func:`fold`) and every parity class is then a plain problem on
+    half of the pixels per axis, whose coefficients are every other degree of the result.
     """
+    out = x.new_zeros((x.shape[0], *(op.nrows for op in ops)))
+    if not any(op.symmetric for op in ops):
+        _analyze_plain(x, ops, order, total, block, outside, out)
+        return out
+    parts = fold(x, ops)
+    for cls in _classes(ops):
+        part = parts.pop(cls)  # dropped as soon as it is used
+        cops = _class_ops(ops, cls)
+        if all(op.nrows for op in cops):
+            _analyze_plain(part, cops, order, total, block, None, _class_view(out, ops, cls, 1))
+        del part
+    if outside is not None:  # one pass, not one per block of every class
+        out.masked_fill_(outside, 0.0)
+    return out
+
+
+def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
+                   outside: torch.Tensor | None, out: torch.Tensor) -> None:
+    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided)."""
     nsp = len(ops)
-    # an item's tensor is either plain or already folded along the axis it goes to next
-    items: list[tuple[dict[int, Block], Any]] = [({}, x)]
+    items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
     for stage in range(nsp):
         ax = nsp - 1 - stage
         dim = 1 + ax
         op = ops[ax]
         split = _splits(stage, nsp, total)
-        fold_next = stage < nsp - 1 and ops[ax - 1].symmetric
         new = []
         for key, t in items:
-            nmax = min(_limit(ops, order, total, key), op.nrows - 1)
-            if nmax < 0:
+            n = op.rows_upto(_limit(ops, order, total, key))
+            if n == 0:
                 continue
-            if isinstance(t, tuple):
-                inputs = t
-            else:
-                inputs = _fold(t, dim) if op.symmetric else (t,)
-            for ci, first, n in _class_rows(op, nmax):
-                y = _contract(inputs[ci], dim, op.classes[ci][2][:n])
-                ys = _fold(y, dim - 1) if fold_next else None
-                for j0, j1 in _pieces(first, n, op, split, block):
-                    whole = j0 == 0 and j1 == n
-                    if ys is not None:
-                        part: Any = ys if whole else tuple(
-                            v.narrow(dim, j0, j1 - j0) for v in ys)
-                    else:
-                        part = y if whole else y.narrow(dim, j0, j1 - j0)
-                    new.append(({**key, ax: (first + j0, first + j1)}, part))
+            y = _contract(t, dim, op.full[:n])
+            for j0, j1 in _pieces(n, op, split, block):
+                part = y if (j0 == 0 and j1 == n) else y.narrow(dim, j0, j1 - j0)
+                new.append(({**key, ax: (j0, j1)}, part))
         items = new
-    shape = (x.shape[0], *(op.nrows for op in ops))
-    out = x.new_zeros(shape)
-    plain = all(op.to_rows is None for op in ops)
     for key, t in items:
-        where = tuple(slice(*key[ax]) for ax in range(nsp))
-        out[(slice(None), *where)] = t
-        if plain and outside is not None and not _inside(key, order, total):
-            out[(slice(None), *where)].masked_fill_(outside[where], 0.0)
-    if not plain:
-        out = _permute(out, ops, "to_rows")
-        if outside is not None:
-            out.masked_fill_(outside, 0.0)
-    return out
+        where = (slice(None), *(slice(*key[ax]) for ax in range(nsp)))
+        out[where] = t
+        if outside is not None and not _inside(key, ops, order, total):
+            out[where].masked_fill_(outside[where[1:]], 0.0)
 
 
-def _inside(key: dict[int, Block] | tuple[Block, ...], order: int, total: bool) -> bool:
-    """Whether every coefficient of a block (degree ranges, no parity) is in the set."""
-    ranges = key.values() if isinstance(key, dict) else key
-    last = [stop - 1 for _start, stop in ranges]
+def _inside(key: dict[int, Block] | tuple[Block, ...], ops: list[AxisOp], order: int,
+            total: bool) -> bool:
+    """Whether every coefficient of a block (row ranges of plain ops) is in the set."""
+    ranges = key.items() if isinstance(key, dict) else enumerate(key)
+    last = [ops[ax].degrees[stop - 1] for ax, (_start, stop) in ranges]
     return sum(last) <= order if total else max(last) <= order
 
 
@@ -321,18 +366,38 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     """Adjoint of :func:`analyze`: ``(B, P_0, ..., P_{d-1}) -> (B, N_0, ..., N_{d-1})``.
 
     Only coefficients in the set (degrees ``<= order``; total degree ``<= order`` with
-    ``total``) contribute; ``outside`` masks the others to zero first.
+    ``total``) contribute; ``outside`` masks the others to zero first. With parity every
+    class is synthesized on half of the pixels per axis and :func:`unfold` puts them together.
     """
+    if not any(op.symmetric for op in ops):
+        return _synthesize_plain(c, ops, order, total, block, outside)
+    if outside is not None:  # one masked copy, not one per block of every class
+        c = c.masked_fill(outside, 0.0)
+    parts = {}
+    for cls in _classes(ops):
+        cops = _class_ops(ops, cls)
+        part = None
+        if all(op.nrows for op in cops):
+            part = _synthesize_plain(_class_view(c, ops, cls, 1), cops, order, total, block,
+                                     None)
+        if part is None:  # no coefficient of the set in this class
+            part = c.new_zeros((c.shape[0], *(op.npix for op in cops)))
+        parts[cls] = part
+    return unfold(parts, ops)
+
+
+def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
+                      outside: torch.Tensor | None) -> torch.Tensor | None:
+    """:func:`synthesize` for plain ops; ``None`` when the set has no coefficient."""
     nsp = len(ops)
-    plain = all(op.to_degrees is None for op in ops)
-    if not plain:
-        c = _permute(c if outside is None else c.masked_fill(outside, 0.0), ops, "to_degrees")
     keys = block_keys(ops, order, total, block)
+    if not keys:
+        return None
     items: dict[tuple[Block, ...], torch.Tensor] = {}
     for k in keys:
         where = tuple(slice(*r) for r in k)
         part = c[(slice(None), *where)]
-        if plain and outside is not None and not _inside(k, order, total):
+        if outside is not None and not _inside(k, ops, order, total):
             # the caller's coefficients outside the set are ignored: zeroed in a copy
             part = part.masked_fill(outside[where], 0.0)
         items[k] = part
@@ -344,23 +409,11 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
             groups.setdefault(key[1:], []).append((key[0], t))
         new: dict[tuple[Block, ...], torch.Tensor] = {}
         for rest, members in groups.items():
-            parts = []
-            for first, degrees, mat in op.classes:
-                mine = sorted((m for m in members if first <= m[0][0] < first + len(degrees)),
-                              key=lambda m: m[0][0])
-                if not mine:
-                    parts.append(None)
-                    continue
-                j0 = mine[0][0][0] - first
-                j1 = mine[-1][0][1] - first
-                if sum(r[1] - r[0] for r, _t in mine) != j1 - j0:
-                    raise AssertionError("blocks are not contiguous")  # pragma: no cover
-                t = mine[0][1] if len(mine) == 1 else torch.cat([m[1] for m in mine], dim)
-                parts.append(_contract(t, dim, mat[j0:j1].transpose(0, 1)))
-            if op.symmetric:
-                new[rest] = _unfold(parts[0], parts[1] if len(parts) > 1 else None, dim,
-                                    op.npix)
-            else:
-                new[rest] = parts[0]
+            members.sort(key=lambda m: m[0][0])
+            j0, j1 = members[0][0][0], members[-1][0][1]
+            if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
+                raise AssertionError("blocks are not contiguous")  # pragma: no cover
+            t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], dim)
+            new[rest] = _contract(t, dim, op.full[j0:j1].transpose(0, 1))
         items = new
     return items[()]
