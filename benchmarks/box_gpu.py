@@ -49,18 +49,17 @@ def summary(ms: list[float]) -> dict:
 def count_flops(fn) -> float:
     """GEMM flops of one call, counted at the engine's single contraction point."""
     total = [0.0]
-    orig = engine._contract
+    orig = engine._product
 
-    def counting(t, dim, mat):
-        shape = t.shape
-        total[0] += 2.0 * math.prod(shape) * mat.shape[0]
-        return orig(t, dim, mat)
+    def counting(data, mat, mat_first):
+        total[0] += 2.0 * data.numel() * mat.shape[0 if mat_first else 1]
+        return orig(data, mat, mat_first)
 
-    engine._contract = counting
+    engine._product = counting
     try:
         fn()
     finally:
-        engine._contract = orig
+        engine._product = orig
     return total[0]
 
 

@@ -171,34 +171,43 @@ def _split3(mat: torch.Tensor) -> triton_gemm.SplitOperand:
     return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
 
 
-def _contract(t: torch.Tensor, dim: int, mat: torch.Tensor) -> torch.Tensor:
-    """``sum_i mat[r, i] * t[..., i, ...]`` along ``dim``: one (batched) GEMM."""
-    shape = t.shape
-    pre = math.prod(shape[:dim])
-    n = shape[dim]
-    post = math.prod(shape[dim + 1:])
-    mode = _tensor_cores(t, mat)
+def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Tensor:
+    """``mat @ data`` (``mat_first``) or ``data @ mat`` for a 2-D ``data`` and a table
+    ``mat``: one GEMM, the engine's only product.
+
+    ``data`` is a transposed view (the engine's operands are read in place): cuBLAS and the
+    Triton kernels take it as it is.
+    """
+    a, b = (mat, data) if mat_first else (data, mat)
+    if a.shape[1] == 0:  # nothing to sum (an odd half of a one-pixel axis)
+        return a.new_zeros((a.shape[0], b.shape[1]))
+    mode = _tensor_cores(data, mat)
     if mode == "fp16x3":
-        if post == 1:  # (pre, n) @ mat^T
-            y = triton_gemm.bmm_fp16x3(t.reshape(1, pre, n), _split3(mat.transpose(0, 1)),
-                                       data_first=True)
-        else:  # mat @ t[p] for every p
-            y = triton_gemm.bmm_fp16x3(t.reshape(pre, n, post), _split3(mat),
-                                       data_first=False)
-        return y.reshape(*shape[:dim], mat.shape[0], *shape[dim + 1:])
+        return triton_gemm.bmm_fp16x3(data[None], _split3(mat), data_first=not mat_first)[0]
     if mode == "tf32x3":
-        if post == 1:  # (pre, n) @ mat^T
-            y = triton_gemm.bmm(t.reshape(1, pre, n), mat.transpose(0, 1)[None])
-        else:  # mat @ t[p] for every p
-            y = triton_gemm.bmm(mat[None], t.reshape(pre, n, post))
-        return y.reshape(*shape[:dim], mat.shape[0], *shape[dim + 1:])
-    if post == 1:
-        y = t.reshape(pre, n) @ mat.transpose(0, 1)
-    elif pre == 1:
-        y = mat @ t.reshape(n, post)
-    else:
-        y = torch.matmul(mat, t.reshape(pre, n, post))
-    return y.reshape(*shape[:dim], mat.shape[0], *shape[dim + 1:])
+        return triton_gemm.bmm(a[None], b[None])[0]
+    return a @ b
+
+
+def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
+    """Contract the last axis of ``t`` ``(..., K)`` with ``mat`` ``(R, K)``; the new axis
+    comes first: ``y[r, ...] = sum_k mat[r, k] t[..., k]``.
+
+    Contracting the last axis and putting the result first rotates the axes, so that every
+    step is one GEMM whose large dimension is all the other axes together, the batch
+    included (no small per-slice or per-item products).
+    """
+    k = t.shape[-1]
+    y = _product(t.reshape(math.prod(t.shape[:-1]), k).mT, mat, True)
+    return y.reshape(mat.shape[0], *t.shape[:-1])
+
+
+def _synthesis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
+    """The adjoint of :func:`_analysis_step`: contract the first axis of ``t`` ``(P, ...)``
+    with ``mat`` ``(P, N)``; the new axis comes last."""
+    p = t.shape[0]
+    y = _product(t.reshape(p, math.prod(t.shape[1:])).mT, mat, False)
+    return y.reshape(*t.shape[1:], mat.shape[1])
 
 
 def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -328,12 +337,17 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
 
 def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
                    outside: torch.Tensor | None, out: torch.Tensor) -> None:
-    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided)."""
+    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided).
+
+    Each stage contracts the last axis and puts its degrees first (:func:`_analysis_step`):
+    ``(B, N_0, N_1, N_2) -> (P_2, B, N_0, N_1) -> (P_1, P_2, B, N_0) -> (P_0, P_1, P_2, B)``;
+    a block of degrees is a slice of the leading axis, and the batch axis moves to the front
+    when a block is written into ``out``.
+    """
     nsp = len(ops)
     items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
     for stage in range(nsp):
         ax = nsp - 1 - stage
-        dim = 1 + ax
         op = ops[ax]
         split = _splits(stage, nsp, total)
         new = []
@@ -341,14 +355,14 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
             n = op.rows_upto(_limit(ops, order, total, key))
             if n == 0:
                 continue
-            y = _contract(t, dim, op.full[:n])
+            y = _analysis_step(t, op.full[:n])
             for j0, j1 in _pieces(n, op, split, block):
-                part = y if (j0 == 0 and j1 == n) else y.narrow(dim, j0, j1 - j0)
+                part = y if (j0 == 0 and j1 == n) else y.narrow(0, j0, j1 - j0)
                 new.append(({**key, ax: (j0, j1)}, part))
         items = new
     for key, t in items:
         where = (slice(None), *(slice(*key[ax]) for ax in range(nsp)))
-        out[where] = t
+        out[where] = t.movedim(-1, 0)
         if outside is not None and not _inside(key, ops, order, total):
             out[where].masked_fill_(outside[where[1:]], 0.0)
 
@@ -372,7 +386,7 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     if not any(op.symmetric for op in ops):
         return _synthesize_plain(c, ops, order, total, block, outside)
     if outside is not None:  # one masked copy, not one per block of every class
-        c = c.masked_fill(outside, 0.0)
+        c = torch.where(outside, 0.0, c)
     parts = {}
     for cls in _classes(ops):
         cops = _class_ops(ops, cls)
@@ -388,32 +402,42 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
 
 def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
                       outside: torch.Tensor | None) -> torch.Tensor | None:
-    """:func:`synthesize` for plain ops; ``None`` when the set has no coefficient."""
+    """:func:`synthesize` for plain ops; ``None`` when the set has no coefficient.
+
+    The stages run in the opposite order of :func:`_analyze_plain`, each contracting the
+    leading degree axis and putting its pixels last (:func:`_synthesis_step`):
+    ``(P_0, P_1, P_2, B) -> (P_1, P_2, B, N_0) -> (P_2, B, N_0, N_1) -> (B, N_0, N_1, N_2)``;
+    the blocks that share their degree ranges on the axes still to come are put side by
+    side first.
+    """
     nsp = len(ops)
     keys = block_keys(ops, order, total, block)
     if not keys:
         return None
+    c = c.movedim(0, -1)  # the batch last (a view)
     items: dict[tuple[Block, ...], torch.Tensor] = {}
     for k in keys:
         where = tuple(slice(*r) for r in k)
-        part = c[(slice(None), *where)]
+        part = c[where]
         if outside is not None and not _inside(k, ops, order, total):
             # the caller's coefficients outside the set are ignored: zeroed in a copy
-            part = part.masked_fill(outside[where], 0.0)
+            part = part.masked_fill(outside[where][..., None], 0.0)
         items[k] = part
     for ax in range(nsp):
-        dim = 1 + ax
         op = ops[ax]
         groups: dict[tuple[Block, ...], list[tuple[Block, torch.Tensor]]] = {}
         for key, t in items.items():
             groups.setdefault(key[1:], []).append((key[0], t))
         new: dict[tuple[Block, ...], torch.Tensor] = {}
         for rest, members in groups.items():
+            # one product over the blocks put side by side: adding one product per block
+            # into the result instead rewrites the (larger) result once per block, which
+            # measured slower on an H100
             members.sort(key=lambda m: m[0][0])
             j0, j1 = members[0][0][0], members[-1][0][1]
             if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
                 raise AssertionError("blocks are not contiguous")  # pragma: no cover
-            t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], dim)
-            new[rest] = _contract(t, dim, op.full[j0:j1].transpose(0, 1))
+            t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], 0)
+            new[rest] = _synthesis_step(t, op.full[j0:j1])
         items = new
     return items[()]

@@ -22,11 +22,11 @@ with arbitrary strides (a zero batch stride shares an operand between the batch 
   outside them (1.3e-7).
 * :func:`bmm` (``precision="tf32x3"``): Triton's own ``input_precision="tf32x3"``.
 
-Measured on an H100 (``benchmarks/results/box_tensor_cores.md``): on the 512^3, order-500
-job ``fp16x3`` takes as long as cuBLAS's float32 products (the in-kernel scaling and the
-float32 sums cost what the tensor cores save) and brings the reconstruction's error against
-float64 below 1e-6; ``tf32x3`` is as accurate but slower. cuBLAS float32 stays the default
-and the torch ``matmul`` the reference and the CPU path.
+Measured on an H100 (``benchmarks/results/box_tensor_cores.md``, the 512^3, order-500 job):
+both schemes give the fastest forward products (large GEMMs, the data read in place as a
+transposed view), but their reconstruction products, whose data operand is read column by
+column, are slower than cuBLAS's; both keep the error against float64 below 1e-6. cuBLAS
+float32 stays the default and the torch ``matmul`` the reference and the CPU path.
 """
 
 from __future__ import annotations
@@ -327,7 +327,8 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
     float16's subnormals, with an absolute error below :math:`2^{-39}` of that largest.
 
     Returns a new ``(B, M, N)`` float32 tensor whose rows are padded to a 16-element
-    stride (a view of a wider buffer); data whose rows are not so aligned is copied first.
+    stride (a view of a wider buffer); data that is neither row- nor column-major with such
+    an aligned stride is copied first.
     """
     if data.dtype != torch.float32:
         raise TypeError(f"bmm_fp16x3 needs float32 data, got {data.dtype}")
@@ -346,7 +347,9 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
         return out
     if k == 0:
         return out.zero_()
-    if data.stride(2) != 1 or data.stride(1) % _ALIGN:
+    rows = data.stride(2) == 1 and data.stride(1) % _ALIGN == 0
+    cols = data.stride(1) == 1 and data.stride(2) % _ALIGN == 0  # a transposed view
+    if not (rows or cols):
         # unaligned rows halve the kernel's speed; one copy costs less (measured: 6.4 ms
         # for a 512 x 512 x 501 operand read in place, 1.7 ms aligned)
         data = _padded(data.shape, torch.float32, data.device).copy_(data)
