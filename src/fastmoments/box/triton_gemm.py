@@ -47,23 +47,27 @@ _MAX_GRID_Y = 65535
 if _HAVE_TRITON:
 
     @triton.jit
-    def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
-                    PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr, GROUP: tl.constexpr):
+    def _tile_ranges(M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP: tl.constexpr):
+        """Rows and columns of the output tile of program ``program_id(0)``, in grouped
+        order: ``GROUP`` row tiles in a row share their column tiles in L2."""
         pid = tl.program_id(0)
-        batch = tl.program_id(1).to(tl.int64)
         tiles_m = tl.cdiv(M, BM)
         tiles_n = tl.cdiv(N, BN)
-        # grouped order: GROUP row tiles share their column tiles in L2
         per_group = GROUP * tiles_n
         group = pid // per_group
         first_m = group * GROUP
         size_m = min(tiles_m - first_m, GROUP)
         pid_m = first_m + (pid % per_group) % size_m
         pid_n = (pid % per_group) // size_m
-        rm = pid_m * BM + tl.arange(0, BM)
-        rn = pid_n * BN + tl.arange(0, BN)
+        return pid_m * BM + tl.arange(0, BM), pid_n * BN + tl.arange(0, BN)
+
+    @triton.jit
+    def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
+                    PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr, GROUP: tl.constexpr):
+        batch = tl.program_id(1).to(tl.int64)
+        rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
         a_ptrs = a_ptr + batch * s_ab + rm[:, None].to(tl.int64) * s_am + rk[None, :] * s_ak
         b_ptrs = b_ptr + batch * s_bb + rk[:, None] * s_bk + rn[None, :].to(tl.int64) * s_bn
@@ -162,18 +166,8 @@ if _HAVE_TRITON:
                        s_db, s_d0, s_d1, s_cb, s_c0, s_c1, s_ob, s_om, s_on,
                        DATA_A: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                        BK: tl.constexpr, GROUP: tl.constexpr):
-        pid = tl.program_id(0)
         batch = tl.program_id(1).to(tl.int64)
-        tiles_m = tl.cdiv(M, BM)
-        tiles_n = tl.cdiv(N, BN)
-        per_group = GROUP * tiles_n
-        group = pid // per_group
-        first_m = group * GROUP
-        size_m = min(tiles_m - first_m, GROUP)
-        pid_m = first_m + (pid % per_group) % size_m
-        pid_n = (pid % per_group) // size_m
-        rm = pid_m * BM + tl.arange(0, BM)
-        rn = pid_n * BN + tl.arange(0, BN)
+        rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
         if DATA_A:  # data (M, K) @ constant (K, N)
             d_ptrs = (d_ptr + batch * s_db + rm[:, None].to(tl.int64) * s_d0

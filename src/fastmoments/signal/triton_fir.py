@@ -54,6 +54,27 @@ if _HAVE_TRITON:
         return tl.where(inside, j, r)
 
     @triton.jit
+    def _tap(acc, hk, xa, xb, ODD: tl.constexpr):
+        """Add the tap pair ``hk`` (``xa`` before, ``xb`` after the output sample)."""
+        if ODD:
+            acc += hk * xa - hk * xb
+        else:
+            acc += hk * xa + hk * xb
+        return acc
+
+    @triton.jit
+    def _interior(acc, ptrs, step, mask, hh_ptr, W, ODD: tl.constexpr):
+        """All taps of a tile whose neighbours lie inside the axis (no boundary mode to
+        apply: most tiles; the index arithmetic of the modes cost more than the loads);
+        ``step`` is the stride of the filtered axis."""
+        for k in range(1, W + 1):
+            hk = tl.load(hh_ptr + k)
+            xa = tl.load(ptrs - k * step, mask=mask, other=0.0).to(acc.dtype)
+            xb = tl.load(ptrs + k * step, mask=mask, other=0.0).to(acc.dtype)
+            acc = _tap(acc, hk, xa, xb, ODD)
+        return acc
+
+    @triton.jit
     def _fir_kernel(x_ptr, y_ptr, hh_ptr, n, post, W,
                     ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr,
                     BP: tl.constexpr):
@@ -73,18 +94,8 @@ if _HAVE_TRITON:
         acc = h0 * x.to(h0.dtype)
         first = nb * BN
         if (first >= W) & (first + BN + W <= n):
-            # every neighbour of this tile is inside the axis: no boundary mode to apply
-            # (most tiles; the index arithmetic of the modes cost more than the loads)
             ptrs = x_ptr + base + offs_n[:, None].to(tl.int64) * post + cols
-            m2 = pmask[None, :] & nmask[:, None]
-            for k in range(1, W + 1):
-                hk = tl.load(hh_ptr + k)
-                xa = tl.load(ptrs - k * post, mask=m2, other=0.0).to(h0.dtype)
-                xb = tl.load(ptrs + k * post, mask=m2, other=0.0).to(h0.dtype)
-                if ODD:
-                    acc += hk * xa - hk * xb
-                else:
-                    acc += hk * xa + hk * xb
+            acc = _interior(acc, ptrs, post, pmask[None, :] & nmask[:, None], hh_ptr, W, ODD)
         else:
             for k in range(1, W + 1):
                 hk = tl.load(hh_ptr + k)
@@ -96,10 +107,7 @@ if _HAVE_TRITON:
                              + cols, mask=ma, other=cval).to(h0.dtype)
                 xb = tl.load(x_ptr + base + tl.maximum(ib, 0)[:, None].to(tl.int64) * post
                              + cols, mask=mb, other=cval).to(h0.dtype)
-                if ODD:
-                    acc += hk * xa - hk * xb
-                else:
-                    acc += hk * xa + hk * xb
+                acc = _tap(acc, hk, xa, xb, ODD)
         tl.store(y_ptr + base + offs_n[:, None].to(tl.int64) * post + cols,
                  acc.to(y_ptr.dtype.element_ty), mask=nmask[:, None] & pmask[None, :])
 
@@ -119,14 +127,7 @@ if _HAVE_TRITON:
         cval = tl.load(hh_ptr + W + 1)
         acc = h0 * tl.load(x_ptr + base + offs, mask=m, other=0.0).to(h0.dtype)
         if (first >= W) & (first + BN + W <= n):
-            for k in range(1, W + 1):
-                hk = tl.load(hh_ptr + k)
-                xa = tl.load(x_ptr + base + offs - k, mask=m, other=0.0).to(h0.dtype)
-                xb = tl.load(x_ptr + base + offs + k, mask=m, other=0.0).to(h0.dtype)
-                if ODD:
-                    acc += hk * xa - hk * xb
-                else:
-                    acc += hk * xa + hk * xb
+            acc = _interior(acc, x_ptr + base + offs, 1, m, hh_ptr, W, ODD)
         else:
             for k in range(1, W + 1):
                 hk = tl.load(hh_ptr + k)
@@ -136,10 +137,7 @@ if _HAVE_TRITON:
                              other=cval).to(h0.dtype)
                 xb = tl.load(x_ptr + base + tl.maximum(ib, 0), mask=m & (ib >= 0),
                              other=cval).to(h0.dtype)
-                if ODD:
-                    acc += hk * xa - hk * xb
-                else:
-                    acc += hk * xa + hk * xb
+                acc = _tap(acc, hk, xa, xb, ODD)
         tl.store(y_ptr + base + offs, acc.to(y_ptr.dtype.element_ty), mask=m)
 
 
