@@ -1,7 +1,8 @@
-"""Parity folds of the box engine (engine.fold / unfold, box.triton_fold).
+"""Parity folds of the box engine (engine.fold / unfold, box.fold_kernels).
 
-The torch folds are checked against the definition (sums over reflections); the Triton pass
-(CUDA, or the CPU under TRITON_INTERPRET=1) must give the torch folds' bits. The engine with
+The torch folds are checked against the definition (sums over reflections); the one-pass
+kernels (Triton on CUDA or under TRITON_INTERPRET=1, numba on the CPU) must give the torch
+folds' bits. The engine with
 parity must agree with the plain engine, including orders and sizes where some parity class
 has no coefficient or no pixel."""
 
@@ -13,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.box import JacobiTransform, engine, triton_fold
+from fastmoments.box import JacobiTransform, engine, fold_kernels
 
 DEV = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-KERNEL = triton_fold.usable(torch.empty(0, device=DEV), [True, True])
-needs_kernel = pytest.mark.skipif(not KERNEL, reason="needs CUDA or TRITON_INTERPRET=1 with Triton")
+KERNEL = fold_kernels.usable(torch.empty(0, device=DEV), [True, True])
+needs_kernel = pytest.mark.skipif(not KERNEL, reason="needs numba, or CUDA with Triton")
 
 SHAPES = [(6, 7, 5), (4, 4, 4), (1, 3, 2), (5, 6), (7, 1)]
 
@@ -99,12 +100,12 @@ def test_kernel_gives_the_torch_bits(shape, sym):
     ops = _ops(shape, sym)
     x = torch.randn(2, *shape, generator=g).to(DEV)
     want = _torch_fold(x, ops)
-    got = triton_fold.fold(x, list(sym))
+    got = fold_kernels.fold(x, list(sym))
     assert set(got) == set(want)
     for k in want:
         assert got[k].shape == want[k].shape and torch.equal(got[k], want[k]), k
     ys = {k: torch.randn(t.shape, generator=g).to(DEV) for k, t in want.items()}
-    back = triton_fold.unfold(ys, list(sym), list(shape))
+    back = fold_kernels.unfold(ys, list(sym), list(shape))
     assert torch.equal(back, _torch_unfold(ys, ops))
 
 
@@ -113,7 +114,7 @@ def test_kernel_reads_strided_input_and_leaves_it_alone():
     x = torch.randn(3, 9, 8, 12, device=DEV)[:, :, :, 1:11]
     keep = x.clone()
     ops = _ops((9, 8, 10), (True, True, True))
-    got = triton_fold.fold(x, [True] * 3)
+    got = fold_kernels.fold(x, [True] * 3)
     want = _torch_fold(x, ops)
     assert all(torch.equal(got[k], want[k]) for k in want)
     assert torch.equal(x, keep)
@@ -138,9 +139,10 @@ def test_parity_agrees_with_the_plain_engine(shape, order, truncation):
 
 
 def test_parity_default_follows_the_device_and_the_options(monkeypatch):
-    """On by default only for volumes with alpha == beta, float32 products and the Triton folds
-    (off on the CPU, where the torch folds cost more than they save); never with alpha != beta."""
-    for interp, want in (("0", False), ("1", triton_fold.HAVE_TRITON)):
+    """On by default only for volumes with alpha == beta, float32 products and the Triton
+    folds; off on the CPU (where it pays for large volumes at high orders only) and never
+    with alpha != beta."""
+    for interp, want in (("0", False), ("1", fold_kernels.HAVE_TRITON)):
         monkeypatch.setenv("TRITON_INTERPRET", interp)
         vol = JacobiTransform((6, 6, 6), 4, alpha=0.2, beta=0.2)
         assert vol.symmetric is want and vol.block == 6  # capped at order + 2
@@ -150,5 +152,17 @@ def test_parity_default_follows_the_device_and_the_options(monkeypatch):
                                    precision="fp16x3").symmetric
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     big = JacobiTransform((6, 6, 6), 400, alpha=0.2, beta=0.2)
-    assert big.block == (256 if triton_fold.HAVE_TRITON else 128)
+    assert big.block == (256 if fold_kernels.HAVE_TRITON else 128)
     assert JacobiTransform((6, 6, 6), 400, alpha=0.2, beta=0.2, parity=False).block == 128
+
+
+def test_cpu_kernels_take_cpu_jobs_and_leave_gradients_to_torch():
+    x = torch.randn(2, 5, 4, 3, dtype=torch.float64)
+    assert fold_kernels.usable(x, [True] * 3) == fold_kernels.numba_ready()
+    assert not fold_kernels.usable(x.to(torch.int64), [True] * 3)
+    assert not fold_kernels.usable(x, [False] * 3)
+    ops = _ops((5, 4, 3), (True, True, True))
+    xg = x.clone().requires_grad_(True)
+    parts = engine.fold(xg, ops)  # the torch folds: differentiable
+    sum(p.sum() for p in parts.values()).backward()
+    assert xg.grad is not None and xg.grad.shape == x.shape

@@ -58,7 +58,7 @@ from .._memory import (
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
-from . import triton_fold
+from . import fold_kernels
 from .clip import as_planes, clip_boxes
 from .engine import PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
 from .moments import BoxMoments
@@ -142,9 +142,10 @@ class JacobiTransform:
         transformed on half of the pixels per axis (:func:`fastmoments.box.engine.fold`).
         ``True`` needs ``alpha == beta``. Default (``None``): on for volumes with
         ``alpha == beta`` and ``precision="float32"`` where the folds run as one Triton
-        pass (CUDA), off otherwise: on the CPU the torch folds cost more than the products
-        they save on large volumes, images are bound by launch costs, and the tensor-core
-        schemes measured slower with it (``benchmarks/results/box_tensor_cores.md``).
+        pass (CUDA), off otherwise: on the CPU (one numba pass there) it measured faster
+        for large volumes at high orders only and slower for small ones, images are bound
+        by launch costs, and the tensor-core schemes measured slower with it
+        (``benchmarks/results/box_tensor_cores.md``).
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
@@ -223,7 +224,7 @@ class JacobiTransform:
         self.precision = check_choice("precision", precision, PRECISIONS)
         if parity is None:
             parity = (self.alpha == self.beta and self.ndim == 3 and self.precision == "float32"
-                      and triton_fold.runs_on(self.device))
+                      and fold_kernels.triton_on(self.device))
         elif not isinstance(parity, bool):
             raise TypeError(f"parity must be True, False or None, got {parity!r}")
         elif parity and self.alpha != self.beta:

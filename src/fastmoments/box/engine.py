@@ -10,7 +10,7 @@ Two savings cut the GEMM work:
 
 * **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the matrices satisfy
   :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along every axis at once
-  (:func:`fold`, one Triton pass on CUDA): one part per parity class (even or odd degrees on
+  (:func:`fold`, one Triton or numba pass): one part per parity class (even or odd degrees on
   each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along each axis, on half of the pixels.
   Each class is then a plain problem with the even or odd rows of every axis's matrix
   (:attr:`AxisOp.halves`), and its moments are every other degree of the result: half the
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import triton_fold, triton_gemm
+from . import fold_kernels, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -267,12 +267,13 @@ def fold(x: torch.Tensor, ops: list[AxisOp]) -> dict[Parity, torch.Tensor]:
     :math:`i_k \to N_k - 1 - i_k`, where :math:`a_k = 1`), the middle sample of an odd axis
     counted once in the even part. Even-degree rows of that axis act on the even part and
     odd-degree rows on the odd part, over half of the pixels each (thesis Eq. 18): the
-    products then cost half of the plain ones. On CUDA one Triton pass reads ``x`` once
-    (:mod:`.triton_fold`); elsewhere, and while autograd records, one torch fold per axis.
+    products then cost half of the plain ones. One pass reads ``x`` once
+    (:mod:`.fold_kernels`: Triton on CUDA, numba on the CPU); while autograd records, one
+    torch fold per axis.
     """
     sym = [op.symmetric for op in ops]
-    if triton_fold.usable(x, sym) and not _recording(x):
-        return triton_fold.fold(x, sym)
+    if fold_kernels.usable(x, sym) and not _recording(x):
+        return fold_kernels.fold(x, sym)
     parts: dict[Parity, torch.Tensor] = {(): x}
     for ax, s in enumerate(sym):
         new = {}
@@ -291,8 +292,8 @@ def unfold(parts: dict[Parity, torch.Tensor], ops: list[AxisOp]) -> torch.Tensor
     (``f[ρ_a(i)] = Σ_s (-1)^{s·a} f_s[i]``)."""
     sym = [op.symmetric for op in ops]
     first = next(iter(parts.values()))
-    if triton_fold.usable(first, sym) and not _recording(*parts.values()):
-        return triton_fold.unfold(parts, sym, [op.npix for op in ops])
+    if fold_kernels.usable(first, sym) and not _recording(*parts.values()):
+        return fold_kernels.unfold(parts, sym, [op.npix for op in ops])
     for ax in reversed(range(len(ops))):
         if not sym[ax]:
             continue

@@ -1,4 +1,5 @@
-r"""The parity folds of the box engine (:func:`fastmoments.box.engine.fold`) as one Triton pass.
+r"""The parity folds of the box engine (:func:`fastmoments.box.engine.fold`) as one pass:
+Triton on CUDA, numba on the CPU (:mod:`._numba_fold`).
 
 With :math:`\alpha = \beta` every axis's matrix satisfies :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`
 (thesis Eq. 18), so the engine folds the input along every axis at once: for a volume the
@@ -10,9 +11,9 @@ eight parts
 
 one per parity class :math:`s` (0 even, 1 odd per axis; the middle sample of an odd axis
 only in the even part), each on half of the pixels per axis. Torch needs a flip, an addition
-and a subtraction per axis (three passes over the data each); the kernel here reads every
-sample once and writes every part once, with the butterflies in the same order as the torch
-folds (the first axis first), so the two paths give the same bits. :func:`unfold` is the
+and a subtraction per axis (three passes over the data each); the kernels here read every
+sample once and write every part once, with the butterflies in the same order as the torch
+folds (the first axis first), so all paths give the same bits. :func:`unfold` is the
 adjoint (the synthesis), the butterflies in the reverse order. Images are volumes of depth 1
 whose first axis is not folded.
 """
@@ -23,22 +24,59 @@ import torch
 
 from .._triton import HAVE_TRITON, available, tl, triton
 
-__all__ = ["fold", "runs_on", "unfold", "usable"]
+__all__ = ["fold", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
 
 #: Tile of one program: ``_BY`` rows of ``_BX`` samples, one depth index.
 _BY, _BX = 8, 128
 
 
-def runs_on(device: torch.device) -> bool:
-    """Whether the kernels run on ``device``: CUDA with Triton installed (or the CPU under
-    ``TRITON_INTERPRET=1``)."""
+def triton_on(device: torch.device) -> bool:
+    """Whether the Triton kernels run on ``device``: CUDA, or the CPU under
+    ``TRITON_INTERPRET=1``, with Triton installed."""
     return HAVE_TRITON and available(device)
 
 
+def numba_ready() -> bool:
+    """Whether the CPU kernels can be used (numba importable; checked once)."""
+    global _NUMBA
+    if _NUMBA is None:
+        try:
+            from . import _numba_fold  # noqa: F401
+            _NUMBA = True
+        except ImportError:  # pragma: no cover - numba is a dependency
+            _NUMBA = False
+    return _NUMBA
+
+
+_NUMBA: bool | None = None
+
+
+def runs_on(device: torch.device) -> bool:
+    """Whether one of the kernels runs on ``device``: Triton on CUDA (or on the CPU under
+    ``TRITON_INTERPRET=1``), numba on the CPU."""
+    return triton_on(device) or (device.type == "cpu" and numba_ready())
+
+
 def usable(t: torch.Tensor, sym: list[bool]) -> bool:
-    """Whether the kernels take this job: Triton on ``t``'s device, 2 or 3 axes, a parity
-    on at least one of them."""
-    return runs_on(t.device) and len(sym) in (2, 3) and any(sym)
+    """Whether the kernels take this job: a kernel on ``t``'s device, a float32 or float64
+    ``t``, 2 or 3 axes, a parity on at least one of them."""
+    return (runs_on(t.device) and t.dtype in (torch.float32, torch.float64)
+            and len(sym) in (2, 3) and any(sym))
+
+
+def _numba_call(name: str, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
+                flags: list[bool]) -> None:
+    """Run the numba kernel ``name`` on ``(B, D, H, W)`` views of ``x`` and the parts."""
+    from . import _numba_fold
+
+    def arr(t: torch.Tensor):
+        a = t.detach().numpy()
+        return a if a.ndim == 4 else a[:, None]
+
+    ps = [arr(parts[(0,) * (len(next(iter(parts))))])] * 8
+    for cls, t in parts.items():
+        ps[_class_index(cls)] = arr(t)
+    getattr(_numba_fold, name)(arr(x), *ps, *flags)
 
 
 if HAVE_TRITON:
@@ -236,8 +274,12 @@ def fold(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], torch.Tensor
         full = (0, *cls) if nsp == 2 else cls
         size = [odd[a] if full[a] else even[a] for a in range(3)]
         parts[cls] = x.new_empty((x.shape[0], *size[3 - nsp:]))
-    if x.numel():
+    if not x.numel():
+        return parts
+    if triton_on(x.device):
         _launch(_fold_kernel, x, parts, sym, dims, even, odd, flags)
+    else:
+        _numba_call("fold", x, parts, flags)
     return parts
 
 
@@ -249,6 +291,10 @@ def unfold(parts: dict[tuple[int, ...], torch.Tensor], sym: list[bool],
     parts = {c: (t if t.stride(-1) == 1 else t.contiguous()) for c, t in parts.items()}
     first = parts[(0,) * nsp]
     x = first.new_empty((first.shape[0], *npix))
-    if x.numel():
+    if not x.numel():
+        return x
+    if triton_on(x.device):
         _launch(_unfold_kernel, x, parts, sym, dims, even, odd, flags)
+    else:
+        _numba_call("unfold", x, parts, flags)
     return x
