@@ -20,12 +20,18 @@ from numba import njit, prange
 __all__ = ["fold", "unfold"]
 
 
+@njit(cache=True)
+def _halves(d, h, w, fz, fy, fx):  # pragma: no cover - compiled
+    """Sizes of the odd (``floor(N/2)``, 0 unfolded) and even (the rest) parts per axis."""
+    hz, hy, hx = d // 2 if fz else 0, h // 2 if fy else 0, w // 2 if fx else 0
+    return hz, hy, hx, d - hz, h - hy, w - hx
+
+
 @njit(parallel=True, cache=True)
 def fold(x, p0, p1, p2, p3, p4, p5, p6, p7, fz, fy, fx):  # pragma: no cover - compiled
     """Write the parts of ``x`` into ``p0 .. p7`` (unused ones are never touched)."""
     bsz, d, h, w = x.shape
-    hz, hy, hx = d // 2 if fz else 0, h // 2 if fy else 0, w // 2 if fx else 0
-    cz, cy, cx = d - hz, h - hy, w - hx
+    hz, hy, hx, cz, cy, cx = _halves(d, h, w, fz, fy, fx)
     zero = x.dtype.type(0)
     for bi in prange(bsz * cz):
         b = bi // cz
@@ -75,8 +81,7 @@ def fold(x, p0, p1, p2, p3, p4, p5, p6, p7, fz, fy, fx):  # pragma: no cover - c
 def unfold(x, p0, p1, p2, p3, p4, p5, p6, p7, fz, fy, fx):  # pragma: no cover - compiled
     """Write into ``x`` the adjoint of :func:`fold` applied to the parts ``p0 .. p7``."""
     bsz, d, h, w = x.shape
-    hz, hy, hx = d // 2 if fz else 0, h // 2 if fy else 0, w // 2 if fx else 0
-    cz, cy, cx = d - hz, h - hy, w - hx
+    hz, hy, hx, cz, cy, cx = _halves(d, h, w, fz, fy, fx)
     zero = x.dtype.type(0)
     for bi in prange(bsz * cz):
         b = bi // cz
