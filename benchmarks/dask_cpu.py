@@ -74,7 +74,7 @@ TASKS_PER_CHUNK = 2
 
 
 #: glibc maps every buffer of this size or more from the OS afresh, whatever its settings (its
-#: largest mmap threshold, which :data:`fastmoments.dask.REUSE_MEMORY_ENV` sets).
+#: largest mmap threshold, which the preload :mod:`fastmoments.dask.memory` sets).
 MMAP_CEILING = 32 << 20
 
 
@@ -274,7 +274,7 @@ def main() -> None:
         run_dask(distributed.LocalCluster(n_workers=cores, threads_per_worker=1,
                                           processes=True,
                                           env={fmd.THREADS_ENV: over, "OMP_NUM_THREADS": over},
-                                          worker_class=fmd._workers._reusing_nanny(), **quiet),
+                                          preload=[fmd.MEMORY_PRELOAD], **quiet),
                  f"oversubscribed: {cores} processes x 1 thread x {cores} torch threads",
                  False, ["features"])
 
@@ -304,7 +304,8 @@ def main() -> None:
              "(as before `to_zarr` or a reduction). *oversubscribed*: the thread rule broken on "
              "purpose (torch on every core in every worker). Workers are started by "
              "`fastmoments.dask.local_cluster`, whose worker processes keep freed buffers for "
-             "the next task (`reuse_memory=True`, `REUSE_MEMORY_ENV`) except in the row marked "
+             "the next task (`reuse_memory=True`, the preload `fastmoments.dask.memory`) except in "
+             "the row marked "
              "*Dask's allocator settings*. The signal is "
              f"{env['signal']}. *task overhead*: wall time of {args.noop_tasks} empty tasks x "
              "worker threads / tasks. The *auto* chunk of each cluster "

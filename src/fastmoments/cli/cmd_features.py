@@ -139,7 +139,7 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
 
         n = workers or 2
         # worker processes x torch threads <= cores (kept by restarted workers too), and
-        # workers that reuse their freed buffers (fastmoments.dask.REUSE_MEMORY_ENV)
+        # workers that reuse their freed buffers (the preload fastmoments.dask.memory)
         cluster = local_cluster(n_workers=n, threads_per_worker=1,
                                 torch_threads=max(1, available_cores() // n), processes=True,
                                 dashboard_address=":0")

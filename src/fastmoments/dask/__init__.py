@@ -14,7 +14,8 @@ chunking advice and thread sizing.
   :func:`gaussian_filter` filters every axis (or ``axes``), as
   :func:`scipy.ndimage.gaussian_filter`.
 * :func:`local_cluster`: a :class:`distributed.LocalCluster` with workers x threads x torch
-  threads within the cores.
+  threads within the cores, whose workers reuse their freed buffers
+  (:mod:`fastmoments.dask.memory`, a worker preload also for real clusters).
 
 Plans are built once per worker process by cached factories keyed on plain values (the tasks
 carry sizes, orders and names, never a plan); :func:`plan_builds` counts them.
@@ -28,6 +29,7 @@ from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
 from ._workers import (
+    MEMORY_PRELOAD,
     REUSE_MEMORY_ENV,
     THREADS_ENV,
     configure_threads,
@@ -36,6 +38,7 @@ from ._workers import (
 )
 
 __all__ = [
+    "MEMORY_PRELOAD",
     "REUSE_MEMORY_ENV",
     "THREADS_ENV",
     "configure_threads",

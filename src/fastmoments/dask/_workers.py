@@ -17,9 +17,10 @@ from typing import Any
 import torch
 
 from .._validate import check_int
+from .memory import MMAP_THRESHOLD, TRIM_THRESHOLD
 
-__all__ = ["REUSE_MEMORY_ENV", "THREADS_ENV", "available_cores", "configure_threads",
-           "local_cluster", "plan_builds"]
+__all__ = ["MEMORY_PRELOAD", "REUSE_MEMORY_ENV", "THREADS_ENV", "available_cores",
+           "configure_threads", "local_cluster", "plan_builds"]
 
 #: Environment variable that fixes torch's threads in every task (set by :func:`local_cluster`
 #: in the workers it starts; set it yourself on the workers of a real cluster).
@@ -28,16 +29,16 @@ THREADS_ENV = "FASTMOMENTS_TORCH_THREADS"
 #: Dask's setting for the worker profiler, as an environment variable of the worker processes.
 PROFILE_ENV = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
 
-#: glibc's allocator settings that :func:`local_cluster` gives its worker processes (with
-#: ``reuse_memory=True``): buffers below 32 MiB come from the heap, and up to 64 MiB of freed
-#: heap stays in the process for the next task. That is the steady state glibc reaches by
-#: itself after a few large frees. Dask's nanny instead starts workers with
-#: ``MALLOC_TRIM_THRESHOLD_=65536``; setting any threshold switches glibc's adaptation off, so
-#: every buffer above 128 KiB is then mapped from the OS and page-faulted again at each task.
-#: Put the same values under ``distributed.nanny.pre-spawn-environ`` in the Dask configuration
-#: of a real cluster (see the Dask guide, *Memory*).
-REUSE_MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
-                    "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
+#: The allocator settings of :mod:`fastmoments.dask.memory` as glibc's environment variables,
+#: for ``distributed.nanny.pre-spawn-environ`` in the Dask configuration of a real cluster (the
+#: allocator reads them when a process starts; see the Dask guide, *Memory*).
+#: :func:`local_cluster` sets the same values inside its workers with the preload
+#: :data:`MEMORY_PRELOAD` instead.
+REUSE_MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
+                    "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD)}
+
+#: The worker preload that sets them (``dask worker --preload fastmoments.dask.memory``).
+MEMORY_PRELOAD = "fastmoments.dask.memory"
 
 #: Plans built by the cached factories of this process, by factory name.
 _BUILDS: Counter[str] = Counter()
@@ -141,55 +142,6 @@ def configure_threads() -> int:
     return want
 
 
-#: Worker processes being spawned with :data:`REUSE_MEMORY_ENV`, and this process's own values
-#: of those variables from before the first of them (restored when the last one has started).
-_SPAWNS = {"count": 0, "saved": {}}
-_SPAWNS_LOCK = threading.Lock()
-
-
-def _restore_environ(saved: dict[str, str | None]) -> None:
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-
-
-@functools.cache
-def _reusing_nanny() -> type:
-    """A :class:`distributed.Nanny` that starts its worker process with
-    :data:`REUSE_MEMORY_ENV` (also when it restarts the worker, and for workers added later
-    by ``cluster.scale``)."""
-    from distributed import Nanny
-
-    class ReusingNanny(Nanny):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            # the allocator reads these when the process starts: they must be in the
-            # environment the nanny spawns with, not in the one the worker sets afterwards
-            self.pre_spawn_env.update(REUSE_MEMORY_ENV)
-            self.env.update(REUSE_MEMORY_ENV)
-
-        async def instantiate(self) -> Any:
-            # the nanny spawns by writing pre_spawn_env into this process's os.environ; put
-            # this process's own values back once no spawn of ours is under way, so that
-            # later subprocesses (and clusters with reuse_memory=False) do not inherit them
-            with _SPAWNS_LOCK:
-                if _SPAWNS["count"] == 0:
-                    _SPAWNS["saved"] = {k: os.environ.get(k) for k in REUSE_MEMORY_ENV}
-                _SPAWNS["count"] += 1
-            try:
-                return await super().instantiate()
-            finally:
-                with _SPAWNS_LOCK:
-                    _SPAWNS["count"] -= 1
-                    if _SPAWNS["count"] == 0:
-                        _restore_environ(_SPAWNS["saved"])
-
-    ReusingNanny.__qualname__ = ReusingNanny.__name__ = "ReusingNanny"
-    return ReusingNanny
-
-
 def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, *,
                   torch_threads: int | None = None, processes: bool = True,
                   profile: bool = False, reuse_memory: bool = True, **kwargs: Any) -> Any:
@@ -213,11 +165,12 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, *,
         samples every task thread every 10 ms, which on a 2-core machine cost ~13% of the
         per-task overhead; the dashboard's profile page then stays empty).
     reuse_memory : bool
-        Start worker processes with :data:`REUSE_MEMORY_ENV` (default ``True``): freed large
-        buffers stay in the worker for its next task. ``False`` keeps Dask's setting, which
-        returns memory to the OS at once. On a 2-core AMD EPYC a 5000-image feature task took
-        9300 page faults and 20-30% more CPU time with Dask's setting. Ignored with
-        ``processes=False``, with your own ``worker_class``, and on systems without glibc.
+        Add the preload :mod:`fastmoments.dask.memory` to the workers (default ``True``): it
+        sets glibc's allocator thresholds inside each worker process, also a restarted one,
+        so that freed large buffers stay in the worker for its next task. ``False`` keeps
+        Dask's setting, which returns memory to the OS at once. On a 2-core AMD EPYC a
+        5000-image feature task took 9300 page faults and 20-30% more CPU time with Dask's
+        setting. Ignored with ``processes=False`` and on systems without glibc.
     **kwargs
         Passed to :class:`distributed.LocalCluster` (``memory_limit``, ``dashboard_address``,
         ...).
@@ -264,8 +217,16 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, *,
         raise TypeError(f"profile must be True or False, got {profile!r}")
     if not isinstance(reuse_memory, bool):
         raise TypeError(f"reuse_memory must be True or False, got {reuse_memory!r}")
-    if processes and reuse_memory and "worker_class" not in kwargs:
-        kwargs["worker_class"] = _reusing_nanny()
+    if processes and reuse_memory:
+        import dask
+
+        preload = kwargs.get("preload")
+        if preload is None:  # the nanny's default, which an explicit list would replace
+            preload = dask.config.get("distributed.worker.preload", None) or []
+        preload = [preload] if isinstance(preload, str) else list(preload)
+        if MEMORY_PRELOAD not in preload:
+            preload.append(MEMORY_PRELOAD)
+        kwargs["preload"] = preload
     if processes:
         env = dict(kwargs.pop("env", None) or {})
         env.setdefault(THREADS_ENV, str(torch_threads))
