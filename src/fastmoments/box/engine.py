@@ -172,42 +172,47 @@ def _split3(mat: torch.Tensor) -> triton_gemm.SplitOperand:
 
 
 def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Tensor:
-    """``mat @ data`` (``mat_first``) or ``data @ mat`` for a 2-D ``data`` and a table
-    ``mat``: one GEMM, the engine's only product.
+    """``mat @ data[i]`` (``mat_first``) or ``data[i] @ mat`` for every item ``i`` of a 3-D
+    ``data`` and a table ``mat``: the engine's only product.
 
-    ``data`` is a transposed view (the engine's operands are read in place): cuBLAS and the
-    Triton kernels take it as it is.
+    ``data`` is a transposed view (the engine's operands are read in place): the BLAS, cuBLAS
+    and the Triton kernels take it as it is. One item is one GEMM; several are one batched
+    GEMM sharing ``mat``.
     """
-    a, b = (mat, data) if mat_first else (data, mat)
-    if a.shape[1] == 0:  # nothing to sum (an odd half of a one-pixel axis)
-        return a.new_zeros((a.shape[0], b.shape[1]))
+    k = mat.shape[1] if mat_first else mat.shape[0]
+    if k == 0:  # nothing to sum (an odd half of a one-pixel axis)
+        rows, cols = (mat.shape[0], data.shape[2]) if mat_first else (data.shape[1], mat.shape[1])
+        return data.new_zeros((data.shape[0], rows, cols))
     mode = _tensor_cores(data, mat)
     if mode == "fp16x3":
-        return triton_gemm.bmm_fp16x3(data[None], _split3(mat), data_first=not mat_first)[0]
+        return triton_gemm.bmm_fp16x3(data, _split3(mat), data_first=not mat_first)
     if mode == "tf32x3":
-        return triton_gemm.bmm(a[None], b[None])[0]
-    return a @ b
+        return triton_gemm.bmm(mat[None], data) if mat_first else triton_gemm.bmm(data, mat[None])
+    if data.shape[0] == 1:
+        return (mat @ data[0] if mat_first else data[0] @ mat)[None]
+    return torch.matmul(mat, data) if mat_first else torch.matmul(data, mat)
 
 
 def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
-    """Contract the last axis of ``t`` ``(..., K)`` with ``mat`` ``(R, K)``; the new axis
-    comes first: ``y[r, ...] = sum_k mat[r, k] t[..., k]``.
+    """Contract the last axis of ``t`` ``(B, ..., K)`` with ``mat`` ``(R, K)``; the new axis
+    comes right after the batch axis: ``y[b, r, ...] = sum_k mat[r, k] t[b, ..., k]``.
 
-    Contracting the last axis and putting the result first rotates the axes, so that every
-    step is one GEMM whose large dimension is all the other axes together, the batch
-    included (no small per-slice or per-item products).
+    Contracting the last axis and putting the result first rotates the axes of every item, so
+    that every step is one GEMM per item whose large dimension is all the item's other axes
+    together (no small per-slice products), and the batch stays first: the result is already
+    in the caller's layout, with no transposing copy of the batch at either end.
     """
-    k = t.shape[-1]
-    y = _product(t.reshape(math.prod(t.shape[:-1]), k).mT, mat, True)
-    return y.reshape(mat.shape[0], *t.shape[:-1])
+    b, k = t.shape[0], t.shape[-1]
+    y = _product(t.reshape(b, math.prod(t.shape[1:-1]), k).mT, mat, True)
+    return y.reshape(b, mat.shape[0], *t.shape[1:-1])
 
 
 def _synthesis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
-    """The adjoint of :func:`_analysis_step`: contract the first axis of ``t`` ``(P, ...)``
-    with ``mat`` ``(P, N)``; the new axis comes last."""
-    p = t.shape[0]
-    y = _product(t.reshape(p, math.prod(t.shape[1:])).mT, mat, False)
-    return y.reshape(*t.shape[1:], mat.shape[1])
+    """The adjoint of :func:`_analysis_step`: contract the axis after the batch of ``t``
+    ``(B, P, ...)`` with ``mat`` ``(P, N)``; the new axis comes last."""
+    b, p = t.shape[0], t.shape[1]
+    y = _product(t.reshape(b, p, math.prod(t.shape[2:])).mT, mat, False)
+    return y.reshape(b, *t.shape[2:], mat.shape[1])
 
 
 def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -340,10 +345,9 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
                    outside: torch.Tensor | None, out: torch.Tensor) -> None:
     """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided).
 
-    Each stage contracts the last axis and puts its degrees first (:func:`_analysis_step`):
-    ``(B, N_0, N_1, N_2) -> (P_2, B, N_0, N_1) -> (P_1, P_2, B, N_0) -> (P_0, P_1, P_2, B)``;
-    a block of degrees is a slice of the leading axis, and the batch axis moves to the front
-    when a block is written into ``out``.
+    Each stage contracts the last axis and puts its degrees right after the batch axis
+    (:func:`_analysis_step`): ``(B, N_0, N_1, N_2) -> (B, P_2, N_0, N_1) -> (B, P_1, P_2, N_0)
+    -> (B, P_0, P_1, P_2)``; a block of degrees is a slice of the axis after the batch.
     """
     nsp = len(ops)
     items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
@@ -358,12 +362,12 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
                 continue
             y = _analysis_step(t, op.full[:n])
             for j0, j1 in _pieces(n, op, split, block):
-                part = y if (j0 == 0 and j1 == n) else y.narrow(0, j0, j1 - j0)
+                part = y if (j0 == 0 and j1 == n) else y.narrow(1, j0, j1 - j0)
                 new.append(({**key, ax: (j0, j1)}, part))
         items = new
     for key, t in items:
         where = (slice(None), *(slice(*key[ax]) for ax in range(nsp)))
-        out[where] = t.movedim(-1, 0)
+        out[where] = t
         if outside is not None and not _inside(key, ops, order, total):
             out[where].masked_fill_(outside[where[1:]], 0.0)
 
@@ -406,8 +410,8 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
     """:func:`synthesize` for plain ops; ``None`` when the set has no coefficient.
 
     The stages run in the opposite order of :func:`_analyze_plain`, each contracting the
-    leading degree axis and putting its pixels last (:func:`_synthesis_step`):
-    ``(P_0, P_1, P_2, B) -> (P_1, P_2, B, N_0) -> (P_2, B, N_0, N_1) -> (B, N_0, N_1, N_2)``;
+    degree axis after the batch and putting its pixels last (:func:`_synthesis_step`):
+    ``(B, P_0, P_1, P_2) -> (B, P_1, P_2, N_0) -> (B, P_2, N_0, N_1) -> (B, N_0, N_1, N_2)``;
     the blocks that share their degree ranges on the axes still to come are put side by
     side first.
     """
@@ -415,14 +419,13 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
     keys = block_keys(ops, order, total, block)
     if not keys:
         return None
-    c = c.movedim(0, -1)  # the batch last (a view)
     items: dict[tuple[Block, ...], torch.Tensor] = {}
     for k in keys:
         where = tuple(slice(*r) for r in k)
-        part = c[where]
+        part = c[(slice(None), *where)]
         if outside is not None and not _inside(k, ops, order, total):
             # the caller's coefficients outside the set are ignored: zeroed in a copy
-            part = part.masked_fill(outside[where][..., None], 0.0)
+            part = part.masked_fill(outside[where], 0.0)
         items[k] = part
     for ax in range(nsp):
         op = ops[ax]
@@ -438,7 +441,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
             j0, j1 = members[0][0][0], members[-1][0][1]
             if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
                 raise AssertionError("blocks are not contiguous")  # pragma: no cover
-            t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], 0)
+            t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], 1)
             new[rest] = _synthesis_step(t, op.full[j0:j1])
         items = new
     return items[()]
