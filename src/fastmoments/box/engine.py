@@ -311,6 +311,16 @@ def unfold(parts: dict[Parity, torch.Tensor], ops: list[AxisOp]) -> torch.Tensor
     return parts[(0,) * len(ops)]
 
 
+def _zero_(t: torch.Tensor, mask: torch.Tensor) -> None:
+    """Set the entries of ``t`` under ``mask`` (broadcast) to zero, in place: one
+    ``torch.where`` pass (on the CPU 1.5-2x faster than ``masked_fill_``), or ``masked_fill_``
+    while autograd records (``out=`` is not differentiable)."""
+    if _recording(t):
+        t.masked_fill_(mask, 0.0)
+    else:
+        torch.where(mask, t.new_zeros(()), t, out=t)
+
+
 def _recording(*ts: torch.Tensor) -> bool:
     """Whether autograd records an operation on any of ``ts`` (the kernels do not take part)."""
     return torch.is_grad_enabled() and any(t.requires_grad for t in ts)
@@ -337,7 +347,7 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
             _analyze_plain(part, cops, order, total, block, None, _class_view(out, ops, cls, 1))
         del part
     if outside is not None:  # one pass, not one per block of every class
-        out.masked_fill_(outside, 0.0)
+        _zero_(out, outside)
     return out
 
 
@@ -369,7 +379,7 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
         where = (slice(None), *(slice(*key[ax]) for ax in range(nsp)))
         out[where] = t
         if outside is not None and not _inside(key, ops, order, total):
-            out[where].masked_fill_(outside[where[1:]], 0.0)
+            _zero_(out[where], outside[where[1:]])
 
 
 def _inside(key: dict[int, Block] | tuple[Block, ...], ops: list[AxisOp], order: int,
@@ -425,7 +435,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
         part = c[(slice(None), *where)]
         if outside is not None and not _inside(k, ops, order, total):
             # the caller's coefficients outside the set are ignored: zeroed in a copy
-            part = part.masked_fill(outside[where], 0.0)
+            part = torch.where(outside[where], part.new_zeros(()), part)
         items[k] = part
     for ax in range(nsp):
         op = ops[ax]
