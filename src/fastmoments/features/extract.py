@@ -31,6 +31,7 @@ import torch
 
 from .._array import (
     ArrayKind,
+    finite_flag,
     native_array,
     policy_dtype,
     real_dtype,
@@ -596,7 +597,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
                                  "the moments overflow)")
             out[s: s + batch_size] = torch.complex(re, im)
         else:
-            if not bool(torch.isfinite(xb).all()):
+            if not bool(finite_flag(xb)):  # one aminmax pass (isfinite + all: ~10x slower on a CPU)
                 raise ValueError("images contains NaN or infinity")
             vals = plan.engine.forward(flat)[:, cols, rows]
             out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)

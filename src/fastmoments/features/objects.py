@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, move_channels, resolve_device, working_dtype
+from .._array import ArrayKind, finite_flag, move_channels, resolve_device, working_dtype
 from .._validate import check_channel_axis, check_choice, check_int, colour_hint
 from .extract import FeatureSet, features
 
@@ -311,7 +311,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     dev = resolve_device(device, in_dev)
     if image is not None:
         img = img.to(device=dev, dtype=dt)
-        if not bool(torch.isfinite(img).all()):
+        if not bool(finite_flag(img)):
             raise ValueError("image contains NaN or infinity")
 
     ids = np.unique(lab)
