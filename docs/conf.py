@@ -71,6 +71,7 @@ API_MODULES = [
     ("fastmoments.data", "Sample data"),
     ("fastmoments.parallel", "Several devices"),
     ("fastmoments.dask", "Dask arrays"),
+    ("fastmoments.dask.memory", "Dask workers that reuse their freed buffers"),
     ("fastmoments.sklearn", "scikit-learn transformers"),
     ("fastmoments.collections", "Image collections"),
 ]

@@ -21,7 +21,7 @@ import ctypes
 import platform
 from typing import Any
 
-__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "dask_setup", "reuse_freed_memory"]
+__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "applied", "dask_setup", "reuse_freed_memory"]
 
 #: Buffers below this many bytes come from the heap (glibc's largest automatic value).
 MMAP_THRESHOLD = 32 << 20
@@ -56,7 +56,10 @@ def reuse_freed_memory() -> bool:
 
 
 def applied() -> bool:
-    """Whether this process has run :func:`reuse_freed_memory` successfully."""
+    """Whether this process has run :func:`reuse_freed_memory` successfully.
+
+    Check the workers of a cluster with ``client.run(fastmoments.dask.memory.applied)``.
+    """
     return _APPLIED["done"]
 
 
