@@ -58,12 +58,22 @@ def reuse_freed_memory() -> bool:
 def applied() -> bool:
     """Whether this process has run :func:`reuse_freed_memory` successfully.
 
-    Check the workers of a cluster with ``client.run(fastmoments.dask.memory.applied)``.
+    Returns
+    -------
+    bool
+        Check the workers of a cluster with
+        ``client.run(fastmoments.dask.memory.applied)``.
     """
     return _APPLIED["done"]
 
 
 def dask_setup(worker: Any) -> None:
-    """Dask's preload hook: runs in each worker process when the worker starts (also a
-    restarted one)."""
+    """Dask's preload hook: :func:`reuse_freed_memory` in each worker process when the worker
+    starts (also a restarted one, and one added by ``cluster.scale``).
+
+    Parameters
+    ----------
+    worker : distributed.Worker
+        The starting worker (unused: the settings belong to its process).
+    """
     reuse_freed_memory()
