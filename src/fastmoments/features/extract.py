@@ -333,10 +333,11 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 @lru_cache(maxsize=16)
 def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
            rule: str, dtype: torch.dtype, device: str,
-           budget: float | None) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, as real and imaginary
-    parts in ``dtype``, from the float64 disk engine, so that it holds exactly the engine's
-    sampling, weights and normalization.
+           budget: float | None) -> torch.Tensor:
+    r"""The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, its real and
+    imaginary parts interleaved (pixels x 2 moments, in ``dtype``) so that ``f @ M`` is the
+    memory of the complex moments, from the float64 disk engine, so that it holds exactly the
+    engine's sampling, weights and normalization.
 
     The columns come from the engine's adjoint (the transpose of the forward map for the real
     inner products, :meth:`DiskTransform.adjoint`): for a stored moment slot ``s``,
@@ -368,7 +369,8 @@ def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, q
         # A_{n,-m} = conj(A_{n,m}) for a partner: flip the imaginary part's sign
         im = torch.where(conj[s: s + b, None], -im, im)
         mat[:, s: s + b] = torch.complex(re, im).transpose(0, 1)
-    return (mat.real.to(dtype).contiguous(), mat.imag.to(dtype).contiguous())
+    # columns re_0, im_0, re_1, im_1, ...: f @ M is then the complex moments' memory
+    return torch.view_as_real(mat).reshape(npix, 2 * K).to(dtype).contiguous()
 
 
 def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
@@ -591,11 +593,13 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         if mats is not None:
             # every pixel enters every moment (times 0 outside the disk), so NaN or infinity
             # anywhere shows in the small result: check that instead of the images
-            re, im = flat @ mats[0], flat @ mats[1]
-            if not bool(torch.isfinite(re).all() & torch.isfinite(im).all()):
+            # one product gives the real and imaginary parts interleaved, i.e. the complex
+            # moments' own memory layout; one aminmax pass checks them
+            ri = flat @ mats
+            if not bool(finite_flag(ri)):
                 raise ValueError("images contains NaN or infinity (or values so large that "
                                  "the moments overflow)")
-            out[s: s + batch_size] = torch.complex(re, im)
+            out[s: s + batch_size] = torch.view_as_complex(ri.view(ri.shape[0], -1, 2))
         else:
             if not bool(finite_flag(xb)):  # one aminmax pass (isfinite + all: ~10x slower on a CPU)
                 raise ValueError("images contains NaN or infinity")
