@@ -17,6 +17,16 @@ from fastmoments.features import (
 )
 
 
+@pytest.fixture(params=["torch", "numba"])
+def cpu_path(request, monkeypatch):
+    """Run pair_statistics through the torch blocks or the numba kernel (which on the CPU
+    takes over from NUMBA_MIN_PAIRS pairs)."""
+    from fastmoments.features import distance
+
+    monkeypatch.setattr(distance, "NUMBA_MIN_PAIRS", 0 if request.param == "numba" else 1 << 62)
+    return request.param
+
+
 def _eq64(z: np.ndarray) -> np.ndarray:
     """Eq. 6.4 directly: sqrt(sum_k |f_ki - f_kj|^2) over complex entries."""
     diff = z[:, None, :] - z[None, :, :]
@@ -52,7 +62,7 @@ def _reference_stats(x: np.ndarray, edges, k: int):
 
 
 @pytest.mark.parametrize("chunk_rows", [None, 1, 7, 64])
-def test_pair_statistics_against_scipy(rng, chunk_rows):
+def test_pair_statistics_against_scipy(rng, chunk_rows, cpu_path):
     x = rng.random((301, 6)) * 0.08
     st = pair_statistics(x, closest=12, chunk_rows=chunk_rows)
     counts, below, mean, closest = _reference_stats(x, np.array(THESIS_EDGES), 12)
@@ -65,7 +75,7 @@ def test_pair_statistics_against_scipy(rng, chunk_rows):
     assert st.labels()[0] == "0.00-0.01" and st.labels()[-1] == "above 0.10"
 
 
-def test_pair_statistics_custom_edges_ties_and_duplicates(rng):
+def test_pair_statistics_custom_edges_ties_and_duplicates(rng, cpu_path):
     x = np.round(rng.random((80, 2)) * 4) / 4          # many equal distances and duplicates
     edges = [0.1, 0.25, 0.5, 0.75, 1.0]
     st = pair_statistics(x, edges=edges, closest=5, chunk_rows=9)
@@ -79,7 +89,7 @@ def test_pair_statistics_custom_edges_ties_and_duplicates(rng):
         many.counts, np.histogram(pdist(x), bins=np.r_[np.linspace(0.01, 2, 50), np.inf])[0])
 
 
-def test_pair_statistics_chunked_equals_unchunked_on_features(rng, device):
+def test_pair_statistics_chunked_equals_unchunked_on_features(rng, device, cpu_path):
     imgs = torch.as_tensor((rng.random((150, 16, 16)) > 0.5).astype(np.float64), device=device)
     fs = fm.features(imgs, orders=5, select=4, kind="magnitude")
     a = pair_statistics(fs, chunk_rows=5)
@@ -101,6 +111,31 @@ def test_nearest_neighbours_against_brute_force(rng):
     i1, _ = nearest_neighbours(torch.as_tensor(q), torch.as_tensor(g))
     assert isinstance(i1, torch.Tensor)
     np.testing.assert_array_equal(i1[:, 0].numpy(), ref[:, 0])
+
+
+def test_the_numba_kernel_gives_scipys_distances_and_the_torch_paths_counts(rng):
+    """Over NUMBA_MIN_PAIRS pairs on the CPU: the kernel sums each pair's squared differences
+    in feature order, as pdist does, so that in float64 its closest distances are pdist's to
+    the bit; counts, mean and closest pairs equal the torch blocks' (float32: the counts may
+    differ only for distances within float32 rounding of an edge)."""
+    from fastmoments.features import distance
+
+    x = rng.random((1500, 8)) * 0.1          # 1.12 million pairs
+    assert 1500 * 1499 // 2 >= distance.NUMBA_MIN_PAIRS
+    fast = pair_statistics(x, closest=10, progress=False)
+    counts, below, mean, closest = _reference_stats(x, np.array(THESIS_EDGES), 10)
+    np.testing.assert_array_equal(fast.counts, counts)
+    assert fast.below == below
+    assert fast.mean == pytest.approx(mean, rel=1e-12)
+    assert [c[:2] for c in fast.closest] == [c[:2] for c in closest]
+    assert [c[2] for c in fast.closest] == [c[2] for c in closest]
+    x32 = x.astype(np.float32)
+    a = pair_statistics(x32, closest=10, progress=False)
+    d32 = pdist(x32.astype(np.float64))
+    near = np.abs(d32[:, None] - np.array(THESIS_EDGES)[None]).min(1) < 1e-6
+    ref = np.histogram(d32[~near], bins=np.r_[THESIS_EDGES, np.inf])[0]
+    assert np.abs(a.counts - ref).sum() <= 2 * near.sum()
+    assert a.mean == pytest.approx(mean, rel=1e-6)
 
 
 def test_distance_errors():

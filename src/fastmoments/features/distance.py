@@ -194,6 +194,8 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
         chunk_rows = min(chunk_rows, max(least, -(-n // parts)))
     chunk_rows = check_int("chunk_rows", chunk_rows, minimum=1)
     nb = e.size + 1
+    if dev.type == "cpu" and n * (n - 1) // 2 >= NUMBA_MIN_PAIRS and _numba_pairs() is not None:
+        return _pair_statistics_numba(x, e, closest, chunk_rows, progress)
 
     counts = torch.zeros(nb, dtype=torch.int64, device=dev)
     total = torch.zeros((), dtype=torch.float64, device=dev)
@@ -242,6 +244,65 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
     return PairStatistics(edges=e, counts=c[1:], below=int(c[0]),
                           n_pairs=n_pairs, mean=float(total.item()) / n_pairs,
                           closest=out_pairs)
+
+
+#: Pairs from which :func:`pair_statistics` runs the numba kernel on the CPU (one pass, no
+#: distance matrix; 2.6-4.5x faster than the torch blocks for 22.9 million pairs on 2 cores).
+#: Below it the torch blocks run: they need no compilation, which takes some seconds the first
+#: time the kernel runs on a machine (numba caches it after that).
+NUMBA_MIN_PAIRS = 1_000_000
+
+
+def _numba_pairs() -> Any:
+    """The numba kernel module, or ``None`` without numba (then the torch path runs)."""
+    try:
+        from . import _numba_pairs as kernels
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    return kernels
+
+
+def _closest_of(dist: np.ndarray, pair: np.ndarray, n: int,
+                closest: int) -> list[tuple[int, int, float]]:
+    """The ``closest`` smallest ``(distance, pair)`` among candidates (``inf``: none)."""
+    ok = np.isfinite(dist)
+    dist, pair = dist[ok], pair[ok]
+    order = np.lexsort((pair, dist))[:closest]
+    return [(int(pair[q] // n), int(pair[q] % n), float(dist[q])) for q in order]
+
+
+def _pair_statistics_numba(x: torch.Tensor, e: np.ndarray, closest: int, chunk_rows: int,
+                           progress: bool | None) -> PairStatistics:
+    """:func:`pair_statistics` on the CPU by one pass of :mod:`._numba_pairs` per block of
+    ``chunk_rows`` rows (the distances are never stored)."""
+    kernels = _numba_pairs()
+    from .._numba import set_threads
+
+    n = int(x.shape[0])
+    xt = np.ascontiguousarray(x.numpy().T)
+    edges = e.astype(xt.dtype)
+    threads = torch.get_num_threads()
+    set_threads(threads)
+    blocks = 8 * threads
+    counts = np.zeros(e.size + 1, dtype=np.int64)
+    total = 0.0
+    cand_d = np.empty(0)
+    cand_i = np.empty(0, dtype=np.int64)
+    starts = range(0, n - 1, chunk_rows)
+    for s in _progress(starts, total=len(starts), desc="pair distances", show=progress):
+        c, t, d, i = kernels.pair_stats(xt, s, min(n - 1, s + chunk_rows), edges, closest,
+                                        blocks)
+        counts += c
+        total += t
+        if closest:
+            keep = _closest_of(np.concatenate([cand_d, d]), np.concatenate([cand_i, i]), n,
+                               closest)
+            cand_d = np.array([p[2] for p in keep])
+            cand_i = np.array([p[0] * n + p[1] for p in keep], dtype=np.int64)
+    n_pairs = n * (n - 1) // 2
+    out_pairs = _closest_of(cand_d, cand_i, n, closest) if closest else []
+    return PairStatistics(edges=e, counts=counts[1:], below=int(counts[0]), n_pairs=n_pairs,
+                          mean=total / n_pairs, closest=out_pairs)
 
 
 def nearest_neighbours(queries: Any, gallery: Any, *, k: int = 1, device: Any = None,
