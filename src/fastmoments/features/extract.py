@@ -330,13 +330,21 @@ ALGORITHMS = ("auto", "dense", "engine")
 DENSE_LIMIT_BYTES = 64 * 2**20
 
 
+#: The dense analysis matrix's columns are padded with zeros to a multiple of this: on the
+#: 2-core AMD EPYC development machine (MKL, AVX2), ``(6763, 576) @ (576, n)`` in float64 took
+#: 13-17 ms for n = 42 or 64 and 7-10 ms for n = 48 or 60 (float32: 4.1 against 3.6 ms for
+#: 42 and 48).
+_DENSE_COLUMNS = 12
+
+
 @lru_cache(maxsize=16)
 def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
            rule: str, dtype: torch.dtype, device: str,
            budget: float | None) -> torch.Tensor:
     r"""The analysis matrix ``M`` (pixels x moments) with ``A = f @ M``, its real and
-    imaginary parts interleaved (pixels x 2 moments, in ``dtype``) so that ``f @ M`` is the
-    memory of the complex moments, from the float64 disk engine, so that it holds exactly the
+    imaginary parts interleaved (pixels x 2 moments, then zero columns up to a multiple of
+    :data:`_DENSE_COLUMNS`, in ``dtype``) so that ``f @ M`` is the memory of the complex
+    moments, from the float64 disk engine, so that it holds exactly the
     engine's sampling, weights and normalization.
 
     The columns come from the engine's adjoint (the transpose of the forward map for the real
@@ -369,8 +377,12 @@ def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, q
         # A_{n,-m} = conj(A_{n,m}) for a partner: flip the imaginary part's sign
         im = torch.where(conj[s: s + b, None], -im, im)
         mat[:, s: s + b] = torch.complex(re, im).transpose(0, 1)
-    # columns re_0, im_0, re_1, im_1, ...: f @ M is then the complex moments' memory
-    return torch.view_as_real(mat).reshape(npix, 2 * K).to(dtype).contiguous()
+    # columns re_0, im_0, re_1, im_1, ...: f @ M is then the complex moments' memory; zero
+    # columns up to a multiple of _DENSE_COLUMNS (the BLAS's favoured widths)
+    width = -(-2 * K // _DENSE_COLUMNS) * _DENSE_COLUMNS
+    out = torch.zeros(npix, width, dtype=dtype, device=plan.device)
+    out[:, : 2 * K] = torch.view_as_real(mat).reshape(npix, 2 * K)
+    return out
 
 
 def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
@@ -595,7 +607,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             # anywhere shows in the small result: check that instead of the images
             # one product gives the real and imaginary parts interleaved, i.e. the complex
             # moments' own memory layout; one aminmax pass checks them
-            ri = flat @ mats
+            ri = (flat @ mats)[:, : 2 * len(computed)]
             if not bool(finite_flag(ri)):
                 raise ValueError("images contains NaN or infinity (or values so large that "
                                  "the moments overflow)")
