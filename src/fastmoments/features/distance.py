@@ -165,6 +165,11 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
     of about ``1e-7``, so a pair that close to a bin edge may land in the neighbouring bin (none
     of the 22.9 million GB2312 pairs did, see ``benchmarks/results/features_*.md``).
 
+    On the CPU, from :data:`NUMBA_MIN_PAIRS` pairs, one compiled pass (numba) takes every pair's
+    distance, bin and running sum without storing the distances; it sums the squared
+    differences in feature order as ``pdist`` does, so float64 distances are SciPy's to the bit.
+    Below that size, and on a GPU, blocks of distances are computed by torch.
+
     Examples
     --------
     >>> import numpy as np
