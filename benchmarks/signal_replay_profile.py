@@ -30,12 +30,80 @@ def med_us(fn, n=300) -> float:
     return 1e6 * statistics.median(ts)
 
 
+def host_us(fn, n=300) -> float:
+    """Median host time of ``fn()`` alone (the GPU drained between calls)."""
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    return 1e6 * statistics.median(ts)
+
+
+def steps(name, plan, xx, entry) -> None:
+    """Host time of each step of a replayed call, and a CPU + CUDA trace of three calls."""
+    from fastmoments.signal.graphs import plain_key
+
+    out = {
+        "host: whole call": host_us(lambda: plan(xx)),
+        "host: whole call, check_finite=False": host_us(lambda: plan(xx, check_finite=False)),
+        "host: static_in.copy_(x)": host_us(lambda: entry.static_in.copy_(xx)),
+        "host: graph.replay()": host_us(entry.graph.replay),
+        "host: static_out.clone()": host_us(entry.static_out.clone),
+        "host: bool(flag) after replay": host_us(lambda: (entry.graph.replay(),
+                                                          bool(entry.flag))),
+        "host: entry.finite() after replay": host_us(lambda: (entry.graph.replay(),
+                                                              entry.finite())),
+        "host: is_current_stream_capturing": host_us(torch.cuda.is_current_stream_capturing),
+        "host: torch.cuda.current_stream()": host_us(torch.cuda.current_stream),
+        "host: plain_key": host_us(lambda: plain_key("call", -1, "reflect", 0.0, "auto")),
+        "host: empty torch.empty_like(out)": host_us(lambda: torch.empty_like(entry.static_out)),
+        "sync: copy + replay + clone + sync": med_us(
+            lambda: (entry.static_in.copy_(xx), entry.graph.replay(), entry.static_out.clone())),
+        "sync: replay + flag": med_us(lambda: (entry.graph.replay(), bool(entry.flag))),
+    }
+    for k, v in out.items():
+        print(f"  {name} | {k}: {v:.1f} us")
+    dest = os.environ.get("OUT")
+    if dest and ("s=16" in name or "cwt" in name):
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            for _ in range(3):
+                plan(xx)
+                torch.cuda.synchronize()
+        safe = "".join(c if c.isalnum() else "_" for c in name)
+        prof.export_chrome_trace(os.path.join(dest, f"trace_{safe}.json"))
+
+
 def main() -> None:
     dev = torch.device("cuda")
     x = torch.randn(102400, device=dev)
     print("empty synchronize", f"{med_us(lambda: None):.1f} us")
     print("x.clone()", f"{med_us(lambda: x.clone()):.1f} us")
     print("isfinite(x).all().item()", f"{med_us(lambda: torch.isfinite(x).all().item()):.1f} us")
+    from fastmoments._array import finite_flag
+    from fastmoments._finite_kernel import fused_finite_flag
+
+    print("finite_flag(x) (aminmax)", f"{med_us(lambda: bool(finite_flag(x))):.1f} us")
+    print("fused_finite_flag(x)", f"{med_us(lambda: bool(fused_finite_flag(x))):.1f} us")
+    for name, fn in (("isfinite.all", lambda t: torch.isfinite(t).all()),
+                     ("aminmax flag", finite_flag), ("fused flag", fused_finite_flag)):
+        for n in (102400, 1000 * 102400):
+            t = torch.randn(n, device=dev)
+            fn(t)
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(20):
+                fn(t)
+            e1.record()
+            torch.cuda.synchronize()
+            us = 1e3 * e0.elapsed_time(e1) / 20
+            print(f"GPU time back to back, {name}, n={n}: {us:.1f} us "
+                  f"({4 * n / us / 1e3:.0f} GB/s read)")
     cases = [("gauss f32 s=0.5", GaussianFilter(0.5), x),
              ("gauss f32 s=16", GaussianFilter(16.0), x),
              ("gauss f64 s=64", GaussianFilter(64.0), x.double()),
@@ -59,6 +127,7 @@ def main() -> None:
         print(f"{name}: method {getattr(plan, 'method', '?')}; call {full:.1f} us, "
               f"check_finite=False {nocheck:.1f} us, replay+sync {replay:.1f} us, graph GPU "
               f"time back to back {gpu:.1f} us")
+        steps(name, plan, xx, entry)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             os.environ["FASTMOMENTS_CUDA_GRAPHS"] = "0"
             plan(xx)

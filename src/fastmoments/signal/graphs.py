@@ -6,10 +6,12 @@ allocations and one launch per kernel. Users call the same transform on signal a
 one shape, so a plan keeps a :class:`GraphCache`: the third time it sees a call of the same
 *key* (shape, dtype, device, stream and options, the input C-contiguous), it runs that call once
 more while capturing it into a :class:`torch.cuda.CUDAGraph`, with a static input buffer, the
-static result, and a finiteness flag computed from the input inside the graph. From then on
-that call costs one copy into the static input, one graph replay, one copy of the result into
-a fresh tensor and, unless ``check_finite=False``, one host synchronisation to read the flag
-(the error for NaN or infinity is raised as before, never a silently poisoned result).
+static result, and a finiteness flag computed from the input inside the graph (one Triton
+kernel, :mod:`fastmoments._finite_kernel`, where Triton runs; the graph also copies the flag
+into pinned host memory). From then on that call costs one copy into the static input, one
+graph replay, one copy of the result into a fresh tensor and, unless ``check_finite=False``,
+one host synchronisation to read the flag (the error for NaN or infinity is raised as before,
+never a silently poisoned result).
 
 The replayed kernels are those of the eager call, so the result is the same to the last bit.
 Calls that are not captured: CPU tensors and NumPy input, non-contiguous input, a gradient
@@ -71,19 +73,24 @@ def eligible(x: Any, out: Any, progress: Any, memory_budget: Any) -> bool:
             and memory_budget is None)
 
 
+_SCALAR_NAMES = {int: "int", float: "float", str: "str", bool: "bool", type(None): "NoneType"}
+
+
 def plain_key(*values: Any) -> tuple | None:
     """A cache key of plain option values, each with its type (so that ``True``, ``1`` and
     ``1.0`` stay apart); lists and tuples become tuples; ``None`` when a value is not plain
     (an array, say), and the call then runs eagerly."""
     out = []
     for v in values:
-        if isinstance(v, (list, tuple)):
+        name = _SCALAR_NAMES.get(type(v))
+        if name is None:
+            if not isinstance(v, (list, tuple)):
+                return None
             v = plain_key(*v)
             if v is None:
                 return None
-        elif v is not None and type(v) not in (int, float, str, bool):
-            return None
-        out.append((type(v).__name__, v))
+            name = "tuple"
+        out.append((name, v))
     return tuple(out)
 
 
@@ -107,8 +114,9 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
     ``bytes_per_sample`` bytes per input sample), else run eagerly. On a replay,
     ``replayed(remembered)`` is called first with what ``remember`` gave at the capture."""
     hit = None
-    key = plain_key("call", axis, mode, cval, engine)
-    if eligible(x, out, progress, memory_budget) and key is not None:
+    key = plain_key("call", axis, mode, cval, engine) if eligible(
+        x, out, progress, memory_budget) else None
+    if key is not None:
         hit = plan_cache(plan).call(
             x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
                                   memory_budget=None, check_finite=False, out=None,
@@ -123,15 +131,58 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
 
 
 class _Graph:
-    """One captured call: the graph, its static buffers and what the call reported."""
+    """One captured call: the graph, its static buffers and what the call reported.
 
-    __slots__ = ("flag", "graph", "lock", "remembered", "static_in", "static_out")
+    ``flag`` is the finiteness flag computed inside the graph; the graph also copies it into
+    the pinned host byte ``host_flag`` (when pinned memory could be had), which is read after
+    ``stream`` is synchronised, cheaper than reading a device scalar."""
+
+    __slots__ = ("flag", "graph", "host_flag", "lock", "remembered", "static_in", "static_out",
+                 "stream")
 
     def __init__(self, graph: torch.cuda.CUDAGraph, static_in: torch.Tensor,
-                 static_out: torch.Tensor, flag: torch.Tensor, remembered: Any) -> None:
+                 static_out: torch.Tensor, flag: torch.Tensor, remembered: Any,
+                 stream: torch.cuda.Stream, host_flag: Any = None) -> None:
         self.graph, self.static_in, self.static_out = graph, static_in, static_out
-        self.flag, self.remembered = flag, remembered
+        self.flag, self.remembered, self.stream = flag, remembered, stream
+        self.host_flag = host_flag
         self.lock = threading.Lock()
+
+    def finite(self) -> bool:
+        """Whether the input of the last replay was finite (waits for the replay)."""
+        if self.host_flag is None:
+            return bool(self.flag)
+        self.stream.synchronize()
+        return bool(self.host_flag[()])
+
+
+def _pinned_flag() -> torch.Tensor | None:
+    """A pinned host byte for the graph's copy of its flag (``None`` if none can be had)."""
+    try:
+        return torch.ones((), dtype=torch.bool, pin_memory=True)
+    except RuntimeError:  # pragma: no cover - no pinned memory
+        return None
+
+
+def _raw_stream(index: int) -> int:
+    """The current CUDA stream of device ``index`` as a number (the cheap way Triton's
+    launcher uses, with the public call as the fallback)."""
+    try:
+        return torch._C._cuda_getCurrentRawStream(index)
+    except AttributeError:  # pragma: no cover - a torch without it
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def _graph_flag(t: torch.Tensor) -> torch.Tensor:
+    """The finiteness flag of ``t`` computed inside a graph: one Triton kernel where it runs
+    (:mod:`fastmoments._finite_kernel`), else one ``aminmax`` pass."""
+    from .._array import finite_flag
+
+    try:
+        from .._finite_kernel import fused_finite_flag, usable
+    except ImportError:  # pragma: no cover - Triton is broken
+        return finite_flag(t)
+    return fused_finite_flag(t) if usable(t) else finite_flag(t)
 
 
 class GraphCache:
@@ -197,7 +248,7 @@ class GraphCache:
         ValueError
             When ``check_finite`` and the input holds NaN or infinity.
         """
-        if (type(x) is not torch.Tensor or x.device.type != "cuda" or not enabled()
+        if (type(x) is not torch.Tensor or not x.is_cuda or not enabled()
                 or (x.requires_grad and torch.is_grad_enabled()) or not x.is_contiguous()
                 or x.numel() == 0
                 or x.numel() * x.element_size() + result_bytes > MAX_BYTES):
@@ -205,15 +256,16 @@ class GraphCache:
         if torch.cuda.is_current_stream_capturing():  # the caller is capturing a graph
             return None
         index = x.get_device()
-        stream = torch.cuda.current_stream(index)
+        full = (key, x.shape, x.dtype, index, _raw_stream(index))
         try:
-            full = (key, tuple(x.shape), x.dtype, index, stream.cuda_stream)
             hash(full)
         except TypeError:  # an unhashable option: the eager call checks it
             return None
         with self._lock:
             entry = self._entries.get(full, 0)
-            if isinstance(entry, int):
+            if type(entry) is _Graph:
+                self._entries.move_to_end(full)
+            elif isinstance(entry, int):
                 self._entries[full] = entry + 1
                 self._entries.move_to_end(full)
                 while len(self._entries) > self.max_graphs:
@@ -222,19 +274,17 @@ class GraphCache:
                     return None
                 # this thread captures; the others run eagerly meanwhile
                 self._entries[full] = _CAPTURING
-            else:
-                self._entries.move_to_end(full)
         if isinstance(entry, str):  # failed, or being captured by another thread
             return None
         if isinstance(entry, int):
-            entry = self._capture(x, full, run, stream, remember)
+            entry = self._capture(x, full, run, torch.cuda.current_stream(index), remember)
             if entry is None:
                 return None
         with entry.lock:  # one caller at a time per graph: the static buffers are shared
             entry.static_in.copy_(x)
             entry.graph.replay()
             y = entry.static_out.clone()  # one allocation and copy, one call
-            if check_finite and not bool(entry.flag):
+            if check_finite and not entry.finite():
                 raise ValueError("x contains NaN or infinity")
         return y, entry.remembered
 
@@ -249,13 +299,18 @@ class GraphCache:
                 run(static_in)
             stream.wait_stream(side)
             graph = torch.cuda.CUDAGraph()
+            _graph_flag(static_in)  # compiles the flag's kernel outside the capture
+            host = _pinned_flag()
             with torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
                 out = run(static_in)
-                flag = torch.isfinite(static_in).all()
+                flag = _graph_flag(static_in)
+                if host is not None:
+                    host.copy_(flag, non_blocking=True)
             if type(out) is not torch.Tensor:
                 raise TypeError(f"the call returned {type(out).__name__}, not a tensor")
             stream.wait_stream(side)
-            entry = _Graph(graph, static_in, out, flag, remember() if remember else None)
+            entry = _Graph(graph, static_in, out, flag, remember() if remember else None,
+                           stream, None if host is None else host.numpy())
         except Exception as exc:  # a call that cannot be captured stays eager
             with self._lock:
                 self._entries[full] = _FAILED
