@@ -312,13 +312,24 @@ def unfold(parts: dict[Parity, torch.Tensor], ops: list[AxisOp]) -> torch.Tensor
 
 
 def _zero_(t: torch.Tensor, mask: torch.Tensor) -> None:
-    """Set the entries of ``t`` under ``mask`` (broadcast) to zero, in place: one
-    ``torch.where`` pass (on the CPU 1.5-2x faster than ``masked_fill_``), or ``masked_fill_``
-    while autograd records (``out=`` is not differentiable)."""
-    if _recording(t):
+    """Set the entries of ``t`` under ``mask`` (broadcast) to zero, in place.
+
+    On the CPU one ``torch.where`` pass (1.5-2x faster there than ``masked_fill_``); on CUDA,
+    and while autograd records (``out=`` is not differentiable), ``masked_fill_``: on an
+    H100 the ``torch.where`` form made batches slower (the ``torch.where`` variant in
+    ``benchmarks/results/box_batches_gpu.md``).
+    """
+    if t.is_cuda or _recording(t):
         t.masked_fill_(mask, 0.0)
     else:
         torch.where(mask, t.new_zeros(()), t, out=t)
+
+
+def _zeroed(t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """A copy of ``t`` with the entries under ``mask`` set to zero (as :func:`_zero_`)."""
+    if t.is_cuda:
+        return t.masked_fill(mask, 0.0)
+    return torch.where(mask, t.new_zeros(()), t)
 
 
 def _recording(*ts: torch.Tensor) -> bool:
@@ -435,7 +446,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
         part = c[(slice(None), *where)]
         if outside is not None and not _inside(k, ops, order, total):
             # the caller's coefficients outside the set are ignored: zeroed in a copy
-            part = torch.where(outside[where], part.new_zeros(()), part)
+            part = _zeroed(part, outside[where])
         items[k] = part
     for ax in range(nsp):
         op = ops[ax]
