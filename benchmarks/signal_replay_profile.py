@@ -17,7 +17,9 @@ from fastmoments.signal import CWT, GaussianFilter
 from fastmoments.signal.graphs import plan_cache
 
 
-def med_us(fn, n=300) -> float:
+def med_us(fn, n=300, host_only=False) -> float:
+    """Median time of ``fn()`` until the GPU is done, or (``host_only``) of ``fn()`` alone,
+    the GPU drained between calls."""
     for _ in range(10):
         fn()
     torch.cuda.synchronize()
@@ -25,23 +27,17 @@ def med_us(fn, n=300) -> float:
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
+        if host_only:
+            ts.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
-        ts.append(time.perf_counter() - t0)
+        if not host_only:
+            ts.append(time.perf_counter() - t0)
     return 1e6 * statistics.median(ts)
 
 
 def host_us(fn, n=300) -> float:
     """Median host time of ``fn()`` alone (the GPU drained between calls)."""
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-        torch.cuda.synchronize()
-    return 1e6 * statistics.median(ts)
+    return med_us(fn, n, host_only=True)
 
 
 def steps(name, plan, xx, entry) -> None:
