@@ -35,9 +35,10 @@ def test_bmm_matches_float64_within_the_float32_bound(shape):
     scale = a.abs() @ c.abs()
     got = triton_gemm.bmm(a.float().to(DEV), c.float().to(DEV)).double().cpu()
     assert float(((got - ref).abs() / scale).max()) <= _bound(k)
-    # one TF32 product alone is far off: the bound is not vacuous
-    one = triton_gemm.bmm(a.float().to(DEV), c.float().to(DEV), precision="tf32")
-    assert float(((one.double().cpu() - ref).abs() / scale).max()) > _bound(k)
+    if not INTERPRET:  # the interpreter does not round to TF32
+        # one TF32 product alone is far off: the bound is not vacuous
+        one = triton_gemm.bmm(a.float().to(DEV), c.float().to(DEV), precision="tf32")
+        assert float(((one.double().cpu() - ref).abs() / scale).max()) > _bound(k)
 
 
 @needs_kernel

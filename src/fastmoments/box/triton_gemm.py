@@ -65,14 +65,17 @@ if _HAVE_TRITON:
     def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                     s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
                     PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr, GROUP: tl.constexpr):
+                    BK: tl.constexpr, GROUP: tl.constexpr, INTERPRET: tl.constexpr,
+                    KTILES: tl.constexpr):
         batch = tl.program_id(1).to(tl.int64)
         rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
         a_ptrs = a_ptr + batch * s_ab + rm[:, None].to(tl.int64) * s_am + rk[None, :] * s_ak
         b_ptrs = b_ptr + batch * s_bb + rk[:, None] * s_bk + rn[None, :].to(tl.int64) * s_bn
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
+        # the interpreter cannot loop to a runtime bound (NumPy >= 2.4 refuses int() of its
+        # one-element scalars): there the bound is the constexpr KTILES (0 when compiled)
+        for k in range(0, KTILES if INTERPRET else tl.cdiv(K, BK)):
             left = K - k * BK
             a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
             b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
@@ -81,6 +84,14 @@ if _HAVE_TRITON:
             b_ptrs += BK * s_bk
         c_ptrs = c_ptr + batch * s_cb + rm[:, None].to(tl.int64) * s_cm + rn[None, :] * s_cn
         tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _loop_bound(k: int, bk: int) -> dict[str, object]:
+    """The kernels' loop-bound arguments: under ``TRITON_INTERPRET=1`` the number of K tiles
+    as a constexpr, compiled a constant 0 (unused; the loop runs to ``cdiv(K, BK)``, so that
+    one compiled kernel serves every K)."""
+    interpret = os.environ.get("TRITON_INTERPRET", "") == "1"
+    return {"INTERPRET": interpret, "KTILES": triton.cdiv(k, bk) if interpret else 0}
 
 
 def _tile(m: int, n: int) -> tuple[int, int, int, int, int]:
@@ -131,7 +142,7 @@ def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Te
         _bmm_kernel[grid](aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1), a.stride(2), s_bb,
                           b.stride(1), b.stride(2), c.stride(0), c.stride(1), c.stride(2),
                           PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
-                          num_warps=warps, num_stages=stages)
+                          **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     return c
 
 
@@ -165,7 +176,8 @@ if _HAVE_TRITON:
     def _fp16x3_kernel(d_ptr, ch_ptr, cl_ptr, o_ptr, M, N, K, inv_c,
                        s_db, s_d0, s_d1, s_cb, s_c0, s_c1, s_ob, s_om, s_on,
                        DATA_A: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                       BK: tl.constexpr, GROUP: tl.constexpr):
+                       BK: tl.constexpr, GROUP: tl.constexpr, INTERPRET: tl.constexpr,
+                       KTILES: tl.constexpr):
         batch = tl.program_id(1).to(tl.int64)
         rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
@@ -184,7 +196,9 @@ if _HAVE_TRITON:
         ch_ptrs = ch_ptr + c_off
         cl_ptrs = cl_ptr + c_off
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
+        # the interpreter cannot loop to a runtime bound (NumPy >= 2.4 refuses int() of its
+        # one-element scalars): there the bound is the constexpr KTILES (0 when compiled)
+        for k in range(0, KTILES if INTERPRET else tl.cdiv(K, BK)):
             left = K - k * BK
             if DATA_A:
                 d = tl.load(d_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
@@ -360,5 +374,5 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
                              s_db, data.stride(1), data.stride(2), s_cb, const.hi.stride(1),
                              const.hi.stride(2), out.stride(0), out.stride(1), out.stride(2),
                              DATA_A=data_first, BM=bm, BN=bn, BK=bk, GROUP=8,
-                             num_warps=warps, num_stages=stages)
+                             **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     return out
