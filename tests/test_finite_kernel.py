@@ -71,3 +71,33 @@ def test_flag_on_cuda(dtype):
                 y = x.clone()
                 y[pos] = bad
                 assert not bool(fused_finite_flag(y)), (n, pos, bad)
+
+
+_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64,
+                                   torch.complex64])
+def test_finite_flag_of_every_path(device, dtype):
+    """fastmoments._array.finite_flag (the eager checks): aminmax on the CPU, the largest
+    magnitude on CUDA; NaN, inf and -inf anywhere give False, the largest finite values True."""
+    from fastmoments._array import finite_flag
+
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 1001, dtype=dtype, generator=g).to(device)
+    assert bool(finite_flag(x))
+    real = dtype.to_real() if dtype.is_complex else dtype
+    big = torch.finfo(real).max
+    assert bool(finite_flag(torch.tensor([big, -big], dtype=dtype, device=device)))
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        for pos in ((0, 0), (1, 500), (2, 1000)):
+            y = x.clone()
+            y[pos] = bad
+            assert not bool(finite_flag(y)), (bad, pos)
+            if dtype.is_complex:
+                y = x.clone()
+                y[pos] = complex(0.0, bad)
+                assert not bool(finite_flag(y)), ("imag", bad, pos)
+    assert bool(finite_flag(torch.zeros(0, dtype=dtype, device=device)))
+    assert bool(finite_flag(torch.arange(5, device=device)))  # integers are finite
