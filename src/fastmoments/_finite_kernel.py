@@ -11,8 +11,8 @@ A value is finite exactly when ``|x| < inf``: NaN compares false and infinity is
 itself. Complex tensors are read as their real and imaginary parts.
 
 Eager calls use :func:`fastmoments._array.finite_flag` instead: outside a graph, Triton's
-Python launch costs more host time (about 85 µs per kernel on the H100 machine) than the two
-torch launches of that check.
+Python launch costs more host time (tens of microseconds per kernel on the H100 machine) than
+the two torch launches of that check.
 """
 
 from __future__ import annotations

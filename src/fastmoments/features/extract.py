@@ -606,14 +606,14 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             # every pixel enters every moment (times 0 outside the disk), so NaN or infinity
             # anywhere shows in the small result: check that instead of the images
             # one product gives the real and imaginary parts interleaved, i.e. the complex
-            # moments' own memory layout; one aminmax pass checks them
+            # moments' own memory layout; one finite_flag pass checks them
             ri = (flat @ mats)[:, : 2 * len(computed)]
             if not bool(finite_flag(ri)):
                 raise ValueError("images contains NaN or infinity (or values so large that "
                                  "the moments overflow)")
             out[s: s + batch_size] = torch.view_as_complex(ri.view(ri.shape[0], -1, 2))
         else:
-            if not bool(finite_flag(xb)):  # one aminmax pass (isfinite + all: ~10x slower on a CPU)
+            if not bool(finite_flag(xb)):  # one read pass (isfinite + all: ~10x slower on a CPU)
                 raise ValueError("images contains NaN or infinity")
             vals = plan.engine.forward(flat)[:, cols, rows]
             out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
