@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import available, scaled_halves, tl, triton
+from .._triton import available, tl, triton
 
 __all__ = ["SplitOperand", "available", "bmm", "bmm_fp16x3", "split_constant", "split_of"]
 
@@ -150,6 +150,29 @@ def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Te
 if _HAVE_TRITON:
 
     @triton.jit
+    def _scaled_halves(d, AXIS: tl.constexpr):
+        """Split the float32 tile ``d`` into float16 ``hi + lo`` after scaling each row
+        (``AXIS=1``) or column (``AXIS=0``) by a power of two that brings its largest
+        magnitude into [2^14, 2^15); returns ``hi, lo`` and the two factors of the inverse
+        scale (each a normal float32, their product may not be)."""
+        m = tl.max(tl.abs(d), axis=AXIS)
+        e = (m.to(tl.int32, bitcast=True) >> 23) & 0xFF  # biased exponent, 0 for m = 0
+        big = 141 - e  # m * 2^big < 2^15: float16 holds 65504
+        e1 = big >> 1
+        e2 = big - e1
+        s1 = ((e1 + 127) << 23).to(tl.float32, bitcast=True)
+        s2 = ((e2 + 127) << 23).to(tl.float32, bitcast=True)
+        r1 = ((127 - e1) << 23).to(tl.float32, bitcast=True)
+        r2 = ((127 - e2) << 23).to(tl.float32, bitcast=True)
+        if AXIS == 1:
+            y = d * s1[:, None] * s2[:, None]
+        else:
+            y = d * s1[None, :] * s2[None, :]
+        hi = y.to(tl.float16)
+        lo = (y - hi.to(tl.float32)).to(tl.float16)
+        return hi, lo, r1, r2
+
+    @triton.jit
     def _fp16x3_kernel(d_ptr, ch_ptr, cl_ptr, o_ptr, M, N, K, inv_c,
                        s_db, s_d0, s_d1, s_cb, s_c0, s_c1, s_ob, s_om, s_on,
                        DATA_A: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
@@ -182,7 +205,7 @@ if _HAVE_TRITON:
                 cmask = (rk[:, None] < left) & (rn[None, :] < N)
                 ch = tl.load(ch_ptrs, mask=cmask, other=0.0)
                 cl = tl.load(cl_ptrs, mask=cmask, other=0.0)
-                dh, dl, r1, r2 = scaled_halves(d, 1)
+                dh, dl, r1, r2 = _scaled_halves(d, 1)
                 t = tl.dot(dl, ch)
                 t = tl.dot(dh, cl, t)
                 t = tl.dot(dh, ch, t)
@@ -194,7 +217,7 @@ if _HAVE_TRITON:
                 cmask = (rm[:, None] < M) & (rk[None, :] < left)
                 ch = tl.load(ch_ptrs, mask=cmask, other=0.0)
                 cl = tl.load(cl_ptrs, mask=cmask, other=0.0)
-                dh, dl, r1, r2 = scaled_halves(d, 0)
+                dh, dl, r1, r2 = _scaled_halves(d, 0)
                 t = tl.dot(cl, dh)
                 t = tl.dot(ch, dl, t)
                 t = tl.dot(ch, dh, t)

@@ -35,9 +35,14 @@ import os
 import numpy as np
 import torch
 
-from .._triton import HAVE_TRITON, scaled_halves, tl, triton
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
+
+try:  # pragma: no cover - depends on the installation
+    import triton
+    import triton.language as tl
+except ImportError:  # pragma: no cover
+    triton = None
 
 __all__ = ["FUSED_CHUNK", "available", "fused_apply"]
 
@@ -46,7 +51,7 @@ FUSED_CHUNK = 32
 
 def available() -> bool:
     """Whether Triton is importable (the kernels run on CUDA, or on the CPU interpreter)."""
-    return HAVE_TRITON
+    return triton is not None
 
 
 # Four warps: the fastest on the H100 (8 warps: 2.4x slower for the batch; an earlier layout of
@@ -135,13 +140,6 @@ class _FusedTables:
             return torch.as_tensor(np.asarray(v), dtype=torch.int32, device=device)
 
         self.qt, self.hn, self.qd, self.fm = f32(qt), f32(hn), f32(qd), f32(fm)
-        # the float16 halves of the four product tables (``"fp16x3"``), same layouts
-        halves = [_split_table(t) for t in (qt, hn, qd, fm)]
-        f16 = [(torch.as_tensor(h, device=device), torch.as_tensor(lo, device=device))
-               for h, lo, _ in halves]
-        (self.qt_lo, self.hn_lo, self.qd_lo, self.fm_lo) = (lo for _, lo in f16)
-        (self.qt_hi, self.hn_hi, self.qd_hi, self.fm_hi) = (h for h, _ in f16)
-        self.inv = f32(np.stack([inv for _, _, inv in halves], axis=1))  # (group, table)
         self.w1, self.fw, self.qv, self.pt = f32(w1), f32(fw), f32(qv), f32(pt)
         self.L = i32([g.L for g in groups])
         self.off = i32([g.off for g in groups])
@@ -154,20 +152,6 @@ class _FusedTables:
         self.no = no
 
 
-def _split_table(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The float16 halves of each group's float64 table ``t[g]``: ``t[g] = (hi + lo) * inv[g]``
-    up to :math:`2^{-24}` of its largest entry, ``inv[g]`` a power of two that puts the largest
-    entry of the scaled table in [2^14, 2^15) (as :func:`fastmoments._triton.scaled_halves`
-    does for the signal's tiles)."""
-    top = np.abs(t.reshape(t.shape[0], -1)).max(axis=1)
-    expo = np.floor(np.log2(np.where(top > 0, top, 1.0)))
-    scale = np.exp2(14 - expo).reshape((-1,) + (1,) * (t.ndim - 1))
-    y = t * scale
-    hi = y.astype(np.float16)
-    lo = (y - hi.astype(np.float64)).astype(np.float16)
-    return np.ascontiguousarray(hi), np.ascontiguousarray(lo), 1.0 / scale.ravel()
-
-
 def _tables(bank, chunk: int, bc: int, device: torch.device) -> _FusedTables:
     key = ("fused", chunk, bc, str(device))
     if key not in bank._tables:
@@ -175,7 +159,7 @@ def _tables(bank, chunk: int, bc: int, device: torch.device) -> _FusedTables:
     return bank._tables[key]
 
 
-if HAVE_TRITON:
+if triton is not None:
 
     @triton.jit
     def _load_ext(base, pos, n, cval, MODE: tl.constexpr):
@@ -232,18 +216,8 @@ if HAVE_TRITON:
                 v2r + a2r * v1r - a2i * v1i, v2i + a2r * v1i + a2i * v1r)
 
     @triton.jit
-    def _dot3(ah, al, bh, bl, r1, r2):
-        """``(ah + al) @ (bh + bl)`` without ``al @ bl``, on float16 tensor cores with float32
-        sums, each row multiplied back by ``r1 r2`` (the inverse of its scale, see
-        :func:`~fastmoments._triton.scaled_halves`); the table's scale is the caller's."""
-        p = tl.dot(al, bh)
-        p = tl.dot(ah, bl, p)
-        p = tl.dot(ah, bh, p)
-        return p * r1[:, None] * r2[:, None]
-
-    @triton.jit
     def _tile_totals(x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups, n_work, n_prog,
-                     off_ptr, mt_ptr, qt_ptr, w1_ptr, qtl_ptr, inv_ptr,
+                     off_ptr, mt_ptr, qt_ptr, w1_ptr,
                      MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
                      PREC: tl.constexpr, ITERS: tl.constexpr, LIN: tl.constexpr):
         # persistent: program p handles the (signal, tile) items p, p + P, ... of group g
@@ -254,11 +228,8 @@ if HAVE_TRITON:
         local = ci * C + tl.arange(0, C)[None, :]
         r_i = tl.arange(0, RH)[None, :]
         # one product gives the chunk totals σ and the partial totals σ' (first L mod C samples)
-        qt_idx = (g * C + tl.arange(0, C)[:, None]) * (4 * RH) + tl.arange(0, 4 * RH)[None, :]
-        qt = tl.load(qt_ptr + qt_idx)
-        if PREC == "fp16x3":  # qt holds the high half; the low half and the scale
-            qtl = tl.load(qtl_ptr + qt_idx)
-            iqt = tl.load(inv_ptr + g * 4)
+        qt = tl.load(qt_ptr + (g * C + tl.arange(0, C)[:, None]) * (4 * RH)
+                     + tl.arange(0, 4 * RH)[None, :])
         wre = tl.load(w1_ptr + ((g * 2) * BC + ci) * RH + r_i)  # q^{cC}
         wim = tl.load(w1_ptr + ((g * 2 + 1) * BC + ci) * RH + r_i)
         for k in range(ITERS):
@@ -267,11 +238,7 @@ if HAVE_TRITON:
             t = w - b * nt1
             x = _load_tile(x_ptr + b.to(tl.int64) * stride_xb, t * (BC * C) + off, local, n,
                            cval, MODE, BC * C, LIN)
-            if PREC == "fp16x3":
-                xh, xl, r1, r2 = scaled_halves(x, 1)
-                u = _dot3(xh, xl, qt, qtl, r1, r2) * iqt
-            else:
-                u = tl.dot(x, qt, input_precision=PREC)  # (BC, 4RH): (block, row, re/im)
+            u = tl.dot(x, qt, input_precision=PREC)  # (BC, 4RH): (block, row, re/im)
             u_re, u_im = tl.split(tl.reshape(u, (BC, 2, RH, 2)))
             s_re, sp_re = tl.split(tl.permute(u_re, (0, 2, 1)))
             s_im, sp_im = tl.split(tl.permute(u_im, (0, 2, 1)))
@@ -287,7 +254,7 @@ if HAVE_TRITON:
     @triton.jit
     def _sft_output(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, n_work, n_prog, y_ptr,
                     stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr, hn_ptr, qd_ptr, fm_ptr,
-                    fw_ptr, qv_ptr, pt_ptr, hnl_ptr, qdl_ptr, fml_ptr, inv_ptr,
+                    fw_ptr, qv_ptr, pt_ptr,
                     MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
                     NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
                     ITERS: tl.constexpr, JOIN: tl.constexpr, LIN: tl.constexpr):
@@ -305,35 +272,16 @@ if HAVE_TRITON:
         rh = tl.arange(0, RH)
         r_i = rh[None, :]
         r2 = tl.arange(0, 2 * RH)
-        FP16: tl.constexpr = PREC == "fp16x3"  # the tables are float16 high halves
         if JOIN:
-            hn_i = (g * 2 * C + k2) * NO + o_i  # (2C, NO): rows (s, read)
-            qd_i = (g * 2 * C + k2) * (2 * RH) + r2[None, :]  # (2C, 2RH)
-            hn = tl.load(hn_ptr + hn_i)
-            qd = tl.load(qd_ptr + qd_i)
-            if FP16:
-                hnl = tl.load(hnl_ptr + hn_i)
-                qdl = tl.load(qdl_ptr + qd_i)
+            hn = tl.load(hn_ptr + (g * 2 * C + k2) * NO + o_i)  # (2C, NO): rows (s, read)
+            qd = tl.load(qd_ptr + (g * 2 * C + k2) * (2 * RH) + r2[None, :])  # (2C, 2RH)
         else:
             s2 = 2 * tl.arange(0, C)[:, None]
-            ha_i = (g * 2 * C + s2) * NO + o_i
-            qa_i = (g * 2 * C + s2) * (2 * RH) + r2[None, :]
-            ha = tl.load(hn_ptr + ha_i)
-            hb = tl.load(hn_ptr + ha_i + NO)
-            qa = tl.load(qd_ptr + qa_i)
-            qb = tl.load(qd_ptr + qa_i + 2 * RH)
-            if FP16:
-                hal = tl.load(hnl_ptr + ha_i)
-                hbl = tl.load(hnl_ptr + ha_i + NO)
-                qal = tl.load(qdl_ptr + qa_i)
-                qbl = tl.load(qdl_ptr + qa_i + 2 * RH)
-        fm_i = (g * 2 * RH + r2[:, None]) * NO + o_i  # (2RH, NO)
-        fm = tl.load(fm_ptr + fm_i)
-        if FP16:
-            fml = tl.load(fml_ptr + fm_i)
-            ihn = tl.load(inv_ptr + g * 4 + 1)
-            iqd = tl.load(inv_ptr + g * 4 + 2)
-            ifm = tl.load(inv_ptr + g * 4 + 3)
+            ha = tl.load(hn_ptr + (g * 2 * C + s2) * NO + o_i)
+            hb = tl.load(hn_ptr + (g * 2 * C + s2 + 1) * NO + o_i)
+            qa = tl.load(qd_ptr + (g * 2 * C + s2) * (2 * RH) + r2[None, :])
+            qb = tl.load(qd_ptr + (g * 2 * C + s2 + 1) * (2 * RH) + r2[None, :])
+        fm = tl.load(fm_ptr + (g * 2 * RH + r2[:, None]) * NO + o_i)  # (2RH, NO)
         qv = qv_ptr + g * 6 * RH
         qc_re, qc_im = tl.load(qv + r_i), tl.load(qv + RH + r_i)  # q^C
         qi_re, qi_im = tl.load(qv + 2 * RH + r_i), tl.load(qv + 3 * RH + r_i)  # q^{-C}
@@ -356,18 +304,8 @@ if HAVE_TRITON:
             # near field, and D = σ_A - q^L σ_B, one product each
             if JOIN:
                 xx = tl.reshape(tl.join(xa, xb), (BC, 2 * C))  # columns (s, read)
-                if FP16:
-                    xh, xl, x1, x2 = scaled_halves(xx, 1)
-                    y = _dot3(xh, xl, hn, hnl, x1, x2) * ihn
-                    d = _dot3(xh, xl, qd, qdl, x1, x2) * iqd
-                else:
-                    y = tl.dot(xx, hn, input_precision=PREC)
-                    d = tl.dot(xx, qd, input_precision=PREC)
-            elif FP16:
-                ah, al, a1, a2 = scaled_halves(xa, 1)
-                bh, bl, b1, b2 = scaled_halves(xb, 1)
-                y = (_dot3(ah, al, ha, hal, a1, a2) + _dot3(bh, bl, hb, hbl, b1, b2)) * ihn
-                d = (_dot3(ah, al, qa, qal, a1, a2) + _dot3(bh, bl, qb, qbl, b1, b2)) * iqd
+                y = tl.dot(xx, hn, input_precision=PREC)
+                d = tl.dot(xx, qd, input_precision=PREC)
             else:
                 y = tl.dot(xb, hb, tl.dot(xa, ha, input_precision=PREC), input_precision=PREC)
                 d = tl.dot(xb, qb, tl.dot(xa, qa, input_precision=PREC), input_precision=PREC)
@@ -396,11 +334,7 @@ if HAVE_TRITON:
             e_im += fw_re * s_im[None, :] + fw_im * s_re[None, :]
             # far field, then the store (complex output: (re, im) interleaved, as complex64)
             ee = tl.reshape(tl.join(e_re, e_im), (BC, 2 * RH))
-            if FP16:
-                eh, el, e1, e2 = scaled_halves(ee, 1)
-                y += _dot3(eh, el, fm, fml, e1, e2) * ifm
-            else:
-                y = tl.dot(ee, fm, y, input_precision=PREC)
+            y = tl.dot(ee, fm, y, input_precision=PREC)
             ybase = y_ptr + b.to(tl.int64) * stride_yb + ch.to(tl.int64) * stride_yc
             if CPLX:
                 oidx = ci * NO + o_i
@@ -463,7 +397,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     when given (that shape and dtype on the same device, contiguous along its last axis). The
     bank must satisfy :func:`~fastmoments.signal.chunked.fused_eligible`.
     """
-    if not HAVE_TRITON:  # pragma: no cover - checked by callers
+    if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
     if rows.dtype != torch.float32:
         raise TypeError(f"fused_apply takes float32 signals, got {rows.dtype}")
@@ -498,19 +432,14 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         iters = 1 << max(0, -(-work // slots) - 1).bit_length()
         return -(-work // iters), iters
 
-    if prec == "fp16x3":
-        qt, hn, qd, fm = tb.qt_hi, tb.hn_hi, tb.qd_hi, tb.fm_hi
-        qtl, hnl, qdl, fml = tb.qt_lo, tb.hn_lo, tb.qd_lo, tb.fm_lo
-    else:  # the low-half arguments are not read
-        qt, hn, qd, fm = qtl, hnl, qdl, fml = tb.qt, tb.hn, tb.qd, tb.fm
     n_prog, iters = grid(bsz * nt1)
     _tile_totals[(n_prog, tb.n_groups)](
         rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
-        tb.off, tb.mt, qt, tb.w1, qtl, tb.inv, ITERS=iters, **common)
+        tb.off, tb.mt, tb.qt, tb.w1, ITERS=iters, **common)
     n_prog, iters = grid(bsz * nt)
     _sft_output[(n_prog, tb.n_groups)](
         rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
-        yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, hn, qd, fm,
-        tb.fw, tb.qv, tb.pt, hnl, qdl, fml, tb.inv, NO=tb.no, JP=tb.jp,
-        CPLX=bank.complex_output, ITERS=iters, JOIN=_join(bank.complex_output, bc), **common)
+        yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
+        tb.fw, tb.qv, tb.pt, NO=tb.no, JP=tb.jp, CPLX=bank.complex_output, ITERS=iters,
+        JOIN=_join(bank.complex_output, bc), **common)
     return y
