@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import fold_kernels, split_blas, triton_gemm
+from . import fold_kernels, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -139,7 +139,7 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
 #: other's setting.
 _PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar("box_matmul_precision",
                                                                  default="float32")
-PRECISIONS = ("float32", "fp16x3", "tf32x3", "fp16x3-blas")
+PRECISIONS = ("float32", "fp16x3", "tf32x3")
 
 
 @contextlib.contextmanager
@@ -184,8 +184,6 @@ def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Te
         rows, cols = (mat.shape[0], data.shape[2]) if mat_first else (data.shape[1], mat.shape[1])
         return data.new_zeros((data.shape[0], rows, cols))
     mode = _tensor_cores(data, mat)
-    if mode == "fp16x3-blas":
-        return split_blas.bmm_split(data, mat, mat_first)
     if mode == "fp16x3":
         return triton_gemm.bmm_fp16x3(data, _split3(mat), data_first=not mat_first)
     if mode == "tf32x3":
