@@ -162,6 +162,32 @@ SCRIPT = textwrap.dedent("""
     o = buf[:, ::2]
     assert fused_apply(bank, x, "reflect", out=o) is o
     assert torch.equal(o, y) and bool((buf[:, 1::2] == 7.0).all())
+    # the NaN/inf flag of the tile-totals kernel: kept for finite input (the result as without
+    # it), cleared by NaN or infinity anywhere, first and last samples included
+    ts._programs = lambda device: 1024
+    def flagged(bank, x, mode):
+        f = torch.ones((), dtype=torch.uint8, device=dev)
+        return fused_apply(bank, x, mode, 0.5, flag=f), int(f)
+    for bank, n, mode in ((banks[0], 5, "constant"), (banks[0], 700, "reflect"),
+                          (banks[3], 700, "constant")):
+        x = torch.tensor(rng.standard_normal((2, n)), dtype=torch.float32, device=dev)
+        y, ok = flagged(bank, x, mode)
+        ref = fused_apply(bank, x, mode, 0.5)
+        assert ok == 1 and float((y - ref).abs().max()) <= 1e-6 * float(ref.abs().max())
+        for pos, bad in ((0, float("nan")), (n - 1, float("inf")), (n // 2, -float("inf"))):
+            xb = x.clone()
+            xb[1, pos] = bad
+            assert flagged(bank, xb, mode)[1] == 0, (n, mode, pos)
+    # tiles that would miss samples: one torch pass checks instead
+    bank = banks[0]
+    x = torch.tensor(rng.standard_normal((2, 300)), dtype=torch.float32, device=dev)
+    flagged(bank, x, "reflect")
+    tables = [t for t in bank._tables.values() if isinstance(t, ts._FusedTables)]
+    for t in tables:
+        t.off_min = 10**9
+    assert flagged(bank, x, "reflect")[1] == 1
+    x[0, 7] = float("nan")
+    assert flagged(bank, x, "reflect")[1] == 0
     print("ok")
 """)
 
@@ -201,6 +227,41 @@ def test_public_calls_use_the_fused_kernels_on_cuda(rng):
     ref = CWT([3.0, 30.0])(x)
     assert np.abs(coef.cpu().numpy() - ref).max() < 1e-5 * np.abs(ref).max()
     assert _group_bank  # the CWT bank is one fused launch (see benchmarks/signal_fused.py)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_public_calls_check_nan_inside_the_fused_kernels_on_cuda(rng, monkeypatch):
+    """On a GPU the plans' NaN/inf check runs inside the fused kernels (no separate pass over
+    the input): finite input needs no other check, and NaN or infinity anywhere (a split
+    batch too) is still an error naming x."""
+    pytest.importorskip("triton")
+    from fastmoments.signal import _apply, gaussian_filter
+
+    x = torch.tensor(rng.standard_normal((3, 5000)), dtype=torch.float32, device="cuda")
+    plans = (GaussianFilter(30.0, order=2, method="sft"), MorletTransform(30.0, 6.0))
+    refs = [plan(x) for plan in plans]
+
+    def no_pass(t):
+        raise AssertionError("a separate finiteness pass ran")
+
+    monkeypatch.setattr(_apply, "finite_flag", no_pass)
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    for plan, ref in zip(plans, refs, strict=True):
+        assert torch.equal(plan(x), ref)
+    gaussian_filter(x, 30.0, axes=-1, method="sft")
+    monkeypatch.undo()
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    for pos in ((0, 0), (2, 4999), (1, 2500)):
+        for bad in (float("nan"), float("inf"), -float("inf")):
+            xb = x.clone()
+            xb[pos] = bad
+            for plan in plans:
+                with pytest.raises(ValueError, match="x contains NaN"):
+                    plan(xb)
+                with pytest.raises(ValueError, match="x contains NaN"):
+                    plan(xb, memory_budget=400_000)  # one signal per block
+            with pytest.raises(ValueError, match="x contains NaN"):
+                gaussian_filter(xb, 30.0, axes=-1, method="sft")
 
 
 def test_chunked_batch_is_split_by_the_memory_budget(rng):

@@ -29,6 +29,7 @@ __all__ = [
     "check_budget",
     "check_cval",
     "check_grad_out",
+    "deferred_flag",
     "job_bar",
     "normalize_axis",
     "numba_available",
@@ -75,6 +76,17 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
         raise ValueError("x must have at least 1 dimension (a signal), got a scalar")
     t, kind = as_tensor(x, "x", min_ndim=1, check_finite=False)
     return t, kind, (finite_flag(t) if check_finite else None)
+
+
+def deferred_flag(t: torch.Tensor, engine: str) -> torch.Tensor | None:
+    """A device byte set to 1, for :func:`apply_bank` to clear when ``t`` holds NaN or
+    infinity, when the chunked engine runs ``t`` on a GPU: its fused kernels then check the
+    samples as they read them, instead of a separate pass over the input (0.15 ms of 1.6 ms
+    for a batch of 1000 × 102400 float32 samples on an H100). ``None`` elsewhere: the caller
+    checks with :func:`~fastmoments._array.finite_flag`."""
+    if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
+        return None
+    return torch.ones((), dtype=torch.uint8, device=t.device)
 
 
 def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
@@ -357,7 +369,7 @@ def resolve_engine(engine: str, method: str, device: torch.device, bank=None) ->
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
                budget: int | float | None = None, out: torch.Tensor | None = None,
                progress: bool | None = None, desc: str = "filtering",
-               tick=None) -> torch.Tensor:
+               tick=None, flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
     Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
@@ -369,6 +381,10 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     row group per output channel for a CWT (see :func:`fastmoments._progress.progress_bar`;
     ``None``: for large jobs that run longer than a second). A caller with a bar of its own
     passes its ``update`` as ``tick`` instead.
+
+    ``flag`` (see :func:`deferred_flag`): a device byte that is cleared when ``t`` holds NaN
+    or infinity, checked by the fused kernels as they read ``t`` (one torch pass on the other
+    paths); nothing waits for it.
     """
     check_choice("mode", mode, MODES)
     axis = normalize_axis(axis, t.ndim)
@@ -408,7 +424,8 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
         tick = bar.update
     try:
         return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
-                           engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick)
+                           engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick,
+                           flag=flag)
     finally:
         if bar is not None:
             bar.close()
@@ -431,10 +448,14 @@ def job_bar(total: int, values: int, device: torch.device, progress: bool | None
 
 def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *, axis: int,
                 last: bool, mode: str, cval: float, engine: str, chunk: int,
-                out: torch.Tensor | None, n_groups: int, tick) -> torch.Tensor:
+                out: torch.Tensor | None, n_groups: int, tick,
+                flag: torch.Tensor | None = None) -> torch.Tensor:
     """The body of :func:`apply_bank`: ``rows`` ``(B, N)`` (``t`` with time last, flattened)
     in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs."""
     n = shape[-1]
+    if flag is not None and engine != "chunked":  # only the fused kernels check on the way
+        flag.mul_(finite_flag(rows))
+        flag = None
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
     if engine == "numba" and grad:  # compiled loops record no graph: the torch engine does
@@ -452,9 +473,11 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
             except RuntimeError:  # batch axes that cannot be merged: compute, then copy
                 direct = None
     run = _numba if engine == "numba" else _chunked
+    checked = {} if flag is None else {"flag": flag}
     if direct is not None:
         for i in range(0, rows.shape[0], chunk):
-            run(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick)
+            run(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick,
+                **checked)
         if out is not None or last:
             return out if out is not None else res
         return torch.movedim(res, -1, axis + 1)
@@ -462,7 +485,7 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     for i in range(0, rows.shape[0], chunk):
         part = rows[i:i + chunk]
         if engine in ("chunked", "numba"):
-            outs.append(run(bank, part, mode, cval, tick=tick))
+            outs.append(run(bank, part, mode, cval, tick=tick, **checked))
         else:
             xp = extend(part, bank.pad, bank.pad, mode, cval)
             outs.append(bank.apply(xp, n, engine))
@@ -477,16 +500,20 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
 
 
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
-             out: torch.Tensor | None = None, tick=None) -> torch.Tensor:
+             out: torch.Tensor | None = None, tick=None,
+             flag: torch.Tensor | None = None) -> torch.Tensor:
     """The chunked engine: fused Triton kernels for float32 on CUDA when they apply (and no
     gradient is needed), else the torch implementation (which writes into ``out``, ``(B,
-    n_channels, N)``, when given). ``tick(k)`` reports ``k`` more (signal, group) pairs."""
+    n_channels, N)``, when given). ``tick(k)`` reports ``k`` more (signal, group) pairs;
+    ``flag`` is cleared when ``rows`` holds NaN or infinity (see :func:`apply_bank`)."""
     if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
             and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-        y = triton_sft.fused_apply(bank, rows, mode, cval, out=out)
+        y = triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=flag)
         if tick is not None:
             tick(rows.shape[0] * bank_units(bank))
         return y
+    if flag is not None:
+        flag.mul_(finite_flag(rows))
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
 
@@ -520,17 +547,19 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
     into ``out``, progress bar)."""
-    t, kind, finite = as_signal(x, check_finite)
+    t, kind, _ = as_signal(x, check_finite=False)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device, bank)
     if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
         eng = "direct"
+    flag = deferred_flag(t, eng) if check_finite else None
+    finite = None if flag is not None or not check_finite else finite_flag(t)
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     check_choice("mode", mode, MODES)
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=check_cval(cval), engine=eng,
                    budget=check_budget(memory_budget), out=None if target is None else target[None],
-                   progress=progress, desc=desc)[0]
-    require_finite(finite)
+                   progress=progress, desc=desc, flag=flag)[0]
+    require_finite(finite if flag is None else flag.view(torch.bool))
     return out if out is not None else to_output(y, kind)
 
 

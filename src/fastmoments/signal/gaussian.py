@@ -1055,7 +1055,9 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
         return _run_direct(x, axes_list, plans, modes, cval=cval, engine=engine,
                            memory_budget=memory_budget, check_finite=check_finite,
                            out=out, progress=progress)
-    t, kind, finite = as_signal(x, check_finite)
+    # one axis: the plan checks the input (on a GPU, inside its fused kernels); several: the
+    # input is checked once here (read at the end) and the passes need not check again
+    t, kind, finite = as_signal(x, check_finite and k > 1)
     out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
     # float32 on the CPU smoothed far beyond every axis (all folded, σ ≥ DEEP_FOLD · N): the
     # result is all but the mean, and the float32 rounding of each axis's result would be
@@ -1066,9 +1068,9 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
                     for m, s, ax in zip(chosen, sigmas, axes_list, strict=True)))
     y = t.double() if deep else t
     for i, (ax, plan, m) in enumerate(zip(axes_list, plans, modes, strict=True)):
-        # the input was checked once above (read at the end); the passes need not check again
         y = plan(y, axis=ax, mode=m, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=False, out=target if i == k - 1 and not deep else None,
+                 check_finite=check_finite and k == 1,
+                 out=target if i == k - 1 and not deep else None,
                  progress=progress)
     if deep:
         y = y.to(torch.float32)

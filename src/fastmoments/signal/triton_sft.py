@@ -35,6 +35,7 @@ import os
 import numpy as np
 import torch
 
+from .._array import finite_flag
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
 
@@ -143,6 +144,7 @@ class _FusedTables:
         self.w1, self.fw, self.qv, self.pt = f32(w1), f32(fw), f32(qv), f32(pt)
         self.L = i32([g.L for g in groups])
         self.off = i32([g.off for g in groups])
+        self.off_min = min(int(g.off) for g in groups)
         self.ft = i32(ft)
         self.mt = i32([(g.L % bt) // c for g in groups])  # full chunks in the first L mod T
         self.channel = i32([g.channel for g in groups])
@@ -217,10 +219,13 @@ if triton is not None:
 
     @triton.jit
     def _tile_totals(x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups, n_work, n_prog,
-                     off_ptr, mt_ptr, qt_ptr, w1_ptr,
+                     off_ptr, mt_ptr, qt_ptr, w1_ptr, flag_ptr,
                      MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
-                     PREC: tl.constexpr, ITERS: tl.constexpr, LIN: tl.constexpr):
-        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g
+                     PREC: tl.constexpr, ITERS: tl.constexpr, LIN: tl.constexpr,
+                     FLAG: tl.constexpr):
+        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g;
+        # with FLAG, a program that read NaN or infinity clears the byte at flag_ptr (every
+        # such program writes the same 0: no atomics; |x| < inf is false for both)
         g = tl.program_id(1)
         off = tl.load(off_ptr + g)
         m = tl.load(mt_ptr + g)
@@ -232,12 +237,15 @@ if triton is not None:
                      + tl.arange(0, 4 * RH)[None, :])
         wre = tl.load(w1_ptr + ((g * 2) * BC + ci) * RH + r_i)  # q^{cC}
         wim = tl.load(w1_ptr + ((g * 2 + 1) * BC + ci) * RH + r_i)
+        finite = tl.full((BC,), 1, dtype=tl.int32)  # per chunk row: few registers
         for k in range(ITERS):
             w = tl.minimum(tl.program_id(0) + k * n_prog, n_work - 1)  # the last repeats
             b = w // nt1
             t = w - b * nt1
             x = _load_tile(x_ptr + b.to(tl.int64) * stride_xb, t * (BC * C) + off, local, n,
                            cval, MODE, BC * C, LIN)
+            if FLAG:
+                finite = tl.minimum(finite, tl.min((tl.abs(x) < float("inf")).to(tl.int32), 1))
             u = tl.dot(x, qt, input_precision=PREC)  # (BC, 4RH): (block, row, re/im)
             u_re, u_im = tl.split(tl.reshape(u, (BC, 2, RH, 2)))
             s_re, sp_re = tl.split(tl.permute(u_re, (0, 2, 1)))
@@ -250,6 +258,9 @@ if triton is not None:
             tl.store(out + RH, tl.sum(wre * s_im + wim * s_re, axis=0))
             tl.store(out + 2 * RH, tl.sum(wre * p_re - wim * p_im, axis=0))
             tl.store(out + 3 * RH, tl.sum(wre * p_im + wim * p_re, axis=0))
+        if FLAG:
+            bad = tl.min(finite, axis=0) == 0
+            tl.store(flag_ptr, tl.zeros((), dtype=tl.uint8), mask=bad)
 
     @triton.jit
     def _sft_output(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, n_work, n_prog, y_ptr,
@@ -390,12 +401,20 @@ _SMS: dict[int, int] = {}
 
 
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
-                chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None) -> torch.Tensor:
+                chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None,
+                flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` to float32 signals ``rows`` ``(B, N)`` with the two fused kernels.
 
     Returns ``(B, n_channels, N)`` float32 (complex64 for a complex bank), written into ``out``
     when given (that shape and dtype on the same device, contiguous along its last axis). The
     bank must satisfy :func:`~fastmoments.signal.chunked.fused_eligible`.
+
+    ``flag``: a one-byte ``uint8`` tensor on the device, cleared (set to 0) when ``rows`` holds
+    NaN or infinity and left as it is otherwise. The tile-totals kernel reads every sample
+    (and the boundary extension, copies of samples, or the finite ``cval``), so it checks them
+    on the way, in place of a separate pass over the input; when its tiles do not cover every
+    sample (a bank whose windows all start after the first sample) one torch pass does.
+    Nothing waits for the flag: read it after the call.
     """
     if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
@@ -432,10 +451,15 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         iters = 1 << max(0, -(-work // slots) - 1).bit_length()
         return -(-work // iters), iters
 
+    # the tiles of the group that starts first read x̃[off_min, off_min + nt1 T)
+    fused_flag = flag is not None and tb.off_min <= 0 and tb.off_min + nt1 * bt >= n
+    if flag is not None and not fused_flag:
+        flag.mul_(finite_flag(rows))
     n_prog, iters = grid(bsz * nt1)
     _tile_totals[(n_prog, tb.n_groups)](
         rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
-        tb.off, tb.mt, tb.qt, tb.w1, ITERS=iters, **common)
+        tb.off, tb.mt, tb.qt, tb.w1, flag if fused_flag else tau, ITERS=iters,
+        FLAG=fused_flag, **common)
     n_prog, iters = grid(bsz * nt)
     _sft_output[(n_prog, tb.n_groups)](
         rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
