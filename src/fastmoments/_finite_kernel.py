@@ -12,7 +12,8 @@ itself. Complex tensors are read as their real and imaginary parts.
 
 Eager calls use :func:`fastmoments._array.finite_flag` instead: outside a graph, Triton's
 Python launch costs more host time (tens of microseconds per kernel on the H100 machine) than
-the two torch launches of that check.
+the two torch launches of that check. The eager calls of the one-axis signal plans check
+inside their own fused kernels (:func:`fastmoments.signal.triton_sft.fused_apply`'s ``flag``).
 """
 
 from __future__ import annotations

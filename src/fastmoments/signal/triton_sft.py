@@ -19,6 +19,9 @@ Two kernels do the whole filter bank, boundary extension included:
     written as interleaved (re, im) columns, i.e. straight into a complex64 tensor. The boundary
     modes are evaluated on the fly from the index.
 
+Given a flag byte, ``_tile_totals`` also clears it when a tile holds NaN or infinity: the public
+calls' input check without a pass of its own.
+
 Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 16 columns. All
 products use ``input_precision="tf32x3"`` (float32 accuracy on tensor cores); the tables come
 from the float64 tables of :func:`~fastmoments.signal.chunked.group_tables`. The anchor
@@ -82,7 +85,10 @@ def _settings(items: int, device: torch.device) -> tuple[int, str, int]:
 class _FusedTables:
     """Float32 device tables of all groups, in the interleaved layout of the kernels.
 
-    Rows are padded to ``RH`` (a power of two ≥ 8), so that a complex row ``r`` occupies the two
+    Given a flag byte, ``_tile_totals`` also clears it when a tile holds NaN or infinity: the public
+calls' input check without a pass of its own.
+
+Rows are padded to ``RH`` (a power of two ≥ 8), so that a complex row ``r`` occupies the two
     columns ``2r`` (real part) and ``2r + 1`` (imaginary part) of a product with ``2 RH ≥ 16``
     columns, and the signal reads ``x_A``, ``x_B`` are interleaved the same way (``2C`` columns).
     """
