@@ -3,7 +3,7 @@
 is shorter than its host work (``box_product_times.md``), next to the float32 products.
 
 Run from the repository root on a CUDA machine: ``PYTHONPATH=src python
-benchmarks/box_host_profile.py --out DIR``. Writes ``box_host_profile.txt``.
+benchmarks/box_host_profile.py --out benchmarks/results/box_runs``. Writes ``box_host_profile.txt``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from fastmoments.box.phantom import phantom_tensor
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "box_runs"))
     args = ap.parse_args()
     dev = torch.device("cuda")
     shape = (512,) * 3

@@ -4,7 +4,8 @@ strides, and the GPU kernels of the whole call from the torch profiler; for the 
 order-500, k = 23 job (issue 16) with each precision, with and without parity.
 
 Run from the repository root on a CUDA machine: ``PYTHONPATH=src python
-benchmarks/box_product_times.py --out DIR``. Writes ``box_product_times.{json,md}``.
+benchmarks/box_product_times.py --out benchmarks/results/box_runs``. Writes
+``box_product_times.{json,md}`` (a diagnostic run: kept beside the results, off the docs page).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def product_times(fn) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "box_runs"))
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -72,6 +72,24 @@ def child() -> None:
     print(json.dumps(res))
 
 
+def summary(runs: dict[str, list[dict]]) -> list[dict]:
+    """One row per job and variant: the medians over the rounds."""
+    copy = statistics.median(r["copy_GBps"] for rs in runs.values() for r in rs)
+    rows = []
+    for kind, sigma in JOBS:
+        name = f"{kind} σ={sigma:g}"
+        for label, rs in runs.items():
+            pub = statistics.median(r[name]["public_ms"] for r in rs)
+            flagged = [r[name]["kernels_flag_ms"] for r in rs if "kernels_flag_ms" in r[name]]
+            moved = 1000 * 102400 * (4 + (8 if kind == "morlet" else 4))  # bytes in + out
+            rows.append({"job": name, "variant": label, "public_ms": pub,
+                         "bandwidth_fraction": moved / pub / 1e6 / copy,
+                         "kernels_ms": statistics.median(r[name]["kernels_ms"] for r in rs),
+                         "kernels_flag_ms": statistics.median(flagged) if flagged else None,
+                         "nan_refused": rs[-1]["nan_refused"]})
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variant", action="append", default=[], help="LABEL=SRC")
@@ -101,8 +119,9 @@ def main() -> int:
             "cuda": torch.version.cuda, "rounds": args.rounds,
             "variants": {label: src for label, src in variants}}
     os.makedirs(args.out, exist_ok=True)
+    rows = summary(runs)
     with open(os.path.join(args.out, "signal_batch_public.json"), "w") as fh:
-        json.dump({"meta": meta, "runs": runs}, fh, indent=1)
+        json.dump({"meta": meta, "rows": rows, "runs": runs}, fh, indent=1)
     copy = statistics.median(r["copy_GBps"] for rs in runs.values() for r in rs)
     lines = [f"# Public plan calls on a batch of 1000 × 102400 float32 signals ({meta['device']})",
              "", f"{meta['date']}; torch {meta['torch']}, CUDA {meta['cuda']}; copy bandwidth "
