@@ -158,8 +158,8 @@ class JacobiTransform:
         the same time as cuBLAS's float32 products and brings the reconstruction's error
         against float64 from 1.4e-6 to 5.1e-7; ``"tf32x3"`` is as accurate but about 30%
         slower (``benchmarks/results/box_tensor_cores.md``; with ``parity=True`` both
-        tensor-core schemes are slower: their products become 8 times as many Triton
-        launches, whose Python cost exceeds their GPU time,
+        tensor-core schemes are slower: 96 Triton launches instead of 30 for that job,
+        whose Python cost exceeds their GPU time,
         ``benchmarks/results/box_runs/box_product_times.md``). Ignored on the CPU, in float64
         and while a gradient is
         recorded (the torch products are used there).
