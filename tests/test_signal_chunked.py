@@ -264,6 +264,29 @@ def test_public_calls_check_nan_inside_the_fused_kernels_on_cuda(rng, monkeypatc
                 gaussian_filter(xb, 30.0, axes=-1, method="sft")
 
 
+@pytest.mark.parametrize("engine", ["chunked", "prefix", "sliding"])
+def test_apply_bank_flag_on_every_engine(rng, engine):
+    """The deferred NaN/inf flag of :func:`apply_bank` (cleared inside the fused kernels on a
+    GPU) is right on the other paths too: one torch pass per block of signals."""
+    from fastmoments.signal._apply import apply_bank, deferred_flag
+
+    plan = GaussianFilter(6.0, method="sft")
+    x = torch.tensor(rng.standard_normal((4, 300)))
+    assert deferred_flag(x, "chunked") is None  # on the CPU the caller checks itself
+    for bad in (None, float("nan"), float("inf")):
+        xb = x.clone()
+        if bad is not None:
+            xb[3, 299] = bad
+        flag = torch.ones((), dtype=torch.uint8)
+        # the chunked engine in blocks of two signals (the flag is shared by the blocks)
+        y = apply_bank(plan.bank, xb, axis=-1, mode="reflect", cval=0.0, engine=engine,
+                       budget=30_000 if engine == "chunked" else None, flag=flag)
+        assert int(flag) == (1 if bad is None else 0)
+        if bad is None:
+            ref = apply_bank(plan.bank, x, axis=-1, mode="reflect", cval=0.0, engine=engine)
+            torch.testing.assert_close(y, ref, rtol=0, atol=1e-12)
+
+
 def test_chunked_batch_is_split_by_the_memory_budget(rng):
     """A small budget splits the batch (same result); a budget below one row names the need."""
     x = rng.standard_normal((6, 4000))
