@@ -278,7 +278,7 @@ def test_apply_bank_flag_on_every_engine(rng, engine):
         if bad is not None:
             xb[3, 299] = bad
         flag = torch.ones((), dtype=torch.uint8)
-        # the chunked engine in blocks of two signals (the flag is shared by the blocks)
+        # the chunked engine one signal per block (the blocks share the flag)
         y = apply_bank(plan.bank, xb, axis=-1, mode="reflect", cval=0.0, engine=engine,
                        budget=30_000 if engine == "chunked" else None, flag=flag)
         assert int(flag) == (1 if bad is None else 0)
