@@ -85,10 +85,7 @@ def _settings(items: int, device: torch.device) -> tuple[int, str, int]:
 class _FusedTables:
     """Float32 device tables of all groups, in the interleaved layout of the kernels.
 
-    Given a flag byte, ``_tile_totals`` also clears it when a tile holds NaN or infinity: the public
-calls' input check without a pass of its own.
-
-Rows are padded to ``RH`` (a power of two ≥ 8), so that a complex row ``r`` occupies the two
+    Rows are padded to ``RH`` (a power of two ≥ 8), so that a complex row ``r`` occupies the two
     columns ``2r`` (real part) and ``2r + 1`` (imaginary part) of a product with ``2 RH ≥ 16``
     columns, and the signal reads ``x_A``, ``x_B`` are interleaved the same way (``2C`` columns).
     """
