@@ -395,6 +395,14 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
     return torch.isfinite(torch.stack((lo, hi))).all()
 
 
+def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
+    """Clear the device flag byte ``flag`` (``uint8``, 1 = finite so far) when ``t`` holds NaN
+    or infinity, with one :func:`finite_flag` pass and nothing waiting for it: how the
+    signal engines fold an input block into a flag that their fused kernels would otherwise
+    clear while reading (:func:`fastmoments.signal.triton_sft.fused_apply`)."""
+    flag.mul_(finite_flag(t))
+
+
 def _all_finite(t: torch.Tensor) -> bool:
     return bool(finite_flag(t))
 

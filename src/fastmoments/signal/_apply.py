@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, as_tensor, complex_dtype, finite_flag, to_output
+from .._array import (
+    ArrayKind,
+    as_tensor,
+    clear_unless_finite,
+    complex_dtype,
+    finite_flag,
+    to_output,
+)
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .._validate import check_choice
@@ -454,7 +461,7 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs."""
     n = shape[-1]
     if flag is not None and engine != "chunked":  # only the fused kernels check on the way
-        flag.mul_(finite_flag(rows))
+        clear_unless_finite(flag, rows)
         flag = None
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
@@ -513,7 +520,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
             tick(rows.shape[0] * bank_units(bank))
         return y
     if flag is not None:
-        flag.mul_(finite_flag(rows))
+        clear_unless_finite(flag, rows)
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
 

@@ -38,7 +38,7 @@ import os
 import numpy as np
 import torch
 
-from .._array import finite_flag
+from .._array import clear_unless_finite
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
 
@@ -457,7 +457,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     # the tiles of the group that starts first read x̃[off_min, off_min + nt1 T)
     fused_flag = flag is not None and tb.off_min <= 0 and tb.off_min + nt1 * bt >= n
     if flag is not None and not fused_flag:
-        flag.mul_(finite_flag(rows))
+        clear_unless_finite(flag, rows)
     n_prog, iters = grid(bsz * nt1)
     _tile_totals[(n_prog, tb.n_groups)](
         rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
