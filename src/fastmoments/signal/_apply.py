@@ -88,9 +88,9 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
 def deferred_flag(t: torch.Tensor, engine: str) -> torch.Tensor | None:
     """A device byte set to 1, for :func:`apply_bank` to clear when ``t`` holds NaN or
     infinity, when the chunked engine runs ``t`` on a GPU: its fused kernels then check the
-    samples as they read them, instead of a separate pass over the input (0.15 ms of 1.6 ms
-    for a batch of 1000 × 102400 float32 samples on an H100). ``None`` elsewhere: the caller
-    checks with :func:`~fastmoments._array.finite_flag`."""
+    samples as they read them, instead of a separate pass over the input (measured on an H100
+    in ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
+    with :func:`~fastmoments._array.finite_flag`."""
     if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
         return None
     return torch.ones((), dtype=torch.uint8, device=t.device)
