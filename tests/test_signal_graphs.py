@@ -105,7 +105,7 @@ def test_one_call_functions_replay(monkeypatch):
 def test_replayed_call_still_refuses_nan(make):
     plan = make()
     x = torch.linspace(0, 1, 3000, device="cuda")
-    for _ in range(WARM_CALLS + 1):
+    for _ in range(WARM_CALLS + 2):  # recorded at the third call, or captured at the fourth
         plan(x)
     assert len(plan_cache(plan)) == 1, plan_cache(plan).failures
     bad = x.clone()
@@ -174,3 +174,94 @@ def test_threads_calling_one_plan_get_eager_results():
         t.join()
     assert not errors, errors[0]
     assert len(plan_cache(plan)) == 1
+
+
+# ------------------------------------------------------------------ recorded launches
+def _three_inputs(n, dtype=torch.float32, seed=5):
+    rng = np.random.default_rng(seed)
+    return [torch.as_tensor(rng.standard_normal(n), dtype=dtype, device="cuda")
+            for _ in range(3)]
+
+
+@cuda
+@pytest.mark.parametrize("make", [
+    lambda: GaussianFilter(1.5), lambda: GaussianFilter(16.0, order=1),
+    lambda: GaussianFilter(300.0, order=2), lambda: MorletTransform(20.0)],
+    ids=["fir", "sft-order1", "sft-order2", "morlet"])
+def test_single_signals_replay_their_launches_bitwise(monkeypatch, make):
+    xs = _three_inputs(20000)
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    eager = [make()(x) for x in xs]
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    plan = make()
+    for k in range(WARM_CALLS + 6):  # a new input each call: the pointers are remapped
+        y = plan(xs[k % 3])
+        torch.testing.assert_close(y, eager[k % 3], rtol=0, atol=0)
+    assert plan_cache(plan).kinds() == ["launches"], plan_cache(plan).failures
+    a, b = plan(xs[0]), plan(xs[0])
+    assert a.data_ptr() != b.data_ptr()  # a fresh result each call
+    torch.testing.assert_close(plan(xs[1], check_finite=False), eager[1], rtol=0, atol=0)
+    for x in xs:
+        assert torch.isfinite(x).all()  # the input is left alone
+
+
+@cuda
+@pytest.mark.parametrize("make", [lambda: GaussianFilter(1.5), lambda: GaussianFilter(40.0),
+                                  lambda: MorletTransform(12.0)], ids=["fir", "sft", "morlet"])
+def test_replayed_launches_refuse_nan_and_recover(make):
+    plan = make()
+    x = torch.linspace(0, 1, 5000, device="cuda")
+    for _ in range(WARM_CALLS + 1):
+        good = plan(x)
+    assert plan_cache(plan).kinds() == ["launches"], plan_cache(plan).failures
+    for where in (0, 2500, 4999):
+        for value in (float("nan"), float("inf"), -float("inf")):
+            bad = x.clone()
+            bad[where] = value
+            with pytest.raises(ValueError, match="NaN or infinity"):
+                plan(bad)
+            # unchecked: the kernels write their flag to a byte nobody reads, so the next
+            # checked call on finite input is not refused by a late write
+            assert not torch.isfinite(plan(bad, check_finite=False)).all()
+            torch.testing.assert_close(plan(x), good, rtol=0, atol=0)
+
+
+@cuda
+def test_replayed_launches_on_unaligned_views_and_the_one_call_function(monkeypatch):
+    from fastmoments.signal import gaussian
+
+    big = torch.randn(20001, device="cuda")
+    aligned, shifted = big[:20000], big[1:]  # the second starts 4 bytes in
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    ref_a = fm.signal.gaussian_filter1d(aligned, 16.0)
+    ref_s = fm.signal.gaussian_filter1d(shifted, 16.0)
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    gaussian._GRAPHS.clear()
+    for _ in range(WARM_CALLS + 2):
+        torch.testing.assert_close(fm.signal.gaussian_filter1d(aligned, 16.0), ref_a,
+                                   rtol=0, atol=0)
+        torch.testing.assert_close(fm.signal.gaussian_filter1d(shifted, 16.0), ref_s,
+                                   rtol=0, atol=0)
+    assert gaussian._GRAPHS.kinds() == ["launches", "launches"], gaussian._GRAPHS.failures
+
+
+@cuda
+def test_calls_with_torch_work_fall_back_to_graphs():
+    plan = GaussianFilter(16.0)
+    x = torch.randn(3000, device="cuda", dtype=torch.float64)  # float64: the torch engine
+    ref = plan(x)
+    for _ in range(WARM_CALLS + 2):
+        torch.testing.assert_close(plan(x), ref, rtol=0, atol=0)
+    cache = plan_cache(plan)
+    assert cache.kinds() == ["graph"]
+    assert any("not replayed launch by launch" in m for m in cache.failures.values())
+
+
+@cuda
+def test_launch_replay_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("FASTMOMENTS_LAUNCH_REPLAY", "0")
+    plan = GaussianFilter(16.0)
+    x = torch.randn(3000, device="cuda")
+    for _ in range(WARM_CALLS + 1):
+        plan(x)
+    assert plan_cache(plan).kinds() == ["graph"]

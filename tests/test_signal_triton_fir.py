@@ -11,6 +11,8 @@ import torch
 
 import fastmoments as fm
 
+from .scripts import run_script
+
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 MODES = ["reflect", "nearest", "mirror", "wrap", "constant"]
 
@@ -78,3 +80,40 @@ def test_long_axes_take_the_interior_tiles(rng, dtype):
             got = fm.gaussian_filter(torch.as_tensor(x, device="cuda"), sigma, order=order,
                                      mode="wrap", method="direct")
             _close(got, want)
+
+
+FLAG_SCRIPT = r"""
+import numpy as np, torch
+from fastmoments.signal.triton_fir import fir_axis
+from fastmoments.signal.gaussian import _half_kernel
+
+dev = "cuda" if torch.cuda.is_available() and DEV == "cuda" else "cpu"
+hh, odd = _half_kernel(1.5, 0, 4.0, "f")
+rng = np.random.default_rng(0)
+for shape, axis in (((300,), 0), ((2, 150), 1), ((40, 7), 0)):
+    x = torch.as_tensor(rng.standard_normal(shape), dtype=torch.float32, device=dev)
+    plain = fir_axis(x, axis, hh, odd, 0, 0.0)
+    flag = torch.ones((), dtype=torch.uint8, device=dev)
+    y = fir_axis(x, axis, hh, odd, 0, 0.0, flag=flag)
+    assert torch.equal(y, plain) and int(flag) == 1, shape  # finite: kept, same result
+    flat = x.reshape(-1)
+    for at in (0, flat.numel() // 2, flat.numel() - 1):
+        for v in (float("nan"), float("inf"), -float("inf")):
+            bad = x.clone()
+            bad.view(-1)[at] = v
+            flag.fill_(1)
+            fir_axis(bad, axis, hh, odd, 0, 0.0, flag=flag)
+            assert int(flag) == 0, (shape, at, v)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("dev", ["interpret", "cuda"])
+def test_fir_flag_is_cleared_by_nan_or_inf_anywhere(dev):
+    """The finiteness flag of the FIR kernels (last axis: inside the kernel; other axes: the
+    one-pass kernel), as a replayed call hands it over (fastmoments._launches)."""
+    pytest.importorskip("triton")
+    if dev == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    script = FLAG_SCRIPT.replace("DEV", repr(dev))
+    run_script(script, **({"TRITON_INTERPRET": "1"} if dev == "interpret" else {}))

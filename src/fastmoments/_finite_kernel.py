@@ -22,7 +22,7 @@ import torch
 
 from ._triton import HAVE_TRITON, available, tl, triton
 
-__all__ = ["BLOCK", "fused_finite_flag", "usable"]
+__all__ = ["BLOCK", "clear_if_nonfinite", "fused_finite_flag", "usable"]
 
 #: Entries read by one program.
 BLOCK = 2048
@@ -60,8 +60,17 @@ def fused_finite_flag(t: torch.Tensor) -> torch.Tensor:
     >>> if usable(torch.zeros(1)):  # a GPU, or TRITON_INTERPRET=1
     ...     assert not bool(fused_finite_flag(torch.tensor([0.0, float("nan")])))
     """
-    r = torch.view_as_real(t) if t.is_complex() else t
     flag = torch.ones((), dtype=torch.uint8, device=t.device)
-    n = r.numel()
-    _clear_if_nonfinite[(triton.cdiv(n, BLOCK),)](r, n, flag, BLOCK=BLOCK, num_warps=4)
+    clear_if_nonfinite(t, flag)
     return flag.view(torch.bool)
+
+
+def clear_if_nonfinite(t: torch.Tensor, flag: torch.Tensor) -> None:
+    """Queue the kernel that sets the ``uint8`` byte ``flag`` to 0 when ``t`` holds NaN or
+    infinity (one read of ``t``, which must satisfy :func:`usable`); a launch that
+    :mod:`fastmoments._launches` can record and replay."""
+    from ._launches import launch
+
+    r = torch.view_as_real(t) if t.is_complex() else t
+    n = r.numel()
+    launch(_clear_if_nonfinite, (triton.cdiv(n, BLOCK),), r, n, flag, BLOCK=BLOCK, num_warps=4)

@@ -17,6 +17,7 @@ from .._array import (
     finite_flag,
     to_output,
 )
+from .._launches import recorded_flag
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .._validate import check_choice
@@ -559,14 +560,18 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     eng = resolve_engine(engine, method, t.device, bank)
     if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
         eng = "direct"
-    flag = deferred_flag(t, eng) if check_finite else None
-    finite = None if flag is not None or not check_finite else finite_flag(t)
+    if check_finite:
+        flag = deferred_flag(t, eng)
+    else:  # a recorded call (fastmoments._launches) hands its own flag to the fused kernels
+        flag = recorded_flag(t) if eng == "chunked" and t.is_cuda else None
+    finite = finite_flag(t) if check_finite and flag is None else None
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     check_choice("mode", mode, MODES)
     y = apply_bank(bank, t, axis=axis, mode=mode, cval=check_cval(cval), engine=eng,
                    budget=check_budget(memory_budget), out=None if target is None else target[None],
                    progress=progress, desc=desc, flag=flag)[0]
-    require_finite(finite if flag is None else flag.view(torch.bool))
+    if check_finite:
+        require_finite(finite if flag is None else flag.view(torch.bool))
     return out if out is not None else to_output(y, kind)
 
 

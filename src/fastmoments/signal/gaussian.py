@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, to_output
+from .._launches import recorded_flag
 from .._memory import below_minimum, rows_per_chunk
 from .._memory import memory_budget as free_budget
 from .._progress import check_progress
@@ -686,15 +687,16 @@ def _triton_fir_applies(t: torch.Tensor, plans: list[GaussianFilter]) -> bool:
 
 
 def _run_triton_fir(t: torch.Tensor, axes: list[int], plans: list[GaussianFilter],
-                    modes: list[str], cval: float, target: torch.Tensor | None
-                    ) -> torch.Tensor:
+                    modes: list[str], cval: float, target: torch.Tensor | None,
+                    flag: torch.Tensor | None = None) -> torch.Tensor:
     """The direct method along ``axes`` by one :func:`.triton_fir.fir_axis` pass per axis
-    (the same half kernels and sums as the CPU's numba passes)."""
+    (the same half kernels and sums as the CPU's numba passes); ``flag`` is cleared when
+    ``t`` holds NaN or infinity."""
     from . import triton_fir
 
     char = "d" if t.dtype == torch.float64 else "f"
     return triton_fir.fir_passes(t.contiguous(), _plan_passes(axes, plans, modes, t.ndim, char),
-                                 cval, target)
+                                 cval, target, flag)
 
 
 def _plan_passes(axes: list[int], plans: list[GaussianFilter], modes: list[str], ndim: int,
@@ -729,7 +731,9 @@ def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: lis
             normalize_axis(ax, t.ndim)
         out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
         if _triton_fir_applies(t, plans):
-            y = _run_triton_fir(t, axes, plans, modes, cval, target)
+            # a recorded call (fastmoments._launches) hands its flag to the first pass
+            flag = None if check_finite else recorded_flag(t)
+            y = _run_triton_fir(t, axes, plans, modes, cval, target, flag)
             require_finite(finite)
             return out if out is not None else to_output(y, kind)
         y = t

@@ -13,6 +13,13 @@ graph replay, one copy of the result into a fresh tensor and, unless ``check_fin
 one host synchronisation to read the flag (the error for NaN or infinity is raised as before,
 never a silently poisoned result).
 
+A call that is nothing but Triton launches (a float32 Gaussian or Morlet transform of one
+signal, say) is first *recorded* instead (:mod:`fastmoments._launches`): its launches are
+replayed straight through Triton's launcher on the caller's input and a fresh result, with no
+copy in or out, and the kernels clear a flag byte in pinned host memory on NaN or infinity.
+A call that does any other work is captured into a graph at the next call.
+``FASTMOMENTS_LAUNCH_REPLAY=0`` keeps the graphs only.
+
 The replayed kernels are those of the eager call, so the result is the same to the last bit.
 Calls that are not captured: CPU tensors and NumPy input, non-contiguous input, a gradient
 being recorded, ``out=``, ``progress=`` or ``memory_budget=`` given, while another capture
@@ -25,26 +32,36 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import torch
 
+from .._launches import host_flag, recording, replayable_call
+
 __all__ = [
     "ENV",
+    "LAUNCHES_ENV",
     "MAX_BYTES",
     "MAX_GRAPHS",
     "WARM_CALLS",
     "GraphCache",
+    "clear_all",
     "eligible",
     "enabled",
+    "launches_enabled",
     "plain_key",
     "plan_cache",
 ]
 
 #: Environment variable that switches the replayed graphs off (``0``, ``false``, ``off``).
 ENV = "FASTMOMENTS_CUDA_GRAPHS"
+
+#: Environment variable that switches the replay of recorded launches off (``0``): repeated
+#: calls are then always captured into CUDA graphs.
+LAUNCHES_ENV = "FASTMOMENTS_LAUNCH_REPLAY"
 
 #: Eager calls of one key before the next one is captured (the first call of a shape may
 #: compile kernels and fill caches; capturing only repeated calls keeps one-off shapes cheap).
@@ -61,9 +78,33 @@ _FAILED = "failed"  # a capture that failed: the key stays eager
 _CAPTURING = "capturing"  # another thread is capturing the key: this call runs eagerly
 
 
+def _switch(name: str) -> bool:
+    """Whether the environment variable ``name`` leaves its mechanism on (unset, or anything
+    but ``0``, ``false``, ``off``, ``no``). Read on every call, so that it can be changed at
+    run time; through the encoded mapping behind CPython's ``os.environ`` when there is one,
+    because ``os.environ.get`` costs about a microsecond per call of encoding and decoding."""
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if data is None or encode is None:  # pragma: no cover - another Python
+        value = os.environ.get(name)
+    else:
+        raw = data.get(_ENCODED.get(name) or _ENCODED.setdefault(name, encode(name)))
+        value = None if raw is None else os.environ.decodevalue(raw)
+    return value is None or value.strip().lower() not in ("0", "false", "off", "no")
+
+
+_ENCODED: dict[str, Any] = {}
+
+
 def enabled() -> bool:
     """Whether replayed CUDA graphs are on (the environment variable :data:`ENV`)."""
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+    return _switch(ENV)
+
+
+def launches_enabled() -> bool:
+    """Whether calls are first tried as recorded launches (the environment variable
+    :data:`LAUNCHES_ENV`; the graphs must be on too)."""
+    return _switch(LAUNCHES_ENV)
 
 
 def eligible(x: Any, out: Any, progress: Any, memory_budget: Any) -> bool:
@@ -114,8 +155,13 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
     ``bytes_per_sample`` bytes per input sample), else run eagerly. On a replay,
     ``replayed(remembered)`` is called first with what ``remember`` gave at the capture."""
     hit = None
-    key = plain_key("call", axis, mode, cval, engine) if eligible(
-        x, out, progress, memory_budget) else None
+    if not eligible(x, out, progress, memory_budget):
+        key = None
+    elif (type(axis) is int and type(mode) is str and type(cval) is float
+          and type(engine) is str):  # the usual options: exact types, so a flat tuple is a key
+        key = ("call", axis, mode, cval, engine)
+    else:
+        key = plain_key("call", axis, mode, cval, engine)
     if key is not None:
         hit = plan_cache(plan).call(
             x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
@@ -156,6 +202,36 @@ class _Graph:
         return bool(self.host_flag[()])
 
 
+class _Launches:
+    """One recorded call replayed launch by launch (:class:`fastmoments._launches.
+    LaunchProgram`): the result is a fresh tensor, the input is read in place, and a checked
+    replay's flag is the pinned host byte ``host`` that the kernels write through unified
+    addressing (set to 1 before the launches, read after the stream is synchronised); an
+    unchecked replay hands the kernels a device byte nobody reads."""
+
+    __slots__ = ("host", "lock", "program", "remembered", "scratch", "stream")
+
+    def __init__(self, program: Any, host: tuple[torch.Tensor, Any],
+                 stream: torch.cuda.Stream, remembered: Any) -> None:
+        self.program, self.host, self.stream = program, host, stream
+        self.remembered = remembered
+        self.scratch = torch.ones((), dtype=torch.uint8, device=stream.device)
+        self.lock = threading.Lock()
+
+    def replay(self, x: torch.Tensor, stream: int, check_finite: bool) -> torch.Tensor:
+        """The call's result on ``x`` (raises for NaN/inf input when ``check_finite``)."""
+        with self.lock:  # one caller at a time: the flag and the scratch are shared
+            if not check_finite:
+                return self.program(x, stream, self.scratch.data_ptr())
+            tensor, view = self.host
+            view[()] = 1
+            y = self.program(x, stream, tensor.data_ptr())
+            self.stream.synchronize()
+            if not view[()]:
+                raise ValueError("x contains NaN or infinity")
+            return y
+
+
 def _pinned_flag() -> torch.Tensor | None:
     """A pinned host byte for the graph's copy of its flag (``None`` if none can be had)."""
     try:
@@ -173,6 +249,14 @@ def _raw_stream(index: int) -> int:
         return torch.cuda.current_stream(index).cuda_stream
 
 
+def _capturing() -> bool:
+    """``torch.cuda.is_current_stream_capturing()``, without its Python wrapper."""
+    try:
+        return torch._C._cuda_isCurrentStreamCapturing()
+    except AttributeError:  # pragma: no cover - a torch without it
+        return torch.cuda.is_current_stream_capturing()
+
+
 def _graph_flag(t: torch.Tensor) -> torch.Tensor:
     """The finiteness flag of ``t`` computed inside a graph: one Triton kernel where it runs
     (:mod:`fastmoments._finite_kernel`), else one ``aminmax`` pass."""
@@ -183,6 +267,16 @@ def _graph_flag(t: torch.Tensor) -> torch.Tensor:
     except ImportError:  # pragma: no cover - Triton is broken
         return finite_flag(t)
     return fused_finite_flag(t) if usable(t) else finite_flag(t)
+
+
+_CACHES: weakref.WeakSet[GraphCache] = weakref.WeakSet()
+
+
+def clear_all() -> None:
+    """Drop the graphs and recorded launches of every cache in the process (their memory
+    returns to torch's allocator; the next calls are recorded or captured afresh)."""
+    for cache in list(_CACHES):
+        cache.clear()
 
 
 class GraphCache:
@@ -201,12 +295,19 @@ class GraphCache:
         self._lock = threading.Lock()
         #: Why the captures that failed did (key -> message), for diagnostics.
         self.failures: dict[Hashable, str] = {}
+        _CACHES.add(self)
+
+    def kinds(self) -> list[str]:
+        """How each kept call replays: ``"launches"`` (recorded Triton launches) or
+        ``"graph"`` (a CUDA graph), least recently used first."""
+        return ["launches" if type(e) is _Launches else "graph"
+                for e in self._entries.values() if isinstance(e, (_Graph, _Launches))]
 
     def __reduce__(self) -> tuple:  # graphs and locks do not travel: an empty cache does
         return (GraphCache, (self.max_graphs,))
 
     def __len__(self) -> int:
-        return sum(isinstance(e, _Graph) for e in self._entries.values())
+        return sum(isinstance(e, (_Graph, _Launches)) for e in self._entries.values())
 
     def clear(self) -> None:
         """Drop every graph (their memory returns to torch's allocator)."""
@@ -253,17 +354,18 @@ class GraphCache:
                 or x.numel() == 0
                 or x.numel() * x.element_size() + result_bytes > MAX_BYTES):
             return None
-        if torch.cuda.is_current_stream_capturing():  # the caller is capturing a graph
-            return None
+        if _capturing() or recording() is not None:
+            return None  # the caller is capturing a graph, or recording its launches
         index = x.get_device()
-        full = (key, x.shape, x.dtype, index, _raw_stream(index))
-        try:
-            hash(full)
-        except TypeError:  # an unhashable option: the eager call checks it
-            return None
+        stream = _raw_stream(index)
+        # the alignment: Triton specialises its kernels on 16-byte aligned pointers
+        full = (key, x.shape, x.dtype, index, stream, x.data_ptr() % 16)
         with self._lock:
-            entry = self._entries.get(full, 0)
-            if type(entry) is _Graph:
+            try:
+                entry = self._entries.get(full, 0)
+            except TypeError:  # an unhashable option: the eager call checks it
+                return None
+            if type(entry) is _Graph or type(entry) is _Launches:
                 self._entries.move_to_end(full)
             elif isinstance(entry, int):
                 self._entries[full] = entry + 1
@@ -276,7 +378,13 @@ class GraphCache:
                 self._entries[full] = _CAPTURING
         if isinstance(entry, str):  # failed, or being captured by another thread
             return None
+        if type(entry) is _Launches:
+            return entry.replay(x, stream, check_finite), entry.remembered
         if isinstance(entry, int):
+            if entry == WARM_CALLS and launches_enabled():
+                done = self._record(x, full, run, index, check_finite, remember)
+                if done is not None:
+                    return done
             entry = self._capture(x, full, run, torch.cuda.current_stream(index), remember)
             if entry is None:
                 return None
@@ -287,6 +395,41 @@ class GraphCache:
             if check_finite and not entry.finite():
                 raise ValueError("x contains NaN or infinity")
         return y, entry.remembered
+
+    def _record(self, x: torch.Tensor, full: Hashable, run: Callable[[torch.Tensor], Any],
+                index: int, check_finite: bool, remember: Callable[[], Any] | None
+                ) -> tuple[torch.Tensor, Any] | None:
+        """Run the call once, recording its launches (:mod:`fastmoments._launches`). Keeps a
+        :class:`_Launches` entry when the call can be replayed launch by launch; otherwise the
+        next call of the key is captured into a graph. Returns the call's result (checked for
+        NaN/inf when asked), or ``None`` when the recorded call raised (the caller then runs
+        it eagerly, which raises the same error)."""
+        host = host_flag() if torch.cuda.current_device() == index else None
+        if host is None:  # unmapped pinned memory, or another device is current
+            self.failures[full] = "not replayed launch by launch: no mapped host flag here"
+            return None
+        try:
+            y, program, refused = replayable_call(x, run)
+        except Exception as exc:  # the eager call reports it
+            with self._lock:
+                self._entries[full] = _FAILED
+                self.failures[full] = f"{type(exc).__name__}: {exc}"[:300]
+            return None
+        remembered = remember() if remember else None
+        with self._lock:
+            if program is None:
+                self._entries[full] = WARM_CALLS + 1  # the next call captures a graph
+                self.failures[full] = "not replayed launch by launch: " + ", ".join(refused)[:250]
+            else:
+                self._entries[full] = _Launches(program, host, torch.cuda.current_stream(index),
+                                                remembered)
+            self._entries.move_to_end(full)
+        if check_finite:
+            from .._array import finite_flag
+
+            if not bool(finite_flag(x)):
+                raise ValueError("x contains NaN or infinity")
+        return y, remembered
 
     def _capture(self, x: torch.Tensor, full: Hashable, run: Callable[[torch.Tensor], Any],
                  stream: torch.cuda.Stream, remember: Callable[[], Any] | None) -> _Graph | None:

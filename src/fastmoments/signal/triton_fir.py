@@ -22,10 +22,12 @@ recorded); ``TRITON_INTERPRET=1`` runs it on the CPU for the tests.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import torch
 
+from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import available, tl, triton
 
@@ -63,11 +65,13 @@ if _HAVE_TRITON:
         return acc
 
     @triton.jit
-    def _interior(acc, ptrs, step, mask, hh_ptr, W, ODD: tl.constexpr):
+    def _interior(acc, ptrs, step, mask, hh_ptr, W, ODD: tl.constexpr,
+                  INTERPRET: tl.constexpr, WC: tl.constexpr):
         """All taps of a tile whose neighbours lie inside the axis (no boundary mode to
         apply: most tiles; the index arithmetic of the modes cost more than the loads);
-        ``step`` is the stride of the filtered axis."""
-        for k in range(1, W + 1):
+        ``step`` is the stride of the filtered axis. The loops run to the constexpr ``WC``
+        under the interpreter (which cannot loop to a runtime bound), to ``W`` compiled."""
+        for k in range(1, (WC if INTERPRET else W) + 1):
             hk = tl.load(hh_ptr + k)
             xa = tl.load(ptrs - k * step, mask=mask, other=0.0).to(acc.dtype)
             xb = tl.load(ptrs + k * step, mask=mask, other=0.0).to(acc.dtype)
@@ -77,7 +81,7 @@ if _HAVE_TRITON:
     @triton.jit
     def _fir_kernel(x_ptr, y_ptr, hh_ptr, n, post, W,
                     ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr,
-                    BP: tl.constexpr):
+                    BP: tl.constexpr, INTERPRET: tl.constexpr = False, WC: tl.constexpr = 0):
         pre = tl.program_id(0).to(tl.int64)
         nb = tl.program_id(1)
         pb = tl.program_id(2)
@@ -95,9 +99,10 @@ if _HAVE_TRITON:
         first = nb * BN
         if (first >= W) & (first + BN + W <= n):
             ptrs = x_ptr + base + offs_n[:, None].to(tl.int64) * post + cols
-            acc = _interior(acc, ptrs, post, pmask[None, :] & nmask[:, None], hh_ptr, W, ODD)
+            acc = _interior(acc, ptrs, post, pmask[None, :] & nmask[:, None], hh_ptr, W, ODD,
+                            INTERPRET, WC)
         else:
-            for k in range(1, W + 1):
+            for k in range(1, (WC if INTERPRET else W) + 1):
                 hk = tl.load(hh_ptr + k)
                 ia = _source(offs_n - k, n, MODE)
                 ib = _source(offs_n + k, n, MODE)
@@ -115,21 +120,29 @@ if _HAVE_TRITON:
 if _HAVE_TRITON:
 
     @triton.jit
-    def _fir_last_kernel(x_ptr, y_ptr, hh_ptr, n, W,
-                         ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr):
+    def _fir_last_kernel(x_ptr, y_ptr, hh_ptr, n, W, flag_ptr,
+                         ODD: tl.constexpr, MODE: tl.constexpr, BN: tl.constexpr,
+                         FLAG: tl.constexpr, INTERPRET: tl.constexpr = False,
+                         WC: tl.constexpr = 0):
         """:func:`_fir_kernel` for the contiguous last axis (``post == 1``): 1-D tiles, whose
-        loads the compiler vectorises (2-3.6x faster than ``(BN, 1)`` tiles on an H100)."""
+        loads the compiler vectorises (2-3.6x faster than ``(BN, 1)`` tiles on an H100).
+        With ``FLAG``, a tile holding NaN or infinity sets the byte at ``flag_ptr`` to 0 (the
+        tiles cover every sample once)."""
         base = tl.program_id(0).to(tl.int64) * n
         first = tl.program_id(1) * BN
         offs = first + tl.arange(0, BN)
         m = offs < n
         h0 = tl.load(hh_ptr)
         cval = tl.load(hh_ptr + W + 1)
-        acc = h0 * tl.load(x_ptr + base + offs, mask=m, other=0.0).to(h0.dtype)
+        xc = tl.load(x_ptr + base + offs, mask=m, other=0.0)
+        if FLAG:  # |x| < inf is false exactly for NaN and infinity
+            bad = tl.min((tl.abs(xc) < float("inf")).to(tl.int32), axis=0) == 0
+            tl.store(flag_ptr, tl.zeros((), dtype=tl.uint8), mask=bad)
+        acc = h0 * xc.to(h0.dtype)
         if (first >= W) & (first + BN + W <= n):
-            acc = _interior(acc, x_ptr + base + offs, 1, m, hh_ptr, W, ODD)
+            acc = _interior(acc, x_ptr + base + offs, 1, m, hh_ptr, W, ODD, INTERPRET, WC)
         else:
-            for k in range(1, W + 1):
+            for k in range(1, (WC if INTERPRET else W) + 1):
                 hk = tl.load(hh_ptr + k)
                 ia = _source(offs - k, n, MODE)
                 ib = _source(offs + k, n, MODE)
@@ -157,6 +170,14 @@ def _device_taps(hh: np.ndarray, cval: float, device: torch.device) -> torch.Ten
     return t
 
 
+def _loop(w: int) -> dict[str, object]:
+    """The loop-bound constexprs: under ``TRITON_INTERPRET=1`` the kernel's half width
+    ``w`` (one variant per width, interpreted), compiled none (one kernel for every width)."""
+    if os.environ.get("TRITON_INTERPRET", "") == "1":
+        return {"INTERPRET": True, "WC": int(w)}
+    return {}
+
+
 def _tiles(n: int, post: int) -> tuple[int, int]:
     """``(BN, BP)``: rows along the filtered axis and columns of ``post`` per program."""
     bp = min(128, triton.next_power_of_2(post))
@@ -164,12 +185,14 @@ def _tiles(n: int, post: int) -> tuple[int, int]:
 
 
 def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, cval: float,
-             out: torch.Tensor | None = None) -> torch.Tensor:
+             out: torch.Tensor | None = None, flag: torch.Tensor | None = None) -> torch.Tensor:
     """Filter the C-contiguous tensor ``x`` along ``axis`` (non-negative) with the half kernel
     ``hh`` (float64 or ``x``'s dtype) of parity ``odd`` and boundary mode code ``mode``.
 
     Returns a new tensor, or ``out`` (C-contiguous, ``x``'s shape and dtype, not
-    overlapping ``x``) filled.
+    overlapping ``x``) filled. ``flag`` (a ``uint8`` device byte) is set to 0 when ``x``
+    holds NaN or infinity: inside the kernel along the last axis, by one more kernel
+    (:func:`fastmoments._finite_kernel.clear_if_nonfinite`) along the others.
     """
     shape = x.shape
     n = shape[axis]
@@ -179,33 +202,39 @@ def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, c
     if x.numel() == 0:
         return y
     taps = _device_taps(hh, cval, x.device)
+    if flag is not None and post != 1:
+        from .._finite_kernel import clear_if_nonfinite
+
+        clear_if_nonfinite(x, flag)
     if post == 1:
         # tiles measured on an H100 (2048^2, 128^3 and 1e6 samples, W = 2 and 8)
         bn = min(1024 if len(hh) <= 5 else 512, triton.next_power_of_2(max(n, 16)))
-        _fir_last_kernel[(pre, triton.cdiv(n, bn))](x, y, taps, n, len(hh) - 1,
-                                                     ODD=bool(odd), MODE=int(mode), BN=bn,
-                                                     num_warps=4 if bn >= 512 else 2)
+        launch(_fir_last_kernel, (pre, triton.cdiv(n, bn)), x, y, taps, n, len(hh) - 1,
+               y if flag is None else flag, ODD=bool(odd), MODE=int(mode), BN=bn,
+               FLAG=flag is not None, **_loop(len(hh) - 1), num_warps=4 if bn >= 512 else 2)
         return y
     bn, bp = _tiles(n, post)
     grid = (pre, triton.cdiv(n, bn), triton.cdiv(post, bp))
-    _fir_kernel[grid](x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
-                      MODE=int(mode), BN=bn, BP=bp, num_warps=4)
+    launch(_fir_kernel, grid, x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
+           MODE=int(mode), BN=bn, BP=bp, **_loop(len(hh) - 1), num_warps=4)
     return y
 
 
 def fir_passes(x: torch.Tensor, passes: list[tuple[int, np.ndarray, bool, int]], cval: float,
-               target: torch.Tensor | None = None) -> torch.Tensor:
+               target: torch.Tensor | None = None,
+               flag: torch.Tensor | None = None) -> torch.Tensor:
     """Filter the C-contiguous tensor ``x`` along several axes, one :func:`fir_axis` per
     entry ``(axis, hh, odd, mode code)`` of ``passes`` (as :func:`.fir.fir_passes` on the
     host). The last pass writes into ``target`` when it can (C-contiguous, ``x``'s dtype,
-    not ``x``); else ``target`` receives a copy. Returns the result (``target`` if given)."""
+    not ``x``); else ``target`` receives a copy. Returns the result (``target`` if given).
+    ``flag`` goes to the first pass, which reads ``x`` (see :func:`fir_axis`)."""
     y = x
     for k, (ax, hh, odd, code) in enumerate(passes):
         dst = None
         if (k == len(passes) - 1 and target is not None and target.is_contiguous()
                 and target.dtype == y.dtype and target.data_ptr() != y.data_ptr()):
             dst = target
-        y = fir_axis(y, ax, hh, odd, code, cval, out=dst)
+        y = fir_axis(y, ax, hh, odd, code, cval, out=dst, flag=flag if k == 0 else None)
     if target is not None and y is not target:
         target.copy_(y)
         return target

@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from .._array import clear_unless_finite
+from .._launches import launch
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
 
@@ -459,14 +460,14 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     if flag is not None and not fused_flag:
         clear_unless_finite(flag, rows)
     n_prog, iters = grid(bsz * nt1)
-    _tile_totals[(n_prog, tb.n_groups)](
-        rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
-        tb.off, tb.mt, tb.qt, tb.w1, flag if fused_flag else tau, ITERS=iters,
-        FLAG=fused_flag, **common)
+    launch(_tile_totals, (n_prog, tb.n_groups),
+           rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
+           tb.off, tb.mt, tb.qt, tb.w1, flag if fused_flag else tau, ITERS=iters,
+           FLAG=fused_flag, **common)
     n_prog, iters = grid(bsz * nt)
-    _sft_output[(n_prog, tb.n_groups)](
-        rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
-        yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
-        tb.fw, tb.qv, tb.pt, NO=tb.no, JP=tb.jp, CPLX=bank.complex_output, ITERS=iters,
-        JOIN=_join(bank.complex_output, bc), **common)
+    launch(_sft_output, (n_prog, tb.n_groups),
+           rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
+           yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
+           tb.fw, tb.qv, tb.pt, NO=tb.no, JP=tb.jp, CPLX=bank.complex_output, ITERS=iters,
+           JOIN=_join(bank.complex_output, bc), **common)
     return y

@@ -1,0 +1,347 @@
+"""Repeated GPU calls replayed as recorded Triton launches, straight through Triton's launcher.
+
+A one-signal Gaussian filter on an H100 is two Triton kernels of a few microseconds each. The
+eager call spends hundreds of microseconds in Python around them (checks, the choice of the
+method, Triton's argument binding and specialisation at every launch), and a replayed CUDA graph
+(:mod:`fastmoments.signal.graphs`) still copies the input into its static buffer and the result
+out of it: 10 and 13 µs of host time per call on the H100 machine
+(``benchmarks/results/signal_replay_profile.txt``). When the whole call is Triton launches on
+the input, on fresh allocations and on constant tables, those launches can be replayed on the
+caller's own tensors instead:
+
+* :class:`Recording` runs one eager call and keeps every launch made through :func:`launch`
+  (the compiled kernel, its grid, its arguments in the launcher's order) and every tensor the
+  call allocates, seen through a :class:`~torch.utils._python_dispatch.TorchDispatchMode`.
+* The call is *replayable* when the dispatcher saw nothing but allocations and views (no torch
+  kernel, no copy, no host read), when Triton's launch hook counted no launch that bypassed
+  :func:`launch`, and when the result is one of the call's allocations.
+* :class:`LaunchProgram` then maps each pointer argument to the input, the result, the NaN/inf
+  flag or a tensor kept from the recording (tables, scratch), and a replay is one allocation of
+  the result and one launcher call per kernel, on the integer pointers.
+
+Scratch tensors are reused from one replay to the next: replays of one program run on one
+stream (the stream is part of the caller's key), so each replay's kernels are ordered after the
+previous ones. A tensor that is neither the input, nor the flag, nor allocated by the call is
+assumed to be constant (a plan's table): the recording keeps it alive, and a kernel must not
+write into it.
+
+The flag: :func:`recorded_flag` hands the call a flag byte that its fused kernels clear when
+the input holds NaN or infinity (:func:`fastmoments.signal.triton_sft.fused_apply`); when no
+kernel took it, the recording adds the one-pass kernel of :mod:`fastmoments._finite_kernel`.
+In a replay that checks, the flag is a byte of pinned host memory, which the GPU writes through
+unified addressing: the host sets it to 1, launches, waits for the stream, and reads it, with no
+copy and no fill kernel.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ._triton import HAVE_TRITON
+
+__all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", "recorded_flag",
+           "recording"]
+
+#: Longest call replayed launch by launch (a CUDA graph replays more launches for less).
+MAX_LAUNCHES = 8
+
+_LOCAL = threading.local()
+
+#: Allocations the recorded call may make (besides views, which do no device work).
+_ALLOCATIONS = frozenset(("empty.memory_format", "empty_strided.default", "empty_like.default",
+                          "new_empty.default", "new_empty_strided.default"))
+
+_IN, _OUT, _FLAG = 0, 1, 2
+
+
+def recording() -> Recording | None:
+    """The :class:`Recording` active in this thread, or ``None``."""
+    return _LOCAL.__dict__.get("recording")  # (getattr with a default is 10x slower)
+
+
+def launch(fn: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
+    """``fn[grid](*args, **kwargs)`` for a Triton kernel ``fn``, kept by the active
+    :class:`Recording` of this thread, if any. Returns what the launch returns (the compiled
+    kernel; ``None`` under the interpreter)."""
+    kernel = fn[grid](*args, **kwargs)
+    rec = recording()
+    if rec is not None:
+        rec.add(fn, kernel, grid, args, kwargs)
+    return kernel
+
+
+def recorded_flag(t: torch.Tensor) -> torch.Tensor | None:
+    """The flag byte of the active recording when ``t`` is its whole input (a ``uint8``
+    device tensor set to 1, for fused kernels to clear on NaN or infinity), else ``None``."""
+    rec = recording()
+    if rec is None or t.data_ptr() != rec.x.data_ptr() or t.numel() != rec.x.numel():
+        return None
+    return rec.flag
+
+
+_SIGNATURES: dict[int, inspect.Signature] = {}
+
+
+def _launcher_values(fn: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The kernel's parameters in order, defaults filled in: what ``JITFunction.run`` hands
+    its compiled kernel's launcher (launch options such as ``num_warps`` are not parameters)."""
+    sig = _SIGNATURES.get(id(fn))
+    if sig is None:
+        sig = _SIGNATURES[id(fn)] = inspect.signature(fn.fn)
+    names = fn.arg_names
+    bound = sig.bind(*args, **{k: v for k, v in kwargs.items() if k in names})
+    bound.apply_defaults()
+    return [bound.arguments[name] for name in names]
+
+
+class _Watch(TorchDispatchMode):
+    """Sees every torch operation of the recorded call: keeps allocations, passes views,
+    notes anything else (which makes the call not replayable)."""
+
+    def __init__(self, rec: Recording) -> None:
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = f"{func._schema.name.split('::')[-1]}.{func._overloadname}"
+        if name in _ALLOCATIONS:
+            self.rec.allocations.append(out)
+        elif not func.is_view:
+            self.rec.refused.append(name)
+        return out
+
+
+class Recording:
+    """One eager call on the CUDA tensor ``x``, recorded (a context manager).
+
+    Inside the ``with`` block, launches made through :func:`launch` are kept, the torch
+    operations are watched, and :func:`recorded_flag` hands out ``flag`` (a device byte).
+    :meth:`program` then builds the :class:`LaunchProgram` of the call, or gives ``None``
+    with the reason in :attr:`refused`.
+    """
+
+    def __init__(self, x: torch.Tensor, flag: torch.Tensor) -> None:
+        self.x, self.flag = x, flag
+        self.launches: list[tuple[Any, tuple[int, int, int], list[Any]]] = []
+        self.allocations: list[torch.Tensor] = []
+        self.refused: list[str] = []
+        self._hooked = 0
+        self._thread = threading.get_ident()
+        self._watch = _Watch(self)
+
+    def add(self, fn: Any, kernel: Any, grid: tuple[int, ...], args: tuple,
+            kwargs: dict) -> None:
+        """Keep one launch (called by :func:`launch`)."""
+        if kernel is None or not hasattr(kernel, "packed_metadata"):
+            self.refused.append("launch without a compiled kernel")
+            return
+        g = tuple(int(v) for v in grid) + (1,) * (3 - len(grid))
+        self.launches.append((kernel, g, _launcher_values(fn, args, kwargs)))
+
+    def _hook(self, metadata: Any) -> None:  # Triton's launch hook: every launch, any thread
+        if threading.get_ident() == self._thread:
+            self._hooked += 1
+
+    def __enter__(self) -> Recording:
+        if recording() is not None:
+            raise RuntimeError("a recording is already active in this thread")
+        _LOCAL.recording = self
+        from triton import knobs
+
+        knobs.runtime.launch_enter_hook.add(self._hook)
+        self._watch.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from triton import knobs
+
+        try:
+            self._watch.__exit__(*exc)
+        finally:
+            knobs.runtime.launch_enter_hook.remove(self._hook)
+            _LOCAL.recording = None
+
+    def flag_taken(self) -> bool:
+        """Whether a recorded launch received :attr:`flag`."""
+        p = self.flag.data_ptr()
+        return any(type(v) is torch.Tensor and v.data_ptr() == p
+                   for _, _, vals in self.launches for v in vals)
+
+    def program(self, out: Any) -> LaunchProgram | None:
+        """The replayable program of the call that returned ``out``, or ``None`` (the
+        reasons are appended to :attr:`refused`)."""
+        if self._hooked != len(self.launches):
+            self.refused.append(f"{self._hooked - len(self.launches)} launches not recorded")
+        if not self.launches:
+            self.refused.append("no launch")
+        if len(self.launches) > MAX_LAUNCHES:
+            self.refused.append(f"{len(self.launches)} launches")
+        if type(out) is not torch.Tensor or not out.is_cuda:
+            self.refused.append("the result is not a CUDA tensor")
+        if self.refused:
+            return None
+        base = out.untyped_storage().data_ptr()
+        owner = [a for a in self.allocations if a.untyped_storage().data_ptr() == base]
+        if not owner or owner[0].untyped_storage().nbytes() != out.untyped_storage().nbytes():
+            self.refused.append("the result is not one of the call's allocations")
+            return None
+        return LaunchProgram(self, out)
+
+
+class LaunchProgram:
+    """The launches of a :class:`Recording`, replayed on new input, result and flag pointers.
+
+    Calling it allocates the result (the recorded result's size, strides and dtype, in a
+    storage of the recorded size) and launches each kernel through its compiled launcher.
+    """
+
+    def __init__(self, rec: Recording, out: torch.Tensor) -> None:
+        x, flag = rec.x, rec.flag
+        x_lo = x.untyped_storage().data_ptr()
+        x_hi = x_lo + x.untyped_storage().nbytes()
+        o_lo = out.untyped_storage().data_ptr()
+        o_hi = o_lo + out.untyped_storage().nbytes()
+        self._kept: list[torch.Tensor] = []  # tables and scratch the kernels read, kept alive
+        self._steps = []
+        for kernel, grid, vals in rec.launches:
+            vals = list(vals)
+            slots = []
+            for i, v in enumerate(vals):
+                if type(v) is not torch.Tensor:
+                    continue
+                p = v.data_ptr()
+                if p == flag.data_ptr():
+                    slots.append((i, _FLAG, 0))
+                elif x_lo <= p < x_hi:
+                    slots.append((i, _IN, p - x.data_ptr()))
+                elif o_lo <= p < o_hi:
+                    slots.append((i, _OUT, p - out.data_ptr()))
+                else:
+                    self._kept.append(v)
+                vals[i] = p
+            self._steps.append((kernel, grid, vals, tuple(slots)))
+        # Triton's launcher object allocates per-launch scratch when a kernel needs some;
+        # kernels that need none are launched through its compiled ``launch`` directly
+        self._direct = all(_plain_launcher(kernel) for kernel, _, _, _ in self._steps)
+        self.shape, self.strides = tuple(out.shape), tuple(out.stride())
+        self.offset, self.dtype, self.device = out.storage_offset(), out.dtype, out.device
+        self.storage_elems = out.untyped_storage().nbytes() // out.element_size()
+        self.launches = len(self._steps)
+        from triton import knobs
+
+        self._runtime = knobs.runtime  # its launch hooks, read at every replay
+
+    def _result(self) -> torch.Tensor:
+        if self.offset == 0 and self.storage_elems == _span(self.shape, self.strides):
+            return torch.empty_strided(self.shape, self.strides, dtype=self.dtype,
+                                       device=self.device)
+        buf = torch.empty(self.storage_elems, dtype=self.dtype, device=self.device)
+        return buf.as_strided(self.shape, self.strides, self.offset)
+
+    def __call__(self, x: torch.Tensor, stream: int, flag_ptr: int) -> torch.Tensor:
+        """Replay on the input ``x`` (the recorded shape, dtype, device and 16-byte
+        alignment), on the raw CUDA stream ``stream``, with the flag byte at ``flag_ptr``;
+        returns the new result."""
+        out = self._result()
+        bases = (x.data_ptr(), out.data_ptr(), flag_ptr)
+        runtime = self._runtime
+        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+        hooks = bool(enter.calls or leave.calls)
+        for kernel, grid, vals, slots in self._steps:
+            if slots:
+                vals = vals.copy()
+                for i, which, delta in slots:
+                    vals[i] = bases[which] + delta
+            if self._direct and not hooks:
+                run = kernel.run
+                run.launch(grid[0], grid[1], grid[2], stream, kernel.function,
+                           run.launch_cooperative_grid, run.launch_pdl, None, None,
+                           kernel.packed_metadata, None, None, None, *vals)
+            elif hooks:
+                meta = kernel.launch_metadata(grid, stream, *vals)
+                kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,
+                           kernel.packed_metadata, meta, enter, leave, *vals)
+            else:
+                kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,
+                           kernel.packed_metadata, None, None, None, *vals)
+        return out
+
+
+def _plain_launcher(kernel: Any) -> bool:
+    """Whether the compiled ``kernel``'s launcher needs no scratch memory (then its
+    ``launch`` can be called with none), as Triton 3's ``CudaLauncher`` describes it."""
+    run = kernel.run
+    return (getattr(run, "global_scratch_size", 1) == 0
+            and getattr(run, "profile_scratch_size", 1) == 0
+            and all(hasattr(run, a) for a in ("launch", "launch_cooperative_grid",
+                                              "launch_pdl")))
+
+
+def _span(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements from the first to one past the last of a strided view at offset 0."""
+    if any(s == 0 for s in shape):
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+
+
+_MAPPED: dict[str, bool] = {}
+
+#: ``CU_POINTER_ATTRIBUTE_DEVICE_POINTER`` of the CUDA driver API.
+_DEVICE_POINTER = 3
+
+
+def host_flag() -> tuple[torch.Tensor, Any] | None:
+    """A pinned host byte the GPU can write through unified addressing, as ``(tensor, NumPy
+    view)``; ``None`` when pinned memory cannot be had or the driver does not map it
+    (checked once per process with ``cuPointerGetAttribute``)."""
+    try:
+        t = torch.ones((), dtype=torch.uint8, pin_memory=True)
+    except RuntimeError:  # pragma: no cover - no pinned memory
+        return None
+    ok = _MAPPED.get("ok")
+    if ok is None:
+        ok = _MAPPED["ok"] = _device_pointer(t.data_ptr()) == t.data_ptr()
+    return (t, t.numpy()) if ok else None
+
+
+def _device_pointer(ptr: int) -> int | None:
+    """The device address of host address ``ptr`` (``CU_POINTER_ATTRIBUTE_DEVICE_POINTER``),
+    or ``None`` when the driver cannot say."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:  # pragma: no cover - no driver library under that name
+        return None
+    dev = ctypes.c_uint64(0)
+    status = cuda.cuPointerGetAttribute(ctypes.byref(dev), ctypes.c_int(_DEVICE_POINTER),
+                                        ctypes.c_uint64(ptr))
+    return int(dev.value) if status == 0 else None
+
+
+def replayable_call(x: torch.Tensor, run: Callable[[torch.Tensor], Any]
+                    ) -> tuple[Any, LaunchProgram | None, list[str]]:
+    """Run ``run(x)`` once, recorded: returns its result, the :class:`LaunchProgram` (or
+    ``None``) and the reasons it is not replayable. When the recording took no flag, the
+    one-pass NaN/inf kernel on ``x`` is recorded after the call, so every program checks its
+    input."""
+    if not HAVE_TRITON:  # pragma: no cover - callers check
+        return run(x), None, ["Triton is not installed"]
+    flag = torch.ones((), dtype=torch.uint8, device=x.device)
+    with Recording(x, flag) as rec:
+        out = run(x)
+        if not rec.refused and not rec.flag_taken():
+            from ._finite_kernel import clear_if_nonfinite, usable
+
+            if usable(x):
+                clear_if_nonfinite(x, flag)
+            else:
+                rec.refused.append("no NaN/inf kernel for this input")
+    prog = rec.program(out)
+    return out, prog, rec.refused

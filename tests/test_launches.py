@@ -1,0 +1,86 @@
+"""The recording behind replayed launches (fastmoments._launches), on the CPU.
+
+What can be checked without a GPU: which torch operations make a call unfit for a replay,
+the launcher's argument order, and the flag handed to the recorded input only. The replays
+themselves are checked on CUDA in ``tests/test_signal_graphs.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("triton")
+
+from fastmoments import _launches
+from fastmoments._launches import Recording, recorded_flag, recording
+
+
+def _recording():
+    x = torch.arange(12.0)
+    return x, Recording(x, torch.ones((), dtype=torch.uint8))
+
+
+def test_allocations_and_views_are_allowed_other_work_is_not():
+    x, rec = _recording()
+    with rec:
+        a = torch.empty(5)
+        b = torch.empty_like(x)
+        x.view(3, 4).permute(1, 0)
+        x[2:7]
+        torch.view_as_real(torch.empty(3, dtype=torch.complex64))
+    assert rec.refused == []
+    assert [t.shape for t in rec.allocations] == [a.shape, b.shape, torch.Size([3])]
+    with Recording(x, rec.flag) as rec2:
+        x + 1
+        torch.ones(3)
+        x.clone()
+    assert len(rec2.refused) == 3
+    assert any(name.startswith("add") for name in rec2.refused)
+
+
+def test_a_call_without_launches_gives_no_program():
+    _, rec = _recording()
+    with rec:
+        out = torch.empty(4)
+    assert rec.program(out) is None
+    assert "no launch" in rec.refused
+
+
+def test_only_one_recording_per_thread_and_it_ends():
+    x, rec = _recording()
+    assert recording() is None
+    with rec:
+        assert recording() is rec
+        with pytest.raises(RuntimeError, match="already active"):
+            Recording(x, rec.flag).__enter__()
+    assert recording() is None
+
+
+def test_the_flag_goes_to_the_whole_recorded_input_only():
+    x, rec = _recording()
+    assert recorded_flag(x) is None  # no recording
+    with rec:
+        assert recorded_flag(x) is rec.flag
+        assert recorded_flag(x[1:]) is None
+        assert recorded_flag(x[:6]) is None
+        assert recorded_flag(torch.zeros(12)) is None
+
+
+def test_launcher_values_follow_the_kernel_signature():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kern(a_ptr, n, scale, B: tl.constexpr, C: tl.constexpr = 4):
+        pass
+
+    t = torch.zeros(3)
+    vals = _launches._launcher_values(kern, (t, 7), dict(scale=0.5, B=16, num_warps=2))
+    assert vals[0] is t and vals[1:] == [7, 0.5, 16, 4]
+
+
+def test_span_of_strided_views():
+    assert _launches._span((4, 3), (3, 1)) == 12
+    assert _launches._span((3,), (2,)) == 5
+    assert _launches._span((0, 3), (3, 1)) == 0
