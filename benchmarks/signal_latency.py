@@ -82,22 +82,32 @@ def main() -> None:
     rows = []
 
     def both(name: str, make, ref=None, **fields):
-        """Time ``make()`` (a zero-argument call) with graphs on and off; errors vs eager
+        """Time ``make()`` (a zero-argument call) eagerly, with CUDA graphs only, and with
+        the default (recorded launches where the call allows, else graphs); errors vs eager
         and vs the float64 reference ``ref``."""
         os.environ[fg.ENV] = "0"
         eager_y = make()
         t_off = per_call(make, calls, sync)
         os.environ[fg.ENV] = "1"
+        os.environ[fg.LAUNCHES_ENV] = "0"
+        fg.clear_all()
+        t_graph = per_call(make, calls, sync)
+        y_graph = make()
+        os.environ[fg.LAUNCHES_ENV] = "1"
+        fg.clear_all()
         t_on = per_call(make, calls, sync)
+        kinds = sorted({k for c in list(fg._CACHES) for k in c.kinds()})
         y = make()
         diff = float((y - eager_y).abs().max()) if isinstance(y, torch.Tensor) else None
+        diff_graph = float((y_graph - eager_y).abs().max())
         err = None
         if ref is not None:
             yy = y.detach().double().cpu().numpy() if not y.is_complex() else \
                 y.detach().cpu().numpy().astype(np.complex128)
             err = float(np.linalg.norm(yy - ref) / np.linalg.norm(ref))
-        rows.append(dict(call=name, **fields, graphs_us=1e6 * t_on, eager_us=1e6 * t_off,
-                         replay_vs_eager_max_diff=diff, rel_err_vs_f64=err))
+        rows.append(dict(call=name, **fields, graphs_us=1e6 * t_on, graphs_only_us=1e6 * t_graph,
+                         eager_us=1e6 * t_off, replay=",".join(kinds),
+                         replay_vs_eager_max_diff=max(diff, diff_graph), rel_err_vs_f64=err))
         print(rows[-1], flush=True)
 
     for dt in ("float32", "float64"):
@@ -159,16 +169,19 @@ def write_md(path: Path, meta: dict, rows: list[dict]) -> None:
              f"{meta['date']}; torch {meta['torch']}, cupy {meta['cupy']}"
              f"{', triton ' + meta['triton'] if 'triton' in meta else ''}; one signal of "
              f"{meta['n']} samples on the GPU; median of {meta['calls']} calls, each followed by "
-             "a synchronisation (the result ready), after 5 warm-up calls. *graphs*: the "
-             "default (repeated calls replay a CUDA graph captured inside the plan); *eager*: "
-             "`FASTMOMENTS_CUDA_GRAPHS=0`. *vs cupyx*: cupyx time / ours with graphs (> 1: we "
-             "are faster). Errors: relative L2 against the exact convolution (untruncated "
+             "a synchronisation (the result ready), after 5 warm-up calls. *default*: "
+             "repeated calls replay their recorded Triton launches where the call is nothing "
+             "else (*replay* = launches), else a CUDA graph captured inside the plan; *graphs "
+             "only*: `FASTMOMENTS_LAUNCH_REPLAY=0`; *eager*: `FASTMOMENTS_CUDA_GRAPHS=0`. "
+             "*vs cupyx*: cupyx time / ours by default (> 1: we "
+             "are faster); *replay = eager*: both replays bit-exact against the eager call. "
+             "Errors: relative L2 against the exact convolution (untruncated "
              "kernel, float64, by FFT; for order 2 each library against its own kernel: ours "
              "sums to zero, scipy's/cupyx's does not). Written by "
              "`benchmarks/signal_latency.py`.", "",
-             "| call | dtype | σ | order | graphs µs | eager µs | cupyx µs | vs cupyx | "
-             "replay = eager | rel. err | cupyx rel. err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| call | dtype | σ | order | replay | default µs | graphs only µs | eager µs | "
+             "cupyx µs | vs cupyx | replay = eager | rel. err | cupyx rel. err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     perr = {(r["dtype"], r["sigma"], r["order"]): r["rel_err_vs_f64"] for r in rows
             if r["call"].startswith("cupyx")}
     for r in rows:
@@ -179,7 +192,8 @@ def write_md(path: Path, meta: dict, rows: list[dict]) -> None:
         vs = "" if p is None else f"{p / r['graphs_us']:.2f}"
         lines.append(
             f"| {r['call']} | {r['dtype']} | {r.get('sigma', r.get('scales', ''))} | "
-            f"{r.get('order', '')} | {r['graphs_us']:.1f} | {r['eager_us']:.1f} | "
+            f"{r.get('order', '')} | {r.get('replay', '')} | {r['graphs_us']:.1f} | "
+            f"{r['graphs_only_us']:.1f} | {r['eager_us']:.1f} | "
             f"{'' if p is None else f'{p:.1f}'} | "
             f"{vs} | "
             f"{'yes' if r['replay_vs_eager_max_diff'] == 0 else r['replay_vs_eager_max_diff']}"
