@@ -14,24 +14,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from signal_latency import per_call
 
-def med(fn, calls, sync=None):
-    for _ in range(10):
-        fn()
-    if sync:
-        sync()
-    ts = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        if sync:
-            sync()
-        ts.append(time.perf_counter() - t0)
-    return 1e6 * statistics.median(ts)
+
+def med(fn, calls: int) -> float:
+    """Median µs of ``fn()`` (host time until it returns), as ``signal_latency.per_call``."""
+    return 1e6 * per_call(fn, calls, lambda: None)
 
 
 def interleaved(fns: dict, calls: int, rounds: int = 8, sync=None) -> dict:
@@ -196,8 +191,6 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.out:
-        from pathlib import Path
-
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text + "\n")
 

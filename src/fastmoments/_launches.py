@@ -36,6 +36,7 @@ copy and no fill kernel.
 from __future__ import annotations
 
 import ctypes
+import functools
 import inspect
 import threading
 from collections.abc import Callable
@@ -189,8 +190,7 @@ class Recording:
         if self.refused:
             return None
         base = out.untyped_storage().data_ptr()
-        owner = [a for a in self.allocations if a.untyped_storage().data_ptr() == base]
-        if not owner or owner[0].untyped_storage().nbytes() != out.untyped_storage().nbytes():
+        if not any(a.untyped_storage().data_ptr() == base for a in self.allocations):
             self.refused.append("the result is not one of the call's allocations")
             return None
         return LaunchProgram(self, out)
@@ -234,7 +234,6 @@ class LaunchProgram:
         self.shape, self.strides = tuple(out.shape), tuple(out.stride())
         self.offset, self.dtype, self.device = out.storage_offset(), out.dtype, out.device
         self.storage_elems = out.untyped_storage().nbytes() // out.element_size()
-        self.launches = len(self._steps)
         from triton import knobs
 
         self._runtime = knobs.runtime  # its launch hooks, read at every replay
@@ -265,13 +264,11 @@ class LaunchProgram:
                 run.launch(grid[0], grid[1], grid[2], stream, kernel.function,
                            run.launch_cooperative_grid, run.launch_pdl, None, None,
                            kernel.packed_metadata, None, None, None, *vals)
-            elif hooks:
-                meta = kernel.launch_metadata(grid, stream, *vals)
+            else:  # through the launcher object, with the hooks when any are set
+                meta = kernel.launch_metadata(grid, stream, *vals) if hooks else None
                 kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,
-                           kernel.packed_metadata, meta, enter, leave, *vals)
-            else:
-                kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,
-                           kernel.packed_metadata, None, None, None, *vals)
+                           kernel.packed_metadata, meta, enter if hooks else None,
+                           leave if hooks else None, *vals)
         return out
 
 
@@ -292,8 +289,6 @@ def _span(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
     return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
 
 
-_MAPPED: dict[str, bool] = {}
-
 #: ``CU_POINTER_ATTRIBUTE_DEVICE_POINTER`` of the CUDA driver API.
 _DEVICE_POINTER = 3
 
@@ -306,10 +301,14 @@ def host_flag() -> tuple[torch.Tensor, Any] | None:
         t = torch.ones((), dtype=torch.uint8, pin_memory=True)
     except RuntimeError:  # pragma: no cover - no pinned memory
         return None
-    ok = _MAPPED.get("ok")
-    if ok is None:
-        ok = _MAPPED["ok"] = _device_pointer(t.data_ptr()) == t.data_ptr()
-    return (t, t.numpy()) if ok else None
+    return (t, t.numpy()) if _pinned_memory_mapped(t.data_ptr()) else None
+
+
+@functools.lru_cache(maxsize=1)
+def _pinned_memory_mapped(ptr: int) -> bool:
+    """Whether the driver maps pinned host memory at its own address (asked once, for the
+    first pinned byte: torch's pinned allocations all come from ``cudaHostAlloc``)."""
+    return _device_pointer(ptr) == ptr
 
 
 def _device_pointer(ptr: int) -> int | None:
@@ -326,14 +325,15 @@ def _device_pointer(ptr: int) -> int | None:
 
 
 def replayable_call(x: torch.Tensor, run: Callable[[torch.Tensor], Any]
-                    ) -> tuple[Any, LaunchProgram | None, list[str]]:
+                    ) -> tuple[Any, LaunchProgram | None, list[str], torch.Tensor]:
     """Run ``run(x)`` once, recorded: returns its result, the :class:`LaunchProgram` (or
-    ``None``) and the reasons it is not replayable. When the recording took no flag, the
-    one-pass NaN/inf kernel on ``x`` is recorded after the call, so every program checks its
-    input."""
-    if not HAVE_TRITON:  # pragma: no cover - callers check
-        return run(x), None, ["Triton is not installed"]
+    ``None``), the reasons it is not replayable, and the recording's flag byte (which holds
+    the NaN/inf check of ``x`` when there is a program). When the recording took no flag,
+    the one-pass NaN/inf kernel on ``x`` is recorded after the call, so every program checks
+    its input."""
     flag = torch.ones((), dtype=torch.uint8, device=x.device)
+    if not HAVE_TRITON:  # pragma: no cover - no launches to record: the graph takes the call
+        return run(x), None, ["Triton is not installed"], flag
     with Recording(x, flag) as rec:
         out = run(x)
         if not rec.refused and not rec.flag_taken():
@@ -344,4 +344,4 @@ def replayable_call(x: torch.Tensor, run: Callable[[torch.Tensor], Any]
             else:
                 rec.refused.append("no NaN/inf kernel for this input")
     prog = rec.program(out)
-    return out, prog, rec.refused
+    return out, prog, rec.refused, flag

@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover
     tl = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "available", "tl", "triton"]
+__all__ = ["HAVE_TRITON", "available", "loop_bound", "tl", "triton"]
 
 
 def available(device: torch.device) -> bool:
@@ -28,3 +28,13 @@ def available(device: torch.device) -> bool:
     if device.type == "cuda":
         return True
     return os.environ.get("TRITON_INTERPRET", "") == "1"
+
+
+def loop_bound(name: str, bound: int) -> dict[str, object]:
+    """The constexpr arguments of a kernel loop whose bound is a runtime value: Triton's
+    interpreter cannot loop to one (NumPy >= 2.4 refuses ``int()`` of its one-element
+    arrays), so under ``TRITON_INTERPRET=1`` the kernel gets ``INTERPRET=True`` and the bound
+    as the constexpr ``name``; compiled, ``INTERPRET=False`` and ``name=0`` (unused: one
+    kernel serves every bound). The kernel loops to ``name if INTERPRET else <runtime>``."""
+    interpret = os.environ.get("TRITON_INTERPRET", "") == "1"
+    return {"INTERPRET": interpret, name: int(bound) if interpret else 0}

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import available, tl, triton
+from .._triton import available, loop_bound, tl, triton
 
 __all__ = ["SplitOperand", "available", "bmm", "bmm_fp16x3", "split_constant", "split_of"]
 
@@ -90,8 +90,7 @@ def _loop_bound(k: int, bk: int) -> dict[str, object]:
     """The kernels' loop-bound arguments: under ``TRITON_INTERPRET=1`` the number of K tiles
     as a constexpr, compiled a constant 0 (unused; the loop runs to ``cdiv(K, BK)``, so that
     one compiled kernel serves every K)."""
-    interpret = os.environ.get("TRITON_INTERPRET", "") == "1"
-    return {"INTERPRET": interpret, "KTILES": triton.cdiv(k, bk) if interpret else 0}
+    return loop_bound("KTILES", triton.cdiv(k, bk))
 
 
 def _tile(m: int, n: int) -> tuple[int, int, int, int, int]:

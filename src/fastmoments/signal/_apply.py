@@ -86,14 +86,19 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
     return t, kind, (finite_flag(t) if check_finite else None)
 
 
-def deferred_flag(t: torch.Tensor, engine: str) -> torch.Tensor | None:
+def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
+                  ) -> torch.Tensor | None:
     """A device byte set to 1, for :func:`apply_bank` to clear when ``t`` holds NaN or
     infinity, when the chunked engine runs ``t`` on a GPU: its fused kernels then check the
     samples as they read them, instead of a separate pass over the input (measured on an H100
     in ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
-    with :func:`~fastmoments._array.finite_flag`."""
+    with :func:`~fastmoments._array.finite_flag`. With ``check_finite=False``, the flag of the
+    recording under way (:func:`fastmoments._launches.recorded_flag`), if any, so that its
+    replays check inside the same kernels."""
     if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
         return None
+    if not check_finite:
+        return recorded_flag(t)
     return torch.ones((), dtype=torch.uint8, device=t.device)
 
 
@@ -560,10 +565,7 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     eng = resolve_engine(engine, method, t.device, bank)
     if isinstance(bank, DirectBank):  # a plan whose kernel is applied directly (tiny σ)
         eng = "direct"
-    if check_finite:
-        flag = deferred_flag(t, eng)
-    else:  # a recorded call (fastmoments._launches) hands its own flag to the fused kernels
-        flag = recorded_flag(t) if eng == "chunked" and t.is_cuda else None
+    flag = deferred_flag(t, eng, check_finite)
     finite = finite_flag(t) if check_finite and flag is None else None
     out, target = output_target(out, x, t, kind, tuple(t.shape), result_dtype(bank, t.dtype))
     check_choice("mode", mode, MODES)

@@ -409,7 +409,7 @@ class GraphCache:
             self.failures[full] = "not replayed launch by launch: no mapped host flag here"
             return None
         try:
-            y, program, refused = replayable_call(x, run)
+            y, program, refused, flag = replayable_call(x, run)
         except Exception as exc:  # the eager call reports it
             with self._lock:
                 self._entries[full] = _FAILED
@@ -424,10 +424,10 @@ class GraphCache:
                 self._entries[full] = _Launches(program, host, torch.cuda.current_stream(index),
                                                 remembered)
             self._entries.move_to_end(full)
-        if check_finite:
+        if check_finite:  # a program's kernels checked x; otherwise one pass does
             from .._array import finite_flag
 
-            if not bool(finite_flag(x)):
+            if not bool(flag if program is not None else finite_flag(x)):
                 raise ValueError("x contains NaN or infinity")
         return y, remembered
 

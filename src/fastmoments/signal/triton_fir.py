@@ -22,14 +22,13 @@ recorded); ``TRITON_INTERPRET=1`` runs it on the CPU for the tests.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import torch
 
 from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import available, tl, triton
+from .._triton import available, loop_bound, tl, triton
 
 __all__ = ["available", "fir_axis", "fir_passes"]
 
@@ -170,14 +169,6 @@ def _device_taps(hh: np.ndarray, cval: float, device: torch.device) -> torch.Ten
     return t
 
 
-def _loop(w: int) -> dict[str, object]:
-    """The loop-bound constexprs: under ``TRITON_INTERPRET=1`` the kernel's half width
-    ``w`` (one variant per width, interpreted), compiled none (one kernel for every width)."""
-    if os.environ.get("TRITON_INTERPRET", "") == "1":
-        return {"INTERPRET": True, "WC": int(w)}
-    return {}
-
-
 def _tiles(n: int, post: int) -> tuple[int, int]:
     """``(BN, BP)``: rows along the filtered axis and columns of ``post`` per program."""
     bp = min(128, triton.next_power_of_2(post))
@@ -211,12 +202,13 @@ def fir_axis(x: torch.Tensor, axis: int, hh: np.ndarray, odd: bool, mode: int, c
         bn = min(1024 if len(hh) <= 5 else 512, triton.next_power_of_2(max(n, 16)))
         launch(_fir_last_kernel, (pre, triton.cdiv(n, bn)), x, y, taps, n, len(hh) - 1,
                y if flag is None else flag, ODD=bool(odd), MODE=int(mode), BN=bn,
-               FLAG=flag is not None, **_loop(len(hh) - 1), num_warps=4 if bn >= 512 else 2)
+               FLAG=flag is not None, **loop_bound("WC", len(hh) - 1),
+               num_warps=4 if bn >= 512 else 2)
         return y
     bn, bp = _tiles(n, post)
     grid = (pre, triton.cdiv(n, bn), triton.cdiv(post, bp))
     launch(_fir_kernel, grid, x, y, taps, n, post, len(hh) - 1, ODD=bool(odd),
-           MODE=int(mode), BN=bn, BP=bp, **_loop(len(hh) - 1), num_warps=4)
+           MODE=int(mode), BN=bn, BP=bp, **loop_bound("WC", len(hh) - 1), num_warps=4)
     return y
 
 
