@@ -67,6 +67,22 @@ def test_the_flag_goes_to_the_whole_recorded_input_only():
         assert recorded_flag(torch.zeros(12)) is None
 
 
+def test_an_early_verdict_is_noted_for_the_whole_recorded_input_only():
+    """:func:`_launches.signal` marks the launch just recorded as the one that writes the
+    NaN/inf verdict early, when it is the recording's flag on its whole input."""
+    x, rec = _recording()
+    _launches.signal(rec.flag, x)  # no recording: nothing to note
+    with rec:
+        _launches.signal(rec.flag, x)
+        assert rec.signal_at is None  # no launch recorded yet
+        rec.launches.append(("kernel", (1, 1, 1), [x, rec.flag]))
+        _launches.signal(rec.flag, x[1:])
+        _launches.signal(torch.ones((), dtype=torch.uint8), x)
+        assert rec.signal_at is None
+        _launches.signal(rec.flag, x)
+        assert rec.signal_at == 0
+
+
 def test_launcher_values_follow_the_kernel_signature():
     import triton
     import triton.language as tl

@@ -188,26 +188,97 @@ SCRIPT = textwrap.dedent("""
     assert flagged(bank, x, "reflect")[1] == 1
     x[0, 7] = float("nan")
     assert flagged(bank, x, "reflect")[1] == 0
+    # the one-launch kernel (FASTMOMENTS_SFT_SINGLE=1) leaves its barrier counters at zero
+    for bank in banks:
+        for t in bank._tables.values():
+            if isinstance(t, ts._FusedTables):
+                for c in t._counters.values():
+                    assert not bool(c.any()), c
     print("ok")
 """)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
-@pytest.mark.parametrize(("join", "lin"), [("1", "0"), ("0", "1")])
-def test_fused_kernels_in_interpreter(join, lin):
+@pytest.mark.parametrize(("join", "lin", "single"), [("1", "0", "0"), ("0", "1", "0"),
+                                                     ("1", "0", "1")])
+def test_fused_kernels_in_interpreter(join, lin, single):
     """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch,
-    with the two reads interleaved into one operand or multiplied separately, and the tiles
-    loaded as 2-D blocks or as 1-D runs."""
+    with the two reads interleaved into one operand or multiplied separately, the tiles
+    loaded as 2-D blocks or as 1-D runs, and as two kernels or as the one-launch kernel (one
+    program per group in the interpreter: its barrier has nobody to wait for)."""
     run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16", FASTMOMENTS_SFT_JOIN=join,
-               FASTMOMENTS_SFT_LIN=lin)
+               FASTMOMENTS_SFT_LIN=lin, FASTMOMENTS_SFT_SINGLE=single)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("tile_chunks", ["32", "64"])
-def test_fused_kernels_on_cuda(tile_chunks):
-    """Both tile sizes the CUDA default picks from (32 chunks for small jobs, 64 for batches)."""
+@pytest.mark.parametrize(("tile_chunks", "single"), [("32", "0"), ("32", "1"), ("64", "0")])
+def test_fused_kernels_on_cuda(tile_chunks, single):
+    """Both tile sizes the CUDA default picks from (32 chunks for small jobs, 64 for batches),
+    as two kernels and as the one-launch kernel that small jobs use."""
     pytest.importorskip("triton")
-    run_script(SCRIPT, DEV="cuda", FASTMOMENTS_SFT_BC=tile_chunks)
+    run_script(SCRIPT, DEV="cuda", FASTMOMENTS_SFT_BC=tile_chunks, FASTMOMENTS_SFT_SINGLE=single)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_one_launch_kernel_on_cuda(rng, monkeypatch):
+    """The one-launch kernel (all programs resident, a barrier per group between the tile
+    totals and the output) gives the two kernels' bits, call after call (its counters reset
+    themselves), its verdict on NaN/inf included, and is not used while a graph is captured."""
+    pytest.importorskip("triton")
+    from fastmoments.signal import triton_sft as ts
+
+    calls = []
+    real = ts._single
+
+    def spy(*args, **kwargs):
+        done = real(*args, **kwargs)
+        calls.append(done)
+        return done
+
+    monkeypatch.setattr(ts, "_single", spy)
+    banks = [GaussianFilter(16.0).bank, GaussianFilter(2000.0, order=2).bank,
+             MorletTransform(64.0, 6.0).bank, _group_bank(tuple(CWT([4.0, 40.0]).plans))]
+    for bank in banks:
+        x = torch.tensor(rng.standard_normal((1, 102400)), dtype=torch.float32, device="cuda")
+        monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "0")
+        ref = ts.fused_apply(bank, x, "reflect")
+        monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "1")
+        calls.clear()
+        for _ in range(50):
+            flag = torch.ones((), dtype=torch.uint8, device="cuda")
+            assert torch.equal(ts.fused_apply(bank, x, "reflect", flag=flag), ref)
+            assert int(flag) == 1
+        assert calls == [True] * 50  # one launch each
+        for pos in (0, 51200, 102399):
+            xb = x.clone()
+            xb[0, pos] = float("nan")
+            flag = torch.ones((), dtype=torch.uint8, device="cuda")
+            ts.fused_apply(bank, xb, "reflect", flag=flag)
+            assert int(flag) == 0
+        flag = torch.zeros((), dtype=torch.uint8, device="cuda")  # blocks of rows accumulate
+        ts.fused_apply(bank, x, "reflect", flag=flag)
+        assert int(flag) == 0
+        tables = [t for t in bank._tables.values() if isinstance(t, ts._FusedTables)]
+        assert all(not bool(c.any()) for t in tables for c in t._counters.values())
+    # a batch too large for one wave of programs takes the two kernels
+    calls.clear()
+    xs = torch.tensor(rng.standard_normal((64, 102400)), dtype=torch.float32, device="cuda")
+    ts.fused_apply(banks[0], xs, "reflect")
+    assert calls == [False]
+    # captured into a CUDA graph: two kernels (the graph must not share the counters)
+    calls.clear()
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        ts.fused_apply(banks[0], x, "reflect")
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph, stream=side):
+        y = ts.fused_apply(banks[0], x, "reflect")
+    graph.replay()
+    torch.cuda.synchronize()
+    assert calls[-1] is False
+    monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "0")
+    assert torch.equal(y, ts.fused_apply(banks[0], x, "reflect"))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -198,6 +198,10 @@ def test_single_signals_replay_their_launches_bitwise(monkeypatch, make):
         y = plan(xs[k % 3])
         torch.testing.assert_close(y, eager[k % 3], rtol=0, atol=0)
     assert plan_cache(plan).kinds() == ["launches"], plan_cache(plan).failures
+    # the SFT's one-launch kernel writes its NaN/inf verdict early; the FIR's at its end
+    prog = _programs(plan)[0]
+    assert prog.signals == (not isinstance(make(), GaussianFilter) or make().sigma > 2)
+    assert len(prog._steps) == 1  # one launch per call: the FIR, or the one-launch SFT
     a, b = plan(xs[0]), plan(xs[0])
     assert a.data_ptr() != b.data_ptr()  # a fresh result each call
     torch.testing.assert_close(plan(xs[1], check_finite=False), eager[1], rtol=0, atol=0)
@@ -224,6 +228,41 @@ def test_replayed_launches_refuse_nan_and_recover(make):
             # checked call on finite input is not refused by a late write
             assert not torch.isfinite(plan(bad, check_finite=False)).all()
             torch.testing.assert_close(plan(x), good, rtol=0, atol=0)
+
+
+def _programs(plan):
+    from fastmoments.signal.graphs import _Launches
+
+    return [e.program for e in plan_cache(plan)._entries.values() if type(e) is _Launches]
+
+
+@cuda
+@pytest.mark.parametrize("spin_reads", [0, 400])
+def test_a_signalling_replay_returns_at_the_verdict(monkeypatch, spin_reads):
+    """A checked replay whose kernel writes the verdict at its barrier returns once the host
+    byte holds it (the output tiles may still be running: later work is ordered after them);
+    with no reads left, or behind a long queue, it waits for the stream instead."""
+    from fastmoments.signal import graphs
+
+    monkeypatch.setattr(graphs, "SPIN_READS", spin_reads)
+    plan = GaussianFilter(64.0)
+    xs = _three_inputs(102400)
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    eager = [plan(x) for x in xs]
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    for k in range(WARM_CALLS + 1):
+        plan(xs[k % 3])
+    assert _programs(plan)[0].signals
+    a = torch.randn(4096, 4096, device="cuda")
+    for k in range(12):
+        if k % 4 == 0:
+            (a @ a).sum()  # a long kernel queued before the call
+        torch.testing.assert_close(plan(xs[k % 3]), eager[k % 3], rtol=0, atol=0)
+    bad = xs[0].clone()
+    bad[-1] = float("inf")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        plan(bad)
+    torch.testing.assert_close(plan(xs[2]), eager[2], rtol=0, atol=0)
 
 
 @cuda

@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover
     tl = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "available", "loop_bound", "tl", "triton"]
+__all__ = ["HAVE_TRITON", "available", "loop_bound", "resident_programs", "tl", "triton"]
 
 
 def available(device: torch.device) -> bool:
@@ -38,3 +38,27 @@ def loop_bound(name: str, bound: int) -> dict[str, object]:
     kernel serves every bound). The kernel loops to ``name if INTERPRET else <runtime>``."""
     interpret = os.environ.get("TRITON_INTERPRET", "") == "1"
     return {"INTERPRET": interpret, name: int(bound) if interpret else 0}
+
+
+def resident_programs(kernel: object, num_warps: int, device: torch.device) -> int:
+    """How many programs of the compiled Triton ``kernel`` (launched with ``num_warps``
+    warps) the CUDA ``device`` holds at once: the driver's occupancy per multiprocessor
+    (``cuOccupancyMaxActiveBlocksPerMultiprocessor``, with the kernel's registers and shared
+    memory) times the multiprocessors. A grid no larger than this can wait at a barrier of
+    all its programs (a cooperative launch refuses a larger one). 0 when the driver cannot
+    say."""
+    import ctypes
+
+    kernel._init_handles()  # loads the binary: ``function`` is its handle
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:  # pragma: no cover - no driver library under that name
+        return 0
+    blocks = ctypes.c_int(0)
+    status = cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        ctypes.byref(blocks), ctypes.c_void_p(kernel.function), ctypes.c_int(32 * num_warps),
+        ctypes.c_size_t(kernel.metadata.shared))
+    if status != 0:  # pragma: no cover - a driver error: no single launch
+        return 0
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    return blocks.value * torch.cuda.get_device_properties(idx).multi_processor_count

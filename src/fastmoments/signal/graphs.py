@@ -17,6 +17,10 @@ A call that is nothing but Triton launches (a float32 Gaussian or Morlet transfo
 signal, say) is first *recorded* instead (:mod:`fastmoments._launches`): its launches are
 replayed straight through Triton's launcher on the caller's input and a fresh result, with no
 copy in or out, and the kernels clear a flag byte in pinned host memory on NaN or infinity.
+When the last launch that checks writes its verdict before its work is done (the one-launch
+SFT kernel of :mod:`.triton_sft` writes it at its barrier, after reading every sample), a
+checked replay returns as soon as the verdict is in, while the output tiles are still being
+computed: work queued on the stream afterwards waits for them, as after any torch call.
 A call that does any other work is captured into a graph at the next call.
 ``FASTMOMENTS_LAUNCH_REPLAY=0`` keeps the graphs only.
 
@@ -224,12 +228,39 @@ class _Launches:
             if not check_finite:
                 return self.program(x, stream, self.scratch.data_ptr())
             tensor, view = self.host
-            view[()] = 1
-            y = self.program(x, stream, tensor.data_ptr())
-            self.stream.synchronize()
+            if self.program.signals:  # the kernel writes 1 or 0 over PENDING mid-way
+                view[()] = _PENDING
+                y = self.program(x, stream, tensor.data_ptr())
+                _await_verdict(view, self.stream)
+            else:  # the kernels clear 1 on NaN/inf: the verdict is known when they are done
+                view[()] = 1
+                y = self.program(x, stream, tensor.data_ptr())
+                self.stream.synchronize()
             if not view[()]:
                 raise ValueError("x contains NaN or infinity")
             return y
+
+
+#: The host flag's value while a signalling replay has not written its verdict yet.
+_PENDING = 3
+
+#: Reads of the host flag before :func:`_await_verdict` falls back to a stream synchronisation
+#: (about 0.1 µs each: a few tens of microseconds, longer than a small call's kernels take).
+SPIN_READS = 400
+
+
+def _await_verdict(view: Any, stream: torch.cuda.Stream) -> None:
+    """Wait until the kernels have written their NaN/inf verdict over :data:`_PENDING` in the
+    pinned host byte ``view``: read it in a loop for a short while (the kernel writes it at
+    its barrier, before the output tiles, so the call returns while they are computed;
+    later work on the result is ordered after them on the stream), then wait for the stream
+    (which lets other threads run; a stream that ends without the write is an error)."""
+    for _ in range(SPIN_READS):
+        if view[()] != _PENDING:
+            return
+    stream.synchronize()
+    if view[()] == _PENDING:  # pragma: no cover - the kernel did not run to its barrier
+        raise RuntimeError("the replayed kernels did not report their NaN/inf check")
 
 
 def _pinned_flag() -> torch.Tensor | None:

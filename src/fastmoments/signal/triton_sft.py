@@ -1,6 +1,6 @@
 """Fused GPU kernels (Triton) for the chunked SFT engine (:mod:`.chunked`), float32.
 
-Two kernels do the whole filter bank, boundary extension included:
+Two kernels do the whole filter bank, boundary extension included (or one, below):
 
 ``_tile_totals``
     For every tile of ``T = BC·C`` samples (``BC`` chunks of ``C``) and row ``r``:
@@ -22,6 +22,16 @@ Two kernels do the whole filter bank, boundary extension included:
 Given a flag byte, ``_tile_totals`` also clears it when a tile holds NaN or infinity: the public
 calls' input check without a pass of its own.
 
+``_sft_single``
+    Both, as one launch, for jobs small enough that all their programs are resident at once
+    (one GPU signal, say; a cooperative launch, :func:`_single`): each program writes its tile
+    totals, the programs of a group meet at a barrier (atomic counters that the launch
+    resets as it ends), then write their output tiles. It saves the host one launch per call,
+    and its flag group writes the NaN/inf verdict at the barrier, so a replayed call can
+    return before the output tiles are done (:mod:`fastmoments.signal.graphs`). The three
+    kernels share their loop bodies (``_totals_loop``, ``_output_loop``), so the one-launch
+    result has the two kernels' bits.
+
 Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 16 columns. All
 products use ``input_precision="tf32x3"`` (float32 accuracy on tensor cores); the tables come
 from the float64 tables of :func:`~fastmoments.signal.chunked.group_tables`. The anchor
@@ -39,7 +49,8 @@ import numpy as np
 import torch
 
 from .._array import clear_unless_finite
-from .._launches import launch
+from .._launches import launch, signal
+from .._triton import resident_programs
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
 
@@ -149,6 +160,7 @@ class _FusedTables:
         self.L = i32([g.L for g in groups])
         self.off = i32([g.off for g in groups])
         self.off_min = min(int(g.off) for g in groups)
+        self.g_first = int(np.argmin([g.off for g in groups]))  # its tiles read every sample
         self.ft = i32(ft)
         self.mt = i32([(g.L % bt) // c for g in groups])  # full chunks in the first L mod T
         self.channel = i32([g.channel for g in groups])
@@ -156,6 +168,21 @@ class _FusedTables:
         self.one_each = len(set(chans)) == g_n == bank.n_channels
         self.n_groups, self.rh, self.jp, self.ft_max = g_n, rh, jp, int(ft.max())
         self.no = no
+        self.single_cap: dict[tuple, int] = {}  # resident programs of ``_sft_single``, by options
+        self._counters: dict[tuple, torch.Tensor] = {}
+
+    def counters(self, device: torch.device) -> torch.Tensor:
+        """The barrier counters of ``_sft_single`` for the current stream of ``device``:
+        ``(arrived, departed, bad, -)`` per group, zero between launches (each launch resets
+        them as it ends). One set per stream, so that launches on different streams, which
+        may run at once, never share them; launches on one stream run one after another."""
+        key = ((device.index, torch.cuda.current_stream(device).cuda_stream)
+               if device.type == "cuda" else (None, 0))
+        c = self._counters.get(key)
+        if c is None:
+            c = self._counters[key] = torch.zeros(self.n_groups, 4, dtype=torch.int32,
+                                                  device=device)
+        return c
 
 
 def _tables(bank, chunk: int, bc: int, device: torch.device) -> _FusedTables:
@@ -222,15 +249,14 @@ if triton is not None:
                 v2r + a2r * v1r - a2i * v1i, v2i + a2r * v1i + a2i * v1r)
 
     @triton.jit
-    def _tile_totals(x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups, n_work, n_prog,
-                     off_ptr, mt_ptr, qt_ptr, w1_ptr, flag_ptr,
+    def _totals_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups, n_work,
+                     off_ptr, mt_ptr, qt_ptr, w1_ptr,
                      MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
                      PREC: tl.constexpr, ITERS: tl.constexpr, LIN: tl.constexpr,
                      FLAG: tl.constexpr):
-        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g;
-        # with FLAG, a program that read NaN or infinity clears the byte at flag_ptr (every
-        # such program writes the same 0: no atomics; |x| < inf is false for both)
-        g = tl.program_id(1)
+        """The tile totals of the (signal, tile) items ``pid, pid + n_prog, ...`` of group
+        ``g`` (the last item repeats past the end); returns 0 when ``FLAG`` and a sample read
+        was NaN or infinite, else 1."""
         off = tl.load(off_ptr + g)
         m = tl.load(mt_ptr + g)
         ci = tl.arange(0, BC)[:, None]
@@ -243,12 +269,12 @@ if triton is not None:
         wim = tl.load(w1_ptr + ((g * 2 + 1) * BC + ci) * RH + r_i)
         finite = tl.full((BC,), 1, dtype=tl.int32)  # per chunk row: few registers
         for k in range(ITERS):
-            w = tl.minimum(tl.program_id(0) + k * n_prog, n_work - 1)  # the last repeats
+            w = tl.minimum(pid + k * n_prog, n_work - 1)
             b = w // nt1
             t = w - b * nt1
             x = _load_tile(x_ptr + b.to(tl.int64) * stride_xb, t * (BC * C) + off, local, n,
                            cval, MODE, BC * C, LIN)
-            if FLAG:
+            if FLAG:  # |x| < inf is false for NaN and for ±inf
                 finite = tl.minimum(finite, tl.min((tl.abs(x) < float("inf")).to(tl.int32), 1))
             u = tl.dot(x, qt, input_precision=PREC)  # (BC, 4RH): (block, row, re/im)
             u_re, u_im = tl.split(tl.reshape(u, (BC, 2, RH, 2)))
@@ -262,20 +288,17 @@ if triton is not None:
             tl.store(out + RH, tl.sum(wre * s_im + wim * s_re, axis=0))
             tl.store(out + 2 * RH, tl.sum(wre * p_re - wim * p_im, axis=0))
             tl.store(out + 3 * RH, tl.sum(wre * p_im + wim * p_re, axis=0))
-        if FLAG:
-            bad = tl.min(finite, axis=0) == 0
-            tl.store(flag_ptr, tl.zeros((), dtype=tl.uint8), mask=bad)
+        return tl.min(finite, axis=0)
 
     @triton.jit
-    def _sft_output(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, n_work, n_prog, y_ptr,
-                    stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr, hn_ptr, qd_ptr, fm_ptr,
-                    fw_ptr, qv_ptr, pt_ptr,
-                    MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
-                    NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
-                    ITERS: tl.constexpr, JOIN: tl.constexpr, LIN: tl.constexpr):
-        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g;
-        # the group's tables are loaded once
-        g = tl.program_id(1)
+    def _output_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups,
+                     n_work, y_ptr, stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr, hn_ptr,
+                     qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr,
+                     MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
+                     NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
+                     ITERS: tl.constexpr, JOIN: tl.constexpr, LIN: tl.constexpr):
+        """The output tiles of the (signal, tile) items ``pid, pid + n_prog, ...`` of group
+        ``g`` (the last item repeats past the end); the group's tables are loaded once."""
         big_l = tl.load(L_ptr + g)
         off = tl.load(off_ptr + g)
         ft = tl.load(ft_ptr + g)
@@ -309,7 +332,7 @@ if triton is not None:
         a_re = tl.zeros((BC, RH), dtype=tl.float32) + qc_re
         a_im = tl.zeros((BC, RH), dtype=tl.float32) + qc_im
         for k in range(ITERS):
-            w = tl.minimum(tl.program_id(0) + k * n_prog, n_work - 1)  # the last repeats
+            w = tl.minimum(pid + k * n_prog, n_work - 1)
             b = w // nt
             t = w - b * nt
             n0 = t * (BC * C)
@@ -357,6 +380,79 @@ if triton is not None:
             else:
                 nidx = n0 + local
                 tl.store(ybase + nidx, y, mask=nidx < n)
+
+    @triton.jit
+    def _tile_totals(x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups, n_work, n_prog,
+                     off_ptr, mt_ptr, qt_ptr, w1_ptr, flag_ptr,
+                     MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
+                     PREC: tl.constexpr, ITERS: tl.constexpr, LIN: tl.constexpr,
+                     FLAG: tl.constexpr):
+        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g;
+        # with FLAG, a program that read NaN or infinity clears the byte at flag_ptr (every
+        # such program writes the same 0: no atomics)
+        ok = _totals_loop(tl.program_id(0), n_prog, tl.program_id(1), x_ptr, stride_xb, n,
+                          cval, tau_ptr, nt1, n_groups, n_work, off_ptr, mt_ptr, qt_ptr, w1_ptr,
+                          MODE, C, BC, RH, PREC, ITERS, LIN, FLAG)
+        if FLAG:
+            tl.store(flag_ptr, tl.zeros((), dtype=tl.uint8), mask=ok == 0)
+
+    @triton.jit
+    def _sft_output(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, n_work, n_prog, y_ptr,
+                    stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr, hn_ptr, qd_ptr, fm_ptr,
+                    fw_ptr, qv_ptr, pt_ptr,
+                    MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
+                    NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
+                    ITERS: tl.constexpr, JOIN: tl.constexpr, LIN: tl.constexpr):
+        # persistent: program p handles the (signal, tile) items p, p + P, ... of group g
+        _output_loop(tl.program_id(0), n_prog, tl.program_id(1), x_ptr, stride_xb, n, cval,
+                     tau_ptr, nt, nt1, n_groups, n_work, y_ptr, stride_yb, stride_yc, L_ptr,
+                     off_ptr, ft_ptr, ch_ptr, hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr,
+                     MODE, C, BC, RH, NO, JP, CPLX, PREC, ITERS, JOIN, LIN)
+
+    @triton.jit
+    def _sft_single(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, bsz, n_prog, y_ptr,
+                    stride_yb, stride_yc, L_ptr, off_ptr, mt_ptr, ft_ptr, ch_ptr, qt_ptr, w1_ptr,
+                    hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr, flag_ptr, sync_ptr, g_flag,
+                    MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
+                    NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
+                    ITERS1: tl.constexpr, ITERS2: tl.constexpr, JOIN: tl.constexpr,
+                    LIN: tl.constexpr, FLAG: tl.constexpr, SPIN: tl.constexpr):
+        # both kernels in one launch: the programs of group g (all resident at once: a
+        # cooperative launch) write their tile totals, meet at a barrier of their group, then
+        # write the output tiles. sync_ptr + 4 g holds (arrived, departed, bad): zero before
+        # the launch and zero again after it (the last program to leave resets them).
+        pid = tl.program_id(0)
+        g = tl.program_id(1)
+        ok = _totals_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups,
+                          bsz * nt1, off_ptr, mt_ptr, qt_ptr, w1_ptr, MODE, C, BC, RH, PREC,
+                          ITERS1, LIN, FLAG)
+        cnt = sync_ptr + 4 * g
+        if FLAG:
+            if (ok == 0) & (g == g_flag):
+                tl.atomic_xchg(cnt + 2, 1, sem="relaxed", scope="gpu")
+        tl.debug_barrier()  # the program's stores, before its arrival (release)
+        arrived = tl.atomic_add(cnt, 1, sem="acq_rel", scope="gpu")
+        if FLAG:
+            # the last program of the flag group to arrive has seen every sample's check: it
+            # writes the verdict (flag AND finite, so that blocks of rows accumulate), written
+            # through to host memory when the flag lives there (the host waits for it)
+            if (arrived == n_prog - 1) & (g == g_flag):
+                bad = tl.atomic_xchg(cnt + 2, 0, sem="acq_rel", scope="gpu")
+                old = tl.load(flag_ptr)
+                verdict = tl.where(bad == 0, old & 1, 0).to(tl.uint8)
+                tl.store(flag_ptr, verdict, cache_modifier=".wt")
+        if SPIN:  # (the interpreter runs one program per group: nobody to wait for)
+            while tl.atomic_add(cnt, 0, sem="acquire", scope="gpu") < n_prog:
+                pass
+        tl.debug_barrier()
+        left = tl.atomic_add(cnt + 1, 1, sem="acq_rel", scope="gpu")
+        if left == n_prog - 1:  # everyone is past the wait: reset for the next launch
+            tl.atomic_xchg(cnt, 0, sem="relaxed", scope="gpu")
+            tl.atomic_xchg(cnt + 1, 0, sem="relaxed", scope="gpu")
+        _output_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups,
+                     bsz * nt, y_ptr, stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr,
+                     hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr,
+                     MODE, C, BC, RH, NO, JP, CPLX, PREC, ITERS2, JOIN, LIN)
 
 
 def _join(complex_output: bool, bc: int) -> bool:
@@ -407,7 +503,8 @@ _SMS: dict[int, int] = {}
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
                 chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None,
                 flag: torch.Tensor | None = None) -> torch.Tensor:
-    """Apply ``bank`` to float32 signals ``rows`` ``(B, N)`` with the two fused kernels.
+    """Apply ``bank`` to float32 signals ``rows`` ``(B, N)`` with the two fused kernels (one
+    launch of both for small CUDA jobs, :func:`_single`).
 
     Returns ``(B, n_channels, N)`` float32 (complex64 for a complex bank), written into ``out``
     when given (that shape and dtype on the same device, contiguous along its last axis). The
@@ -418,7 +515,8 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     (and the boundary extension, copies of samples, or the finite ``cval``), so it checks them
     on the way, in place of a separate pass over the input; when its tiles do not cover every
     sample (a bank whose windows all start after the first sample) one torch pass does.
-    Nothing waits for the flag: read it after the call.
+    The one-launch kernel writes ``flag AND finite`` instead (the same value, written once, at
+    its barrier). Nothing waits for the flag: read it after the call.
     """
     if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
@@ -459,6 +557,11 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     fused_flag = flag is not None and tb.off_min <= 0 and tb.off_min + nt1 * bt >= n
     if flag is not None and not fused_flag:
         clear_unless_finite(flag, rows)
+    out_opts = dict(NO=tb.no, JP=tb.jp, CPLX=bank.complex_output,
+                    JOIN=_join(bank.complex_output, bc))
+    if _single_launch(dev) and _single(bank, tb, rows, nt, nt1, yv, cval, flag, fused_flag,
+                                       common, out_opts):
+        return y
     n_prog, iters = grid(bsz * nt1)
     launch(_tile_totals, (n_prog, tb.n_groups),
            rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
@@ -468,6 +571,84 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     launch(_sft_output, (n_prog, tb.n_groups),
            rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz * nt, n_prog,
            yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
-           tb.fw, tb.qv, tb.pt, NO=tb.no, JP=tb.jp, CPLX=bank.complex_output, ITERS=iters,
-           JOIN=_join(bank.complex_output, bc), **common)
+           tb.fw, tb.qv, tb.pt, ITERS=iters, **out_opts, **common)
     return y
+
+
+def _single_launch(device: torch.device) -> bool:
+    """Whether small jobs may run as one launch of ``_sft_single`` (see :func:`_single`):
+    on CUDA by default; ``FASTMOMENTS_SFT_SINGLE`` = 0 never, 1 also on the CPU interpreter
+    (one program per group there, so that the barrier has nobody to wait for)."""
+    env = os.environ.get("FASTMOMENTS_SFT_SINGLE")
+    if env:
+        return env == "1"
+    return device.type == "cuda"
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 << max(0, v - 1).bit_length()
+
+
+def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: torch.Tensor,
+            cval: float, flag: torch.Tensor | None, fused_flag: bool, common: dict,
+            out_opts: dict) -> bool:
+    """Run both kernels as one launch of ``_sft_single`` when the job is small enough for all
+    its programs to be resident at once (a cooperative launch: the programs of a group wait
+    at a barrier between the tile totals and the output). Returns ``False`` (nothing
+    launched) when it is not: too many programs for one wave, a CUDA graph being captured
+    (its counters would be shared with eager calls), or a launch the driver refused.
+
+    One launch instead of two saves the host about one Triton launch per call (5-8 µs on
+    the H100 machines, ``benchmarks/results/signal_call_runs/``). With ``flag``, the last
+    program of the group that reads every sample writes the verdict into it at the barrier,
+    before the output tiles are computed: a replayed call whose flag is in host memory can
+    return as soon as it sees that write (:func:`fastmoments._launches.signal`)."""
+    dev = rows.device
+    bsz = rows.shape[0]
+    g_n = tb.n_groups
+    cuda = dev.type == "cuda"
+    if cuda and torch.cuda.is_current_stream_capturing():
+        return False
+    work1, work2 = bsz * nt1, bsz * nt
+    if cuda:
+        key = tuple(sorted(common.items())) + tuple(sorted(out_opts.items())) + (fused_flag,)
+        cap = tb.single_cap.get(key)
+        if cap is None:  # programs of this kernel that fit on the device at once
+            probe = _single_args(tb, rows, nt, nt1, 1, yv, cval, flag, fused_flag)
+            kernel = _sft_single.warmup(*probe, grid=(1, g_n), ITERS1=1, ITERS2=1,
+                                        SPIN=True, FLAG=fused_flag, launch_cooperative_grid=True,
+                                        **out_opts, **common)
+            cap = tb.single_cap[key] = resident_programs(kernel, common["num_warps"], dev)
+        per_group = cap // g_n
+        if per_group < work2:  # the output tiles would not all run at once: two kernels
+            return False
+        iters1 = _pow2_at_least(-(-work1 // per_group))
+        n_prog = -(-work1 // iters1)
+        iters2 = _pow2_at_least(-(-work2 // n_prog))
+    else:  # the interpreter runs programs one after another: one per group
+        key, n_prog, iters1, iters2 = None, 1, _pow2_at_least(work1), _pow2_at_least(work2)
+    args = _single_args(tb, rows, nt, nt1, n_prog, yv, cval, flag, fused_flag)
+    try:
+        launch(_sft_single, (n_prog, g_n), *args, ITERS1=iters1, ITERS2=iters2, SPIN=cuda,
+               FLAG=fused_flag, launch_cooperative_grid=cuda, **out_opts, **common)
+    except RuntimeError as exc:  # pragma: no cover - a device with fewer resources than asked
+        if "cooperative" not in str(exc).lower() and "too many blocks" not in str(exc).lower():
+            raise
+        tb.single_cap[key] = 0
+        return False
+    if fused_flag:
+        signal(flag, rows)
+    return True
+
+
+def _single_args(tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, n_prog: int,
+                 yv: torch.Tensor, cval: float, flag: torch.Tensor | None,
+                 fused_flag: bool) -> tuple:
+    """The runtime arguments of ``_sft_single``, in its order."""
+    bsz, n = rows.shape
+    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=torch.float32, device=rows.device)
+    sync = tb.counters(rows.device)
+    return (rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz, n_prog,
+            yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.mt, tb.ft, tb.channel, tb.qt,
+            tb.w1, tb.hn, tb.qd, tb.fm, tb.fw, tb.qv, tb.pt, flag if fused_flag else sync,
+            sync, tb.g_first)
