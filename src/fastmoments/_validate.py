@@ -14,6 +14,8 @@ import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+_INF = math.inf
+
 __all__ = [
     "check_bool",
     "check_channel_axis",
@@ -158,6 +160,8 @@ def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> 
     ...
     ValueError: sigma must be > 0, got 0.0
     """
+    if type(value) is float and 0.0 < value < _INF:  # the usual case, without the ABC check
+        return value
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
