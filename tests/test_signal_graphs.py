@@ -97,6 +97,24 @@ def test_one_call_functions_replay(monkeypatch):
         torch.testing.assert_close(fm.signal.morlet_transform(x, 20.0), ref_m, rtol=0, atol=0)
         torch.testing.assert_close(fm.signal.cwt(x, [4.0, 8.0, 16.0])[0], ref_c, rtol=0,
                                    atol=0)
+    # the exact-type key of gaussian_filter1d and the typed key of other spellings: an int σ,
+    # a derivative order, a list of axes, replay their own calls
+    from fastmoments.signal import gaussian
+
+    gaussian._GRAPHS.clear()
+    calls = [lambda: fm.signal.gaussian_filter1d(x, 16),
+             lambda: fm.signal.gaussian_filter1d(x, 16.0),
+             lambda: fm.signal.gaussian_filter1d(x, 16.0, order=1),
+             lambda: fm.signal.gaussian_filter(x, 16.0, axes=[0])]
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    refs = [call() for call in calls]
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "1")
+    for _ in range(WARM_CALLS + 2):
+        for call, ref in zip(calls, refs, strict=True):
+            torch.testing.assert_close(call(), ref, rtol=0, atol=0)
+    keys = [k[0] for k in gaussian._GRAPHS._entries]
+    assert sum(k[0] == "1d" for k in keys) == 2, keys  # σ = 16.0, orders 0 and 1
+    assert len(keys) == 4, keys
 
 
 @cuda

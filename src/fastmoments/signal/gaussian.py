@@ -986,8 +986,15 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
             out: Any, progress: Any) -> Any:
     """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
     if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-        key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
-                        shift, engine)
+        if (type(axes) is tuple and len(axes) == 1 and type(axes[0]) is int
+                and channel_axis is None and type(sigma) is float and type(order) is int
+                and type(mode) is str and type(cval) is float and type(truncate) is float
+                and type(method) is str and terms is None and shift is None
+                and type(engine) is str):  # gaussian_filter1d's usual call: exact types
+            key = ("1d", axes[0], sigma, order, mode, cval, truncate, method, engine)
+        else:
+            key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                            terms, shift, engine)
         if key is not None:
             hit = _GRAPHS.call(
                 x, key,
