@@ -8,7 +8,7 @@ verdict at that barrier, not when the stream is done. This script builds each pl
 with ``FASTMOMENTS_SFT_SINGLE=0`` (two launches) and ``=1`` (one launch) while its calls are
 recorded, checks that both give the same bits, and times the warm public call (each followed
 by a synchronisation, as ``signal_latency.py``) of both in alternating rounds, plus the GPU
-time of the kernels alone (a CUDA graph of the call, replayed back to back) and, for a
+time of the kernels alone (their durations under the profiler) and, for a
 batch of 1000 signals, the two-kernel path that batches keep (its kernels were rewritten as
 shared loop bodies in the same change).
 
@@ -53,50 +53,27 @@ def interleaved(fns: dict, calls: int, rounds: int = 10) -> dict:
     return {k: 1e6 * statistics.median(v) for k, v in ts.items()}
 
 
-def gpu_us(fn, reps: int = 200) -> float:
-    """GPU µs per call of ``fn`` from a CUDA graph of ``reps`` calls, replayed (CUDA events)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(1e3 * a.elapsed_time(b) / reps)
-    return statistics.median(out)
+def kernels_us(bank, x, single: str, reps: int = 50) -> float:
+    """GPU µs of the kernels of one ``fused_apply`` with the given ``FASTMOMENTS_SFT_SINGLE``:
+    the sum of their durations as the profiler (CUPTI) records them, per call (no gaps
+    between launches, no host time)."""
+    from torch.profiler import ProfilerActivity, profile
 
-
-def kernels_us(bank, x, single: str, reps: int = 200) -> float:
-    """GPU µs per ``fused_apply`` with the given ``FASTMOMENTS_SFT_SINGLE``, from eager
-    launches back to back (CUDA events; a graph capture would take the two kernels)."""
     from fastmoments.signal.triton_sft import fused_apply
 
     os.environ["FASTMOMENTS_SFT_SINGLE"] = single
     for _ in range(5):
         fused_apply(bank, x, "reflect")
     torch.cuda.synchronize()
-    out = []
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
             fused_apply(bank, x, "reflect")
-        b.record()
         torch.cuda.synchronize()
-        out.append(1e3 * a.elapsed_time(b) / reps)
-    return statistics.median(out)
+    total = 0.0
+    for e in prof.key_averages():
+        if str(e.device_type).endswith("CUDA"):
+            total += getattr(e, "self_device_time_total", None) or e.self_cuda_time_total
+    return total / reps
 
 
 def main() -> None:
@@ -160,7 +137,7 @@ def main() -> None:
     for name, plan in (("Gaussian σ=16", GaussianFilter(16.0)),
                        ("Gaussian σ=8192", GaussianFilter(8192.0)),
                        ("Morlet σ=256", MorletTransform(256.0))):
-        ms = 1e-3 * kernels_us(plan.bank, xb, "", reps=10)
+        ms = 1e-3 * kernels_us(plan.bank, xb, "0", reps=10)
         nbytes = xb.numel() * (4 + (8 if plan.bank.complex_output else 4))  # read + write
         batch.append(dict(job=name, kernels_ms=ms, gb_per_s=nbytes / (ms * 1e-3) / 1e9))
         print(name, ms, flush=True)
@@ -177,8 +154,9 @@ def main() -> None:
              f"{args.n} float32 samples on the GPU; median µs of {args.calls} public calls "
              "each followed by a synchronisation, the two variants in 10 alternating rounds "
              "(same process). *two*: `FASTMOMENTS_SFT_SINGLE=0` while the plan's calls were "
-             "recorded; *one*: `=1`. *kernels*: GPU µs per `fused_apply`, eager launches back "
-             "to back. Written by `benchmarks/signal_single_launch.py`.", "",
+             "recorded; *one*: `=1`. *kernels*: GPU µs of the kernels of one `fused_apply` "
+             "(their durations summed by the profiler: no launch gaps, no host time). "
+             "Written by `benchmarks/signal_single_launch.py`.", "",
              "| call | replay | verdict early | same bits | checked two | checked one | "
              "unchecked two | unchecked one | kernels two | kernels one |",
              "|---|---|---|---|---|---|---|---|---|---|"]
