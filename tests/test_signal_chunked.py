@@ -210,6 +210,75 @@ def test_fused_kernels_in_interpreter(join, lin, single):
                FASTMOMENTS_SFT_LIN=lin, FASTMOMENTS_SFT_SINGLE=single)
 
 
+SCRIPT_F64 = textwrap.dedent("""
+    import os
+    import numpy as np, torch
+    from fastmoments.signal import GaussianFilter, MorletTransform
+    from fastmoments.signal.chunked import chunked_apply
+    from fastmoments.signal.triton_sft import fused_apply
+    dev = os.environ.get("DEV", "cpu")
+    rng = np.random.default_rng(4)
+    for bank in (GaussianFilter(300.0, order=2).bank, MorletTransform(9.0, 6.0).bank):
+        x = torch.tensor(rng.standard_normal((2, 700)), dtype=torch.float64, device=dev)
+        for mode, cval in (("reflect", 0.0), ("constant", 0.5)):
+            flag = torch.ones((), dtype=torch.uint8, device=dev)
+            y = fused_apply(bank, x, mode, cval, flag=flag)
+            ref = chunked_apply(bank, x, mode, cval)
+            assert y.dtype == ref.dtype and int(flag) == 1
+            err = float((y - ref).abs().max() / ref.abs().max())
+            assert err < 1e-11, (mode, err)  # float64 tables and products: float64 rounding
+        x[0, 3] = float("nan")
+        fused_apply(bank, x, "reflect", flag=flag)
+        assert int(flag) == 0
+    print("ok")
+""")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
+@pytest.mark.parametrize("single", ["0", "1"])
+def test_fused_kernels_in_float64_in_interpreter(single):
+    """float64 signals run the same kernels with float64 tables and products (interpreter)."""
+    run_script(SCRIPT_F64, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16",
+               FASTMOMENTS_SFT_SINGLE=single)
+
+
+def test_fused_kernels_take_float32_and_float64(monkeypatch):
+    """float64 goes to the fused kernels unless a constant boundary value is not a float32
+    number (Triton hands a Python float to a kernel as float32) or the switch is off."""
+    from fastmoments.signal.triton_sft import takes
+
+    assert takes(torch.float32, "constant", 0.1)
+    assert takes(torch.float64, "reflect", 0.1) and takes(torch.float64, "constant", 0.5)
+    assert not takes(torch.float64, "constant", 0.1)
+    assert not takes(torch.float16, "reflect", 0.0)
+    monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "0")
+    assert not takes(torch.float64, "reflect", 0.0) and takes(torch.float32, "reflect", 0.0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_float64_public_calls_use_the_fused_kernels_on_cuda(rng, monkeypatch):
+    """float64 plans on a GPU run the fused kernels (one launch for one signal, replayed)
+    and agree with the torch engine to float64 rounding; NaN is still refused."""
+    pytest.importorskip("triton")
+    from fastmoments.signal.graphs import plan_cache
+
+    run_script(SCRIPT_F64, DEV="cuda")
+    x = torch.tensor(rng.standard_normal(102400), dtype=torch.float64, device="cuda")
+    for make in (lambda: GaussianFilter(300.0, order=2), lambda: MorletTransform(64.0)):
+        monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "0")
+        ref = make()(x)
+        monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "1")
+        plan = make()
+        for _ in range(5):
+            y = plan(x)
+            assert float((y - ref).abs().max() / ref.abs().max()) < 1e-11
+        assert plan_cache(plan).kinds() == ["launches"], plan_cache(plan).failures
+        bad = x.clone()
+        bad[100] = float("inf")
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            plan(bad)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize(("tile_chunks", "single"), [("32", "0"), ("32", "1"), ("64", "0")])
 def test_fused_kernels_on_cuda(tile_chunks, single):

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 # Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
-# "chunked" (matrix products; fused Triton kernels for float32 on CUDA) beats the row-by-row
+# "chunked" (matrix products; fused Triton kernels on CUDA) beats the row-by-row
 # engines on both devices and is accurate in float32 for the SFT and the ASFT.
 DEFAULT_ENGINE = {
     ("cpu", "sft"): "chunked",
@@ -515,12 +515,14 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
              out: torch.Tensor | None = None, tick=None,
              flag: torch.Tensor | None = None) -> torch.Tensor:
-    """The chunked engine: fused Triton kernels for float32 on CUDA when they apply (and no
-    gradient is needed), else the torch implementation (which writes into ``out``, ``(B,
-    n_channels, N)``, when given). ``tick(k)`` reports ``k`` more (signal, group) pairs;
-    ``flag`` is cleared when ``rows`` holds NaN or infinity (see :func:`apply_bank`)."""
-    if (rows.device.type == "cuda" and rows.dtype == torch.float32 and not rows.requires_grad
-            and triton_sft.available() and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
+    """The chunked engine: fused Triton kernels for float32 and float64 on CUDA when they apply
+    (:func:`~fastmoments.signal.triton_sft.takes`, and no gradient is needed), else the torch
+    implementation (which writes into ``out``, ``(B, n_channels, N)``, when given).
+    ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``
+    holds NaN or infinity (see :func:`apply_bank`)."""
+    if (rows.device.type == "cuda" and not rows.requires_grad and triton_sft.available()
+            and triton_sft.takes(rows.dtype, mode, cval)
+            and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
         y = triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=flag)
         if tick is not None:
             tick(rows.shape[0] * bank_units(bank))

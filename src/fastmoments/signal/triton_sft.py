@@ -1,4 +1,4 @@
-"""Fused GPU kernels (Triton) for the chunked SFT engine (:mod:`.chunked`), float32.
+"""Fused GPU kernels (Triton) for the chunked SFT engine (:mod:`.chunked`), float32 and float64.
 
 Two kernels do the whole filter bank, boundary extension included (or one, below):
 
@@ -32,9 +32,13 @@ calls' input check without a pass of its own.
     kernels share their loop bodies (``_totals_loop``, ``_output_loop``), so the one-launch
     result has the two kernels' bits.
 
-Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 16 columns. All
-products use ``input_precision="tf32x3"`` (float32 accuracy on tensor cores); the tables come
-from the float64 tables of :func:`~fastmoments.signal.chunked.group_tables`. The anchor
+Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 16 columns. For
+float32 signals all products use ``input_precision="tf32x3"`` (float32 accuracy on tensor
+cores); the tables come from the float64 tables of
+:func:`~fastmoments.signal.chunked.group_tables`. float64 signals run the same kernels with
+float64 tables and float64 products (:func:`takes`; on the H100 2-2.5× faster than the torch
+engine for a batch, and 6× for a replayed 64-scale CWT:
+``benchmarks/results/signal_call_runs/float64_fused.md``). The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
 (:func:`~fastmoments.signal.chunked.fused_eligible`); other banks run on the torch engine.
 Tiles start at arbitrary (unaligned) samples; tiles of 64 chunks are read as one 1-D run so that
@@ -60,7 +64,7 @@ try:  # pragma: no cover - depends on the installation
 except ImportError:  # pragma: no cover
     triton = None
 
-__all__ = ["FUSED_CHUNK", "available", "fused_apply"]
+__all__ = ["FUSED_CHUNK", "available", "fused_apply", "takes"]
 
 FUSED_CHUNK = 32
 
@@ -102,7 +106,8 @@ class _FusedTables:
     columns, and the signal reads ``x_A``, ``x_B`` are interleaved the same way (``2C`` columns).
     """
 
-    def __init__(self, bank, chunk: int, bc: int, device: torch.device) -> None:
+    def __init__(self, bank, chunk: int, bc: int, device: torch.device,
+                 dtype: torch.dtype = torch.float32) -> None:
         groups = group_tables(bank, chunk)
         c = chunk
         bt = bc * c
@@ -149,8 +154,8 @@ class _FusedTables:
             p = _powers(a, w, np.arange(ft[i]) * bt).T  # q^{jT}, j < F_T
             pt[i, 0, : ft[i], :r], pt[i, 1, : ft[i], :r] = p.real, p.imag
 
-        def f32(v):
-            return torch.as_tensor(np.ascontiguousarray(v), dtype=torch.float32, device=device)
+        def f32(v):  # the kernels compute in the tables' precision (float32 or float64)
+            return torch.as_tensor(np.ascontiguousarray(v), dtype=dtype, device=device)
 
         def i32(v):
             return torch.as_tensor(np.asarray(v), dtype=torch.int32, device=device)
@@ -185,10 +190,11 @@ class _FusedTables:
         return c
 
 
-def _tables(bank, chunk: int, bc: int, device: torch.device) -> _FusedTables:
-    key = ("fused", chunk, bc, str(device))
+def _tables(bank, chunk: int, bc: int, device: torch.device,
+            dtype: torch.dtype = torch.float32) -> _FusedTables:
+    key = ("fused", chunk, bc, str(device), dtype)
     if key not in bank._tables:
-        bank._tables[key] = _FusedTables(bank, chunk, bc, device)
+        bank._tables[key] = _FusedTables(bank, chunk, bc, device, dtype)
     return bank._tables[key]
 
 
@@ -218,7 +224,7 @@ if triton is not None:
         else:  # constant
             inside = (pos >= 0) & (pos < n)
             v = tl.load(base + tl.where(inside, pos, 0), mask=inside, other=cval)
-        return v.to(tl.float32)
+        return v
 
     @triton.jit
     def _load_tile(base, start, local, n, cval, MODE: tl.constexpr, SPAN: tl.constexpr,
@@ -235,7 +241,7 @@ if triton is not None:
         else:
             idx = local
         if (start >= 0) & (start + SPAN <= n):
-            v = tl.load(base + start + idx).to(tl.float32)
+            v = tl.load(base + start + idx)
         else:
             v = _load_ext(base, start + idx, n, cval, MODE)
         if LIN:
@@ -273,10 +279,10 @@ if triton is not None:
             b = w // nt1
             t = w - b * nt1
             x = _load_tile(x_ptr + b.to(tl.int64) * stride_xb, t * (BC * C) + off, local, n,
-                           cval, MODE, BC * C, LIN)
+                           cval, MODE, BC * C, LIN).to(qt.dtype)  # the tables' precision
             if FLAG:  # |x| < inf is false for NaN and for ±inf
                 finite = tl.minimum(finite, tl.min((tl.abs(x) < float("inf")).to(tl.int32), 1))
-            u = tl.dot(x, qt, input_precision=PREC)  # (BC, 4RH): (block, row, re/im)
+            u = tl.dot(x, qt, input_precision=PREC, out_dtype=qt.dtype)  # (BC, 4RH)
             u_re, u_im = tl.split(tl.reshape(u, (BC, 2, RH, 2)))
             s_re, sp_re = tl.split(tl.permute(u_re, (0, 2, 1)))
             s_im, sp_im = tl.split(tl.permute(u_im, (0, 2, 1)))
@@ -329,24 +335,27 @@ if triton is not None:
         pt_im = tl.load(pt_ptr + ((g * 2 + 1) * JP + j) * RH + r_i)
         fw_re = tl.load(fw_ptr + ((g * 2) * BC + ci) * RH + r_i)
         fw_im = tl.load(fw_ptr + ((g * 2 + 1) * BC + ci) * RH + r_i)
-        a_re = tl.zeros((BC, RH), dtype=tl.float32) + qc_re
-        a_im = tl.zeros((BC, RH), dtype=tl.float32) + qc_im
+        a_re = tl.zeros((BC, RH), dtype=fm.dtype) + qc_re
+        a_im = tl.zeros((BC, RH), dtype=fm.dtype) + qc_im
         for k in range(ITERS):
             w = tl.minimum(pid + k * n_prog, n_work - 1)
             b = w // nt
             t = w - b * nt
             n0 = t * (BC * C)
             base = x_ptr + b.to(tl.int64) * stride_xb
-            xa = _load_tile(base, n0 + off, local, n, cval, MODE, BC * C, LIN)
-            xb = _load_tile(base, n0 + off + big_l, local, n, cval, MODE, BC * C, LIN)
+            xa = _load_tile(base, n0 + off, local, n, cval, MODE, BC * C, LIN).to(fm.dtype)
+            xb = _load_tile(base, n0 + off + big_l, local, n, cval, MODE, BC * C,
+                            LIN).to(fm.dtype)
             # near field, and D = σ_A - q^L σ_B, one product each
             if JOIN:
                 xx = tl.reshape(tl.join(xa, xb), (BC, 2 * C))  # columns (s, read)
-                y = tl.dot(xx, hn, input_precision=PREC)
-                d = tl.dot(xx, qd, input_precision=PREC)
+                y = tl.dot(xx, hn, input_precision=PREC, out_dtype=fm.dtype)
+                d = tl.dot(xx, qd, input_precision=PREC, out_dtype=fm.dtype)
             else:
-                y = tl.dot(xb, hb, tl.dot(xa, ha, input_precision=PREC), input_precision=PREC)
-                d = tl.dot(xb, qb, tl.dot(xa, qa, input_precision=PREC), input_precision=PREC)
+                y = tl.dot(xb, hb, tl.dot(xa, ha, input_precision=PREC, out_dtype=fm.dtype),
+                           input_precision=PREC, out_dtype=fm.dtype)
+                d = tl.dot(xb, qb, tl.dot(xa, qa, input_precision=PREC, out_dtype=fm.dtype),
+                           input_precision=PREC, out_dtype=fm.dtype)
             d_re, d_im = tl.split(tl.reshape(d, (BC, RH, 2)))
             # G[c] = Σ_{c' ≥ c} q^{(c'-c)C} D[c'] (reverse scan); E[c] = q^{-C} (G[c] - D[c])
             _, _, g_re, g_im = tl.associative_scan((a_re, a_im, d_re, d_im), 0, _affine,
@@ -372,7 +381,7 @@ if triton is not None:
             e_im += fw_re * s_im[None, :] + fw_im * s_re[None, :]
             # far field, then the store (complex output: (re, im) interleaved, as complex64)
             ee = tl.reshape(tl.join(e_re, e_im), (BC, 2 * RH))
-            y = tl.dot(ee, fm, y, input_precision=PREC)
+            y = tl.dot(ee, fm, y, input_precision=PREC, out_dtype=fm.dtype)
             ybase = y_ptr + b.to(tl.int64) * stride_yb + ch.to(tl.int64) * stride_yc
             if CPLX:
                 oidx = ci * NO + o_i
@@ -455,6 +464,18 @@ if triton is not None:
                      MODE, C, BC, RH, NO, JP, CPLX, PREC, ITERS2, JOIN, LIN)
 
 
+def takes(dtype: torch.dtype, mode: str, cval: float) -> bool:
+    """Whether the fused kernels take signals of ``dtype`` with this boundary: float32
+    always; float64 (float64 tables and products) unless the constant ``cval`` is not a
+    float32 number (Triton passes a Python float to a kernel as float32) or
+    ``FASTMOMENTS_SFT_FLOAT64=0``."""
+    if dtype == torch.float32:
+        return True
+    if dtype != torch.float64 or os.environ.get("FASTMOMENTS_SFT_FLOAT64", "1") == "0":
+        return False
+    return mode != "constant" or float(np.float32(cval)) == float(cval)
+
+
 def _join(complex_output: bool, bc: int) -> bool:
     """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
     product each for the near field and ``D``) or runs two products of ``BC × C`` each.
@@ -503,11 +524,12 @@ _SMS: dict[int, int] = {}
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
                 chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None,
                 flag: torch.Tensor | None = None) -> torch.Tensor:
-    """Apply ``bank`` to float32 signals ``rows`` ``(B, N)`` with the two fused kernels (one
-    launch of both for small CUDA jobs, :func:`_single`).
+    """Apply ``bank`` to float32 or float64 signals ``rows`` ``(B, N)`` with the two fused
+    kernels (one launch of both for small CUDA jobs, :func:`_single`).
 
-    Returns ``(B, n_channels, N)`` float32 (complex64 for a complex bank), written into ``out``
-    when given (that shape and dtype on the same device, contiguous along its last axis). The
+    Returns ``(B, n_channels, N)`` of ``rows``' dtype (complex for a complex bank), written
+    into ``out`` when given (that shape and dtype on the same device, contiguous along its
+    last axis). The
     bank must satisfy :func:`~fastmoments.signal.chunked.fused_eligible`.
 
     ``flag``: a one-byte ``uint8`` tensor on the device, cleared (set to 0) when ``rows`` holds
@@ -520,19 +542,22 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     """
     if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
-    if rows.dtype != torch.float32:
-        raise TypeError(f"fused_apply takes float32 signals, got {rows.dtype}")
+    if rows.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"fused_apply takes float32 or float64 signals, got {rows.dtype}")
     bsz, n = rows.shape
     n_groups = len(group_tables(bank, chunk))
     bc, prec, warps = _settings(bsz * n_groups * -(-n // (64 * chunk)), rows.device)
-    tb = _tables(bank, chunk, bc, rows.device)
+    if rows.dtype == torch.float64:  # float64 products (no split scheme needed)
+        prec = "ieee"
+    tb = _tables(bank, chunk, bc, rows.device, rows.dtype)
     rows = rows.contiguous()
     bt = bc * chunk
     nt = -(-n // bt)
     nt1 = nt + tb.ft_max + 1
     dev = rows.device
-    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=torch.float32, device=dev)
-    odt = torch.complex64 if bank.complex_output else torch.float32
+    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=dev)
+    odt = (rows.dtype if not bank.complex_output
+           else torch.complex64 if rows.dtype == torch.float32 else torch.complex128)
     shape = (bsz, bank.n_channels, n)
     if out is None:
         y = torch.empty(shape, dtype=odt, device=dev)
@@ -646,7 +671,7 @@ def _single_args(tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, n_prog
                  fused_flag: bool) -> tuple:
     """The runtime arguments of ``_sft_single``, in its order."""
     bsz, n = rows.shape
-    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=torch.float32, device=rows.device)
+    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=rows.device)
     sync = tb.counters(rows.device)
     return (rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz, n_prog,
             yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.mt, tb.ft, tb.channel, tb.qt,
