@@ -21,7 +21,6 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,22 +29,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 RESULTS = Path(__file__).resolve().parent / "results" / "signal_call_runs"
 
-
-def interleaved(fns: dict, calls: int = 200, rounds: int = 10) -> dict:
-    """Median µs of ``fn(); synchronize()`` for each callable, in alternating rounds."""
-    ts = {k: [] for k in fns}
-    for fn in fns.values():
-        for _ in range(8):
-            fn()
-    torch.cuda.synchronize()
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            for _ in range(calls // rounds):
-                t0 = time.perf_counter()
-                fn()
-                torch.cuda.synchronize()
-                ts[k].append(time.perf_counter() - t0)
-    return {k: 1e6 * statistics.median(v) for k, v in ts.items()}
+from signal_call_profile import interleaved  # noqa: E402 - after the path
 
 
 def event_ms(fn, reps: int = 5) -> float:
@@ -97,7 +81,8 @@ def main() -> None:
             torch.cuda.synchronize()
             plans[f64], outs[f64], kinds[f64] = plan, y, ",".join(plan_cache(plan).kinds())
         diff = float((outs["1"] - outs["0"]).abs().max() / outs["0"].abs().max())
-        t = interleaved({f: (lambda p=p: p(x)) for f, p in plans.items()})
+        t = interleaved({f: (lambda p=p: p(x)) for f, p in plans.items()}, 200, rounds=10,
+                        sync=torch.cuda.synchronize)
         batch = {}
         if not name.startswith("CWT"):  # (a 64-scale CWT of the batch: 10 GB of output)
             for f64 in ("0", "1"):

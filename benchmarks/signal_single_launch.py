@@ -23,9 +23,7 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,23 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 RESULTS = Path(__file__).resolve().parent / "results" / "signal_call_runs"
 
-
-def interleaved(fns: dict, calls: int, rounds: int = 10) -> dict:
-    """Median µs of ``fn(); synchronize()`` for each callable, in alternating rounds."""
-    per = max(1, calls // rounds)
-    ts = {k: [] for k in fns}
-    for fn in fns.values():
-        for _ in range(10):
-            fn()
-    torch.cuda.synchronize()
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            for _ in range(per):
-                t0 = time.perf_counter()
-                fn()
-                torch.cuda.synchronize()
-                ts[k].append(time.perf_counter() - t0)
-    return {k: 1e6 * statistics.median(v) for k, v in ts.items()}
+from signal_call_profile import interleaved  # noqa: E402 - after the path
 
 
 def kernels_us(bank, x, single: str, reps: int = 50) -> float:
@@ -115,9 +97,10 @@ def main() -> None:
             signals[single] = bool(entries and entries[0].program.signals)
             plans[single] = (plan, y)
         same = torch.equal(plans["0"][0](x), plans["1"][0](x))
-        t = interleaved({s: (lambda p=p: p(x)) for s, (p, _) in plans.items()}, args.calls)
+        t = interleaved({s: (lambda p=p: p(x)) for s, (p, _) in plans.items()}, args.calls,
+                        rounds=10, sync=torch.cuda.synchronize)
         tu = interleaved({s: (lambda p=p: p(x, check_finite=False)) for s, (p, _) in
-                          plans.items()}, args.calls)
+                          plans.items()}, args.calls, rounds=10, sync=torch.cuda.synchronize)
         bank = getattr(plans["1"][0], "bank", None)
         if name.startswith("CWT"):
             from fastmoments.signal.cwt import _group_bank
