@@ -36,7 +36,7 @@ Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 
 float32 signals all products use ``input_precision="tf32x3"`` (float32 accuracy on tensor
 cores); the tables come from the float64 tables of
 :func:`~fastmoments.signal.chunked.group_tables`. float64 signals run the same kernels with
-float64 tables and float64 products (:func:`takes`; on the H100 2-2.5× faster than the torch
+float64 tables and float64 products (:func:`takes`; on the H100 2-3× faster than the torch
 engine for a batch, and 6× for a replayed 64-scale CWT:
 ``benchmarks/results/signal_call_runs/float64_fused.md``). The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
