@@ -13,7 +13,7 @@ graph replay, one copy of the result into a fresh tensor and, unless ``check_fin
 one host synchronisation to read the flag (the error for NaN or infinity is raised as before,
 never a silently poisoned result).
 
-A call that is nothing but Triton launches (a float32 Gaussian or Morlet transform of one
+A call that is nothing but Triton launches (a Gaussian or Morlet transform of one
 signal, say) is first *recorded* instead (:mod:`fastmoments._launches`): its launches are
 replayed straight through Triton's launcher on the caller's input and a fresh result, with no
 copy in or out, and the kernels clear a flag byte in pinned host memory on NaN or infinity.
