@@ -51,6 +51,37 @@ def test_cache_on_cpu_returns_none():
     assert len(cache) == 0
 
 
+def test_the_wait_for_an_early_verdict(monkeypatch):
+    """``_await_verdict`` (a replay whose kernel writes the NaN/inf verdict before it ends):
+    reads the host byte while it is pending, then waits for the stream; a stream that ends
+    without the write is an error, never a silent pass."""
+    from fastmoments.signal import graphs
+
+    class Stream:  # the kernel's write lands when the stream is waited for, or never
+        def __init__(self, view, lands):
+            self.view, self.lands, self.waits = view, lands, 0
+
+        def synchronize(self):
+            self.waits += 1
+            if self.lands is not None:
+                self.view[()] = self.lands
+
+    view = np.full((), 1, dtype=np.uint8)  # written already: no wait
+    stream = Stream(view, None)
+    graphs._await_verdict(view, stream)
+    assert stream.waits == 0
+    for reads in (0, 5):
+        monkeypatch.setattr(graphs, "SPIN_READS", reads)
+        for verdict in (0, 1):
+            view[()] = graphs._PENDING
+            stream = Stream(view, verdict)
+            graphs._await_verdict(view, stream)
+            assert stream.waits == 1 and view[()] == verdict
+        view[()] = graphs._PENDING
+        with pytest.raises(RuntimeError, match="did not report"):
+            graphs._await_verdict(view, Stream(view, None))
+
+
 def test_plans_with_a_cache_pickle_without_graphs():
     plan = GaussianFilter(3.0)
     plan_cache(plan)

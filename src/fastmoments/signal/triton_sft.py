@@ -555,7 +555,6 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     nt = -(-n // bt)
     nt1 = nt + tb.ft_max + 1
     dev = rows.device
-    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=dev)
     odt = (rows.dtype if not bank.complex_output
            else torch.complex64 if rows.dtype == torch.float32 else torch.complex128)
     shape = (bsz, bank.n_channels, n)
@@ -587,6 +586,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     if _single_launch(dev) and _single(bank, tb, rows, nt, nt1, yv, cval, flag, fused_flag,
                                        common, out_opts):
         return y
+    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=dev)
     n_prog, iters = grid(bsz * nt1)
     launch(_tile_totals, (n_prog, tb.n_groups),
            rows, rows.stride(0), n, float(cval), tau, nt1, tb.n_groups, bsz * nt1, n_prog,
