@@ -47,7 +47,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._triton import HAVE_TRITON
+from ._triton import HAVE_TRITON, libcuda
 
 __all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", "recorded_flag",
            "recording", "signal"]
@@ -338,9 +338,8 @@ def _pinned_memory_mapped(ptr: int) -> bool:
 def _device_pointer(ptr: int) -> int | None:
     """The device address of host address ``ptr`` (``CU_POINTER_ATTRIBUTE_DEVICE_POINTER``),
     or ``None`` when the driver cannot say."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:  # pragma: no cover - no driver library under that name
+    cuda = libcuda()
+    if cuda is None:  # pragma: no cover - no driver library under that name
         return None
     dev = ctypes.c_uint64(0)
     status = cuda.cuPointerGetAttribute(ctypes.byref(dev), ctypes.c_int(_DEVICE_POINTER),

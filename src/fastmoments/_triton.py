@@ -17,7 +17,8 @@ except ImportError:  # pragma: no cover
     tl = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "available", "loop_bound", "resident_programs", "tl", "triton"]
+__all__ = ["HAVE_TRITON", "available", "libcuda", "loop_bound", "multiprocessors",
+           "resident_programs", "tl", "triton"]
 
 
 def available(device: torch.device) -> bool:
@@ -40,6 +41,36 @@ def loop_bound(name: str, bound: int) -> dict[str, object]:
     return {"INTERPRET": interpret, name: int(bound) if interpret else 0}
 
 
+def libcuda() -> object | None:
+    """The CUDA driver library through ``ctypes`` (loaded once), or ``None`` when it cannot be
+    loaded under its usual name."""
+    global _LIBCUDA
+    if _LIBCUDA is None:
+        import ctypes
+
+        try:
+            _LIBCUDA = ctypes.CDLL("libcuda.so.1")
+        except OSError:  # pragma: no cover - no driver library under that name
+            _LIBCUDA = False
+    return _LIBCUDA or None
+
+
+_LIBCUDA: object = None
+
+
+def multiprocessors(device: torch.device) -> int:
+    """Streaming multiprocessors of the CUDA ``device`` (asked once per device: the property
+    query costs about 10 µs)."""
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    sms = _SMS.get(idx)
+    if sms is None:
+        sms = _SMS[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
+    return sms
+
+
+_SMS: dict[int, int] = {}
+
+
 def resident_programs(kernel: object, num_warps: int, device: torch.device) -> int:
     """How many programs of the compiled Triton ``kernel`` (launched with ``num_warps``
     warps) the CUDA ``device`` holds at once: the driver's occupancy per multiprocessor
@@ -50,9 +81,8 @@ def resident_programs(kernel: object, num_warps: int, device: torch.device) -> i
     import ctypes
 
     kernel._init_handles()  # loads the binary: ``function`` is its handle
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:  # pragma: no cover - no driver library under that name
+    cuda = libcuda()
+    if cuda is None:  # pragma: no cover - no driver library under that name
         return 0
     blocks = ctypes.c_int(0)
     status = cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -60,5 +90,4 @@ def resident_programs(kernel: object, num_warps: int, device: torch.device) -> i
         ctypes.c_size_t(kernel.metadata.shared))
     if status != 0:  # pragma: no cover - a driver error: no single launch
         return 0
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    return blocks.value * torch.cuda.get_device_properties(idx).multi_processor_count
+    return blocks.value * multiprocessors(device)

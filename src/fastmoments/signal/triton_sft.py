@@ -54,9 +54,10 @@ import torch
 
 from .._array import clear_unless_finite
 from .._launches import launch, signal
-from .._triton import resident_programs
+from .._triton import multiprocessors, resident_programs
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
+from .graphs import _capturing, _raw_stream
 
 try:  # pragma: no cover - depends on the installation
     import triton
@@ -181,8 +182,7 @@ class _FusedTables:
         ``(arrived, departed, bad, -)`` per group, zero between launches (each launch resets
         them as it ends). One set per stream, so that launches on different streams, which
         may run at once, never share them; launches on one stream run one after another."""
-        key = ((device.index, torch.cuda.current_stream(device).cuda_stream)
-               if device.type == "cuda" else (None, 0))
+        key = (device.index, _raw_stream(device.index)) if device.type == "cuda" else (None, 0)
         c = self._counters.get(key)
         if c is None:
             c = self._counters[key] = torch.zeros(self.n_groups, 4, dtype=torch.int32,
@@ -511,14 +511,7 @@ def _programs(device: torch.device) -> int:
     interpreter, where it only bounds the loop)."""
     if device.type != "cuda":
         return 1024
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    sms = _SMS.get(idx)
-    if sms is None:  # the property query costs ~10 µs: asked once per device
-        sms = _SMS[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
-    return 8 * sms
-
-
-_SMS: dict[int, int] = {}
+    return 8 * multiprocessors(device)
 
 
 def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
@@ -574,7 +567,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     slots = max(1, _programs(dev) // tb.n_groups)
 
     def grid(work):
-        iters = 1 << max(0, -(-work // slots) - 1).bit_length()
+        iters = triton.next_power_of_2(-(-work // slots))
         return -(-work // iters), iters
 
     # the tiles of the group that starts first read x̃[off_min, off_min + nt1 T)
@@ -610,10 +603,6 @@ def _single_launch(device: torch.device) -> bool:
     return device.type == "cuda"
 
 
-def _pow2_at_least(v: int) -> int:
-    return 1 << max(0, v - 1).bit_length()
-
-
 def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: torch.Tensor,
             cval: float, flag: torch.Tensor | None, fused_flag: bool, common: dict,
             out_opts: dict) -> bool:
@@ -632,7 +621,7 @@ def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: t
     bsz = rows.shape[0]
     g_n = tb.n_groups
     cuda = dev.type == "cuda"
-    if cuda and torch.cuda.is_current_stream_capturing():
+    if cuda and _capturing():
         return False
     work1, work2 = bsz * nt1, bsz * nt
     if cuda:
@@ -647,11 +636,12 @@ def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: t
         per_group = cap // g_n
         if per_group < work2:  # the output tiles would not all run at once: two kernels
             return False
-        iters1 = _pow2_at_least(-(-work1 // per_group))
+        iters1 = triton.next_power_of_2(-(-work1 // per_group))
         n_prog = -(-work1 // iters1)
-        iters2 = _pow2_at_least(-(-work2 // n_prog))
+        iters2 = triton.next_power_of_2(-(-work2 // n_prog))
     else:  # the interpreter runs programs one after another: one per group
-        key, n_prog, iters1, iters2 = None, 1, _pow2_at_least(work1), _pow2_at_least(work2)
+        key, n_prog = None, 1
+        iters1, iters2 = triton.next_power_of_2(work1), triton.next_power_of_2(work2)
     args = _single_args(tb, rows, nt, nt1, n_prog, yv, cval, flag, fused_flag)
     try:
         launch(_sft_single, (n_prog, g_n), *args, ITERS1=iters1, ITERS2=iters2, SPIN=cuda,
