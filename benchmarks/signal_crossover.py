@@ -24,6 +24,7 @@ and ``.md``. Rerun after a change of either engine:
     PYTHONPATH=src python benchmarks/signal_crossover.py            # CPU, ~2-4 min on 2 cores
     PYTHONPATH=src python benchmarks/signal_crossover.py --device cuda
     PYTHONPATH=src python benchmarks/signal_crossover.py --quick    # N up to 1e5, fewer calls
+    PYTHONPATH=src python benchmarks/signal_crossover.py --from-json RUN.json  # a saved run
 """
 
 from __future__ import annotations
@@ -74,12 +75,56 @@ def sigma_grid(top: float) -> list[float]:
     return out
 
 
+def write_table(dev: str, meta: dict, table: dict) -> None:
+    """Rewrite the package table for device ``dev`` with ``table``, keeping the other devices'
+    entries. ``table[(dev, dtype, order)]`` lists ``(N, σ*_one, σ*_batch)``."""
+    ns: dict = {}
+    with open(TABLE) as f:
+        exec(compile(f.read(), TABLE, "exec"), ns)  # the committed table (plain literals)
+    measured = dict(ns.get("MEASURED", {}))
+    up_to = {k: v for k, v in ns.get("DIRECT_UP_TO", {}).items() if k[0] != dev}
+    measured[dev] = meta
+    up_to.update({k: tuple(v) for k, v in table.items()})
+    entries = []
+    for key in sorted(up_to):
+        pts = "".join(f"        ({n}, {a:.6g}, {b:.6g}),\n" for n, a, b in up_to[key])
+        entries.append(f"    {key!r}: (\n{pts}    ),\n")
+    text = ('"""Crossover table of ``method="auto"`` (:mod:`.selection`).\n\n'
+            "Written by ``benchmarks/signal_crossover.py``; rerun it instead of editing.\n"
+            "``DIRECT_UP_TO[(device, dtype, order)]``: ``(N, σ*_one, σ*_batch)``, the largest\n"
+            "σ at which the direct FIR was faster than the SFT for signals of N samples: one\n"
+            "signal, and a batch of ``BATCH`` samples.\n"
+            '"""\n\n'
+            f"BATCH = {BATCH}\n\n"
+            "MEASURED: dict = {\n"
+            + "".join(f"    {d!r}: {{\n" + "".join(f"        {k!r}: {v!r},\n"
+                                                  for k, v in sorted(m.items())) + "    },\n"
+                      for d, m in sorted(measured.items()))
+            + "}\n\nDIRECT_UP_TO: dict = {\n" + "".join(entries) + "}\n")
+    with open(TABLE, "w") as f:
+        f.write(text)
+    print(f"wrote {TABLE}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--quick", action="store_true", help="N up to 1e5 and fewer calls")
     ap.add_argument("--no-write", action="store_true", help="do not rewrite the package table")
+    ap.add_argument("--from-json", metavar="PATH",
+                    help="write the package table from a saved run's JSON instead of timing")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        meta = saved["meta"]
+        dev = meta["device"]
+        table = {}
+        for key, pts in saved["table"].items():
+            dt, order = key.split("/order")
+            table[(dev, dt, int(order))] = [tuple(p) for p in pts]
+        write_table(dev, meta, table)
+        return
 
     from fastmoments._progress import progress
     from fastmoments.signal import GaussianFilter
@@ -182,32 +227,8 @@ def main() -> None:
 
     if args.no_write:
         return
-    ns: dict = {}
-    with open(TABLE) as f:
-        exec(compile(f.read(), TABLE, "exec"), ns)  # the committed table (plain literals)
-    measured = dict(ns.get("MEASURED", {}))
-    up_to = {k: v for k, v in ns.get("DIRECT_UP_TO", {}).items() if k[0] != dev}
-    measured[dev] = meta
-    up_to.update({k: tuple(v) for k, v in table.items()})
-    entries = []
-    for key in sorted(up_to):
-        pts = "".join(f"        ({n}, {a:.6g}, {b:.6g}),\n" for n, a, b in up_to[key])
-        entries.append(f"    {key!r}: (\n{pts}    ),\n")
-    text = ('"""Crossover table of ``method="auto"`` (:mod:`.selection`).\n\n'
-            "Written by ``benchmarks/signal_crossover.py``; rerun it instead of editing.\n"
-            "``DIRECT_UP_TO[(device, dtype, order)]``: ``(N, σ*_one, σ*_batch)``, the largest\n"
-            "σ at which the direct FIR was faster than the SFT for signals of N samples: one\n"
-            "signal, and a batch of ``BATCH`` samples.\n"
-            '"""\n\n'
-            f"BATCH = {BATCH}\n\n"
-            "MEASURED: dict = {\n"
-            + "".join(f"    {d!r}: {{\n" + "".join(f"        {k!r}: {v!r},\n"
-                                                  for k, v in sorted(m.items())) + "    },\n"
-                      for d, m in sorted(measured.items()))
-            + "}\n\nDIRECT_UP_TO: dict = {\n" + "".join(entries) + "}\n")
-    with open(TABLE, "w") as f:
-        f.write(text)
-    print(f"wrote {TABLE} and {base}.json/.md")
+    write_table(dev, meta, table)
+    print(f"and {base}.json/.md")
 
 
 if __name__ == "__main__":
