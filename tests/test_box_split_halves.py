@@ -111,3 +111,20 @@ def test_fp16x3_falls_back_to_torch_without_the_kernel_or_with_gradients():
     with engine.matmul_precision("fp16x3"):
         assert engine._PRECISION.get() == "fp16x3"
     assert engine._PRECISION.get() == "float32"
+
+
+@needs_kernel
+def test_bmm_fp16x3_data_of_mixed_magnitudes_along_the_sum():
+    # within one column of the data the entries span 30 orders of magnitude: the float32
+    # bound holds, up to an absolute term of the split below 2^-38 of the column's largest
+    g = torch.Generator().manual_seed(6)
+    c = torch.randn(1, 20, 64, generator=g)
+    d = torch.randn(3, 64, 50, generator=g, dtype=torch.float64)
+    d[:, ::2] *= torch.logspace(-15, 15, 32, dtype=torch.float64)[:, None]
+    d32 = d.float()
+    got = triton_gemm.bmm_fp16x3(d32.to(DEV), triton_gemm.split_constant(c.to(DEV)),
+                                 data_first=False).double().cpu()
+    ref = c.double() @ d32.double()
+    scale = c.double().abs() @ d32.double().abs()
+    tail = c.double().abs().sum(2, keepdim=True) * d32.double().abs().amax(1, keepdim=True)
+    assert bool(((got - ref).abs() <= _bound(64) * scale + 2.0**-38 * tail).all())
