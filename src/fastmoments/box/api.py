@@ -132,10 +132,10 @@ class JacobiTransform:
     device : str or torch.device, optional
         Where the matrices live and the work runs (default CPU).
     block : int, optional
-        Degrees per block of the total-degree saving. Default: 256 for volumes with parity,
-        128 for other volumes, none for images (where the saving touches only the cheaper
-        second product and measured slower on an H100). A value above the order turns the
-        blocking off.
+        Degrees per block of the total-degree saving. Default: 256 for volumes with parity or
+        ``precision="fp16x3"``, 128 for other volumes, none for images (where the saving
+        touches only the cheaper second product and measured slower on an H100). A value
+        above the order turns the blocking off.
     parity : bool, optional
         Use the symmetry :math:`P_n(-x) = (-1)^n P_n(x)` (Eq. 18) to halve the GEMM work:
         the input is folded along every axis at once and each of the parity classes is
@@ -151,18 +151,16 @@ class JacobiTransform:
         tables are checked against it too.
     precision : {"float32", "fp16x3", "tf32x3"}
         How float32 products run on CUDA: ``"float32"`` (default, cuBLAS on CUDA cores),
-        ``"fp16x3"`` (float16 tensor cores, each operand split into two scaled float16
-        halves and three products summed, :func:`fastmoments.box.triton_gemm.bmm_fp16x3`)
-        or ``"tf32x3"`` (TF32 tensor cores, three TF32 products). Both tensor-core schemes
-        keep float32 accuracy; on the 512^3, order-500 job on an H100, ``"fp16x3"`` takes
-        the same time as cuBLAS's float32 products and brings the reconstruction's error
-        against float64 from 1.4e-6 to 5.1e-7; ``"tf32x3"`` is as accurate but about 30%
-        slower (``benchmarks/results/box_tensor_cores.md``; with ``parity=True`` both
-        tensor-core schemes are slower: 96 Triton launches instead of 30 for that job,
-        whose Python cost exceeds their GPU time,
-        ``benchmarks/results/box_runs/box_product_times.md``). Ignored on the CPU, in float64
-        and while a gradient is
-        recorded (the torch products are used there).
+        ``"fp16x3"`` (float16 tensor cores: each operand kept as two scaled float16 halves,
+        three products summed; the stages hand each other their results as halves,
+        :func:`fastmoments.box.triton_gemm.halves_product`) or ``"tf32x3"`` (TF32 tensor
+        cores, three TF32 products). Both tensor-core schemes keep float32 accuracy and are
+        more accurate than cuBLAS's float32 products here. On volumes without parity,
+        ``"fp16x3"`` is the fastest setting measured on an H100 (table ``box_tensor_cores``
+        of the benchmarks page, ``benchmarks/results/box_tensor_cores.md``); with
+        ``parity=True`` both tensor-core schemes are slower (8 parity classes, each its own
+        products). Ignored on the CPU, in float64 and while a gradient is recorded (the
+        torch products are used there).
 
     Raises
     ------
@@ -235,7 +233,7 @@ class JacobiTransform:
         self.symmetric = parity
         if block is None:
             if self.ndim == 3 and self.truncation == "total":
-                block = 256 if parity else 128
+                block = 256 if parity or self.precision == "fp16x3" else 128
             else:
                 block = self.order + 2
         self.block = min(check_int("block", block, minimum=1), self.order + 2)

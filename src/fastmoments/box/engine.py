@@ -37,6 +37,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -370,6 +371,9 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
     (:func:`_analysis_step`): ``(B, N_0, N_1, N_2) -> (B, P_2, N_0, N_1) -> (B, P_1, P_2, N_0)
     -> (B, P_0, P_1, P_2)``; a block of degrees is a slice of the axis after the batch.
     """
+    if (x.numel() >= HALVES_MIN and _tensor_cores(x, ops[0].full) == "fp16x3"
+            and _analyze_halves(x, ops, order, total, block, outside, out)):
+        return
     nsp = len(ops)
     items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
     for stage in range(nsp):
@@ -440,6 +444,10 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
     keys = block_keys(ops, order, total, block)
     if not keys:
         return None
+    if c.numel() >= HALVES_MIN and _tensor_cores(c, ops[0].full) == "fp16x3":
+        done = _synthesize_halves(c, ops, order, total, keys, outside)
+        if done is not None:
+            return done
     items: dict[tuple[Block, ...], torch.Tensor] = {}
     for k in keys:
         where = tuple(slice(*r) for r in k)
@@ -466,3 +474,108 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
             new[rest] = _synthesis_step(t, op.full[j0:j1])
         items = new
     return items[()]
+
+
+# ------------------------------------------------------------- fp16x3: stages as halves
+#: Smallest input (elements) whose fp16x3 products run on halves. Each call then splits its
+#: input once (a reduction whose result the host reads, and a pass) and sets each product's
+#: scales (two small kernels): on an H100 that made one 512^3 volume 1.4x faster but a batch
+#: of 64 volumes of 64^3 (2^24 samples) about 1.7x slower than the kernel that splits its
+#: data tiles itself (``benchmarks/results/box_tensor_cores.md``,
+#: ``box_runs/presplit_engine/batches_halves_for_every_size.md``). Smaller inputs take that
+#: kernel.
+HALVES_MIN = 1 << 26
+
+def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
+                    outside: torch.Tensor | None, out: torch.Tensor) -> bool:
+    r""":func:`_analyze_plain` with ``precision="fp16x3"``, every stage handing the next its
+    result as float16 halves (:class:`~.triton_gemm.Halves`): the input is split once (one
+    scale), each stage's rows are scaled by :math:`2^{e_r}` with :math:`2^{e_r}\|A_r\|_1
+    \le 1` (so the halves stay in float16's range whatever the data), and the last stage
+    writes float32 with the scales undone. Returns ``False`` (nothing done) when the
+    input's magnitude is out of the scales' range."""
+    data = triton_gemm.split_scaled(x)
+    if data is None or not _scales_fit(data, ops):
+        return False
+    nsp = len(ops)
+    items: list[tuple[dict[int, Block], triton_gemm.Halves]] = [({}, data)]
+    for stage in range(nsp):
+        ax = nsp - 1 - stage
+        op = ops[ax]
+        split = _splits(stage, nsp, total)
+        last = stage == nsp - 1
+        new = []
+        for key, t in items:
+            n = op.rows_upto(_limit(ops, order, total, key))
+            if n == 0:
+                continue
+            mat = op.full[:n]
+            if last:  # float32, straight into the dense result (one block on this axis)
+                where = (slice(None), slice(0, n), *(slice(*key[a]) for a in range(1, nsp)))
+                target = out[where]
+                triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
+                                           out_exps=None, out=target)
+                if outside is not None and not _inside({**key, ax: (0, n)}, ops, order, total):
+                    _zero_(target, outside[where[1:]])
+                continue
+            rows = triton_gemm.table_exponents(op.full)[0][:n]
+            y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
+                                           out_exps=rows)
+            for j0, j1 in _pieces(n, op, split, block):
+                part = y if (j0 == 0 and j1 == n) else y.narrow(1, j0, j1 - j0)
+                new.append(({**key, ax: (j0, j1)}, part))
+        items = new
+    return True
+
+
+def _synthesize_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
+                       keys: list[tuple[Block, ...]],
+                       outside: torch.Tensor | None) -> torch.Tensor | None:
+    r""":func:`_synthesize_plain` with ``precision="fp16x3"`` on float16 halves (as
+    :func:`_analyze_halves`; each new pixel axis scaled by :math:`2^{e_p}` with
+    :math:`2^{e_p}\|S_{:,p}\|_1 \le 1` over all of the table's rows, so that the blocks put
+    side by side share their scales). ``None`` (nothing done) when the coefficients'
+    magnitude is out of the scales' range."""
+    # the coefficients outside the set are ignored: zeroed in the same pass as the split
+    data = triton_gemm.split_scaled(c, outside)
+    if data is None or not _scales_fit(data, ops):
+        return None
+    nsp = len(ops)
+    items: dict[tuple[Block, ...], triton_gemm.Halves] = {}
+    for k in keys:
+        items[k] = _narrowed(data, k)
+    for ax in range(nsp):
+        op = ops[ax]
+        last = ax == nsp - 1
+        groups: dict[tuple[Block, ...], list[tuple[Block, triton_gemm.Halves]]] = {}
+        for key, t in items.items():
+            groups.setdefault(key[1:], []).append((key[0], t))
+        new: dict[tuple[Block, ...], Any] = {}
+        for rest, members in groups.items():
+            members.sort(key=lambda m: m[0][0])
+            j0, j1 = members[0][0][0], members[-1][0][1]
+            if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
+                raise AssertionError("blocks are not contiguous")  # pragma: no cover
+            if ax == 0:  # blocks of the split coefficients side by side: one view of them
+                t = _narrowed(data, ((j0, j1), *rest))
+            else:
+                t = triton_gemm.cat_halves([m[1] for m in members], 1)
+            cols = None if last else triton_gemm.table_exponents(op.full)[1]
+            new[rest] = triton_gemm.halves_product(t, 1, _split3(op.full[j0:j1]),
+                                                   data_first=True, out_exps=cols)
+        items = new
+    return items[()]
+
+
+def _narrowed(data: triton_gemm.Halves, ranges: tuple[Block, ...]) -> triton_gemm.Halves:
+    """The view of ``data`` (batch first) on the row ranges ``ranges``, one per axis."""
+    for ax, r in enumerate(ranges):
+        data = data.narrow(1 + ax, r[0], r[1] - r[0])
+    return data
+
+
+def _scales_fit(data: triton_gemm.Halves, ops: list[AxisOp]) -> bool:
+    """Whether every factor that undoes the halves' scales, :math:`2^{-(e_0 + \\sum_a e_a)}`,
+    is a normal float32 (its exponent at most 120 in magnitude)."""
+    worst = abs(data.base) + sum(triton_gemm.table_exponents(op.full)[2] for op in ops)
+    return worst <= 120

@@ -20,6 +20,10 @@ with arbitrary strides (a zero batch stride shares an operand between the batch 
   the kernel. The tensor cores' running sums over long ``K`` lose bits on an H100 (1.8e-6
   against float64 at ``K = 512``); each tile's products are therefore added in float32
   outside them (1.3e-7).
+* :func:`halves_product`: the engine's ``fp16x3`` stages (:mod:`.engine`), whose operands
+  are already float16 halves (:class:`Halves`): each stage's epilogue writes the next
+  stage's data as halves, scaled by powers of two known in advance, so that no product
+  splits its data; :func:`bmm_fp16x3` serves the data out of those scales' range.
 * :func:`bmm` (``precision="tf32x3"``): Triton's own ``input_precision="tf32x3"``.
 
 Measured on an H100 (``benchmarks/results/box_tensor_cores.md``, the 512^3, order-500 job):
@@ -375,3 +379,300 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
                              DATA_A=data_first, BM=bm, BN=bn, BK=bk, GROUP=8,
                              **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     return out
+
+
+# ------------------------------------------------------- operands kept as float16 halves
+# The engine's stages can hand each other their results as float16 halves (see
+# :mod:`.engine`, ``_analyze_halves``): every product then loads ready halves, and no pass
+# splits its data. A stage's output is scaled by powers of two known before it is computed,
+# from a bound on its magnitude: the row (or column) sums of the table times the bound of
+# its input (measured on an H100: a product of ready halves is 2.9x cuBLAS's float32 GEMM,
+# ``benchmarks/results/box_runs/box_presplit_gemm.md``; splitting in a pass of its own
+# costs what that saves, ``box_runs/presplit_engine/``).
+
+if _HAVE_TRITON:
+
+    @triton.jit
+    def _split_scaled_kernel(x_ptr, hi_ptr, lo_ptr, zero_ptr, n, n_zero, scale,
+                             ZERO: tl.constexpr, BLOCK: tl.constexpr):
+        """``hi + lo = scale * x`` as float16 halves, for a contiguous float32 ``x``; with
+        ``ZERO``, 0 where the boolean ``zero`` (repeated every ``n_zero`` entries) is set."""
+        i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = i < n
+        y = tl.load(x_ptr + i, mask=mask, other=0.0) * scale
+        if ZERO:
+            y = tl.where(tl.load(zero_ptr + i % n_zero, mask=mask, other=0) != 0, 0.0, y)
+        hi = y.to(tl.float16)
+        tl.store(hi_ptr + i, hi, mask=mask)
+        tl.store(lo_ptr + i, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
+
+    @triton.jit
+    def _halves_kernel(xh_ptr, xl_ptr, yh_ptr, yl_ptr, rowf_ptr, colf_ptr, oh_ptr, ol_ptr,
+                       M, N, K, s_xb, s_xm, s_xk, s_yb, s_yk, s_yn, s_ob, s_om, s_on,
+                       W, s_ow, ROWF: tl.constexpr, COLF: tl.constexpr, HALVES: tl.constexpr,
+                       SPLITN: tl.constexpr,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       GROUP: tl.constexpr, INTERPRET: tl.constexpr, KTILES: tl.constexpr):
+        """``C = X Y`` from float16 halves of both operands: three tensor-core products per
+        block of ``BK`` (``x_l y_h + x_h y_l + x_h y_h``), each block added to the float32
+        accumulator (the tensor cores' own long sums lose bits); then ``C`` times the row
+        factors ``rowf`` and the column factors ``colf`` (when given), stored as float32
+        or, with ``HALVES``, as float16 halves ``hi + lo`` (two outputs). With ``SPLITN``
+        column ``n`` is stored at ``(n // W) s_on + (n % W) s_ow`` (two strided axes)."""
+        batch = tl.program_id(1).to(tl.int64)
+        rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
+        rk = tl.arange(0, BK)
+        x_off = batch * s_xb + rm[:, None].to(tl.int64) * s_xm + rk[None, :] * s_xk
+        y_off = batch * s_yb + rk[:, None] * s_yk + rn[None, :].to(tl.int64) * s_yn
+        mmask = rm[:, None] < M
+        nmask = rn[None, :] < N
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, KTILES if INTERPRET else tl.cdiv(K, BK)):
+            left = K - k * BK
+            xm = mmask & (rk[None, :] < left)
+            ym = (rk[:, None] < left) & nmask
+            x_h = tl.load(xh_ptr + x_off, mask=xm, other=0.0)
+            x_l = tl.load(xl_ptr + x_off, mask=xm, other=0.0)
+            y_h = tl.load(yh_ptr + y_off, mask=ym, other=0.0)
+            y_l = tl.load(yl_ptr + y_off, mask=ym, other=0.0)
+            t = tl.dot(x_l, y_h)  # the small terms first
+            t = tl.dot(x_h, y_l, t)
+            t = tl.dot(x_h, y_h, t)
+            acc += t
+            x_off += BK * s_xk
+            y_off += BK * s_yk
+        if ROWF:
+            acc = acc * tl.load(rowf_ptr + rm, mask=rm < M, other=0.0)[:, None]
+        if COLF:
+            acc = acc * tl.load(colf_ptr + rn, mask=rn < N, other=0.0)[None, :]
+        if SPLITN:
+            cols = (rn // W).to(tl.int64) * s_on + (rn % W).to(tl.int64) * s_ow
+        else:
+            cols = rn.to(tl.int64) * s_on
+        o_off = batch * s_ob + rm[:, None].to(tl.int64) * s_om + cols[None, :]
+        if HALVES:
+            hi = acc.to(tl.float16)
+            tl.store(oh_ptr + o_off, hi, mask=mmask & nmask)
+            tl.store(ol_ptr + o_off, (acc - hi.to(tl.float32)).to(tl.float16),
+                     mask=mmask & nmask)
+        else:
+            tl.store(oh_ptr + o_off, acc, mask=mmask & nmask)
+
+
+#: Largest power-of-two exponent, in magnitude, of a scale of the halves (beyond it the
+#: factors that undo the scales could leave float32's normal range: the engine then uses
+#: :func:`bmm_fp16x3`).
+MAX_EXPONENT = 60
+
+
+@dataclass(frozen=True)
+class Halves:
+    r"""A float32 tensor ``t`` of shape ``(B, D_1, ..., D_d)`` kept as float16 halves,
+
+    .. math:: t = (h + l)\, 2^{-(e_0 + \sum_a e_a[i_a])},
+
+    with ``base`` :math:`e_0` an integer and ``exps[a]`` either ``None`` (0 along that axis)
+    or an integer vector (float32 values) over axis ``a + 1``. The scales bound the
+    magnitude: :math:`|h + l| < 2^{16}`, the range of float16."""
+
+    hi: torch.Tensor
+    lo: torch.Tensor
+    base: int
+    exps: tuple[torch.Tensor | None, ...]
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.hi.shape
+
+    def narrow(self, dim: int, start: int, length: int) -> Halves:
+        """The view ``t.narrow(dim, start, length)`` (``dim >= 1``)."""
+        e = self.exps[dim - 1]
+        exps = (*self.exps[:dim - 1], None if e is None else e.narrow(0, start, length),
+                *self.exps[dim:])
+        return Halves(self.hi.narrow(dim, start, length), self.lo.narrow(dim, start, length),
+                      self.base, exps)
+
+    def masked_zero(self, mask: torch.Tensor) -> Halves:
+        """A copy with the entries under ``mask`` (broadcast over the batch) set to zero."""
+        return Halves(self.hi.masked_fill(mask, 0.0), self.lo.masked_fill(mask, 0.0),
+                      self.base, self.exps)
+
+    def exponents(self, axes: range) -> torch.Tensor | None:
+        """:math:`e_0 + \\sum_a e_a` over ``axes`` (1-based, consecutive), flattened in
+        row-major order (a float32 vector); ``None`` when no axis has an exponent (the
+        constant ``base``)."""
+        if all(self.exps[a - 1] is None for a in axes):
+            return None
+        total = None
+        for a in axes:
+            e = self.exps[a - 1]
+            if e is None:
+                e = torch.zeros(self.hi.shape[a], device=self.hi.device)
+            total = e if total is None else (total[:, None] + e).reshape(-1)
+        return total + self.base
+
+
+def cat_halves(parts: list[Halves], dim: int) -> Halves:
+    """``torch.cat`` of halves along ``dim`` (the same scales on every other axis; no
+    exponent along ``dim``)."""
+    if len(parts) == 1:
+        return parts[0]
+    if any(p.exps[dim - 1] is not None or p.base != parts[0].base for p in parts):
+        raise ValueError("cat_halves needs equal scales and none along the joined axis")
+    return Halves(torch.cat([p.hi for p in parts], dim), torch.cat([p.lo for p in parts], dim),
+                  parts[0].base, parts[0].exps)
+
+
+def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | None:
+    """``t`` as :class:`Halves` with one scale, :math:`2^{e_0}` bringing its largest
+    magnitude into :math:`[2^{14}, 2^{15})` (one reduction, one host read, one pass);
+    ``None`` when that scale is beyond :data:`MAX_EXPONENT` or ``t`` is not finite.
+    ``zero``: a boolean mask of ``t``'s trailing axes (broadcast over the leading ones)
+    whose entries become 0 in the halves (the largest magnitude is taken over all)."""
+    top = float(torch.linalg.vector_norm(t, float("inf"))) if t.numel() else 0.0
+    if not math.isfinite(top):
+        return None
+    base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
+    if abs(base) > MAX_EXPONENT:
+        return None
+    x = t.contiguous()
+    hi = torch.empty(x.shape, dtype=torch.float16, device=x.device)
+    lo = torch.empty_like(hi)
+    n = x.numel()
+    block = 4096
+    z = None if zero is None else zero.to(device=x.device, dtype=torch.bool).contiguous()
+    if z is not None and (z.ndim > x.ndim or tuple(x.shape[x.ndim - z.ndim:]) != z.shape):
+        raise ValueError(f"split_scaled: a mask of shape {tuple(z.shape)} for {tuple(x.shape)}")
+    if n:
+        _split_scaled_kernel[(triton.cdiv(n, block),)](
+            x, hi, lo, x if z is None else z, n, 1 if z is None else max(z.numel(), 1),
+            2.0 ** base, ZERO=z is not None, BLOCK=block, num_warps=8)
+    return Halves(hi, lo, base, (None,) * (x.ndim - 1))
+
+
+def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Integer exponents (float32 vectors) ``e_row``, ``e_col`` of a table with
+    :math:`2^{e}\\,\\|row\\|_1 \\le 1` and :math:`2^{e}\\,\\|column\\|_1 \\le 1`
+    (``-ceil(log2)`` of the sums, 0 for a zero row), and the largest of their magnitudes
+    (an ``int``); cached on the table like :func:`split_of` (one host read, once)."""
+    base = mat if mat._base is None else mat._base
+    key = ("exps", tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
+    cache = getattr(base, "_fastmoments_splits", None)
+    if cache is None or cache[0] != base._version:
+        cache = (base._version, {})
+        base._fastmoments_splits = cache
+    hit = cache[1].get(key)
+    if hit is None:
+        a = mat.detach().double().abs()
+
+        def exps(s: torch.Tensor) -> torch.Tensor:
+            return -torch.ceil(torch.log2(torch.where(s > 0, s, torch.ones_like(s))))
+
+        rows, cols = exps(a.sum(1)), exps(a.sum(0))
+        top = max(float(rows.abs().max()) if rows.numel() else 0.0,
+                  float(cols.abs().max()) if cols.numel() else 0.0)
+        hit = cache[1][key] = (rows.float(), cols.float(), int(top))
+    return hit
+
+
+def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first: bool,
+                   out_exps: torch.Tensor | None,
+                   out: torch.Tensor | None = None) -> Halves | torch.Tensor:
+    """One stage of the engine on halves, summing the axis ``k_axis`` of ``data`` (1 or the
+    last; no exponent along it) with the table ``const``:
+
+    * ``data_first=False``, ``k_axis`` last: ``const @ data``, the new axis (the table's
+      rows) right after the batch, ``(B, M, *free)``;
+    * ``data_first=True``, ``k_axis = 1``: ``data @ const``, the new axis (the table's
+      columns) last, ``(B, *free, N)``.
+
+    With ``out_exps`` (the exponents of the new axis) the result is :class:`Halves`, the
+    data's exponents carried over on its free axes; without, a float32 tensor (the scales
+    undone), written into ``out`` when given (a float32 view of the result's shape, of any
+    strides, with at most two free axes: the engine's dense coefficients).
+    """
+    b = data.hi.shape[0]
+    nd = data.hi.ndim
+    kdim = data.hi.shape[k_axis]
+    if data.exps[k_axis - 1] is not None:
+        raise ValueError("halves_product: the summed axis carries an exponent")
+    if data_first != (k_axis == 1) or (not data_first and k_axis != nd - 1):
+        raise ValueError("halves_product: sums axis 1 with the data first, else the last")
+    free = range(2, nd) if data_first else range(1, nd - 1)
+    free_shape = tuple(data.hi.shape[a] for a in free)
+    if data_first:  # (B, K, F) -> (B, F, K), a transposed view
+        hi, lo = data.hi.reshape(b, kdim, -1).mT, data.lo.reshape(b, kdim, -1).mT
+    else:  # (B, F, K) -> (B, K, F)
+        hi, lo = data.hi.reshape(b, -1, kdim).mT, data.lo.reshape(b, -1, kdim).mT
+    a_shape = hi.shape if data_first else const.hi.shape
+    b_shape = const.hi.shape if data_first else hi.shape
+    m, k, n = a_shape[1], a_shape[2], b_shape[2]
+    if a_shape[2] != b_shape[1]:
+        raise ValueError("halves_product: inner sizes differ")
+    dev = data.hi.device
+    halves = out_exps is not None
+    # (scalars from the host are Python numbers: a tensor made from one would be a copy
+    # that waits for the GPU)
+    if halves:  # the new axis scaled by 2^e; the data's scales stay on its free axes
+        f = torch.exp2(out_exps).mul_(const.inv_scale)
+    else:  # float32: undo the data's scales along its free axes
+        e = data.exponents(free)
+        f = (torch.exp2(-e).mul_(const.inv_scale) if e is not None
+             else torch.full((m if data_first else n,), const.inv_scale * 2.0 ** -data.base,
+                             device=dev))
+    new_axis_is_row = not data_first
+    rowf, colf = (f, None) if halves == new_axis_is_row else (None, f)
+    dt = torch.float16 if halves else torch.float32
+    shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
+    w, s_ow = n, 0
+    if out is not None:
+        if halves or data_first or len(free_shape) > 2 or tuple(out.shape) != shape:
+            raise ValueError("halves_product: out= takes the float32 result of const @ data")
+        oh = ol = out
+        s_o = (out.stride(0), out.stride(1), out.stride(2))
+        if len(free_shape) == 2:
+            w, s_ow = free_shape[1], out.stride(3)
+    else:
+        oh = torch.empty((b, m, n), dtype=dt, device=dev)
+        ol = torch.empty_like(oh) if halves else oh
+        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
+    shared = const.hi.shape[0] == 1
+    s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
+    s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
+    if data_first:
+        x_h, x_l, y_h, y_l, s_x, s_y = hi, lo, const.hi, const.lo, s_d, s_c
+    else:
+        x_h, x_l, y_h, y_l, s_x, s_y = const.hi, const.lo, hi, lo, s_c, s_d
+    bm, bn, bk, warps, stages = _tile_halves(m, n)
+    for start in range(0, b, _MAX_GRID_Y):
+        stop = min(b, start + _MAX_GRID_Y)
+        sl = slice(start, stop)
+        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
+        _halves_kernel[grid](
+            _part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
+            _part(y_l, s_y[0], sl), f if rowf is None else rowf, f if colf is None else colf,
+            oh[sl], ol[sl], m, n, k, *s_x, *s_y, *s_o, w, s_ow, ROWF=rowf is not None,
+            COLF=colf is not None, HALVES=halves, SPLITN=s_ow != 0, BM=bm, BN=bn, BK=bk,
+            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+    if not halves:
+        return oh if out is not None else oh.reshape(shape)
+    kept = tuple(data.exps[a - 1] for a in free)
+    exps = (*kept, out_exps) if data_first else (out_exps, *kept)
+    return Halves(oh.reshape(shape), ol.reshape(shape), data.base, exps)
+
+
+def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
+    """The batch entries ``sl`` of ``t`` for one launch (all of it when it is shared)."""
+    return t[sl] if batch_stride else t
+
+
+def _tile_halves(m: int, n: int) -> tuple[int, int, int, int, int]:
+    """``(BM, BN, BK, warps, stages)`` of the halves product, measured on an H100
+    (``benchmarks/results/box_runs/box_presplit_gemm.md``: 64-wide blocks for the large
+    products, 32-wide where a side is at most 256); small tiles under the interpreter."""
+    if os.environ.get("TRITON_INTERPRET", "") == "1":
+        return 16, 16, 16, 1, 1
+    bm = 64 if m <= 64 else 128
+    bn = 64 if n <= 64 else 128
+    bk = 64 if min(m, n) > 256 else 32
+    return bm, bn, bk, 4 if bm * bn <= 8192 else 8, 3

@@ -1,0 +1,135 @@
+"""The fp16x3 box engine on float16 halves (box.triton_gemm.Halves, engine._analyze_halves).
+
+Each stage hands the next its result as float16 halves scaled by powers of two known in
+advance, so no product splits its data. Runs where the kernels run (CUDA, or the CPU under
+TRITON_INTERPRET=1)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastmoments.box import JacobiTransform, engine, triton_gemm
+
+DEV = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+needs_kernel = pytest.mark.skipif(not triton_gemm.available(DEV),
+                                  reason="needs CUDA or TRITON_INTERPRET=1 with Triton")
+
+
+@pytest.fixture(autouse=True)
+def _halves_for_small_jobs(monkeypatch):
+    """The halves run from 2^26 samples up; these tests take them for small ones too."""
+    monkeypatch.setattr(engine, "HALVES_MIN", 0)
+
+
+def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(torch.linalg.vector_norm(a.double().cpu() - b) / torch.linalg.vector_norm(b))
+
+
+def _counting(monkeypatch) -> dict[str, int]:
+    calls = {"halves": 0, "split inside": 0}
+    halves, inside = triton_gemm.halves_product, triton_gemm.bmm_fp16x3
+
+    def count_halves(*a, **k):
+        calls["halves"] += 1
+        return halves(*a, **k)
+
+    def count_inside(*a, **k):
+        calls["split inside"] += 1
+        return inside(*a, **k)
+
+    monkeypatch.setattr(triton_gemm, "halves_product", count_halves)
+    monkeypatch.setattr(triton_gemm, "bmm_fp16x3", count_inside)
+    return calls
+
+
+@needs_kernel
+@pytest.mark.parametrize("shape", [(9, 11), (7, 6, 9)])
+def test_fp16x3_stages_run_on_halves(monkeypatch, shape):
+    calls = _counting(monkeypatch)
+    order = 6
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.7, dtype=torch.float64)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.7, device=DEV, precision="fp16x3",
+                           block=4)
+    j = plan.forward(x.float().to(DEV)).data
+    r = plan.inverse(j)
+    assert calls["split inside"] == 0 and calls["halves"] > 2 * len(shape)
+    j64 = ref.forward(x).data
+    assert _rel(j, j64) < 1e-6 and _rel(r, ref.inverse(j64)) < 1e-6
+
+
+@needs_kernel
+def test_input_out_of_the_scales_range_takes_the_split_inside_kernel(monkeypatch):
+    calls = _counting(monkeypatch)
+    shape, order = (8, 10), 5
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    x = x * 1e25  # the input's scale would be 2^-69: beyond MAX_EXPONENT
+    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3")
+    j = plan.forward(x.float().to(DEV)).data
+    assert calls["split inside"] > 0
+    assert _rel(j, ref.forward(x).data) < 1e-6
+
+
+@needs_kernel
+def test_a_wide_dynamic_range_keeps_float32_accuracy():
+    # a bright spot on a background 20 decades darker: the scales are set by the spot, the
+    # background's entries keep their relative precision as float16 exponents allow
+    shape, order = (10, 12, 8), 6
+    g = torch.Generator().manual_seed(3)
+    x = torch.rand(shape, generator=g, dtype=torch.float64) * 1e-20
+    x[4, 5, 3] = 1.0
+    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3")
+    j = plan.forward(x.float().to(DEV)).data
+    j64 = ref.forward(x.float().double()).data
+    assert _rel(j, j64) < 1e-6
+    r = plan.inverse(j)
+    assert _rel(r, ref.inverse(j64)) < 1e-6
+
+
+@needs_kernel
+def test_halves_views_and_scales():
+    g = torch.Generator().manual_seed(4)
+    t = (torch.randn(2, 5, 6, generator=g) * 3e3).to(DEV)
+    h = triton_gemm.split_scaled(t)
+    top = float(t.abs().max())
+    assert h is not None and 2.0**14 <= top * 2.0**h.base < 2.0**15
+    back = (h.hi.double() + h.lo.double()) * 2.0 ** -h.base
+    assert float((back - t.double()).abs().max()) <= 2.0**-23 * float(t.abs().max())
+    e = torch.arange(6, dtype=torch.float32, device=DEV)
+    h2 = triton_gemm.Halves(h.hi, h.lo, h.base, (None, e))
+    v = h2.narrow(2, 1, 3)
+    assert v.hi.shape == (2, 5, 3) and v.exps[1].tolist() == [1.0, 2.0, 3.0]
+    assert h2.exponents(range(1, 3)).reshape(5, 6)[2].tolist() == (e + h.base).tolist()
+    assert h.exponents(range(1, 3)) is None  # one scale: no vector
+    with pytest.raises(ValueError, match="scales"):
+        triton_gemm.cat_halves([h2, h2], 2)
+    assert triton_gemm.split_scaled(torch.tensor([1.0, float("inf")], device=DEV)) is None
+
+
+@needs_kernel
+def test_coefficients_outside_the_set_are_ignored_on_halves(monkeypatch):
+    calls = _counting(monkeypatch)
+    shape, order = (9, 8, 10), 6
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3",
+                           block=2)
+    ref = JacobiTransform(shape, order, alpha=0.3, beta=0.3, dtype=torch.float64)
+    j = plan.forward(x.float().to(DEV)).data
+    outside = plan.outside().to(DEV)
+    assert bool((j[outside] == 0).all())  # the forward leaves them at zero
+    junk = j.masked_fill(outside, 3.0)
+    r = plan.inverse(junk)
+    assert calls["split inside"] == 0
+    assert _rel(r, ref.inverse(ref.forward(x).data)) < 1e-6
+
+
+@needs_kernel
+def test_small_jobs_keep_the_kernel_that_splits_its_tiles(monkeypatch):
+    monkeypatch.setattr(engine, "HALVES_MIN", 10**6)
+    calls = _counting(monkeypatch)
+    plan = JacobiTransform((8, 9), 4, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3")
+    plan.inverse(plan.forward(torch.rand(8, 9, device=DEV)).data)
+    assert calls["halves"] == 0 and calls["split inside"] > 0
