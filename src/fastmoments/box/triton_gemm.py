@@ -669,9 +669,15 @@ def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
 def _tile_halves(m: int, n: int) -> tuple[int, int, int, int, int]:
     """``(BM, BN, BK, warps, stages)`` of the halves product, measured on an H100
     (``benchmarks/results/box_runs/box_presplit_gemm.md``: 64-wide blocks for the large
-    products, 32-wide where a side is at most 256); small tiles under the interpreter."""
+    products, 32-wide where a side is at most 256; ten other settings were no faster on the
+    512^3 job, ``box_runs/presplit_engine/README.md``); small tiles under the interpreter.
+    ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
     if os.environ.get("TRITON_INTERPRET", "") == "1":
         return 16, 16, 16, 1, 1
+    env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
+    if env:
+        bm, bn, bk, warps, stages = (int(v) for v in env.split(","))
+        return bm, bn, bk, warps, stages
     bm = 64 if m <= 64 else 128
     bn = 64 if n <= 64 else 128
     bk = 64 if min(m, n) > 256 else 32
