@@ -37,7 +37,6 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -534,37 +533,57 @@ def _synthesize_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bo
     r""":func:`_synthesize_plain` with ``precision="fp16x3"`` on float16 halves (as
     :func:`_analyze_halves`; each new pixel axis scaled by :math:`2^{e_p}` with
     :math:`2^{e_p}\|S_{:,p}\|_1 \le 1` over all of the table's rows, so that the blocks put
-    side by side share their scales). ``None`` (nothing done) when the coefficients'
-    magnitude is out of the scales' range."""
-    # the coefficients outside the set are ignored: zeroed in the same pass as the split
+    side by side share their scales). The coefficients outside the set are zeroed in the
+    split; the blocks of the first stage are read side by side as one view of the split
+    coefficients, and every later stage's blocks are written side by side into one buffer
+    by the products that make them, so nothing is copied or concatenated. ``None``
+    (nothing done) when the coefficients' magnitude is out of the scales' range."""
     data = triton_gemm.split_scaled(c, outside)
     if data is None or not _scales_fit(data, ops):
         return None
-    nsp = len(ops)
-    items: dict[tuple[Block, ...], triton_gemm.Halves] = {}
-    for k in keys:
-        items[k] = _narrowed(data, k)
-    for ax in range(nsp):
-        op = ops[ax]
-        last = ax == nsp - 1
-        groups: dict[tuple[Block, ...], list[tuple[Block, triton_gemm.Halves]]] = {}
-        for key, t in items.items():
-            groups.setdefault(key[1:], []).append((key[0], t))
-        new: dict[tuple[Block, ...], Any] = {}
-        for rest, members in groups.items():
-            members.sort(key=lambda m: m[0][0])
-            j0, j1 = members[0][0][0], members[-1][0][1]
-            if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
-                raise AssertionError("blocks are not contiguous")  # pragma: no cover
-            if ax == 0:  # blocks of the split coefficients side by side: one view of them
-                t = _narrowed(data, ((j0, j1), *rest))
-            else:
-                t = triton_gemm.cat_halves([m[1] for m in members], 1)
-            cols = None if last else triton_gemm.table_exponents(op.full)[1]
-            new[rest] = triton_gemm.halves_product(t, 1, _split3(op.full[j0:j1]),
-                                                   data_first=True, out_exps=cols)
+    b = c.shape[0]
+    # items: the blocks still to come (rest) -> (rows of the axis contracted next, halves)
+    items: dict[tuple[Block, ...], tuple[Block, triton_gemm.Halves]] = {}
+    for rest, (j0, j1) in _side_by_side([(k[1:], k[0]) for k in keys]).items():
+        items[rest] = ((j0, j1), _narrowed(data, ((j0, j1), *rest)))
+    for ax, op in enumerate(ops):
+        if ax == len(ops) - 1:
+            ((j0, j1), t), = items.values()
+            return triton_gemm.halves_product(t, 1, _split3(op.full[j0:j1]), data_first=True,
+                                              out_exps=None)
+        cols = triton_gemm.table_exponents(op.full)[1]
+        new: dict[tuple[Block, ...], tuple[Block, triton_gemm.Halves]] = {}
+        for rest2, (r0, r1) in _side_by_side([(r[1:], r[0]) for r in items]).items():
+            firsts = sorted(r[0] for r in items if r[1:] == rest2)
+            shape = (b, r1 - r0, *items[(firsts[0], *rest2)][1].hi.shape[3:], op.npix)
+            hi = torch.empty(shape, dtype=torch.float16, device=c.device)
+            lo = torch.empty_like(hi)
+            joined = None
+            for first in firsts:
+                (j0, j1), t = items[(first, *rest2)]
+                off, width = first[0] - r0, first[1] - first[0]
+                joined = triton_gemm.halves_product(
+                    t, 1, _split3(op.full[j0:j1]), data_first=True, out_exps=cols,
+                    out=(hi.narrow(1, off, width), lo.narrow(1, off, width)))
+            new[rest2] = ((r0, r1), triton_gemm.Halves(hi, lo, joined.base, joined.exps))
         items = new
-    return items[()]
+    raise AssertionError("no axis")  # pragma: no cover
+
+
+def _side_by_side(pairs: list[tuple[tuple[Block, ...], Block]]
+                  ) -> dict[tuple[Block, ...], Block]:
+    """For ``(rest, rows)`` pairs, the rows of each ``rest`` put side by side: one range
+    (they must be contiguous)."""
+    groups: dict[tuple[Block, ...], list[Block]] = {}
+    for rest, rows in pairs:
+        groups.setdefault(rest, []).append(rows)
+    out = {}
+    for rest, rows in groups.items():
+        rows.sort()
+        if any(a[1] != b[0] for a, b in itertools.pairwise(rows)):
+            raise AssertionError("blocks are not contiguous")  # pragma: no cover
+        out[rest] = (rows[0][0], rows[-1][1])
+    return out
 
 
 def _narrowed(data: triton_gemm.Halves, ranges: tuple[Block, ...]) -> triton_gemm.Halves:

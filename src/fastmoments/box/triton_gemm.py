@@ -409,8 +409,8 @@ if _HAVE_TRITON:
     @triton.jit
     def _halves_kernel(xh_ptr, xl_ptr, yh_ptr, yl_ptr, rowf_ptr, colf_ptr, oh_ptr, ol_ptr,
                        M, N, K, s_xb, s_xm, s_xk, s_yb, s_yk, s_yn, s_ob, s_om, s_on,
-                       W, s_ow, ROWF: tl.constexpr, COLF: tl.constexpr, HALVES: tl.constexpr,
-                       SPLITN: tl.constexpr,
+                       W, s_ow, WX, s_xw, ROWF: tl.constexpr, COLF: tl.constexpr,
+                       HALVES: tl.constexpr, SPLITN: tl.constexpr, SPLITM: tl.constexpr,
                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                        GROUP: tl.constexpr, INTERPRET: tl.constexpr, KTILES: tl.constexpr):
         """``C = X Y`` from float16 halves of both operands: three tensor-core products per
@@ -418,11 +418,16 @@ if _HAVE_TRITON:
         accumulator (the tensor cores' own long sums lose bits); then ``C`` times the row
         factors ``rowf`` and the column factors ``colf`` (when given), stored as float32
         or, with ``HALVES``, as float16 halves ``hi + lo`` (two outputs). With ``SPLITN``
-        column ``n`` is stored at ``(n // W) s_on + (n % W) s_ow`` (two strided axes)."""
+        column ``n`` is stored at ``(n // W) s_on + (n % W) s_ow`` (two strided axes); with
+        ``SPLITM`` row ``m`` of ``X`` is read at ``(m // WX) s_xm + (m % WX) s_xw``."""
         batch = tl.program_id(1).to(tl.int64)
         rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
-        x_off = batch * s_xb + rm[:, None].to(tl.int64) * s_xm + rk[None, :] * s_xk
+        if SPLITM:
+            xrows = (rm // WX).to(tl.int64) * s_xm + (rm % WX).to(tl.int64) * s_xw
+        else:
+            xrows = rm.to(tl.int64) * s_xm
+        x_off = batch * s_xb + xrows[:, None] + rk[None, :] * s_xk
         y_off = batch * s_yb + rk[:, None] * s_yk + rn[None, :].to(tl.int64) * s_yn
         mmask = rm[:, None] < M
         nmask = rn[None, :] < N
@@ -577,7 +582,8 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
 
 def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first: bool,
                    out_exps: torch.Tensor | None,
-                   out: torch.Tensor | None = None) -> Halves | torch.Tensor:
+                   out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None
+                   ) -> Halves | torch.Tensor:
     """One stage of the engine on halves, summing the axis ``k_axis`` of ``data`` (1 or the
     last; no exponent along it) with the table ``const``:
 
@@ -588,8 +594,11 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
 
     With ``out_exps`` (the exponents of the new axis) the result is :class:`Halves`, the
     data's exponents carried over on its free axes; without, a float32 tensor (the scales
-    undone), written into ``out`` when given (a float32 view of the result's shape, of any
-    strides, with at most two free axes: the engine's dense coefficients).
+    undone). ``out``: where to write the result, of its shape: for the float32 result of
+    ``const @ data`` a view of any strides with at most two free axes (the engine's dense
+    coefficients); for halves with the data first, ``(hi, lo)`` views whose free axes and
+    new axis merge into two strided axes (a slice along axis 1 of a contiguous buffer).
+    A data view whose free axes do not merge is read as two strided axes (at most two).
     """
     b = data.hi.shape[0]
     nd = data.hi.ndim
@@ -600,11 +609,26 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         raise ValueError("halves_product: sums axis 1 with the data first, else the last")
     free = range(2, nd) if data_first else range(1, nd - 1)
     free_shape = tuple(data.hi.shape[a] for a in free)
+    wx, s_xw = 1, 0
     if data_first:  # (B, K, F) -> (B, F, K), a transposed view
-        hi, lo = data.hi.reshape(b, kdim, -1).mT, data.lo.reshape(b, kdim, -1).mT
+        try:
+            hi, lo = data.hi.view(b, kdim, -1).mT, data.lo.view(b, kdim, -1).mT
+            s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
+        except RuntimeError:  # free axes that do not merge (a block of a larger array)
+            if nd == 4 and data.hi.stride() == data.lo.stride():
+                # rows read in place as two strided axes, (m // WX, m % WX)
+                hi, lo = data.hi, data.lo
+                wx, s_xw = hi.shape[3], hi.stride(3)
+                s_d = (hi.stride(0), hi.stride(2), hi.stride(1))
+            else:
+                hi = data.hi.reshape(b, kdim, -1).mT
+                lo = data.lo.reshape(b, kdim, -1).mT
+                s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
     else:  # (B, F, K) -> (B, K, F)
         hi, lo = data.hi.reshape(b, -1, kdim).mT, data.lo.reshape(b, -1, kdim).mT
-    a_shape = hi.shape if data_first else const.hi.shape
+        s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
+    f_total = math.prod(free_shape)
+    a_shape = (b, f_total, kdim) if data_first else const.hi.shape
     b_shape = const.hi.shape if data_first else hi.shape
     m, k, n = a_shape[1], a_shape[2], b_shape[2]
     if a_shape[2] != b_shape[1]:
@@ -625,8 +649,15 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     dt = torch.float16 if halves else torch.float32
     shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
     w, s_ow = n, 0
-    if out is not None:
-        if halves or data_first or len(free_shape) > 2 or tuple(out.shape) != shape:
+    if out is not None and halves:
+        if not data_first or tuple(out[0].shape) != shape or tuple(out[1].shape) != shape:
+            raise ValueError("halves_product: out= takes halves of data @ const")
+        oh, ol = out[0].view(b, m, n), out[1].view(b, m, n)
+        if oh.stride() != ol.stride():
+            raise ValueError("halves_product: out= halves of different strides")
+        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
+    elif out is not None:
+        if data_first or len(free_shape) > 2 or tuple(out.shape) != shape:
             raise ValueError("halves_product: out= takes the float32 result of const @ data")
         oh = ol = out
         s_o = (out.stride(0), out.stride(1), out.stride(2))
@@ -638,7 +669,6 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
     shared = const.hi.shape[0] == 1
     s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
-    s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
     if data_first:
         x_h, x_l, y_h, y_l, s_x, s_y = hi, lo, const.hi, const.lo, s_d, s_c
     else:
@@ -651,13 +681,16 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         _halves_kernel[grid](
             _part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
             _part(y_l, s_y[0], sl), f if rowf is None else rowf, f if colf is None else colf,
-            oh[sl], ol[sl], m, n, k, *s_x, *s_y, *s_o, w, s_ow, ROWF=rowf is not None,
-            COLF=colf is not None, HALVES=halves, SPLITN=s_ow != 0, BM=bm, BN=bn, BK=bk,
-            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+            oh[sl], ol[sl], m, n, k, *s_x, *s_y, *s_o, w, s_ow, wx, s_xw,
+            ROWF=rowf is not None, COLF=colf is not None, HALVES=halves, SPLITN=s_ow != 0,
+            SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk, GROUP=8, **_loop_bound(k, bk),
+            num_warps=warps, num_stages=stages)
     if not halves:
         return oh if out is not None else oh.reshape(shape)
     kept = tuple(data.exps[a - 1] for a in free)
     exps = (*kept, out_exps) if data_first else (out_exps, *kept)
+    if out is not None:
+        return Halves(out[0], out[1], data.base, exps)
     return Halves(oh.reshape(shape), ol.reshape(shape), data.base, exps)
 
 
