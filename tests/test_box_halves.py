@@ -133,3 +133,19 @@ def test_small_jobs_keep_the_kernel_that_splits_its_tiles(monkeypatch):
     plan = JacobiTransform((8, 9), 4, alpha=0.3, beta=0.3, device=DEV, precision="fp16x3")
     plan.inverse(plan.forward(torch.rand(8, 9, device=DEV)).data)
     assert calls["halves"] == 0 and calls["split inside"] > 0
+
+
+def test_largest_magnitude_reuses_the_input_check_until_the_tensor_changes():
+    from fastmoments._array import _LARGEST, _all_finite, largest_magnitude
+
+    t = torch.tensor([[1.0, -5.0], [3.0, 2.0]])
+    assert _all_finite(t) and t in _LARGEST
+    assert not _all_finite(torch.tensor([1.0, float("nan")]))
+    assert not _all_finite(torch.tensor([1.0, -float("inf")]))
+    assert float(largest_magnitude(t)) == 5.0
+    assert float(largest_magnitude(t.reshape(4))) == 5.0  # a whole view of it
+    _LARGEST[t] = (t._version, torch.tensor(123.0))  # what a reuse would return
+    assert float(largest_magnitude(t)) == 123.0
+    t[0, 0] = -9.0  # the version changes: computed afresh
+    assert float(largest_magnitude(t)) == 9.0
+    assert float(largest_magnitude(t[1])) == 3.0  # part of it: computed afresh

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.weak import WeakIdKeyDictionary
 
 __all__ = [
     "ArrayKind",
@@ -395,6 +396,23 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
     return torch.isfinite(torch.stack((lo, hi))).all()
 
 
+#: The largest magnitude the input check (:func:`_all_finite`) computed for a contiguous real
+#: tensor, with the tensor's version counter then (kept while the tensor lives).
+_LARGEST: WeakIdKeyDictionary = WeakIdKeyDictionary()  # by identity (tensors' == is elementwise)
+
+
+def largest_magnitude(t: torch.Tensor) -> torch.Tensor:
+    """``max |t|`` as a 0-d tensor on ``t``'s device (NaN propagates): the value that the
+    input check (:func:`_all_finite`) computed for ``t``, or for the tensor ``t`` is a whole
+    view of, when neither has changed since; else one reduction."""
+    for src in (t, t._base):
+        hit = _LARGEST.get(src) if src is not None else None
+        if (hit is not None and hit[0] == src._version and src.data_ptr() == t.data_ptr()
+                and src.numel() == t.numel() and src.dtype == t.dtype and t.is_contiguous()):
+            return hit[1]
+    return torch.linalg.vector_norm(t.detach(), ord=math.inf)
+
+
 def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
     """Clear the device flag byte ``flag`` (``uint8``, 1 = finite so far) when ``t`` holds NaN
     or infinity, with one :func:`finite_flag` pass and nothing waiting for it: how the
@@ -404,6 +422,18 @@ def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
 
 
 def _all_finite(t: torch.Tensor) -> bool:
+    """Whether every entry of ``t`` is finite (one host read). For a contiguous real float
+    tensor the largest magnitude is computed on the way and kept for
+    :func:`largest_magnitude`."""
+    if (t.numel() and t.is_floating_point() and t.is_contiguous()
+            and not t.requires_grad):
+        if t.is_cuda:  # one reduction either way; NaN propagates
+            top = torch.linalg.vector_norm(t, ord=math.inf)
+        else:
+            lo, hi = torch.aminmax(t)
+            top = torch.maximum(hi, -lo)
+        _LARGEST[t] = (t._version, top)
+        return bool(top < math.inf)
     return bool(finite_flag(t))
 
 

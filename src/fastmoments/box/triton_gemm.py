@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .._array import largest_magnitude
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import available, loop_bound, tl, triton
 
@@ -534,7 +535,7 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | 
     ``None`` when that scale is beyond :data:`MAX_EXPONENT` or ``t`` is not finite.
     ``zero``: a boolean mask of ``t``'s trailing axes (broadcast over the leading ones)
     whose entries become 0 in the halves (the largest magnitude is taken over all)."""
-    top = float(torch.linalg.vector_norm(t, float("inf"))) if t.numel() else 0.0
+    top = float(largest_magnitude(t)) if t.numel() else 0.0
     if not math.isfinite(top):
         return None
     base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
