@@ -58,7 +58,7 @@ from .._memory import (
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
-from . import fold_kernels
+from . import fold_kernels, triton_gemm
 from .clip import as_planes, clip_boxes
 from .engine import PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
 from .moments import BoxMoments
@@ -149,8 +149,8 @@ class JacobiTransform:
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
-    precision : {"float32", "fp16x3", "tf32x3"}
-        How float32 products run on CUDA: ``"float32"`` (default, cuBLAS on CUDA cores),
+    precision : {"float32", "fp16x3", "tf32x3"}, optional
+        How float32 products run on CUDA: ``"float32"`` (cuBLAS on CUDA cores),
         ``"fp16x3"`` (float16 tensor cores: each operand kept as two scaled float16 halves,
         three products summed; the stages hand each other their results as halves,
         :func:`fastmoments.box.triton_gemm.halves_product`) or ``"tf32x3"`` (TF32 tensor
@@ -159,8 +159,10 @@ class JacobiTransform:
         ``"fp16x3"`` is the fastest setting measured on an H100 (table ``box_tensor_cores``
         of the benchmarks page, ``benchmarks/results/box_tensor_cores.md``); with
         ``parity=True`` both tensor-core schemes are slower (8 parity classes, each its own
-        products). Ignored on the CPU, in float64 and while a gradient is recorded (the
-        torch products are used there).
+        products). Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with
+        Triton), ``"float32"`` otherwise (images: their small products measured faster with
+        cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a
+        gradient is recorded (the torch products are used there).
 
     Raises
     ------
@@ -201,7 +203,7 @@ class JacobiTransform:
                  k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
                  normalization: str = "jacobi", dtype: Any = torch.float32,
                  device: Any = None, block: int | None = None, parity: bool | None = None,
-                 memory_budget: float | None = None, precision: str = "float32") -> None:
+                 memory_budget: float | None = None, precision: str | None = None) -> None:
         self.shape = check_shape("shape", shape, ndim=(2, 3))
         self.ndim = len(self.shape)
         self.order = check_int("order", order, minimum=0)
@@ -221,6 +223,10 @@ class JacobiTransform:
         self.dtype = real_dtype(dtype)
         self.device = resolve_device(device)
         self.memory_budget = check_memory_budget(memory_budget)
+        if precision is None:  # measured: tensor cores for volumes on a GPU (see above)
+            precision = ("fp16x3" if self.ndim == 3 and self.device.type == "cuda"
+                         and self.dtype == torch.float32 and triton_gemm.available(self.device)
+                         else "float32")
         self.precision = check_choice("precision", precision, PRECISIONS)
         if parity is None:
             parity = (self.alpha == self.beta and self.ndim == 3 and self.precision == "float32"
