@@ -149,3 +149,15 @@ def test_largest_magnitude_reuses_the_input_check_until_the_tensor_changes():
     t[0, 0] = -9.0  # the version changes: computed afresh
     assert float(largest_magnitude(t)) == 9.0
     assert float(largest_magnitude(t[1])) == 3.0  # part of it: computed afresh
+
+
+def test_largest_magnitude_of_another_view_of_the_checked_tensor():
+    from fastmoments._array import _LARGEST, _all_finite, largest_magnitude
+
+    base = torch.tensor([[1.0, -7.0], [3.0, 2.0]])
+    v = base.reshape(4)  # checked as a view; the engine then sees another view of the base
+    assert _all_finite(v) and base in _LARGEST and float(_LARGEST[base][1]) == 7.0
+    w = base.reshape(1, 2, 2)
+    _LARGEST[base] = (base._version, torch.tensor(99.0))  # what a reuse would return
+    assert w._base is base and float(largest_magnitude(w)) == 99.0
+    assert not _all_finite(base[0].clone().fill_(float("nan")))

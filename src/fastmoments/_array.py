@@ -433,6 +433,9 @@ def _all_finite(t: torch.Tensor) -> bool:
             lo, hi = torch.aminmax(t)
             top = torch.maximum(hi, -lo)
         _LARGEST[t] = (t._version, top)
+        base = t._base  # views share the root's storage (and its version counter)
+        if base is not None and base.data_ptr() == t.data_ptr() and base.numel() == t.numel():
+            _LARGEST[base] = (base._version, top)
         return bool(top < math.inf)
     return bool(finite_flag(t))
 

@@ -511,11 +511,11 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
             mat = op.full[:n]
             if last:  # float32, straight into the dense result (one block on this axis)
                 where = (slice(None), slice(0, n), *(slice(*key[a]) for a in range(1, nsp)))
-                target = out[where]
-                triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
-                                           out_exps=None, out=target)
+                zero = None  # the entries outside the set are written as 0 by the kernel
                 if outside is not None and not _inside({**key, ax: (0, n)}, ops, order, total):
-                    _zero_(target, outside[where[1:]])
+                    zero = outside[where[1:]]
+                triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
+                                           out_exps=None, out=out[where], zero=zero)
                 continue
             rows = triton_gemm.table_exponents(op.full)[0][:n]
             y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,

@@ -409,9 +409,10 @@ if _HAVE_TRITON:
 
     @triton.jit
     def _halves_kernel(xh_ptr, xl_ptr, yh_ptr, yl_ptr, rowf_ptr, colf_ptr, oh_ptr, ol_ptr,
-                       M, N, K, s_xb, s_xm, s_xk, s_yb, s_yk, s_yn, s_ob, s_om, s_on,
-                       W, s_ow, WX, s_xw, ROWF: tl.constexpr, COLF: tl.constexpr,
-                       HALVES: tl.constexpr, SPLITN: tl.constexpr, SPLITM: tl.constexpr,
+                       z_ptr, M, N, K, s_xb, s_xm, s_xk, s_yb, s_yk, s_yn, s_ob, s_om, s_on,
+                       W, s_ow, WX, s_xw, s_zm, s_zn, s_zw,
+                       ROWF: tl.constexpr, COLF: tl.constexpr, HALVES: tl.constexpr,
+                       SPLITN: tl.constexpr, SPLITM: tl.constexpr, ZERO: tl.constexpr,
                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                        GROUP: tl.constexpr, INTERPRET: tl.constexpr, KTILES: tl.constexpr):
         """``C = X Y`` from float16 halves of both operands: three tensor-core products per
@@ -420,7 +421,8 @@ if _HAVE_TRITON:
         factors ``rowf`` and the column factors ``colf`` (when given), stored as float32
         or, with ``HALVES``, as float16 halves ``hi + lo`` (two outputs). With ``SPLITN``
         column ``n`` is stored at ``(n // W) s_on + (n % W) s_ow`` (two strided axes); with
-        ``SPLITM`` row ``m`` of ``X`` is read at ``(m // WX) s_xm + (m % WX) s_xw``."""
+        ``SPLITM`` row ``m`` of ``X`` is read at ``(m // WX) s_xm + (m % WX) s_xw``; with
+        ``ZERO``, entries whose boolean ``z`` (same decomposition, no batch) is set are 0."""
         batch = tl.program_id(1).to(tl.int64)
         rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
@@ -456,6 +458,14 @@ if _HAVE_TRITON:
         else:
             cols = rn.to(tl.int64) * s_on
         o_off = batch * s_ob + rm[:, None].to(tl.int64) * s_om + cols[None, :]
+        if ZERO:
+            if SPLITN:
+                zc = (rn // W).to(tl.int64) * s_zn + (rn % W).to(tl.int64) * s_zw
+            else:
+                zc = rn.to(tl.int64) * s_zn
+            z = tl.load(z_ptr + rm[:, None].to(tl.int64) * s_zm + zc[None, :],
+                        mask=mmask & nmask, other=0)
+            acc = tl.where(z != 0, 0.0, acc)
         if HALVES:
             hi = acc.to(tl.float16)
             tl.store(oh_ptr + o_off, hi, mask=mmask & nmask)
@@ -583,8 +593,8 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
 
 def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first: bool,
                    out_exps: torch.Tensor | None,
-                   out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None
-                   ) -> Halves | torch.Tensor:
+                   out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+                   zero: torch.Tensor | None = None) -> Halves | torch.Tensor:
     """One stage of the engine on halves, summing the axis ``k_axis`` of ``data`` (1 or the
     last; no exponent along it) with the table ``const``:
 
@@ -600,6 +610,8 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     coefficients); for halves with the data first, ``(hi, lo)`` views whose free axes and
     new axis merge into two strided axes (a slice along axis 1 of a contiguous buffer).
     A data view whose free axes do not merge is read as two strided axes (at most two).
+    ``zero``: with ``out`` for ``const @ data``, a boolean mask of the result's shape less
+    the batch (any strides) whose entries are written as 0.
     """
     b = data.hi.shape[0]
     nd = data.hi.ndim
@@ -674,6 +686,11 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         x_h, x_l, y_h, y_l, s_x, s_y = hi, lo, const.hi, const.lo, s_d, s_c
     else:
         x_h, x_l, y_h, y_l, s_x, s_y = const.hi, const.lo, hi, lo, s_c, s_d
+    s_z = (0, 0, 0)
+    if zero is not None:
+        if out is None or halves or tuple(zero.shape) != shape[1:]:
+            raise ValueError("halves_product: zero= takes a mask of the float32 out=")
+        s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
     bm, bn, bk, warps, stages = _tile_halves(m, n)
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
@@ -682,10 +699,10 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         _halves_kernel[grid](
             _part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
             _part(y_l, s_y[0], sl), f if rowf is None else rowf, f if colf is None else colf,
-            oh[sl], ol[sl], m, n, k, *s_x, *s_y, *s_o, w, s_ow, wx, s_xw,
-            ROWF=rowf is not None, COLF=colf is not None, HALVES=halves, SPLITN=s_ow != 0,
-            SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk, GROUP=8, **_loop_bound(k, bk),
-            num_warps=warps, num_stages=stages)
+            oh[sl], ol[sl], f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
+            wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
+            SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
+            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     if not halves:
         return oh if out is not None else oh.reshape(shape)
     kept = tuple(data.exps[a - 1] for a in free)
