@@ -20,28 +20,24 @@ import argparse
 import datetime
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results" / "box_runs"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from disk_common import time_samples  # noqa: E402 - after the path
+
 JOBS = [((8,), (128,) * 3, 100, 1), ((64,), (64,) * 3, 40, 1), ((1,), (256,) * 3, 200, 7),
         ((4,), (256,) * 3, 100, 1), ((1,), (512,) * 3, 500, 23)]
 
 
 def timed(fn, reps: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    """Median milliseconds of ``reps`` calls after 3 warm-up calls (the benchmarks' timer)."""
+    return 1e3 * statistics.median(time_samples(fn, torch.device("cuda"), warmup=3,
+                                                repeat=reps))
 
 
 def main() -> None:

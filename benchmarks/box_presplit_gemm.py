@@ -32,6 +32,7 @@ import argparse
 import datetime
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import torch
@@ -39,8 +40,12 @@ import triton
 import triton.language as tl
 
 from fastmoments._triton import loop_bound
+from fastmoments.box.triton_gemm import _tile_ranges
 
 RESULTS = Path(__file__).resolve().parent / "results" / "box_runs"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from disk_common import time_samples  # noqa: E402 - after the path
 
 
 @triton.jit
@@ -49,17 +54,7 @@ def _presplit_kernel(ah_ptr, al_ptr, bh_ptr, bl_ptr, sc_ptr, c_ptr, M, N, K,
                      BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                      PROMO: tl.constexpr, GROUP: tl.constexpr, TERMS: tl.constexpr,
                      COLSCALE: tl.constexpr, INTERPRET: tl.constexpr, KTILES: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(M, BM)
-    tiles_n = tl.cdiv(N, BN)
-    per_group = GROUP * tiles_n
-    group = pid // per_group
-    first_m = group * GROUP
-    size_m = min(tiles_m - first_m, GROUP)
-    pid_m = first_m + (pid % per_group) % size_m
-    pid_n = (pid % per_group) // size_m
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
+    rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
     rk = tl.arange(0, BK)
     a_off = rm[:, None].to(tl.int64) * s_am + rk[None, :] * s_ak
     b_off = rk[:, None].to(tl.int64) * s_bk + rn[None, :] * s_bn
@@ -117,18 +112,9 @@ def presplit(a_split, b_split, m: int, n: int, k: int, cfg: dict, terms: int = 3
 
 
 def timed(fn, reps: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    """Median milliseconds of ``reps`` calls after 3 warm-up calls (the benchmarks' timer)."""
+    return 1e3 * statistics.median(time_samples(fn, torch.device("cuda"), warmup=3,
+                                                repeat=reps))
 
 
 CONFIGS = [dict(BM=128, BN=128, BK=32, PROMO=p, warps=8, stages=3) for p in (1, 2, 4)] + \

@@ -49,6 +49,43 @@ def interleaved(fns: dict, calls: int, rounds: int = 8, sync=None) -> dict:
     return {k: 1e6 * statistics.median(v) for k, v in ts.items()}
 
 
+def fused_kernels_us(bank, x, env: dict[str, str | None], reps: int = 50) -> float:
+    """GPU µs of the kernels of one ``fused_apply(bank, x, "reflect")`` with the environment
+    variables ``env`` set (``None``: unset) while it runs: the sum of the kernels' durations
+    as the profiler (CUPTI) records them, per call (no launch gaps, no host time)."""
+    import os
+
+    from torch.profiler import ProfilerActivity, profile
+
+    from fastmoments.signal.triton_sft import fused_apply
+
+    saved = {k: os.environ.get(k) for k in env}
+
+    def put(values):
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    put(env)
+    try:
+        for _ in range(5):
+            fused_apply(bank, x, "reflect")
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                fused_apply(bank, x, "reflect")
+            torch.cuda.synchronize()
+    finally:
+        put(saved)
+    total = 0.0
+    for e in prof.key_averages():
+        if str(e.device_type).endswith("CUDA"):
+            total += getattr(e, "self_device_time_total", None) or e.self_cuda_time_total
+    return total / reps
+
+
 def gpu_only(fn, calls: int) -> float:
     """GPU µs per ``fn()`` from a CUDA graph of ``fn`` replayed back to back (no host)."""
     side = torch.cuda.Stream()

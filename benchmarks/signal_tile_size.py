@@ -31,7 +31,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 RESULTS = Path(__file__).resolve().parent / "results" / "signal_call_runs"
 
-from signal_call_profile import interleaved  # noqa: E402 - after the path
+from signal_call_profile import fused_kernels_us, interleaved  # noqa: E402 - after the path
 
 VARIANTS = {"default": None, "16 chunks": "16"}
 
@@ -44,25 +44,8 @@ def _with_bc(bc: str | None):
 
 
 def kernels_us(bank, x, bc: str | None, reps: int = 50) -> float:
-    """GPU µs of the kernels of one ``fused_apply`` (durations summed by the profiler)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    from fastmoments.signal.triton_sft import fused_apply
-
-    _with_bc(bc)
-    for _ in range(5):
-        fused_apply(bank, x, "reflect")
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fused_apply(bank, x, "reflect")
-        torch.cuda.synchronize()
-    _with_bc(None)
-    total = 0.0
-    for e in prof.key_averages():
-        if str(e.device_type).endswith("CUDA"):
-            total += getattr(e, "self_device_time_total", None) or e.self_cuda_time_total
-    return total / reps
+    """GPU µs of the kernels of one ``fused_apply`` with ``FASTMOMENTS_SFT_BC=bc``."""
+    return fused_kernels_us(bank, x, {"FASTMOMENTS_SFT_BC": bc}, reps)
 
 
 def main() -> None:

@@ -294,15 +294,21 @@ def split_of(mat: torch.Tensor) -> SplitOperand:
     table is modified in place. The halves are contiguous whatever the view's strides (a
     transposed table is read row by row by the kernel).
     """
+    return _cached(mat, "split", lambda: split_constant(mat.contiguous()))
+
+
+def _cached(mat: torch.Tensor, what: str, make):
+    """``make()``, computed once per view of ``mat`` (shape, strides, offset) and kept on the
+    tensor that owns the memory until that tensor is modified in place."""
     base = mat if mat._base is None else mat._base
-    key = (tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
+    key = (what, tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
     cache = getattr(base, "_fastmoments_splits", None)
     if cache is None or cache[0] != base._version:
         cache = (base._version, {})
         base._fastmoments_splits = cache
     hit = cache[1].get(key)
     if hit is None:
-        hit = cache[1][key] = split_constant(mat.contiguous())
+        hit = cache[1][key] = make()
     return hit
 
 
@@ -571,14 +577,7 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
     :math:`2^{e}\\,\\|row\\|_1 \\le 1` and :math:`2^{e}\\,\\|column\\|_1 \\le 1`
     (``-ceil(log2)`` of the sums, 0 for a zero row), and the largest of their magnitudes
     (an ``int``); cached on the table like :func:`split_of` (one host read, once)."""
-    base = mat if mat._base is None else mat._base
-    key = ("exps", tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
-    cache = getattr(base, "_fastmoments_splits", None)
-    if cache is None or cache[0] != base._version:
-        cache = (base._version, {})
-        base._fastmoments_splits = cache
-    hit = cache[1].get(key)
-    if hit is None:
+    def make() -> tuple[torch.Tensor, torch.Tensor, int]:
         a = mat.detach().double().abs()
 
         def exps(s: torch.Tensor) -> torch.Tensor:
@@ -587,8 +586,9 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
         rows, cols = exps(a.sum(1)), exps(a.sum(0))
         top = max(float(rows.abs().max()) if rows.numel() else 0.0,
                   float(cols.abs().max()) if cols.numel() else 0.0)
-        hit = cache[1][key] = (rows.float(), cols.float(), int(top))
-    return hit
+        return rows.float(), cols.float(), int(top)
+
+    return _cached(mat, "exponents", make)
 
 
 def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first: bool,
