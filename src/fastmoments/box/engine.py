@@ -485,6 +485,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
 #: kernel.
 HALVES_MIN = 1 << 26
 
+
 def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
                     outside: torch.Tensor | None, out: torch.Tensor) -> bool:
     r""":func:`_analyze_plain` with ``precision="fp16x3"``, every stage handing the next its

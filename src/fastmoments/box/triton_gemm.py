@@ -514,11 +514,6 @@ class Halves:
         return Halves(self.hi.narrow(dim, start, length), self.lo.narrow(dim, start, length),
                       self.base, exps)
 
-    def masked_zero(self, mask: torch.Tensor) -> Halves:
-        """A copy with the entries under ``mask`` (broadcast over the batch) set to zero."""
-        return Halves(self.hi.masked_fill(mask, 0.0), self.lo.masked_fill(mask, 0.0),
-                      self.base, self.exps)
-
     def exponents(self, axes: range) -> torch.Tensor | None:
         """:math:`e_0 + \\sum_a e_a` over ``axes`` (1-based, consecutive), flattened in
         row-major order (a float32 vector); ``None`` when no axis has an exponent (the
@@ -532,17 +527,6 @@ class Halves:
                 e = torch.zeros(self.hi.shape[a], device=self.hi.device)
             total = e if total is None else (total[:, None] + e).reshape(-1)
         return total + self.base
-
-
-def cat_halves(parts: list[Halves], dim: int) -> Halves:
-    """``torch.cat`` of halves along ``dim`` (the same scales on every other axis; no
-    exponent along ``dim``)."""
-    if len(parts) == 1:
-        return parts[0]
-    if any(p.exps[dim - 1] is not None or p.base != parts[0].base for p in parts):
-        raise ValueError("cat_halves needs equal scales and none along the joined axis")
-    return Halves(torch.cat([p.hi for p in parts], dim), torch.cat([p.lo for p in parts], dim),
-                  parts[0].base, parts[0].exps)
 
 
 def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | None:
