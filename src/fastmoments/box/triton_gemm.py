@@ -45,7 +45,8 @@ from .._array import largest_magnitude
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import available, loop_bound, tl, triton
 
-__all__ = ["SplitOperand", "available", "bmm", "bmm_fp16x3", "split_constant", "split_of"]
+__all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
+           "halves_product", "split_constant", "split_of", "split_scaled", "table_exponents"]
 
 _MAX_GRID_Y = 65535
 
