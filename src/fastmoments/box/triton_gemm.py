@@ -708,13 +708,11 @@ def _tile_halves(m: int, n: int) -> tuple[int, int, int, int, int]:
     products, 32-wide where a side is at most 256; ten other settings were no faster on the
     512^3 job, ``box_runs/presplit_engine/README.md``); small tiles under the interpreter.
     ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
-    if os.environ.get("TRITON_INTERPRET", "") == "1":
-        return 16, 16, 16, 1, 1
     env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
-    if env:
+    if env and os.environ.get("TRITON_INTERPRET", "") != "1":
         bm, bn, bk, warps, stages = (int(v) for v in env.split(","))
         return bm, bn, bk, warps, stages
-    bm = 64 if m <= 64 else 128
-    bn = 64 if n <= 64 else 128
-    bk = 64 if min(m, n) > 256 else 32
-    return bm, bn, bk, 4 if bm * bn <= 8192 else 8, 3
+    bm, bn, bk, warps, stages = _tile16(m, n)  # the split kernel's tiles, wider blocks
+    if bk == 32 and min(m, n) > 256:
+        bk = 64
+    return bm, bn, bk, warps, stages
