@@ -17,15 +17,15 @@ from .._array import (
     finite_flag,
     to_output,
 )
-from .._launches import recorded_flag
+from .._launches import recorded_flag, recording
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .._validate import check_choice
-from . import triton_sft
+from . import cuda_sft, triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import replayed_call
+from .graphs import _capturing, replayed_call
 from .sliding import ENGINES, SFTBank
 
 __all__ = [
@@ -517,9 +517,19 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
              flag: torch.Tensor | None = None) -> torch.Tensor:
     """The chunked engine: fused Triton kernels for float32 and float64 on CUDA when they apply
     (:func:`~fastmoments.signal.triton_sft.takes`, and no gradient is needed), else the torch
-    implementation (which writes into ``out``, ``(B, n_channels, N)``, when given).
+    implementation (which writes into ``out``, ``(B, n_channels, N)``, when given). Large
+    float32 batches of a real filter take the CUDA C++ kernel of :mod:`.cuda_sft` instead
+    when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not while launches
+    are recorded for replay or a graph is captured).
     ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``
     holds NaN or infinity (see :func:`apply_bank`)."""
+    if (rows.device.type == "cuda" and not rows.requires_grad and cuda_sft.takes(bank, rows, mode)
+            and (out is None or out.stride(-1) == 1) and recording() is None
+            and not _capturing()):
+        y = cuda_sft.apply(bank, rows, mode, cval, out=out, flag=flag)
+        if tick is not None:
+            tick(rows.shape[0] * bank_units(bank))
+        return y
     if (rows.device.type == "cuda" and not rows.requires_grad and triton_sft.available()
             and triton_sft.takes(rows.dtype, mode, cval)
             and fused_eligible(bank, triton_sft.FUSED_CHUNK)):

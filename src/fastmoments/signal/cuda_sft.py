@@ -1,0 +1,541 @@
+"""Batches of real SFT filters as one CUDA C++ kernel (CuPy ``RawModule``), an optional extra.
+
+The Triton kernels of :mod:`.triton_sft` form the filter from tensor-core products over tiles
+of chunks. On an H100 they reach about a fifth of the card's copy bandwidth on a batch of
+1000 × 102400 samples, limited on chip (operand layout changes through shared memory, the
+products' latency, 12.5 % occupancy; ``benchmarks/results/history/signal.md``). A batch
+needs no tensor cores: per sample, a bank of ``R`` complex rows costs about ``7 R``
+multiply-adds as a first-order recursion. Triton cannot express a sequential loop over the
+samples a thread holds (only whole-tensor operations and scans), so this one kernel is CUDA
+C++, compiled by NVRTC through CuPy, behind the dispatch of
+:func:`fastmoments.signal._apply._chunked` (``benchmarks/signal_batch_cuda.py`` measures both).
+
+The recursion, for the window sums ``S_r[n] = Σ_{s<L} x̃[n + off + s] q_r^s`` of
+:mod:`.chunked` (``x_A[n] = x̃[n + off]``, ``x_B[n] = x̃[n + off + L]``), runs backwards:
+
+    S[n] = q S[n + 1] + x_A[n] - q^L x_B[n].
+
+One thread block filters one signal, tile by tile from its end (tiles of ``T = 2048`` samples,
+128 threads of 16 samples):
+
+1. The tile's two reads are staged in shared memory (coalesced; the boundary modes of
+   :mod:`.boundary` evaluated from the index where a read leaves the signal).
+2. The tile's anchor ``P = S[(t+1) T]``. When the window is shorter than a tile
+   (``L < T``) it is the sum over the last ``L`` samples of the second read, formed by the
+   threads that hold them: exact for every tile, nothing carried. Otherwise it is the
+   previous tile's start, and the first anchor is the window sum over the boundary extension
+   (the same loop over ``⌈L/T⌉`` virtual tiles, with no second read and no output).
+3. Each thread runs the recursion over its 16 samples from zero, keeping the partial output
+   ``y_loc[s] = Σ_r a_r Re S_loc + b_r Im S_loc`` and the segment total at its start.
+4. A reverse scan over the 128 segment totals (warp shuffles, then the four warps) gives every
+   thread the true ``E = S`` at its segment's end from ``P``.
+5. ``y[s] = y_loc[s] + Σ_r Re((a_r - i b_r) q_r^{16 - s} E_r)``, stored coalesced.
+
+Every factor has modulus ≤ 1 (``α ≥ 0``). A carried anchor (``L ≥ T``) accumulates the
+tiles' rounding errors (a random walk), so :func:`takes` limits that case to signals of at
+most ``MAX_TILES`` tiles; with exact anchors the float32 error matches the Triton kernels'.
+
+The bank's constants are compiled into its module (one NVRTC compile per bank and layout,
+about 0.5 s, cached on the bank and by CuPy on disk): the recursion is straight-line code
+whose constants are operands of the multiply-adds, terms that round to zero dropped. The
+kernel also clears a flag byte when the signal holds NaN or infinity: every sample enters
+the first row's recursion (or the exact anchor) with weight 1, so a non-finite sample leaves
+that state non-finite (as would a finite signal whose window sums overflow float32).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import torch
+
+from .._array import clear_unless_finite
+from .boundary import MODES
+from .chunked import _powers, group_tables
+from .graphs import MAX_BYTES
+
+__all__ = ["MAX_TILES", "apply", "available", "takes"]
+
+SEG = 16  # samples per thread
+THREADS = 128
+TILE = SEG * THREADS
+#: Longest signal, in tiles, that the kernel takes when it carries the anchor from tile to
+#: tile (windows of a tile or longer): the rounding error grows like the square root of the
+#: tiles (64 tiles of 2048: 131072 samples).
+MAX_TILES = 64
+#: Smallest batch for the kernel, one block per signal (about 1000 blocks fill an H100; at 256
+#: signals of 102400 samples it took half the Triton kernels' time, `signal_batch_cuda.md`);
+#: smaller batches take the Triton kernels, which split signals into tiles.
+MIN_SIGNALS = 256
+
+try:  # pragma: no cover - depends on the installation
+    import cupy
+except ImportError:  # pragma: no cover
+    cupy = None
+
+
+def available() -> bool:
+    """Whether CuPy is importable and not disabled (``FASTMOMENTS_SFT_CUDA=0``)."""
+    return cupy is not None and os.environ.get("FASTMOMENTS_SFT_CUDA", "1") != "0"
+
+
+_SOURCE = r"""
+#define SEG %(seg)d
+#define NTHR %(threads)d
+#define NW (NTHR / 32)
+#define TILE (SEG * NTHR)
+#define PADS (SEG + 1)
+#define KSTRIDE ((NTHR / SEG) * PADS)
+#define EXACT %(exact)d
+#define EVERY %(every)d
+#define TAIL_WARP ((TILE - LEN) / (32 * SEG))
+#define R %(rows)d
+
+%(tables)s
+
+__device__ __forceinline__ float load_ext(const float* __restrict__ base, long long pos,
+                                          long long n, float cval, int mode) {
+    long long j;
+    if (mode == 0) {  // reflect: period 2n, half-sample symmetric
+        long long per = 2 * n;
+        j = pos %% per; if (j < 0) j += per; if (j >= n) j = per - 1 - j;
+    } else if (mode == 1) {  // nearest
+        j = pos < 0 ? 0 : (pos >= n ? n - 1 : pos);
+    } else if (mode == 2) {  // mirror: period 2n - 2, whole-sample symmetric
+        long long per = 2 * n - 2; if (per < 1) per = 1;
+        j = pos %% per; if (j < 0) j += per; if (j >= n) j = per - j;
+    } else if (mode == 3) {  // wrap
+        j = pos %% n; if (j < 0) j += n;
+    } else {  // constant
+        if (pos < 0 || pos >= n) return cval;
+        j = pos;
+    }
+    return __ldg(base + j);
+}
+
+__device__ __forceinline__ void cmul_add(float& vr, float& vi, float ar, float ai,
+                                         float ur, float ui) {
+    // v += a * u (complex)
+    vr = fmaf(ar, ur, fmaf(-ai, ui, vr));
+    vi = fmaf(ar, ui, fmaf(ai, ur, vi));
+}
+
+extern "C" __global__ void __launch_bounds__(NTHR, %(blocks)d)
+sft_rows(const float* __restrict__ x, long long sx, long long n, float* __restrict__ y,
+         long long sy, int nt, int nv, int mode, float cval, unsigned char* flag) {
+    __shared__ float xa[NTHR * PADS];
+    __shared__ float xb[NTHR * PADS];
+    __shared__ float wsum[NW][2 * R];
+    __shared__ float carry[NW][2 * R];
+    __shared__ float anchor[2 * R];
+#if EXACT
+    __shared__ float tsum[NW][2 * R];
+#endif
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const float* xs = x + (long long)blockIdx.x * sx;
+    float* ys = y + (long long)blockIdx.x * sy;
+    if (tid < 2 * R) anchor[tid] = 0.f;
+    int bad = 0;
+    // thread tid loads samples tid + k NTHR of a tile: segment (tid + k NTHR) / SEG, place
+    // tid %% SEG (NTHR is a multiple of SEG), padded so that the segment reads do not conflict
+    const int at0 = (tid / SEG) * PADS + tid %% SEG;
+    float* ra = xa + tid * PADS;
+    float* rb = xb + tid * PADS;
+    for (int t = nt + nv - 1; t >= 0; --t) {
+        const bool virt = t >= nt;
+        const long long a0 = (long long)t * TILE + OFF;
+        // the window of the first anchor ends at x̃[nt T + off + L)
+        const long long lim = virt ? (long long)nt * TILE + OFF + LEN : a0 + TILE;
+        const bool in_a = a0 >= 0 && a0 + TILE <= n;
+        const bool in_b = a0 + LEN >= 0 && a0 + LEN + TILE <= n;
+        __syncthreads();  // the previous tile is out of shared memory
+        if (!virt && in_a && in_b) {  // inside the signal: plain loads, all issued at once
+            const float* pa = xs + a0 + tid;
+#pragma unroll
+            for (int k = 0; k < SEG; ++k) {
+                xa[at0 + k * KSTRIDE] = __ldg(pa + k * NTHR);
+                xb[at0 + k * KSTRIDE] = __ldg(pa + LEN + k * NTHR);
+            }
+        } else {
+#pragma unroll 4
+            for (int k = 0; k < SEG; ++k) {
+                const long long pos = a0 + k * NTHR + tid;
+                float va = 0.f, vb = 0.f;
+                if (pos < lim) va = in_a ? __ldg(xs + pos) : load_ext(xs, pos, n, cval, mode);
+                if (!virt)
+                    vb = in_b ? __ldg(xs + pos + LEN) : load_ext(xs, pos + LEN, n, cval, mode);
+                xa[at0 + k * KSTRIDE] = va;
+                xb[at0 + k * KSTRIDE] = vb;
+            }
+        }
+        __syncthreads();
+#if EXACT
+        // every EVERY-th tile and the last one
+        const bool exact_now = (t %% EVERY == EVERY - 1) || t == nt - 1;
+        // the anchor S[(t+1)T] = Σ_{u ∈ [T-L, T)} q^{u-(T-L)} x_B[u], exactly: the threads
+        // holding that tail of the second read sum their part (Horner from the end, then the
+        // weight q^{u0-(T-L)} of their first tail sample u0), then a sum over the tail warps
+        {
+            float tr[R], ti[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) { tr[r] = 0.f; ti[r] = 0.f; }
+            if (exact_now && w >= TAIL_WARP) {
+                const int s0 = max(0, (int)(TILE - LEN) - tid * SEG);
+                if (s0 < SEG) {
+#pragma unroll
+                    for (int s = SEG - 1; s >= 0; --s) {
+                        if (s >= s0) {
+                            const float vb = rb[s];
+#pragma unroll
+                            for (int r = 0; r < R; ++r) {
+                                const float nr = fmaf(Q_R[r], tr[r], fmaf(-Q_I[r], ti[r], vb));
+                                const float ni = fmaf(Q_R[r], ti[r], Q_I[r] * tr[r]);
+                                tr[r] = nr; ti[r] = ni;
+                            }
+                        }
+                    }
+                    bad |= !(fabsf(tr[0]) + fabsf(ti[0]) <= 3.402823466e38f);  // weight 1
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {  // times q^{u0-(T-L)}
+                        const float a = tr[r], b = ti[r];
+                        const float wr = __ldg(&TAILW[2 * r][tid]);
+                        const float wi = __ldg(&TAILW[2 * r + 1][tid]);
+                        tr[r] = a * wr - b * wi;
+                        ti[r] = a * wi + b * wr;
+                    }
+                }
+#pragma unroll
+                for (int d = 16; d >= 1; d >>= 1) {
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        tr[r] += __shfl_xor_sync(0xffffffffu, tr[r], d);
+                        ti[r] += __shfl_xor_sync(0xffffffffu, ti[r], d);
+                    }
+                }
+                if (lane == 0) {
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        tsum[w][2 * r] = tr[r]; tsum[w][2 * r + 1] = ti[r];
+                    }
+                }
+            }
+        }
+#endif
+        // 2. the recursion over the thread's segment from zero; y_loc into xb
+        float sr[R], si[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) { sr[r] = 0.f; si[r] = 0.f; }
+#pragma unroll
+        for (int s = SEG - 1; s >= 0; --s) {
+            const float va = ra[s], vb = rb[s];
+            float yl = 0.f;
+            STEP
+            rb[s] = yl;
+        }
+        // every x_A sample enters row 0 with weight 1: NaN or infinity leaves it non-finite
+        bad |= !(fabsf(sr[0]) + fabsf(si[0]) <= 3.402823466e38f);
+        // 3. reverse scan of the segment totals: v_l = Σ_{j ≥ l} Q^{j-l} agg_j in the warp
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {
+            const int d = 1 << k;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const float ur = __shfl_down_sync(0xffffffffu, sr[r], d);
+                const float ui = __shfl_down_sync(0xffffffffu, si[r], d);
+                if (lane + d < 32) cmul_add(sr[r], si[r], QK_R[k][r], QK_I[k][r], ur, ui);
+            }
+        }
+        if (lane == 0) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) { wsum[w][2 * r] = sr[r]; wsum[w][2 * r + 1] = si[r]; }
+        }
+        __syncthreads();
+        if (tid == 0) {  // carries into the warps, from the anchor; the tile start is the next
+            float cr[R], ci[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) { cr[r] = anchor[2 * r]; ci[r] = anchor[2 * r + 1]; }
+#if EXACT
+            if (exact_now)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {  // the exact tail sum instead of the carried anchor
+                cr[r] = 0.f; ci[r] = 0.f;
+                for (int v = TAIL_WARP; v < NW; ++v) {
+                    cr[r] += tsum[v][2 * r];
+                    ci[r] += tsum[v][2 * r + 1];
+                }
+            }
+#endif
+            for (int v = NW - 1; v >= 0; --v) {
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    carry[v][2 * r] = cr[r]; carry[v][2 * r + 1] = ci[r];
+                    float a = wsum[v][2 * r], b = wsum[v][2 * r + 1];
+                    cmul_add(a, b, QK_R[5][r], QK_I[5][r], cr[r], ci[r]);
+                    cr[r] = a; ci[r] = b;
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r) { anchor[2 * r] = cr[r]; anchor[2 * r + 1] = ci[r]; }
+        }
+        __syncthreads();
+        if (virt) continue;
+        // E_l = I_{l+1}, I_l = v_l + Q^{32-l} carry_w (lane 31: the carry itself)
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float cr = carry[w][2 * r], ci = carry[w][2 * r + 1];
+            float ir = sr[r], ii = si[r];
+            cmul_add(ir, ii, __ldg(&QLANE[2 * r][lane]), __ldg(&QLANE[2 * r + 1][lane]), cr, ci);
+            const float er = __shfl_down_sync(0xffffffffu, ir, 1);
+            const float ei = __shfl_down_sync(0xffffffffu, ii, 1);
+            sr[r] = lane == 31 ? cr : er;
+            si[r] = lane == 31 ? ci : ei;
+        }
+        // 4. y[s] = y_loc[s] + Σ_r Re(F[s][r] E_r)
+#pragma unroll
+        for (int s = 0; s < SEG; ++s) {
+            float acc = rb[s];
+            FIXUP
+            rb[s] = acc;
+        }
+        __syncthreads();
+        const long long y0 = (long long)t * TILE;
+        if (y0 + TILE <= n) {
+#pragma unroll
+            for (int k = 0; k < SEG; ++k) ys[y0 + tid + k * NTHR] = xb[at0 + k * KSTRIDE];
+        } else {
+            for (int k = 0; k < SEG; ++k) {
+                if (y0 + tid + k * NTHR < n) ys[y0 + tid + k * NTHR] = xb[at0 + k * KSTRIDE];
+            }
+        }
+    }
+    if (bad && flag != nullptr) *flag = 0;
+}
+"""
+
+
+def _literal(v: float) -> str:
+    return repr(float(np.float32(v))) + "f"
+
+
+def _interleave(z: np.ndarray) -> np.ndarray:
+    """``(R, M)`` complex -> ``(2R, M)`` real, rows ``(Re z_0, Im z_0, Re z_1, ...)``."""
+    return np.stack([z.real, z.imag], axis=1).reshape(2 * z.shape[0], -1)
+
+
+def _array(name: str, a: np.ndarray, const: bool = False) -> str:
+    """A C array of the float32-rounded ``a``: ``__device__ constexpr`` (indexed with
+    unrolled, compile-time indices: immediates) or, with ``const``, ``__device__ const`` in
+    global memory (indexed by the thread)."""
+    a = np.asarray(a, dtype=np.float64)
+
+    def body(v):
+        if v.ndim == 1:
+            return "{" + ", ".join(_literal(t) for t in v) + "}"
+        return "{" + ", ".join(body(t) for t in v) + "}"
+
+    dims = "".join(f"[{d}]" for d in a.shape)
+    kind = "const" if const else "constexpr"
+    return f"__device__ {kind} float {name}{dims} = {body(a)};"
+
+
+def _sum(terms: list[tuple[float, str]], base: str | None = None) -> str:
+    """``base + Σ c·v`` as nested ``fmaf`` in float32, terms whose constant rounds to 0
+    dropped (``"0.f"`` when nothing is left)."""
+    expr = base
+    for c, v in terms:
+        c = float(np.float32(c))
+        if c == 0.0:
+            continue
+        if expr is None:
+            expr = v if c == 1.0 else f"-{v}" if c == -1.0 else f"{_literal(c)} * {v}"
+        elif c == 1.0:
+            expr = f"({expr} + {v})"
+        elif c == -1.0:
+            expr = f"({expr} - {v})"
+        else:
+            expr = f"fmaf({_literal(c)}, {v}, {expr})"
+    return expr if expr is not None else "0.f"
+
+
+def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
+          real_rows: np.ndarray) -> str:
+    """One sample of the recursion ``S = q S + x_A - q^L x_B`` and of ``y_loc``, row by row
+    (straight-line C with the bank's constants; rows with real ``q`` and ``q^L`` keep no
+    imaginary part)."""
+    lines = []
+    for r in range(len(q)):
+        if not real_rows[r] and abs(ql[r] - q[r]) <= 1e-12:  # q^{L-1} = 1 (SFT harmonics)
+            # S = q (S - x_B) + x_A: one subtraction shared by both parts
+            nr = _sum([(-q[r].imag, f"si[{r}]"), (q[r].real, "d")], "va")
+            ni = _sum([(q[r].imag, "d"), (q[r].real, f"si[{r}]")])
+            lines.append(f"{{ const float d = sr[{r}] - vb; const float nr = {nr}, ni = {ni}; "
+                         f"sr[{r}] = nr; si[{r}] = ni; }}")
+            lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]'), (comb_b[r], f'si[{r}]')], 'yl')};")
+            continue
+        re = _sum([(q[r].real, f"sr[{r}]"), (-q[r].imag, f"si[{r}]"), (-ql[r].real, "vb")], "va")
+        if real_rows[r]:
+            lines.append(f"sr[{r}] = {re};")
+            lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]')], 'yl')};")
+            continue
+        im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]"), (-ql[r].imag, "vb")])
+        lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
+        lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]'), (comb_b[r], f'si[{r}]')], 'yl')};")
+    return "\n            ".join(lines)
+
+
+def _fixup(fix: np.ndarray, real_rows: np.ndarray) -> str:
+    """``acc += Σ_r Re(F[s][r] E_r)`` (``s`` is the unrolled loop index: a table lookup)."""
+    lines = []
+    for r in range(fix.shape[1]):
+        lines.append(f"acc = fmaf(FIX_R[s][{r}], sr[{r}], acc);")
+        if not real_rows[r]:
+            lines.append(f"acc = fmaf(-FIX_I[s][{r}], si[{r}], acc);")
+    return "\n            ".join(lines)
+
+
+def _exact(g, tile: int) -> bool:
+    """Whether each tile's anchor is the exact sum over the tail of its second read (the
+    window is shorter than a tile; ``FASTMOMENTS_SFT_CUDA_EXACT=0`` carries it instead)."""
+    return g.L < tile and tile <= 4096 and os.environ.get("FASTMOMENTS_SFT_CUDA_EXACT") != "0"
+
+
+def _config() -> tuple[int, int, int]:
+    """Samples per thread, threads per block and the blocks per multiprocessor the compiler
+    budgets registers for (environment overrides for benchmarking)."""
+    seg = int(os.environ.get("FASTMOMENTS_SFT_CUDA_SEG", SEG))
+    threads = int(os.environ.get("FASTMOMENTS_SFT_CUDA_THREADS", THREADS))
+    blocks = int(os.environ.get("FASTMOMENTS_SFT_CUDA_BLOCKS", 1024 // threads))
+    return seg, threads, blocks
+
+
+def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndarray]:
+    """The kernel's constants for ``bank`` (one row group), float64/complex128, before the
+    rounding to float32: ``q``, ``ql`` (``q^L``), ``qk`` (``Q^{2^k}``, ``Q = q^seg``,
+    ``k < 6``), ``qlane`` (``Q^{32 - lane}``), ``tailw`` (each thread's weight
+    ``q^{u0 - (T - L)}`` of its first sample ``u0`` in the last ``L`` samples of a tile, 0
+    for threads before them), ``comb_a``, ``comb_b`` and ``fix`` (``(a - i b) q^{seg - s}``,
+    ``(seg, R)``)."""
+    (g,) = group_tables(bank)
+    a, w = g.alpha, g.omega
+    tile = seg * threads
+    u0 = np.maximum(np.arange(threads) * seg, tile - g.L)  # first tail sample of each thread
+    tailw = np.zeros((len(a), threads), dtype=complex)
+    if g.L < tile:
+        inside = u0 < np.arange(1, threads + 1) * seg
+        tailw = np.where(inside, _powers(a, w, np.maximum(u0 - (tile - g.L), 0)), 0)
+    ca, cb = np.real(g.comb_a).astype(float), np.real(g.comb_b).astype(float)
+    # comb terms 2^-40 below the largest are far below float32 rounding: dropped
+    tiny = 2.0**-40 * max(np.abs(ca).max(), np.abs(cb).max())
+    ca, cb = np.where(np.abs(ca) > tiny, ca, 0.0), np.where(np.abs(cb) > tiny, cb, 0.0)
+    s = np.arange(seg)
+    return {"q": _powers(a, w, 1.0), "ql": _powers(a, w, float(g.L)),
+            "qk": np.stack([_powers(a, w, float(seg << k)) for k in range(6)]),
+            "qlane": _powers(a, w, (32 - np.arange(32)) * float(seg)), "tailw": tailw,
+            "comb_a": ca, "comb_b": cb,
+            "fix": (ca - 1j * cb)[None, :] * _powers(a, w, seg - s).T}
+
+
+def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8) -> str:
+    """The kernel's source with ``bank``'s constants compiled in (float64, rounded once)."""
+    (g,) = group_tables(bank)
+    k = constants(bank, seg, threads)
+    q, ql, fix = k["q"], k["ql"], k["fix"]
+    real_rows = (np.float32(q.imag) == 0) & (np.float32(ql.imag) == 0)
+    tables = "\n".join([
+        f"#define OFF ({int(g.off)}LL)", f"#define LEN ({int(g.L)}LL)",
+        _array("QK_R", k["qk"].real), _array("QK_I", k["qk"].imag),
+        _array("Q_R", q.real), _array("Q_I", q.imag),
+        _array("QLANE", _interleave(k["qlane"]), const=True),
+        _array("TAILW", _interleave(k["tailw"]), const=True),
+        _array("FIX_R", fix.real), _array("FIX_I", fix.imag),
+        "#define STEP " + _step(q, ql, k["comb_a"], k["comb_b"], real_rows).replace(
+            "\n", " \\\n"),
+        "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n")])
+    return _SOURCE % {"seg": seg, "threads": threads, "rows": len(q), "tables": tables,
+                      "blocks": blocks, "exact": int(_exact(g, seg * threads)),
+                      "every": int(os.environ.get("FASTMOMENTS_SFT_CUDA_EVERY", 1))}
+
+
+def _kernel(bank):
+    """The compiled kernel of ``bank`` (cached on the bank)."""
+    cfg = _config()
+    key = ("cuda-sft", *cfg, os.environ.get("FASTMOMENTS_SFT_CUDA_EXACT"),
+           os.environ.get("FASTMOMENTS_SFT_CUDA_EVERY"))
+    k = bank._tables.get(key)
+    if k is None:
+        module = cupy.RawModule(code=_source(bank, *cfg), options=("--std=c++17",))
+        k = bank._tables[key] = module.get_function("sft_rows")
+    return k
+
+
+def takes(bank, rows: torch.Tensor, mode: str) -> bool:
+    """Whether the kernel applies: CuPy available, float32 signals ``(B, N)`` on CUDA, a real
+    bank of one row group and one channel with ``α ≥ 0``, a batch of at least
+    ``MIN_SIGNALS`` signals, a known boundary mode, and, for windows of a tile or longer,
+    signals of at most ``MAX_TILES`` tiles with no more virtual tiles than real ones. The
+    input and the result together exceed :data:`~fastmoments.signal.graphs.MAX_BYTES`: smaller
+    calls may be replayed from recorded Triton launches, and a plan gives the same bits on
+    every call of a shape."""
+    if not available() or rows.device.type != "cuda" or rows.dtype != torch.float32:
+        return False
+    if rows.ndim != 2 or bank.complex_output or bank.n_channels != 1 or len(bank.groups) != 1:
+        return False
+    bsz, n = rows.shape
+    if bsz < MIN_SIGNALS or mode not in MODES or not np.all(np.asarray(bank.alpha) >= 0):
+        return False
+    if 8 * rows.numel() <= MAX_BYTES:  # a call the plans may record: always the same kernels
+        return False
+    (g,) = group_tables(bank)
+    seg, threads, _ = _config()
+    tile = seg * threads
+    if _exact(g, tile):
+        return True
+    nt = -(-n // tile)
+    return nt <= MAX_TILES and -(-int(g.L) // tile) <= nt
+
+
+_STREAMS: dict[tuple[int, int], object] = {}
+
+
+def _stream(device: torch.device):
+    """CuPy's view of torch's current stream on ``device`` (cached per stream)."""
+    ptr = torch.cuda.current_stream(device).cuda_stream
+    key = (device.index, ptr)
+    s = _STREAMS.get(key)
+    if s is None:
+        with warnings.catch_warnings():  # CuPy 14 deprecates it for Stream.from_external
+            warnings.simplefilter("ignore", DeprecationWarning)
+            s = _STREAMS[key] = cupy.cuda.ExternalStream(ptr, device.index)
+    return s
+
+
+def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
+          out: torch.Tensor | None = None, flag: torch.Tensor | None = None) -> torch.Tensor:
+    """Apply ``bank`` (see :func:`takes`) to float32 signals ``rows`` ``(B, N)`` on CUDA.
+
+    Returns ``(B, 1, N)`` float32, written into ``out`` when given (that shape, last axis
+    contiguous). ``flag``: a one-byte ``uint8`` tensor on the device, cleared when ``rows``
+    (or the constant ``cval`` that the boundary reads) holds NaN or infinity.
+    """
+    bsz, n = rows.shape
+    rows = rows.contiguous()
+    if out is None:
+        out = torch.empty((bsz, 1, n), dtype=torch.float32, device=rows.device)
+    (g,) = group_tables(bank)
+    seg, threads, _ = _config()
+    tile = seg * threads
+    nt = -(-n // tile)
+    nv = 0 if _exact(g, tile) else -(-int(g.L) // tile)  # virtual tiles: the first anchor
+    if flag is not None and not (g.off <= 0 and nt * tile + g.off + g.L >= n):
+        clear_unless_finite(flag, rows)  # the reads would miss samples: one torch pass checks
+        flag = None
+    kernel = _kernel(bank)
+    with cupy.cuda.Device(rows.device.index), _stream(rows.device):
+        kernel((bsz,), (threads,),
+               (np.uint64(rows.data_ptr()), np.int64(rows.stride(0)), np.int64(n),
+                np.uint64(out.data_ptr()), np.int64(out.stride(0)), np.int32(nt),
+                np.int32(nv), np.int32(MODES.index(mode)), np.float32(cval),
+                np.uint64(0 if flag is None else flag.data_ptr())))
+    return out

@@ -1,0 +1,196 @@
+"""The CUDA C++ batch kernel (:mod:`fastmoments.signal.cuda_sft`).
+
+On the CPU: its algorithm (tiles from the end, segment recursions, the scan, the exact tail
+anchors or the carried ones with virtual tiles) and its constants, emulated in float64 NumPy
+against the chunked engine, and its eligibility rules. On CUDA with CuPy: the kernel itself
+against float64, its NaN/inf flag, ``out=``, and the public call's dispatch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+from fastmoments.signal import GaussianFilter, MorletTransform
+from fastmoments.signal import cuda_sft as cs
+from fastmoments.signal.chunked import chunked_apply, group_tables
+
+NP_MODES = {"reflect": "symmetric", "nearest": "edge", "mirror": "reflect", "wrap": "wrap",
+            "constant": "constant"}
+
+
+def _extended(x: np.ndarray, mode: str, cval: float, left: int, right: int) -> np.ndarray:
+    """``x`` padded by NumPy's own boundary modes (scipy's names mapped to NumPy's)."""
+    kw = {"constant_values": cval} if mode == "constant" else {}
+    return np.pad(x, (left, right), mode=NP_MODES[mode], **kw)
+
+
+def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
+            threads: int = 8) -> np.ndarray:
+    """The kernel's algorithm for one signal, in float64, on its constants."""
+    k = cs.constants(bank, seg, threads)
+    (g,) = group_tables(bank)
+    q, ql, qseg, fix = k["q"], k["ql"], k["qk"][0], k["fix"]
+    big_t, n, big_l, off = seg * threads, x.size, int(g.L), int(g.off)
+    nt = -(-n // big_t)
+    exact = big_l < big_t
+    nv = 0 if exact else -(-big_l // big_t)
+    left = max(0, -off)
+    xe = _extended(x, mode, cval, left, (nt + nv + 1) * big_t + big_l + abs(off))
+    y = np.zeros(nt * big_t)
+    anchor = np.zeros(q.size, dtype=complex)
+    j = np.arange(big_t)
+    for t in range(nt + nv - 1, -1, -1):
+        virt = t >= nt
+        a0 = t * big_t + off
+        xa = xe[a0 + j + left]
+        if virt:  # the window of the first anchor ends at x̃[nt T + off + L)
+            xa = np.where(a0 + j < nt * big_t + off + big_l, xa, 0.0)
+        xb = np.zeros(big_t) if virt else xe[a0 + big_l + j + left]
+        d = (xa[None, :] - ql[:, None] * xb[None, :]).reshape(q.size, threads, seg)
+        s_loc = np.zeros_like(d)
+        acc = np.zeros(d.shape[:2], dtype=complex)
+        for s in range(seg - 1, -1, -1):
+            acc = q[:, None] * acc + d[:, :, s]
+            s_loc[:, :, s] = acc
+        y_loc = np.einsum("r,rts->ts", k["comb_a"], s_loc.real) + np.einsum(
+            "r,rts->ts", k["comb_b"], s_loc.imag)
+        if exact:  # the sum over the last L samples of the second read, thread by thread
+            anchor = np.zeros(q.size, dtype=complex)
+            xbs = xb.reshape(threads, seg)
+            for i in range(threads):
+                s0 = max(0, big_t - big_l - i * seg)
+                if s0 >= seg:
+                    continue
+                h = np.zeros(q.size, dtype=complex)
+                for s in range(seg - 1, s0 - 1, -1):
+                    h = q * h + xbs[i, s]
+                anchor += h * k["tailw"][:, i]
+        ends = np.zeros((q.size, threads), dtype=complex)  # S at each segment's end
+        e = anchor
+        for i in range(threads - 1, -1, -1):
+            ends[:, i] = e
+            e = s_loc[:, i, 0] + qseg * e
+        anchor = e  # the tile's start: the next tile's anchor
+        if not virt:
+            yt = y_loc + np.einsum("sr,rt->ts", fix, ends).real
+            y[t * big_t:(t + 1) * big_t] = yt.reshape(-1)
+    return y[:n]
+
+
+BANKS = [GaussianFilter(3.0).bank, GaussianFilter(4.0, order=2).bank,
+         GaussianFilter(9.0, order=1, method="asft").bank, GaussianFilter(40.0).bank]
+
+
+@pytest.mark.parametrize("bank", BANKS, ids=["s3", "s4o2", "s9o1asft", "s40"])
+@pytest.mark.parametrize("mode", list(NP_MODES))
+def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, rng):
+    """Tiles of 64 samples: exact tail anchors (L < 64) and carried anchors with virtual
+    tiles (σ = 40, L > 64), signal lengths around the tile size."""
+    j = np.arange(-bank.pad, bank.pad + 1)
+    scale = np.abs(bank.kernel(j)).sum(1).max()
+    for n in (1, 5, 64, 130, 333):
+        if mode == "mirror" and n == 1:
+            continue
+        x = rng.standard_normal(n)
+        y = emulate(bank, x, mode, 0.5)
+        ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
+        np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
+
+
+def test_sum_drops_zero_terms():
+    assert cs._sum([(0.0, "a"), (1.0, "b"), (-1.0, "c"), (0.5, "d")], "v") == (
+        "fmaf(0.5f, d, ((v + b) - c))")
+    assert cs._sum([(0.0, "a")]) == "0.f"
+    assert cs._sum([(-1.0, "a")]) == "-a"
+
+
+def test_source_compiles_the_constants_in():
+    bank = GaussianFilter(16.0).bank
+    src = cs._source(bank)
+    (g,) = group_tables(bank)
+    assert f"#define LEN ({g.L}LL)" in src and "#define EXACT 1" in src
+    assert "nanf" not in src and "inff" not in src  # every constant is a finite literal
+    # the first row (q = 1) keeps no imaginary part, the others do
+    step = src[src.index("#define STEP"):src.index("#define FIXUP")]
+    assert "si[0]" not in step and "si[1]" in step
+    assert "#define EXACT 0" in cs._source(GaussianFilter(1024.0).bank)  # L > 2048
+
+
+def test_eligibility_on_the_cpu():
+    bank = GaussianFilter(16.0).bank
+    x = torch.zeros(1024, 4096)
+    assert not cs.takes(bank, x, "reflect")  # CPU tensor
+    assert not cs.takes(MorletTransform(16.0, 6.0).bank, x, "reflect")
+
+
+cuda_cupy = pytest.mark.skipif(
+    not torch.cuda.is_available() or importlib.util.find_spec("cupy") is None,
+    reason="needs CUDA and CuPy")
+
+
+@cuda_cupy
+def test_kernel_against_float64(rng):
+    """Exact anchors (σ ≤ 240) and carried ones, every mode, lengths around the tile."""
+    for sigma, order in ((3.0, 0), (16.0, 2), (64.0, 1), (300.0, 0), (1024.0, 2)):
+        bank = GaussianFilter(sigma, order=order, method="sft").bank
+        j = np.arange(-bank.pad, bank.pad + 1)
+        scale = np.abs(bank.kernel(j)).sum(1).max()
+        for n in (1, 5, 2047, 2049, 30000):
+            x = torch.tensor(rng.standard_normal((3, n)), dtype=torch.float32, device="cuda")
+            for mode in NP_MODES:
+                if mode == "mirror" and n == 1:
+                    continue
+                y = cs.apply(bank, x, mode, 0.5)
+                ref = chunked_apply(bank, x.double(), mode, 0.5)
+                err = float((y.double() - ref).abs().max()) / (scale * float(x.abs().max()))
+                # float32: the Triton kernels' bound, twice for anchors carried over tiles
+                assert err < 4e-6, (sigma, order, n, mode, err)
+
+
+@cuda_cupy
+def test_kernel_flag_and_out(rng):
+    bank = GaussianFilter(16.0).bank
+    x = torch.tensor(rng.standard_normal((4, 10000)), dtype=torch.float32, device="cuda")
+    flag = torch.ones((), dtype=torch.uint8, device="cuda")
+    ref = cs.apply(bank, x, "reflect", flag=flag)
+    assert int(flag) == 1
+    for pos in (0, 5000, 9999):
+        for bad in (float("nan"), float("inf")):
+            xb = x.clone()
+            xb[2, pos] = bad
+            flag.fill_(1)
+            cs.apply(bank, xb, "reflect", flag=flag)
+            assert int(flag) == 0, (pos, bad)
+    buf = torch.full((4, 2, 10000), 7.0, device="cuda")
+    o = buf[:, :1]
+    assert cs.apply(bank, x, "reflect", out=o) is o
+    assert torch.equal(o, ref) and bool((buf[:, 1] == 7.0).all())
+
+
+@cuda_cupy
+def test_public_batches_take_the_kernel(rng, monkeypatch):
+    calls = []
+    real = cs.apply
+    monkeypatch.setattr(cs, "apply", lambda *a, **k: calls.append(1) or real(*a, **k))
+    plan = GaussianFilter(16.0, order=1)
+    from fastmoments.signal.graphs import MAX_BYTES
+
+    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1  # too large for the plans' recorded calls
+    x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
+                     device="cuda")
+    y = plan(x)
+    assert calls == [1]
+    monkeypatch.setenv("FASTMOMENTS_SFT_CUDA", "0")
+    ref = plan(x)
+    assert calls == [1]
+    assert float((y - ref).abs().max()) <= 4e-6 * float(ref.abs().max())
+    monkeypatch.delenv("FASTMOMENTS_SFT_CUDA")
+    x[7, 100] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        plan(x)
+    assert not cs.takes(plan.bank, x[: cs.MIN_SIGNALS - 1], "reflect")  # small batches: Triton
+    assert not cs.takes(plan.bank, x[:, : n // 2], "reflect")  # recordable calls: Triton
