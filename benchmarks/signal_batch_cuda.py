@@ -1,0 +1,192 @@
+"""Batches of 1000 × 102400 float32 signals on one GPU (issue 16: ≥ 50 % of the copy
+bandwidth): the CUDA C++ kernel (:mod:`fastmoments.signal.cuda_sft`) against the Triton
+kernels (:mod:`fastmoments.signal.triton_sft`) and against ``cupyx.scipy.ndimage``, all in one
+run, with the card's copy bandwidth measured in the same run.
+
+For each Gaussian job: the two kernels alone (each with its NaN/inf flag), the public call
+``plan(x)`` as a user writes it (the input check included) with the CUDA kernel and with
+``FASTMOMENTS_SFT_CUDA=0``, and ``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch
+(σ ≤ 64). Bandwidth fraction: (input + output bytes) / time / copy bandwidth, where the copy
+bandwidth is ``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors: the largest
+absolute error over three white-noise signals and one random walk, against the float64 chunked
+engine, divided by the largest output. Also the batch size at σ = 16 (CUDA kernel against
+Triton kernels).
+
+Run on a CUDA machine with CuPy from the repository root::
+
+    python benchmarks/signal_batch_cuda.py
+
+Writes ``benchmarks/results/signal_batch_cuda.{json,md,png}``. Times are medians of
+CUDA-event timings after warm-up calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from signal_common import timer
+from signal_fused import copy_bandwidth
+
+JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (8192.0, 0), (16.0, 2), (256.0, 1)]
+BATCHES = [256, 512, 1000, 2000]
+N = 102400
+
+
+def errors(bank, apply, rng, dev) -> float:
+    """Largest error / largest output over white noise and a random walk (float64 ref.)."""
+    from fastmoments.signal.chunked import chunked_apply
+
+    noise = rng.standard_normal((3, N))
+    walk = np.cumsum(rng.standard_normal((1, N)), axis=1)
+    worst = 0.0
+    for x in (noise, walk):
+        xt = torch.tensor(x, dtype=torch.float32, device=dev)
+        ref = chunked_apply(bank, xt.double(), "reflect")
+        y = apply(bank, xt)
+        worst = max(worst, float((y.double() - ref).abs().max() / ref.abs().max()))
+    return worst
+
+
+def run() -> dict:
+    import cupy
+    import triton
+
+    from fastmoments.signal import GaussianFilter, cuda_sft
+    from fastmoments.signal.triton_sft import fused_apply
+
+    dev = torch.device("cuda")
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.standard_normal((1000, N)), dtype=torch.float32, device=dev)
+    copy = copy_bandwidth(dev)
+    res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "triton": triton.__version__,
+           "cupy": cupy.__version__, "copy_GBps": copy, "batch": [1000, N], "jobs": [],
+           "batches": []}
+    moved = 1000 * N * 8
+    flag = torch.ones((), dtype=torch.uint8, device=dev)
+
+    def frac(ms):
+        return moved / ms / 1e6 / copy
+
+    for sigma, order in JOBS:
+        plan = GaussianFilter(sigma, order=order)
+        bank = plan.bank
+        row = {"sigma": sigma, "order": order, "cuda_takes": cuda_sft.takes(bank, x, "reflect")}
+        row["cuda_ms"] = timer(lambda b=bank: cuda_sft.apply(b, x, "reflect", flag=flag),
+                               warmup=2, repeat=15)[0]
+        row["triton_ms"] = timer(lambda b=bank: fused_apply(b, x, "reflect", flag=flag),
+                                 warmup=2, repeat=15)[0]
+        row["public_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
+        os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
+        row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
+        del os.environ["FASTMOMENTS_SFT_CUDA"]
+        if sigma <= 64:
+            import cupyx.scipy.ndimage as cnd
+
+            xc = cupy.asarray(x)
+            row["cupyx_ms"] = timer(lambda s=sigma, o=order, xc=xc: cnd.gaussian_filter1d(
+                xc, s, axis=-1, order=o), warmup=1, repeat=5)[0]
+        for k in ("cuda", "triton", "public", "public_triton", "cupyx"):
+            if k + "_ms" in row:
+                row[k + "_fraction"] = frac(row[k + "_ms"])
+        row["cuda_error"] = errors(bank, lambda b, t: cuda_sft.apply(b, t, "reflect"), rng, dev)
+        row["triton_error"] = errors(bank, lambda b, t: fused_apply(b, t, "reflect"), rng, dev)
+        print(json.dumps(row), flush=True)
+        res["jobs"].append(row)
+    bank = GaussianFilter(16.0).bank
+    for b in BATCHES:
+        xb = torch.tensor(rng.standard_normal((b, N)), dtype=torch.float32, device=dev)
+        row = {"signals": b,
+               "cuda_ms": timer(lambda xb=xb: cuda_sft.apply(bank, xb, "reflect"), warmup=2,
+                                repeat=15)[0],
+               "triton_ms": timer(lambda xb=xb: fused_apply(bank, xb, "reflect"), warmup=2,
+                                  repeat=15)[0]}
+        print(json.dumps(row), flush=True)
+        res["batches"].append(row)
+    return res
+
+
+def report(res: dict, out: str) -> None:
+    """The Markdown table and the figure."""
+    lines = [f"# Batches of {res['batch'][0]} × {res['batch'][1]} float32 signals "
+             f"({res['device']})", "",
+             f"{res['date']}; torch {res['torch']} (CUDA {res['cuda']}), Triton "
+             f"{res['triton']}, CuPy {res['cupy']}. Copy bandwidth in the same run: "
+             f"{res['copy_GBps']:.0f} GB/s (read + write of a 1 GiB copy). *fraction*: "
+             "(input + output bytes) / time / copy bandwidth (target ≥ 50 %). *public*: "
+             "`plan(x)` with its NaN/inf check; *public, Triton*: the same with "
+             "`FASTMOMENTS_SFT_CUDA=0`. Errors: largest error / largest output, white noise "
+             "and a random walk, against float64. Written by `benchmarks/signal_batch_cuda.py`.",
+             "",
+             "| σ | order | CUDA kernel ms (fraction) | Triton kernels ms (fraction) | public ms "
+             "(fraction) | public, Triton ms (fraction) | cupyx ms (fraction) | CUDA / Triton "
+             "kernels | error CUDA | error Triton |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["jobs"]:
+        def cell(k, r=r):
+            return (f"{r[k + '_ms']:.3f} ({100 * r[k + '_fraction']:.0f} %)"
+                    if k + "_ms" in r else "")
+        lines.append(f"| {r['sigma']:g} | {r['order']} | {cell('cuda')} | {cell('triton')} | "
+                     f"{cell('public')} | {cell('public_triton')} | {cell('cupyx')} | "
+                     f"{r['triton_ms'] / r['cuda_ms']:.2f}× | {r['cuda_error']:.1e} | "
+                     f"{r['triton_error']:.1e} |")
+    lines += ["", "Batch size (σ = 16, order 0, 102400 samples per signal):", "",
+              "| signals | CUDA kernel ms | Triton kernels ms |", "|---|---|---|"]
+    for r in res["batches"]:
+        lines.append(f"| {r['signals']} | {r['cuda_ms']:.3f} | {r['triton_ms']:.3f} |")
+    lines += ["", "![fraction of the copy bandwidth](signal_batch_cuda.png)", ""]
+    with open(os.path.join(out, "signal_batch_cuda.md"), "w") as f:
+        f.write("\n".join(lines))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    names = [f"σ={r['sigma']:g}\norder {r['order']}" for r in res["jobs"]]
+    pos = np.arange(len(names))
+    for i, (k, label) in enumerate((("cuda", "CUDA kernel"), ("triton", "Triton kernels"),
+                                    ("public", "public call"),
+                                    ("public_triton", "public call, Triton"))):
+        ax.bar(pos + (i - 1.5) * 0.2, [100 * r[k + "_fraction"] for r in res["jobs"]], 0.2,
+               label=label)
+    ax.axhline(50, color="k", ls="--", lw=1, label="target 50 %")
+    ax.set_xticks(pos, names)
+    ax.set_ylabel("% of copy bandwidth")
+    ax.set_title(f"1000 × 102400 float32 signals, Gaussian filter ({res['device']})")
+    ax.legend(fontsize=8, ncol=3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "signal_batch_cuda.png"), dpi=120)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="redraw the table and figure from the saved JSON")
+    args = ap.parse_args()
+    path = os.path.join(args.out, "signal_batch_cuda.json")
+    if args.report_only:
+        with open(path) as f:
+            res = json.load(f)
+    else:
+        res = run()
+        os.makedirs(args.out, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(res, f, indent=1)
+    report(res, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
