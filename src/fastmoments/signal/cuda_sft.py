@@ -77,8 +77,8 @@ except ImportError:  # pragma: no cover
 
 
 def available() -> bool:
-    """Whether CuPy is importable and not disabled (``FASTMOMENTS_SFT_CUDA=0``)."""
-    return cupy is not None and os.environ.get("FASTMOMENTS_SFT_CUDA", "1") != "0"
+    """Whether CuPy is importable and the kernel not disabled (``FASTMOMENTS_SFT_CUDA=0``)."""
+    return cupy is not None and os.environ.get("FASTMOMENTS_SFT_CUDA") != "0"
 
 
 _SOURCE = r"""
@@ -395,19 +395,55 @@ def _fixup(fix: np.ndarray, real_rows: np.ndarray) -> str:
     return "\n            ".join(lines)
 
 
-def _exact(g, tile: int) -> bool:
-    """Whether each tile's anchor is the exact sum over the tail of its second read (the
-    window is shorter than a tile; ``FASTMOMENTS_SFT_CUDA_EXACT=0`` carries it instead)."""
-    return g.L < tile and tile <= 4096 and os.environ.get("FASTMOMENTS_SFT_CUDA_EXACT") != "0"
+#: Environment overrides (benchmarking): off, samples per thread, threads per block, blocks per
+#: multiprocessor the compiler budgets registers for, exact anchors (0: carried), and exact
+#: anchors every k tiles only.
+_ENV = ("FASTMOMENTS_SFT_CUDA", "FASTMOMENTS_SFT_CUDA_SEG", "FASTMOMENTS_SFT_CUDA_THREADS",
+        "FASTMOMENTS_SFT_CUDA_BLOCKS", "FASTMOMENTS_SFT_CUDA_EXACT", "FASTMOMENTS_SFT_CUDA_EVERY")
 
 
-def _config() -> tuple[int, int, int]:
-    """Samples per thread, threads per block and the blocks per multiprocessor the compiler
-    budgets registers for (environment overrides for benchmarking)."""
-    seg = int(os.environ.get("FASTMOMENTS_SFT_CUDA_SEG", SEG))
-    threads = int(os.environ.get("FASTMOMENTS_SFT_CUDA_THREADS", THREADS))
-    blocks = int(os.environ.get("FASTMOMENTS_SFT_CUDA_BLOCKS", 1024 // threads))
-    return seg, threads, blocks
+def _options() -> tuple[str | None, ...]:
+    """The overrides of :data:`_ENV`, read once per call."""
+    env = os.environ
+    return tuple(env.get(k) for k in _ENV)
+
+
+class _Layout:
+    """What a bank and a set of options decide, computed once (cached on the bank): the row
+    group, the layout, whether anchors are exact, whether the bank is eligible at all, and
+    the compiled kernel (on first use)."""
+
+    def __init__(self, bank, opts: tuple[str | None, ...]) -> None:
+        self.bank, self.opts = bank, opts
+        self.seg = int(opts[1] or SEG)
+        self.threads = int(opts[2] or THREADS)
+        self.blocks = int(opts[3] or 1024 // self.threads)
+        self.every = int(opts[5] or 1)
+        self.tile = self.seg * self.threads
+        self.eligible = (not bank.complex_output and bank.n_channels == 1
+                         and len(bank.groups) == 1
+                         and bool(np.all(np.asarray(bank.alpha) >= 0)))
+        self.g = group_tables(bank)[0] if self.eligible else None
+        # exact anchors: windows shorter than a tile (the tail weights need tiles ≤ 4096)
+        self.exact = (self.eligible and self.g.L < self.tile <= 4096 and opts[4] != "0")
+        self._kernel = None
+
+    @property
+    def kernel(self):
+        if self._kernel is None:
+            src = _source(self.bank, self.seg, self.threads, self.blocks, self.exact,
+                          self.every)
+            self._kernel = cupy.RawModule(code=src, options=("--std=c++17",)).get_function(
+                "sft_rows")
+        return self._kernel
+
+
+def _layout(bank, opts: tuple[str | None, ...]) -> _Layout:
+    key = ("cuda-sft", opts)
+    lay = bank._tables.get(key)
+    if lay is None:
+        lay = bank._tables[key] = _Layout(bank, opts)
+    return lay
 
 
 def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndarray]:
@@ -437,7 +473,8 @@ def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndar
             "fix": (ca - 1j * cb)[None, :] * _powers(a, w, seg - s).T}
 
 
-def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8) -> str:
+def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
+            exact: bool = True, every: int = 1) -> str:
     """The kernel's source with ``bank``'s constants compiled in (float64, rounded once)."""
     (g,) = group_tables(bank)
     k = constants(bank, seg, threads)
@@ -454,20 +491,8 @@ def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8) -> st
             "\n", " \\\n"),
         "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n")])
     return _SOURCE % {"seg": seg, "threads": threads, "rows": len(q), "tables": tables,
-                      "blocks": blocks, "exact": int(_exact(g, seg * threads)),
-                      "every": int(os.environ.get("FASTMOMENTS_SFT_CUDA_EVERY", 1))}
-
-
-def _kernel(bank):
-    """The compiled kernel of ``bank`` (cached on the bank)."""
-    cfg = _config()
-    key = ("cuda-sft", *cfg, os.environ.get("FASTMOMENTS_SFT_CUDA_EXACT"),
-           os.environ.get("FASTMOMENTS_SFT_CUDA_EVERY"))
-    k = bank._tables.get(key)
-    if k is None:
-        module = cupy.RawModule(code=_source(bank, *cfg), options=("--std=c++17",))
-        k = bank._tables[key] = module.get_function("sft_rows")
-    return k
+                      "blocks": blocks, "exact": int(exact and g.L < seg * threads),
+                      "every": every}
 
 
 def takes(bank, rows: torch.Tensor, mode: str) -> bool:
@@ -478,22 +503,21 @@ def takes(bank, rows: torch.Tensor, mode: str) -> bool:
     input and the result together exceed :data:`~fastmoments.signal.graphs.MAX_BYTES`: smaller
     calls may be replayed from recorded Triton launches, and a plan gives the same bits on
     every call of a shape."""
-    if not available() or rows.device.type != "cuda" or rows.dtype != torch.float32:
+    opts = _options()
+    if cupy is None or opts[0] == "0" or rows.device.type != "cuda":
         return False
-    if rows.ndim != 2 or bank.complex_output or bank.n_channels != 1 or len(bank.groups) != 1:
+    if rows.dtype != torch.float32 or rows.ndim != 2 or mode not in MODES:
         return False
     bsz, n = rows.shape
-    if bsz < MIN_SIGNALS or mode not in MODES or not np.all(np.asarray(bank.alpha) >= 0):
+    if bsz < MIN_SIGNALS or 8 * rows.numel() <= MAX_BYTES:  # (recordable calls: Triton)
         return False
-    if 8 * rows.numel() <= MAX_BYTES:  # a call the plans may record: always the same kernels
+    lay = _layout(bank, opts)
+    if not lay.eligible:
         return False
-    (g,) = group_tables(bank)
-    seg, threads, _ = _config()
-    tile = seg * threads
-    if _exact(g, tile):
+    if lay.exact:
         return True
-    nt = -(-n // tile)
-    return nt <= MAX_TILES and -(-int(g.L) // tile) <= nt
+    nt = -(-n // lay.tile)
+    return nt <= MAX_TILES and -(-int(lay.g.L) // lay.tile) <= nt
 
 
 _STREAMS: dict[tuple[int, int], object] = {}
@@ -523,17 +547,16 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
     rows = rows.contiguous()
     if out is None:
         out = torch.empty((bsz, 1, n), dtype=torch.float32, device=rows.device)
-    (g,) = group_tables(bank)
-    seg, threads, _ = _config()
-    tile = seg * threads
+    lay = _layout(bank, _options())
+    g, tile = lay.g, lay.tile
     nt = -(-n // tile)
-    nv = 0 if _exact(g, tile) else -(-int(g.L) // tile)  # virtual tiles: the first anchor
+    nv = 0 if lay.exact else -(-int(g.L) // tile)  # virtual tiles: the first anchor
     if flag is not None and not (g.off <= 0 and nt * tile + g.off + g.L >= n):
         clear_unless_finite(flag, rows)  # the reads would miss samples: one torch pass checks
         flag = None
-    kernel = _kernel(bank)
+    kernel = lay.kernel
     with cupy.cuda.Device(rows.device.index), _stream(rows.device):
-        kernel((bsz,), (threads,),
+        kernel((bsz,), (lay.threads,),
                (np.uint64(rows.data_ptr()), np.int64(rows.stride(0)), np.int64(n),
                 np.uint64(out.data_ptr()), np.int64(out.stride(0)), np.int32(nt),
                 np.int32(nv), np.int32(MODES.index(mode)), np.float32(cval),
