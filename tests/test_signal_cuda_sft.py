@@ -40,7 +40,7 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
     nv = 0 if exact else -(-big_l // big_t)
     left = max(0, -off)
     xe = _extended(x, mode, cval, left, (nt + nv + 1) * big_t + big_l + abs(off))
-    y = np.zeros(nt * big_t)
+    y = np.zeros(nt * big_t, dtype=complex if bank.complex_output else float)
     anchor = np.zeros(q.size, dtype=complex)
     j = np.arange(big_t)
     for t in range(nt + nv - 1, -1, -1):
@@ -57,7 +57,7 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
             acc = q[:, None] * acc + d[:, :, s]
             s_loc[:, :, s] = acc
         y_loc = np.einsum("r,rts->ts", k["comb_a"], s_loc.real) + np.einsum(
-            "r,rts->ts", k["comb_b"], s_loc.imag)
+            "r,rts->ts", k["comb_b"], s_loc.imag)  # complex for a complex comb
         if exact:  # the sum over the last L samples of the second read, thread by thread
             anchor = np.zeros(q.size, dtype=complex)
             xbs = xb.reshape(threads, seg)
@@ -77,15 +77,19 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
         anchor = e  # the tile's start: the next tile's anchor
         if not virt:
             yt = y_loc + np.einsum("sr,rt->ts", fix, ends).real
+            if bank.complex_output:
+                yt = yt + 1j * np.einsum("sr,rt->ts", k["fix_im"], ends).real
             y[t * big_t:(t + 1) * big_t] = yt.reshape(-1)
     return y[:n]
 
 
 BANKS = [GaussianFilter(3.0).bank, GaussianFilter(4.0, order=2).bank,
-         GaussianFilter(9.0, order=1, method="asft").bank, GaussianFilter(40.0).bank]
+         GaussianFilter(9.0, order=1, method="asft").bank, GaussianFilter(40.0).bank,
+         MorletTransform(3.0, 6.0).bank, MorletTransform(20.0, 6.0).bank]
 
 
-@pytest.mark.parametrize("bank", BANKS, ids=["s3", "s4o2", "s9o1asft", "s40"])
+@pytest.mark.parametrize("bank", BANKS, ids=["s3", "s4o2", "s9o1asft", "s40", "morlet3",
+                                              "morlet20"])
 @pytest.mark.parametrize("mode", list(NP_MODES))
 def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, rng):
     """Tiles of 64 samples: exact tail anchors (L < 64) and carried anchors with virtual
@@ -125,6 +129,12 @@ def test_eligibility_on_the_cpu():
     x = torch.zeros(1024, 4096)
     assert not cs.takes(bank, x, "reflect")  # CPU tensor
     assert not cs.takes(MorletTransform(16.0, 6.0).bank, x, "reflect")
+    from fastmoments.signal import CWT
+    from fastmoments.signal.cwt import _group_bank
+
+    cwt = _group_bank(tuple(CWT([2.0, 7.0]).plans))  # several channels: never eligible
+    assert not cs._layout(cwt, cs._options()).eligible
+    assert cs._layout(MorletTransform(16.0, 6.0).bank, cs._options()).eligible
 
 
 cuda_cupy = pytest.mark.skipif(
@@ -135,8 +145,10 @@ cuda_cupy = pytest.mark.skipif(
 @cuda_cupy
 def test_kernel_against_float64(rng):
     """Exact anchors (σ ≤ 240) and carried ones, every mode, lengths around the tile."""
-    for sigma, order in ((3.0, 0), (16.0, 2), (64.0, 1), (300.0, 0), (1024.0, 2)):
-        bank = GaussianFilter(sigma, order=order, method="sft").bank
+    for sigma, order in ((3.0, 0), (16.0, 2), (64.0, 1), (300.0, 0), (1024.0, 2),
+                         (16.0, None), (300.0, None)):
+        bank = (MorletTransform(sigma, 6.0).bank if order is None
+                else GaussianFilter(sigma, order=order, method="sft").bank)
         j = np.arange(-bank.pad, bank.pad + 1)
         scale = np.abs(bank.kernel(j)).sum(1).max()
         for n in (1, 5, 2047, 2049, 30000):
@@ -146,7 +158,7 @@ def test_kernel_against_float64(rng):
                     continue
                 y = cs.apply(bank, x, mode, 0.5)
                 ref = chunked_apply(bank, x.double(), mode, 0.5)
-                err = float((y.double() - ref).abs().max()) / (scale * float(x.abs().max()))
+                err = float((y.to(ref.dtype) - ref).abs().max()) / (scale * float(x.abs().max()))
                 # float32: the Triton kernels' bound, twice for anchors carried over tiles
                 assert err < 4e-6, (sigma, order, n, mode, err)
 

@@ -89,6 +89,7 @@ _SOURCE = r"""
 #define PADS (SEG + 1)
 #define KSTRIDE ((NTHR / SEG) * PADS)
 #define EXACT %(exact)d
+#define CPLX %(cplx)d
 #define EVERY %(every)d
 #define TAIL_WARP ((TILE - LEN) / (32 * SEG))
 #define R %(rows)d
@@ -231,8 +232,14 @@ sft_rows(const float* __restrict__ x, long long sx, long long n, float* __restri
         for (int s = SEG - 1; s >= 0; --s) {
             const float va = ra[s], vb = rb[s];
             float yl = 0.f;
+#if CPLX
+            float yli = 0.f;
+#endif
             STEP
             rb[s] = yl;
+#if CPLX
+            ra[s] = yli;  // (complex output: the imaginary part where x_A was)
+#endif
         }
         // every x_A sample enters row 0 with weight 1: NaN or infinity leaves it non-finite
         bad |= !(fabsf(sr[0]) + fabsf(si[0]) <= 3.402823466e38f);
@@ -298,9 +305,22 @@ sft_rows(const float* __restrict__ x, long long sx, long long n, float* __restri
             float acc = rb[s];
             FIXUP
             rb[s] = acc;
+#if CPLX
+            acc = ra[s];
+            FIXUP_IM
+            ra[s] = acc;
+#endif
         }
         __syncthreads();
         const long long y0 = (long long)t * TILE;
+#if CPLX
+        float2* yc = reinterpret_cast<float2*>(ys);  // complex64: (re, im) pairs
+#pragma unroll 4
+        for (int k = 0; k < SEG; ++k) {
+            if (y0 + tid + k * NTHR < n)
+                yc[y0 + tid + k * NTHR] = make_float2(xb[at0 + k * KSTRIDE], xa[at0 + k * KSTRIDE]);
+        }
+#else
         if (y0 + TILE <= n) {
 #pragma unroll
             for (int k = 0; k < SEG; ++k) ys[y0 + tid + k * NTHR] = xb[at0 + k * KSTRIDE];
@@ -309,6 +329,7 @@ sft_rows(const float* __restrict__ x, long long sx, long long n, float* __restri
                 if (y0 + tid + k * NTHR < n) ys[y0 + tid + k * NTHR] = xb[at0 + k * KSTRIDE];
             }
         }
+#endif
     }
     if (bad && flag != nullptr) *flag = 0;
 }
@@ -363,8 +384,19 @@ def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
           real_rows: np.ndarray) -> str:
     """One sample of the recursion ``S = q S + x_A - q^L x_B`` and of ``y_loc``, row by row
     (straight-line C with the bank's constants; rows with real ``q`` and ``q^L`` keep no
-    imaginary part)."""
+    imaginary part). A complex comb (complex output) also sums ``yli``, the imaginary part."""
+    cplx = np.iscomplexobj(comb_a) or np.iscomplexobj(comb_b)
+    ca, cb = np.asarray(comb_a, dtype=complex), np.asarray(comb_b, dtype=complex)
     lines = []
+
+    def out(r):
+        terms = [(ca[r].real, f"sr[{r}]")] + ([] if real_rows[r] else [(cb[r].real, f"si[{r}]")])
+        lines.append(f"yl = {_sum(terms, 'yl')};")
+        if cplx:
+            terms = [(ca[r].imag, f"sr[{r}]")] + ([] if real_rows[r] else
+                                                  [(cb[r].imag, f"si[{r}]")])
+            lines.append(f"yli = {_sum(terms, 'yli')};")
+
     for r in range(len(q)):
         if not real_rows[r] and abs(ql[r] - q[r]) <= 1e-12:  # q^{L-1} = 1 (SFT harmonics)
             # S = q (S - x_B) + x_A: one subtraction shared by both parts
@@ -372,26 +404,25 @@ def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
             ni = _sum([(q[r].imag, "d"), (q[r].real, f"si[{r}]")])
             lines.append(f"{{ const float d = sr[{r}] - vb; const float nr = {nr}, ni = {ni}; "
                          f"sr[{r}] = nr; si[{r}] = ni; }}")
-            lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]'), (comb_b[r], f'si[{r}]')], 'yl')};")
-            continue
-        re = _sum([(q[r].real, f"sr[{r}]"), (-q[r].imag, f"si[{r}]"), (-ql[r].real, "vb")], "va")
-        if real_rows[r]:
+        elif real_rows[r]:
+            re = _sum([(q[r].real, f"sr[{r}]"), (-ql[r].real, "vb")], "va")
             lines.append(f"sr[{r}] = {re};")
-            lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]')], 'yl')};")
-            continue
-        im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]"), (-ql[r].imag, "vb")])
-        lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
-        lines.append(f"yl = {_sum([(comb_a[r], f'sr[{r}]'), (comb_b[r], f'si[{r}]')], 'yl')};")
+        else:
+            re = _sum([(q[r].real, f"sr[{r}]"), (-q[r].imag, f"si[{r}]"), (-ql[r].real, "vb")],
+                      "va")
+            im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]"), (-ql[r].imag, "vb")])
+            lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
+        out(r)
     return "\n            ".join(lines)
 
 
-def _fixup(fix: np.ndarray, real_rows: np.ndarray) -> str:
+def _fixup(fix: np.ndarray, real_rows: np.ndarray, name: str = "FIX") -> str:
     """``acc += Σ_r Re(F[s][r] E_r)`` (``s`` is the unrolled loop index: a table lookup)."""
     lines = []
     for r in range(fix.shape[1]):
-        lines.append(f"acc = fmaf(FIX_R[s][{r}], sr[{r}], acc);")
+        lines.append(f"acc = fmaf({name}_R[s][{r}], sr[{r}], acc);")
         if not real_rows[r]:
-            lines.append(f"acc = fmaf(-FIX_I[s][{r}], si[{r}], acc);")
+            lines.append(f"acc = fmaf(-{name}_I[s][{r}], si[{r}], acc);")
     return "\n            ".join(lines)
 
 
@@ -420,8 +451,7 @@ class _Layout:
         self.blocks = int(opts[3] or 1024 // self.threads)
         self.every = int(opts[5] or 1)
         self.tile = self.seg * self.threads
-        self.eligible = (not bank.complex_output and bank.n_channels == 1
-                         and len(bank.groups) == 1
+        self.eligible = (bank.n_channels == 1 and len(bank.groups) == 1
                          and bool(np.all(np.asarray(bank.alpha) >= 0)))
         self.g = group_tables(bank)[0] if self.eligible else None
         # exact anchors: windows shorter than a tile (the tail weights need tiles ≤ 4096)
@@ -451,8 +481,9 @@ def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndar
     rounding to float32: ``q``, ``ql`` (``q^L``), ``qk`` (``Q^{2^k}``, ``Q = q^seg``,
     ``k < 6``), ``qlane`` (``Q^{32 - lane}``), ``tailw`` (each thread's weight
     ``q^{u0 - (T - L)}`` of its first sample ``u0`` in the last ``L`` samples of a tile, 0
-    for threads before them), ``comb_a``, ``comb_b`` and ``fix`` (``(a - i b) q^{seg - s}``,
-    ``(seg, R)``)."""
+    for threads before them), ``comb_a``, ``comb_b`` (complex for complex output), ``fix``
+    (``(Re a - i Re b) q^{seg - s}``, ``(seg, R)``) and ``fix_im`` (the same with the
+    imaginary parts of the comb): ``y = y_loc + Re(fix E) + i Re(fix_im E)``."""
     (g,) = group_tables(bank)
     a, w = g.alpha, g.omega
     tile = seg * threads
@@ -461,16 +492,25 @@ def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndar
     if g.L < tile:
         inside = u0 < np.arange(1, threads + 1) * seg
         tailw = np.where(inside, _powers(a, w, np.maximum(u0 - (tile - g.L), 0)), 0)
-    ca, cb = np.real(g.comb_a).astype(float), np.real(g.comb_b).astype(float)
-    # comb terms 2^-40 below the largest are far below float32 rounding: dropped
+    ca, cb = np.asarray(g.comb_a), np.asarray(g.comb_b)
+    if not bank.complex_output:
+        ca, cb = ca.real.astype(float), cb.real.astype(float)
+    # comb terms 2^-40 below the largest (real and imaginary parts apart) are far below
+    # float32 rounding: dropped
     tiny = 2.0**-40 * max(np.abs(ca).max(), np.abs(cb).max())
-    ca, cb = np.where(np.abs(ca) > tiny, ca, 0.0), np.where(np.abs(cb) > tiny, cb, 0.0)
-    s = np.arange(seg)
+
+    def clean(v):
+        part = lambda u: np.where(np.abs(u) > tiny, u, 0.0)  # noqa: E731
+        return part(v.real) + 1j * part(v.imag) if np.iscomplexobj(v) else part(v)
+
+    ca, cb = clean(ca), clean(cb)
+    tail = _powers(a, w, seg - np.arange(seg)).T  # q^{seg - s}: (seg, R)
     return {"q": _powers(a, w, 1.0), "ql": _powers(a, w, float(g.L)),
             "qk": np.stack([_powers(a, w, float(seg << k)) for k in range(6)]),
             "qlane": _powers(a, w, (32 - np.arange(32)) * float(seg)), "tailw": tailw,
             "comb_a": ca, "comb_b": cb,
-            "fix": (ca - 1j * cb)[None, :] * _powers(a, w, seg - s).T}
+            "fix": (ca.real - 1j * cb.real)[None, :] * tail,
+            "fix_im": (np.imag(ca) - 1j * np.imag(cb))[None, :] * tail}
 
 
 def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
@@ -487,17 +527,20 @@ def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
         _array("QLANE", _interleave(k["qlane"]), const=True),
         _array("TAILW", _interleave(k["tailw"]), const=True),
         _array("FIX_R", fix.real), _array("FIX_I", fix.imag),
+        _array("FIXIM_R", k["fix_im"].real), _array("FIXIM_I", k["fix_im"].imag),
         "#define STEP " + _step(q, ql, k["comb_a"], k["comb_b"], real_rows).replace(
             "\n", " \\\n"),
-        "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n")])
+        "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n"),
+        "#define FIXUP_IM " + _fixup(k["fix_im"], real_rows, "FIXIM").replace(
+            "\n", " \\\n")])
     return _SOURCE % {"seg": seg, "threads": threads, "rows": len(q), "tables": tables,
                       "blocks": blocks, "exact": int(exact and g.L < seg * threads),
-                      "every": every}
+                      "every": every, "cplx": int(bank.complex_output)}
 
 
 def takes(bank, rows: torch.Tensor, mode: str) -> bool:
-    """Whether the kernel applies: CuPy available, float32 signals ``(B, N)`` on CUDA, a real
-    bank of one row group and one channel with ``α ≥ 0``, a batch of at least
+    """Whether the kernel applies: CuPy available, float32 signals ``(B, N)`` on CUDA, a bank
+    (real or complex output) of one row group and one channel with ``α ≥ 0``, a batch of at least
     ``MIN_SIGNALS`` signals, a known boundary mode, and, for windows of a tile or longer,
     signals of at most ``MAX_TILES`` tiles with no more virtual tiles than real ones. The
     input and the result together exceed :data:`~fastmoments.signal.graphs.MAX_BYTES`: smaller
@@ -539,14 +582,17 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
           out: torch.Tensor | None = None, flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` (see :func:`takes`) to float32 signals ``rows`` ``(B, N)`` on CUDA.
 
-    Returns ``(B, 1, N)`` float32, written into ``out`` when given (that shape, last axis
-    contiguous). ``flag``: a one-byte ``uint8`` tensor on the device, cleared when ``rows``
-    (or the constant ``cval`` that the boundary reads) holds NaN or infinity.
+    Returns ``(B, 1, N)`` float32 (complex64 for a complex bank), written into ``out`` when
+    given (that shape and dtype, last axis contiguous). ``flag``: a one-byte ``uint8``
+    tensor on the device, cleared when ``rows`` (or the constant ``cval`` that the boundary
+    reads) holds NaN or infinity.
     """
     bsz, n = rows.shape
     rows = rows.contiguous()
+    dtype = torch.complex64 if bank.complex_output else torch.float32
     if out is None:
-        out = torch.empty((bsz, 1, n), dtype=torch.float32, device=rows.device)
+        out = torch.empty((bsz, 1, n), dtype=dtype, device=rows.device)
+    yv = torch.view_as_real(out) if bank.complex_output else out  # float32 view
     lay = _layout(bank, _options())
     g, tile = lay.g, lay.tile
     nt = -(-n // tile)
@@ -558,7 +604,7 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
     with cupy.cuda.Device(rows.device.index), _stream(rows.device):
         kernel((bsz,), (lay.threads,),
                (np.uint64(rows.data_ptr()), np.int64(rows.stride(0)), np.int64(n),
-                np.uint64(out.data_ptr()), np.int64(out.stride(0)), np.int32(nt),
+                np.uint64(yv.data_ptr()), np.int64(yv.stride(0)), np.int32(nt),
                 np.int32(nv), np.int32(MODES.index(mode)), np.float32(cval),
                 np.uint64(0 if flag is None else flag.data_ptr())))
     return out
