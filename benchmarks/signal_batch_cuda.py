@@ -3,14 +3,15 @@ bandwidth): the CUDA C++ kernel (:mod:`fastmoments.signal.cuda_sft`) against the
 kernels (:mod:`fastmoments.signal.triton_sft`) and against ``cupyx.scipy.ndimage``, all in one
 run, with the card's copy bandwidth measured in the same run.
 
-For each Gaussian job: the two kernels alone (each with its NaN/inf flag), the public call
+For each job (Gaussian filters, and the Morlet transform with its complex64 output): the two
+kernels alone (each with its NaN/inf flag), the public call
 ``plan(x)`` as a user writes it (the input check included) with the CUDA kernel and with
 ``FASTMOMENTS_SFT_CUDA=0``, and ``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch
-(σ ≤ 64). Bandwidth fraction: (input + output bytes) / time / copy bandwidth, where the copy
-bandwidth is ``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors: the largest
-absolute error over three white-noise signals and one random walk, against the float64 chunked
-engine, divided by the largest output. Also the batch size at σ = 16 (CUDA kernel against
-Triton kernels).
+(Gaussian, σ ≤ 64). Bandwidth fraction: (input + output bytes) / time / copy bandwidth,
+where the copy bandwidth is ``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors:
+the largest absolute error over three white-noise signals and one random walk, against the
+float64 chunked engine, divided by the largest output. Also the batch size at σ = 16 (CUDA
+kernel against Triton kernels).
 
 Run on a CUDA machine with CuPy from the repository root::
 
@@ -36,7 +37,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from signal_common import timer
 from signal_fused import copy_bandwidth
 
-JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (8192.0, 0), (16.0, 2), (256.0, 1)]
+# (σ, Gaussian order; None: the Morlet transform, ξ = 6, complex output)
+JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (8192.0, 0), (16.0, 2), (256.0, 1),
+        (16.0, None), (256.0, None)]
 BATCHES = [256, 512, 1000, 2000]
 N = 102400
 
@@ -52,7 +55,7 @@ def errors(bank, apply, rng, dev) -> float:
         xt = torch.tensor(x, dtype=torch.float32, device=dev)
         ref = chunked_apply(bank, xt.double(), "reflect")
         y = apply(bank, xt)
-        worst = max(worst, float((y.double() - ref).abs().max() / ref.abs().max()))
+        worst = max(worst, float((y.to(ref.dtype) - ref).abs().max() / ref.abs().max()))
     return worst
 
 
@@ -60,7 +63,7 @@ def run() -> dict:
     import cupy
     import triton
 
-    from fastmoments.signal import GaussianFilter, cuda_sft
+    from fastmoments.signal import GaussianFilter, MorletTransform, cuda_sft
     from fastmoments.signal.triton_sft import fused_apply
 
     dev = torch.device("cuda")
@@ -72,14 +75,16 @@ def run() -> dict:
            "cuda": torch.version.cuda, "triton": triton.__version__,
            "cupy": cupy.__version__, "copy_GBps": copy, "batch": [1000, N], "jobs": [],
            "batches": []}
-    moved = 1000 * N * 8
     flag = torch.ones((), dtype=torch.uint8, device=dev)
 
-    def frac(ms):
-        return moved / ms / 1e6 / copy
-
     for sigma, order in JOBS:
-        plan = GaussianFilter(sigma, order=order)
+        plan = GaussianFilter(sigma, order=order) if order is not None else MorletTransform(
+            sigma, 6.0)
+        moved = 1000 * N * (4 + (4 if order is not None else 8))  # input + output bytes
+
+        def frac(ms, moved=moved):
+            return moved / ms / 1e6 / copy
+
         bank = plan.bank
         row = {"sigma": sigma, "order": order, "cuda_takes": cuda_sft.takes(bank, x, "reflect")}
         row["cuda_ms"] = timer(lambda b=bank: cuda_sft.apply(b, x, "reflect", flag=flag),
@@ -90,7 +95,7 @@ def run() -> dict:
         os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
         row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
         del os.environ["FASTMOMENTS_SFT_CUDA"]
-        if sigma <= 64:
+        if sigma <= 64 and order is not None:
             import cupyx.scipy.ndimage as cnd
 
             xc = cupy.asarray(x)
@@ -128,7 +133,7 @@ def report(res: dict, out: str) -> None:
              "`FASTMOMENTS_SFT_CUDA=0`. Errors: largest error / largest output, white noise "
              "and a random walk, against float64. Written by `benchmarks/signal_batch_cuda.py`.",
              "",
-             "| σ | order | CUDA kernel ms (fraction) | Triton kernels ms (fraction) | public ms "
+             "| σ | filter | CUDA kernel ms (fraction) | Triton kernels ms (fraction) | public ms "
              "(fraction) | public, Triton ms (fraction) | cupyx ms (fraction) | CUDA / Triton "
              "kernels | error CUDA | error Triton |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -136,7 +141,8 @@ def report(res: dict, out: str) -> None:
         def cell(k, r=r):
             return (f"{r[k + '_ms']:.3f} ({100 * r[k + '_fraction']:.0f} %)"
                     if k + "_ms" in r else "")
-        lines.append(f"| {r['sigma']:g} | {r['order']} | {cell('cuda')} | {cell('triton')} | "
+        kind = "Morlet" if r["order"] is None else f"Gaussian, order {r['order']}"
+        lines.append(f"| {r['sigma']:g} | {kind} | {cell('cuda')} | {cell('triton')} | "
                      f"{cell('public')} | {cell('public_triton')} | {cell('cupyx')} | "
                      f"{r['triton_ms'] / r['cuda_ms']:.2f}× | {r['cuda_error']:.1e} | "
                      f"{r['triton_error']:.1e} |")
@@ -153,7 +159,8 @@ def report(res: dict, out: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4))
-    names = [f"σ={r['sigma']:g}\norder {r['order']}" for r in res["jobs"]]
+    names = [f"σ={r['sigma']:g}\n" + (f"order {r['order']}" if r["order"] is not None
+                                      else "Morlet") for r in res["jobs"]]
     pos = np.arange(len(names))
     for i, (k, label) in enumerate((("cuda", "CUDA kernel"), ("triton", "Triton kernels"),
                                     ("public", "public call"),
@@ -163,7 +170,7 @@ def report(res: dict, out: str) -> None:
     ax.axhline(50, color="k", ls="--", lw=1, label="target 50 %")
     ax.set_xticks(pos, names)
     ax.set_ylabel("% of copy bandwidth")
-    ax.set_title(f"1000 × 102400 float32 signals, Gaussian filter ({res['device']})")
+    ax.set_title(f"1000 × 102400 float32 signals ({res['device']})")
     ax.legend(fontsize=8, ncol=3)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "signal_batch_cuda.png"), dpi=120)
