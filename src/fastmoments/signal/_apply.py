@@ -518,7 +518,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
     """The chunked engine: fused Triton kernels for float32 and float64 on CUDA when they apply
     (:func:`~fastmoments.signal.triton_sft.takes`, and no gradient is needed), else the torch
     implementation (which writes into ``out``, ``(B, n_channels, N)``, when given). Large
-    float32 batches of a real filter take the CUDA C++ kernel of :mod:`.cuda_sft` instead
+    float32 batches of a one-channel filter take the CUDA C++ kernel of :mod:`.cuda_sft` instead
     when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not while launches
     are recorded for replay or a graph is captured).
     ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``

@@ -1,4 +1,4 @@
-"""Batches of real SFT filters as one CUDA C++ kernel (CuPy ``RawModule``), an optional extra.
+"""Batches of one-channel SFT filters as one CUDA C++ kernel (CuPy ``RawModule``), optional.
 
 The Triton kernels of :mod:`.triton_sft` form the filter from tensor-core products over tiles
 of chunks. On an H100 they reach about a fifth of the card's copy bandwidth on a batch of
@@ -29,7 +29,9 @@ One thread block filters one signal, tile by tile from its end (tiles of ``T = 2
    ``y_loc[s] = Σ_r a_r Re S_loc + b_r Im S_loc`` and the segment total at its start.
 4. A reverse scan over the 128 segment totals (warp shuffles, then the four warps) gives every
    thread the true ``E = S`` at its segment's end from ``P``.
-5. ``y[s] = y_loc[s] + Σ_r Re((a_r - i b_r) q_r^{16 - s} E_r)``, stored coalesced.
+5. ``y[s] = y_loc[s] + Σ_r Re((a_r - i b_r) q_r^{16 - s} E_r)``, stored coalesced (for a
+   complex comb, complex output such as the Morlet transform's, the same with the real and
+   the imaginary parts of ``a`` and ``b``, written as complex64).
 
 Every factor has modulus ≤ 1 (``α ≥ 0``). A carried anchor (``L ≥ T``) accumulates the
 tiles' rounding errors (a random walk), so :func:`takes` limits that case to signals of at
