@@ -137,6 +137,23 @@ def test_eligibility_on_the_cpu():
     assert cs._layout(MorletTransform(16.0, 6.0).bank, cs._options()).eligible
 
 
+def test_a_kernel_that_does_not_compile_falls_back(monkeypatch):
+    """A CuPy that cannot compile (built for another CUDA, say): one warning, then the
+    bank is no longer eligible (the Triton kernels run)."""
+
+    class Broken:
+        class RawModule:
+            def __init__(self, **kw):
+                raise RuntimeError("nvrtc: no such CUDA")
+
+    monkeypatch.setattr(cs, "cupy", Broken)
+    lay = cs._Layout(GaussianFilter(16.0).bank, (None,) * len(cs._ENV))
+    assert lay.eligible
+    with pytest.warns(RuntimeWarning, match="did not compile"):
+        assert lay.kernel is None
+    assert not lay.eligible
+
+
 cuda_cupy = pytest.mark.skipif(
     not torch.cuda.is_available() or importlib.util.find_spec("cupy") is None,
     reason="needs CUDA and CuPy")

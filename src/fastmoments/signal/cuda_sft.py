@@ -462,11 +462,18 @@ class _Layout:
 
     @property
     def kernel(self):
+        """The compiled kernel (compiled on first use; ``None`` if that failed)."""
         if self._kernel is None:
             src = _source(self.bank, self.seg, self.threads, self.blocks, self.exact,
                           self.every)
-            self._kernel = cupy.RawModule(code=src, options=("--std=c++17",)).get_function(
-                "sft_rows")
+            try:
+                module = cupy.RawModule(code=src, options=("--std=c++17",))
+                self._kernel = module.get_function("sft_rows")
+            except Exception as exc:  # a CuPy built for another CUDA, no NVRTC, ...
+                self.eligible = False
+                warnings.warn(f"fastmoments: the CUDA C++ batch kernel did not compile "
+                              f"({type(exc).__name__}: {str(exc)[:200]}); the Triton kernels "
+                              f"run instead", RuntimeWarning, stacklevel=3)
         return self._kernel
 
 
@@ -544,8 +551,9 @@ def takes(bank, rows: torch.Tensor, mode: str) -> bool:
     """Whether the kernel applies: CuPy available, float32 signals ``(B, N)`` on CUDA, a bank
     (real or complex output) of one row group and one channel with ``α ≥ 0``, a batch of at least
     ``MIN_SIGNALS`` signals, a known boundary mode, and, for windows of a tile or longer,
-    signals of at most ``MAX_TILES`` tiles with no more virtual tiles than real ones. The
-    input and the result together exceed :data:`~fastmoments.signal.graphs.MAX_BYTES`: smaller
+    signals of at most ``MAX_TILES`` tiles with no more virtual tiles than real ones, and a
+    kernel that compiled (a failure warns once per bank). The input and the result together
+    exceed :data:`~fastmoments.signal.graphs.MAX_BYTES`: smaller
     calls may be replayed from recorded Triton launches, and a plan gives the same bits on
     every call of a shape."""
     opts = _options()
@@ -559,10 +567,10 @@ def takes(bank, rows: torch.Tensor, mode: str) -> bool:
     lay = _layout(bank, opts)
     if not lay.eligible:
         return False
-    if lay.exact:
-        return True
     nt = -(-n // lay.tile)
-    return nt <= MAX_TILES and -(-int(lay.g.L) // lay.tile) <= nt
+    if not lay.exact and (nt > MAX_TILES or -(-int(lay.g.L) // lay.tile) > nt):
+        return False
+    return lay.kernel is not None  # (compiled here on first use: a failure takes Triton)
 
 
 _STREAMS: dict[tuple[int, int], object] = {}
