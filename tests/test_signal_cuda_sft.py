@@ -9,6 +9,7 @@ against float64, its NaN/inf flag, ``out=``, and the public call's dispatch.
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import numpy as np
 import pytest
@@ -103,6 +104,76 @@ def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, rng):
         y = emulate(bank, x, mode, 0.5)
         ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
         np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur]
+
+
+def _macro(src: str, name: str) -> str:
+    """A generated ``#define`` of the kernel's source as Python statements (``fmaf(a, b, c)``
+    evaluated as ``a * b + c`` in float64)."""
+    start = src.index(f"#define {name} ") + len(f"#define {name} ")
+    body = src[start:].split("\n#define", 1)[0]
+    body = body.split("\n\n", 1)[0].replace("\\\n", " ").replace("{", " ").replace("}", " ")
+    body = re.sub(r"(\d[\d.]*(?:e[+-]?\d+)?)f\b", r"\1", body)  # float literals
+    out = []
+    for stmt in (t.strip() for t in _split(body, ";")):
+        if stmt.startswith("const float "):
+            out += [p.strip() for p in _split(stmt[len("const float "):], ",")]
+        elif stmt:
+            out.append(stmt)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("bank", BANKS[:3] + BANKS[4:5], ids=["s3", "s4o2", "s9o1asft",
+                                                              "morlet3"])
+def test_generated_code_runs_the_recursion(bank, rng):
+    """The straight-line code compiled into the kernel (the sample step and the fix-ups),
+    executed as Python on one segment, against the recursion written directly."""
+    src = cs._source(bank)
+    k = cs.constants(bank)
+    q, ql = k["q"], k["ql"]
+    r_n = q.size
+    env = {"fmaf": lambda a, b, c: a * b + c, "sr": [0.0] * r_n, "si": [0.0] * r_n}
+    for name in ("FIX", "FIXIM"):
+        table = k["fix" if name == "FIX" else "fix_im"]
+        env[name + "_R"], env[name + "_I"] = table.real, table.imag
+    step, fix, fix_im = (compile(_macro(src, m), m, "exec")
+                         for m in ("STEP", "FIXUP", "FIXUP_IM"))
+    xa, xb = rng.standard_normal(cs.SEG), rng.standard_normal(cs.SEG)
+    s_ref = np.zeros(r_n, dtype=complex)
+    for s in range(cs.SEG - 1, -1, -1):
+        env.update(va=xa[s], vb=xb[s], yl=0.0, yli=0.0)
+        exec(step, env)
+        s_ref = q * s_ref + xa[s] - ql * xb[s]
+        y_ref = k["comb_a"] @ s_ref.real + k["comb_b"] @ s_ref.imag
+        got = np.array(env["sr"]) + 1j * np.array(env["si"])
+        np.testing.assert_allclose(got, s_ref, rtol=0, atol=1e-6 * np.abs(s_ref).max())
+        # the constants are float32 literals: errors relative to the terms, not to y
+        terms = np.abs(k["comb_a"]) @ np.abs(s_ref) + np.abs(k["comb_b"]) @ np.abs(s_ref)
+        np.testing.assert_allclose(env["yl"] + 1j * env["yli"], y_ref, rtol=0,
+                                   atol=2e-6 * terms)
+    e = rng.standard_normal(r_n) + 1j * rng.standard_normal(r_n)
+    env["sr"], env["si"] = list(e.real), list(e.imag)
+    for s in range(cs.SEG):
+        env.update(s=s, acc=0.0)
+        exec(fix, env)
+        assert env["acc"] == pytest.approx((k["fix"][s] @ e).real, rel=1e-12, abs=1e-15)
+        if bank.complex_output:
+            env["acc"] = 0.0
+            exec(fix_im, env)
+            assert env["acc"] == pytest.approx((k["fix_im"][s] @ e).real, rel=1e-12,
+                                               abs=1e-15)
 
 
 def test_sum_drops_zero_terms():
