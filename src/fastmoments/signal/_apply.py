@@ -523,9 +523,9 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
     are recorded for replay or a graph is captured).
     ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``
     holds NaN or infinity (see :func:`apply_bank`)."""
-    if (rows.device.type == "cuda" and not rows.requires_grad and cuda_sft.takes(bank, rows, mode)
-            and (out is None or out.stride(-1) == 1) and recording() is None
-            and not _capturing()):
+    if (rows.device.type == "cuda" and not rows.requires_grad and recording() is None
+            and not _capturing() and (out is None or out.stride(-1) == 1)
+            and cuda_sft.takes(bank, rows, mode)):  # (may compile: never inside a capture)
         y = cuda_sft.apply(bank, rows, mode, cval, out=out, flag=flag)
         if tick is not None:
             tick(rows.shape[0] * bank_units(bank))
