@@ -523,17 +523,16 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
     are recorded for replay or a graph is captured).
     ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``
     holds NaN or infinity (see :func:`apply_bank`)."""
-    if (rows.device.type == "cuda" and not rows.requires_grad and recording() is None
-            and not _capturing() and (out is None or out.stride(-1) == 1)
-            and cuda_sft.takes(bank, rows, mode)):  # (may compile: never inside a capture)
-        y = cuda_sft.apply(bank, rows, mode, cval, out=out, flag=flag)
-        if tick is not None:
-            tick(rows.shape[0] * bank_units(bank))
-        return y
-    if (rows.device.type == "cuda" and not rows.requires_grad and triton_sft.available()
-            and triton_sft.takes(rows.dtype, mode, cval)
-            and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-        y = triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=flag)
+    fused = None
+    if rows.device.type == "cuda" and not rows.requires_grad:
+        if (recording() is None and not _capturing() and (out is None or out.stride(-1) == 1)
+                and cuda_sft.takes(bank, rows, mode)):  # (may compile: never inside a capture)
+            fused = cuda_sft.apply
+        elif (triton_sft.available() and triton_sft.takes(rows.dtype, mode, cval)
+              and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
+            fused = triton_sft.fused_apply
+    if fused is not None:
+        y = fused(bank, rows, mode, cval, out=out, flag=flag)
         if tick is not None:
             tick(rows.shape[0] * bank_units(bank))
         return y

@@ -508,9 +508,11 @@ def constants(bank, seg: int = SEG, threads: int = THREADS) -> dict[str, np.ndar
     # float32 rounding: dropped
     tiny = 2.0**-40 * max(np.abs(ca).max(), np.abs(cb).max())
 
+    def drop(u):
+        return np.where(np.abs(u) > tiny, u, 0.0)
+
     def clean(v):
-        part = lambda u: np.where(np.abs(u) > tiny, u, 0.0)  # noqa: E731
-        return part(v.real) + 1j * part(v.imag) if np.iscomplexobj(v) else part(v)
+        return drop(v.real) + 1j * drop(v.imag) if np.iscomplexobj(v) else drop(v)
 
     ca, cb = clean(ca), clean(cb)
     tail = _powers(a, w, seg - np.arange(seg)).T  # q^{seg - s}: (seg, R)
