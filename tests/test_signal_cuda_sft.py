@@ -18,6 +18,7 @@ import torch
 from fastmoments.signal import GaussianFilter, MorletTransform
 from fastmoments.signal import cuda_sft as cs
 from fastmoments.signal.chunked import chunked_apply, group_tables
+from fastmoments.signal.verdict import Verdict
 
 NP_MODES = {"reflect": "symmetric", "nearest": "edge", "mirror": "reflect", "wrap": "wrap",
             "constant": "constant"}
@@ -30,9 +31,12 @@ def _extended(x: np.ndarray, mode: str, cval: float, left: int, right: int) -> n
 
 
 def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
-            threads: int = 8) -> np.ndarray:
-    """The kernel's algorithm for one signal, in float64, on its constants."""
-    k = cs.constants(bank, seg, threads)
+            threads: int = 8, strided: bool = False) -> np.ndarray:
+    """The kernel's algorithm for one signal, in float64, on its constants (``strided``: the
+    exact anchor summed by the last warp's lanes, when the window allows it)."""
+    (g,) = group_tables(bank)
+    strided = strided and cs.strided_tail(int(g.L), seg) and g.L < seg * threads
+    k = cs.constants(bank, seg, threads, strided)
     (g,) = group_tables(bank)
     q, ql, qseg, fix = k["q"], k["ql"], k["qk"][0], k["fix"]
     big_t, n, big_l, off = seg * threads, x.size, int(g.L), int(g.off)
@@ -59,7 +63,15 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
             s_loc[:, :, s] = acc
         y_loc = np.einsum("r,rts->ts", k["comb_a"], s_loc.real) + np.einsum(
             "r,rts->ts", k["comb_b"], s_loc.imag)  # complex for a complex comb
-        if exact:  # the sum over the last L samples of the second read, thread by thread
+        if exact and strided:  # lane i: samples T - L + i + 32 j, Horner in j with q^32
+            anchor = np.zeros(q.size, dtype=complex)
+            for i in range(min(32, big_l)):
+                h = np.zeros(q.size, dtype=complex)
+                for u in range(big_t - big_l + i + 32 * ((big_l - 1 - i) // 32), big_t - big_l - 1,
+                               -32):
+                    h = k["qp"] * h + xb[u]
+                anchor += h * k["tailw"][:, threads - 32 + i]
+        elif exact:  # the sum over the last L samples of the second read, thread by thread
             anchor = np.zeros(q.size, dtype=complex)
             xbs = xb.reshape(threads, seg)
             for i in range(threads):
@@ -92,16 +104,21 @@ BANKS = [GaussianFilter(3.0).bank, GaussianFilter(4.0, order=2).bank,
 @pytest.mark.parametrize("bank", BANKS, ids=["s3", "s4o2", "s9o1asft", "s40", "morlet3",
                                               "morlet20"])
 @pytest.mark.parametrize("mode", list(NP_MODES))
-def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, rng):
+@pytest.mark.parametrize("layout", [(8, 8, False), (4, 64, True)], ids=["tile64", "tile256"])
+def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, layout, rng):
     """Tiles of 64 samples: exact tail anchors (L < 64) and carried anchors with virtual
-    tiles (σ = 40, L > 64), signal lengths around the tile size."""
+    tiles (σ = 40, L > 64); tiles of 256 samples: tails summed strided by the last warp
+    (L ≤ 128), by the threads holding them (Morlet σ = 20) and carried (σ = 40); signal
+    lengths around the tile size."""
+    seg, threads, strided = layout
     j = np.arange(-bank.pad, bank.pad + 1)
     scale = np.abs(bank.kernel(j)).sum(1).max()
-    for n in (1, 5, 64, 130, 333):
+    tile = seg * threads
+    for n in (1, 5, tile, 2 * tile + 2, 5 * tile + 13):
         if mode == "mirror" and n == 1:
             continue
         x = rng.standard_normal(n)
-        y = emulate(bank, x, mode, 0.5)
+        y = emulate(bank, x, mode, 0.5, seg, threads, strided)
         ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
         np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
 
@@ -204,8 +221,23 @@ def test_eligibility_on_the_cpu():
     from fastmoments.signal.cwt import _group_bank
 
     cwt = _group_bank(tuple(CWT([2.0, 7.0]).plans))  # several channels: never eligible
-    assert not cs._layout(cwt, cs._options()).eligible
-    assert cs._layout(MorletTransform(16.0, 6.0).bank, cs._options()).eligible
+    assert not cs._layout(cwt).eligible
+    assert cs._layout(MorletTransform(16.0, 6.0).bank).eligible
+
+
+def test_tuning_overrides(monkeypatch):
+    """The benchmarking overrides of one environment variable: parsed, applied to the layout
+    (cached per value), and unknown keys refused by name."""
+    bank = GaussianFilter(16.0).bank
+    assert cs._layout(bank).strided and cs._layout(bank).exact
+    lay = cs._layout(bank, "seg=8, strided=0,exact=1")
+    assert (lay.seg, lay.tile, lay.strided, lay.exact) == (8, 8 * cs.THREADS, False, True)
+    assert not cs._layout(bank, "exact=0").exact
+    assert not cs._layout(GaussianFilter(64.0).bank).strided  # L > 32 seg: by segments
+    monkeypatch.setenv(cs.TUNE_ENV, "seg=8")
+    assert cs._options() == (None, "seg=8")
+    with pytest.raises(ValueError, match="unknown key 'segs'"):
+        cs._layout(bank, "segs=8")
 
 
 def test_a_kernel_that_does_not_compile_falls_back(monkeypatch):
@@ -218,7 +250,7 @@ def test_a_kernel_that_does_not_compile_falls_back(monkeypatch):
                 raise RuntimeError("nvrtc: no such CUDA")
 
     monkeypatch.setattr(cs, "cupy", Broken)
-    lay = cs._Layout(GaussianFilter(16.0).bank, (None,) * len(cs._ENV))
+    lay = cs._Layout(GaussianFilter(16.0).bank)
     assert lay.eligible
     with pytest.warns(RuntimeWarning, match="did not compile"):
         assert lay.kernel is None
@@ -265,6 +297,12 @@ def test_kernel_flag_and_out(rng):
             flag.fill_(1)
             cs.apply(bank, xb, "reflect", flag=flag)
             assert int(flag) == 0, (pos, bad)
+    verdict = Verdict(x.device)  # a pinned host byte that the kernel writes
+    cs.apply(bank, xb, "reflect", flag=verdict)
+    assert verdict._host is not None and not verdict.finite()
+    verdict = Verdict(x.device)
+    cs.apply(bank, x, "reflect", flag=verdict)
+    assert verdict.finite()
     buf = torch.full((4, 2, 10000), 7.0, device="cuda")
     o = buf[:, :1]
     assert cs.apply(bank, x, "reflect", out=o) is o
@@ -292,5 +330,21 @@ def test_public_batches_take_the_kernel(rng, monkeypatch):
     x[7, 100] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
         plan(x)
+    x[7, 100] = 0.0
+    assert plan(x).shape == x.shape  # the pinned verdict byte went back to the pool, set
+    assert calls == [1, 1, 1]
     assert not cs.takes(plan.bank, x[: cs.MIN_SIGNALS - 1], "reflect")  # small batches: Triton
     assert not cs.takes(plan.bank, x[:, : n // 2], "reflect")  # recordable calls: Triton
+
+
+def test_verdict_on_a_device_byte():
+    """Without pinned memory (no CUDA here) a verdict uses its device byte: made on first
+    request, cleared by the torch pass, read by :meth:`finite`."""
+    v = Verdict(torch.device("cpu"))
+    assert v.finite()  # nothing asked for: nothing cleared
+    from fastmoments._array import clear_unless_finite
+
+    clear_unless_finite(v.device_flag(), torch.tensor([1.0, float("inf")]))
+    assert not v.finite()
+    given = torch.ones((), dtype=torch.uint8)
+    assert Verdict(torch.device("cpu"), given).device_flag() is given

@@ -330,6 +330,11 @@ def as_tensor(
         # zero-copy view of the user's array; torch casts (in parallel) into new memory
         t = torch.from_numpy(arr).to(device=dev, dtype=work)
         source = x
+    elif (dtype is None and device is None and x.dtype in _WORKING and x.ndim >= min_ndim
+          and x.layout == torch.strided and x.is_contiguous() and not x.is_neg()
+          and x.device.type in ("cpu", "cuda")):
+        # already in working form (the usual tensor input): no conversion to look for
+        t, in_device, source = x, x.device, x
     else:
         t = x
         in_device = x.device
@@ -353,6 +358,10 @@ def as_tensor(
     if check_finite and t.numel() and not _all_finite(t):
         raise ValueError(_nonfinite_message(name, source, t))
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+#: Dtypes a tensor may already have to be used as it is by :func:`as_tensor`.
+_WORKING = (torch.float32, torch.float64)
 
 
 def _nonfinite_message(name: str, source: Any, t: torch.Tensor) -> str:

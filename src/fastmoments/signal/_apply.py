@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import math
 import threading
 from typing import Any
 
@@ -27,6 +29,7 @@ from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
 from .graphs import _capturing, replayed_call
 from .sliding import ENGINES, SFTBank
+from .verdict import Verdict
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -87,25 +90,33 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
 
 
 def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
-                  ) -> torch.Tensor | None:
-    """A device byte set to 1, for :func:`apply_bank` to clear when ``t`` holds NaN or
-    infinity, when the chunked engine runs ``t`` on a GPU: its fused kernels then check the
-    samples as they read them, instead of a separate pass over the input (measured on an H100
-    in ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
+                  ) -> Verdict | None:
+    """The :class:`~fastmoments.signal.verdict.Verdict` on ``t`` for :func:`apply_bank` to
+    form, when the chunked engine runs ``t`` on a GPU: its fused kernels check the samples as
+    they read them, instead of a separate pass over the input (measured on an H100 in
+    ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
     with :func:`~fastmoments._array.finite_flag`. With ``check_finite=False``, the flag of the
     recording under way (:func:`fastmoments._launches.recorded_flag`), if any, so that its
     replays check inside the same kernels."""
     if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
         return None
     if not check_finite:
-        return recorded_flag(t)
-    return torch.ones((), dtype=torch.uint8, device=t.device)
+        flag = recorded_flag(t)
+        return None if flag is None else Verdict(t.device, flag)
+    return Verdict(t.device)
 
 
-def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
-    """Raise the input error for a false :func:`~fastmoments._array.finite_flag` (``None``:
-    the check was switched off)."""
-    if flag is not None and not bool(flag):
+def device_flag(flag: Verdict | None) -> torch.Tensor | None:
+    """The device byte of a verdict (``None`` for none)."""
+    return None if flag is None else flag.device_flag()
+
+
+def require_finite(flag: torch.Tensor | Verdict | None, name: str = "x") -> None:
+    """Raise the input error for a false :func:`~fastmoments._array.finite_flag` or
+    :class:`~fastmoments.signal.verdict.Verdict` (``None``: the check was switched off)."""
+    if flag is None:
+        return
+    if not (flag.finite() if isinstance(flag, Verdict) else bool(flag)):
         raise ValueError(f"{name} contains NaN or infinity")
 
 
@@ -266,7 +277,7 @@ def check_cval(cval: Any) -> float:
             cval, (int, float, np.integer, np.floating)):
         raise TypeError(f"cval must be a real number, got {cval!r}")
     cval = float(cval)
-    if not np.isfinite(cval):
+    if not math.isfinite(cval):
         raise ValueError(f"cval must be finite, got {cval}")
     return cval
 
@@ -382,7 +393,7 @@ def resolve_engine(engine: str, method: str, device: torch.device, bank=None) ->
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
                budget: int | float | None = None, out: torch.Tensor | None = None,
                progress: bool | None = None, desc: str = "filtering",
-               tick=None, flag: torch.Tensor | None = None) -> torch.Tensor:
+               tick=None, flag: Verdict | None = None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
     Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
@@ -395,9 +406,12 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     ``None``: for large jobs that run longer than a second). A caller with a bar of its own
     passes its ``update`` as ``tick`` instead.
 
-    ``flag`` (see :func:`deferred_flag`): a device byte that is cleared when ``t`` holds NaN
-    or infinity, checked by the fused kernels as they read ``t`` (one torch pass on the other
+    ``flag`` (see :func:`deferred_flag`): a verdict that is cleared when ``t`` holds NaN or
+    infinity, checked by the fused kernels as they read ``t`` (one torch pass on the other
     paths); nothing waits for it.
+
+    A batch that one fused kernel takes whole (:func:`_fused_engine`) runs in one piece: those
+    kernels need little scratch beyond the result, so the free memory is not asked for.
     """
     check_choice("mode", mode, MODES)
     axis = normalize_axis(axis, t.ndim)
@@ -412,6 +426,9 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
             res = res + 0 * t.sum()  # keeps the (empty) graph connected to x
         return res if out is None else out
     rows = moved.reshape(-1, n)
+    fused = None
+    if engine == "chunked" and t.is_cuda and not rows.requires_grad:
+        fused = _fused_engine(bank, rows, mode, cval)
     pad = bank.pad
     m = n + 2 * pad
     item = 16 if t.dtype == torch.float64 or engine == "prefix" else 8
@@ -423,7 +440,7 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     else:
         n_rows = getattr(bank, "max_group_rows", 2 * bank.n_channels)
         per_row = item * (n_rows * (m + 1) * (6 if engine != "direct" else 1) + 2 * out_items)
-    if below_minimum(per_row * rows.shape[0], budget):
+    if fused is not None or below_minimum(per_row * rows.shape[0], budget):
         chunk = rows.shape[0]
     else:
         chunk = rows_per_chunk(per_row, memory_budget(t.device, budget), rows.shape[0],
@@ -438,7 +455,7 @@ def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engi
     try:
         return _apply_rows(bank, t, rows, shape, axis=axis, last=last, mode=mode, cval=cval,
                            engine=engine, chunk=chunk, out=out, n_groups=n_groups, tick=tick,
-                           flag=flag)
+                           flag=flag, fused=fused)
     finally:
         if bar is not None:
             bar.close()
@@ -462,12 +479,14 @@ def job_bar(total: int, values: int, device: torch.device, progress: bool | None
 def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *, axis: int,
                 last: bool, mode: str, cval: float, engine: str, chunk: int,
                 out: torch.Tensor | None, n_groups: int, tick,
-                flag: torch.Tensor | None = None) -> torch.Tensor:
+                flag: Verdict | None = None, fused=None) -> torch.Tensor:
     """The body of :func:`apply_bank`: ``rows`` ``(B, N)`` (``t`` with time last, flattened)
-    in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs."""
+    in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs.
+    ``fused``: what :func:`_fused_engine` chose for all of ``rows`` (``chunk`` is then all of
+    them)."""
     n = shape[-1]
     if flag is not None and engine != "chunked":  # only the fused kernels check on the way
-        clear_unless_finite(flag, rows)
+        clear_unless_finite(flag.device_flag(), rows)
         flag = None
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
@@ -479,7 +498,8 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
                               device=t.device)
         else:
             res = out if last else torch.movedim(out, axis + 1, -1)
-        o = res if res.ndim == 2 else torch.movedim(res, 0, -2)  # (*batch, channels, n)
+        # (*batch, channels, n); one channel: moving it changes no memory order
+        o = res if res.ndim == 2 or bank.n_channels == 1 else torch.movedim(res, 0, -2)
         if o.stride(-1) == 1 or n == 1:
             try:
                 direct = o.view(-1, bank.n_channels, n)
@@ -487,10 +507,15 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
                 direct = None
     run = _numba if engine == "numba" else _chunked
     checked = {} if flag is None else {"flag": flag}
+    if fused is not None:
+        checked["fused"] = fused
     if direct is not None:
-        for i in range(0, rows.shape[0], chunk):
-            run(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick,
-                **checked)
+        if chunk >= rows.shape[0]:  # one block (no slicing: each view costs dispatch time)
+            run(bank, rows, mode, cval, out=direct, tick=tick, **checked)
+        else:
+            for i in range(0, rows.shape[0], chunk):
+                run(bank, rows[i:i + chunk], mode, cval, out=direct[i:i + chunk], tick=tick,
+                    **checked)
         if out is not None or last:
             return out if out is not None else res
         return torch.movedim(res, -1, axis + 1)
@@ -512,32 +537,48 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     return y
 
 
+def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool = True):
+    """The fused GPU engine for ``rows`` ``(B, N)`` (float32/float64 on CUDA, no gradient
+    recorded), as a function ``f(bank, rows, mode, cval, *, out, flag)``; ``None`` for the
+    torch engine. Large float32 batches of a one-channel filter take the CUDA C++ kernel of
+    :mod:`.cuda_sft` when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not
+    while launches are recorded for replay or a graph is captured, nor with ``cuda=False``),
+    other calls the Triton kernels of :mod:`.triton_sft` when they apply."""
+    if cuda and recording() is None and not _capturing():  # (may compile: not in a capture)
+        lay = cuda_sft.eligible_layout(bank, rows, mode)
+        if lay is not None:
+            return functools.partial(cuda_sft.apply, layout=lay)
+    if (triton_sft.available() and triton_sft.takes(rows.dtype, mode, cval)
+            and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
+        return _triton_fused
+    return None
+
+
+def _triton_fused(bank, rows: torch.Tensor, mode: str, cval: float, *,
+                  out: torch.Tensor | None = None, flag: Verdict | None = None) -> torch.Tensor:
+    """:func:`~fastmoments.signal.triton_sft.fused_apply` with the verdict's device byte."""
+    return triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=device_flag(flag))
+
+
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
              out: torch.Tensor | None = None, tick=None,
-             flag: torch.Tensor | None = None) -> torch.Tensor:
-    """The chunked engine: fused Triton kernels for float32 and float64 on CUDA when they apply
-    (:func:`~fastmoments.signal.triton_sft.takes`, and no gradient is needed), else the torch
-    implementation (which writes into ``out``, ``(B, n_channels, N)``, when given). Large
-    float32 batches of a one-channel filter take the CUDA C++ kernel of :mod:`.cuda_sft` instead
-    when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not while launches
-    are recorded for replay or a graph is captured).
+             flag: Verdict | None = None, fused=None) -> torch.Tensor:
+    """The chunked engine: the fused GPU kernels of :func:`_fused_engine` when they apply (on
+    CUDA, with no gradient needed; ``fused``: the caller's choice for these rows), else the
+    torch implementation (which writes into ``out``, ``(B, n_channels, N)``, when given).
     ``tick(k)`` reports ``k`` more (signal, group) pairs; ``flag`` is cleared when ``rows``
     holds NaN or infinity (see :func:`apply_bank`)."""
-    fused = None
     if rows.device.type == "cuda" and not rows.requires_grad:
-        if (recording() is None and not _capturing() and (out is None or out.stride(-1) == 1)
-                and cuda_sft.takes(bank, rows, mode)):  # (may compile: never inside a capture)
-            fused = cuda_sft.apply
-        elif (triton_sft.available() and triton_sft.takes(rows.dtype, mode, cval)
-              and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
-            fused = triton_sft.fused_apply
+        contiguous = out is None or out.stride(-1) == 1  # (the CUDA C++ kernel's output)
+        if fused is None or not contiguous:
+            fused = _fused_engine(bank, rows, mode, cval, cuda=contiguous)
     if fused is not None:
         y = fused(bank, rows, mode, cval, out=out, flag=flag)
         if tick is not None:
             tick(rows.shape[0] * bank_units(bank))
         return y
     if flag is not None:
-        clear_unless_finite(flag, rows)
+        clear_unless_finite(flag.device_flag(), rows)
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
 
@@ -584,7 +625,7 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
                    budget=check_budget(memory_budget), out=None if target is None else target[None],
                    progress=progress, desc=desc, flag=flag)[0]
     if check_finite:
-        require_finite(finite if flag is None else flag.view(torch.bool))
+        require_finite(finite if flag is None else flag)
     return out if out is not None else to_output(y, kind)
 
 
