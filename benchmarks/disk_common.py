@@ -56,9 +56,14 @@ def sync(device: torch.device) -> None:
 
 
 def time_samples(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2,
-                 repeat: int = 5) -> list[float]:
+                 repeat: int = 5, device_only: bool = False) -> list[float]:
     """Seconds of ``repeat`` calls after ``warmup`` calls (CUDA events on a GPU, the wall
-    clock on a CPU): the one timer of the benchmarks."""
+    clock on a CPU): the one timer of the benchmarks.
+
+    On a GPU the start event is recorded when the GPU is idle, so the time includes the host
+    work before the first launch (what a caller waits for). ``device_only`` measures the
+    device's time alone: a sleep kernel (:data:`SLEEP_CYCLES`) is queued before the start
+    event, long enough for ``fn`` to queue its launches behind it."""
     for _ in range(warmup):
         fn()
     sync(device)
@@ -67,6 +72,8 @@ def time_samples(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2
         if device.type == "cuda":
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
+            if device_only:
+                torch.cuda._sleep(SLEEP_CYCLES)
             start.record()
             fn()
             end.record()
@@ -77,6 +84,11 @@ def time_samples(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2
             fn()
             times.append(time.perf_counter() - t0)
     return times
+
+
+#: Clock cycles of the sleep kernel of ``time_samples(device_only=True)`` (about 0.5 ms on an
+#: H100, several times the host work of one call).
+SLEEP_CYCLES = 1_000_000
 
 
 def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2, repeat: int = 5,

@@ -4,7 +4,8 @@ kernels (:mod:`fastmoments.signal.triton_sft`) and against ``cupyx.scipy.ndimage
 run, with the card's copy bandwidth measured in the same run.
 
 For each job (Gaussian filters, and the Morlet transform with its complex64 output): the two
-kernels alone (each with its NaN/inf flag), the public call
+kernels alone (each with its NaN/inf flag; the GPU's time only: the host queues the launches
+behind a sleep kernel), the public call
 ``plan(x)`` as a user writes it (the input check included) with the CUDA kernel and with
 ``FASTMOMENTS_SFT_CUDA=0``, and ``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch
 (Gaussian, σ ≤ 64). Bandwidth fraction: (input + output bytes) / time / copy bandwidth,
@@ -18,7 +19,8 @@ Run on a CUDA machine with CuPy from the repository root::
     python benchmarks/signal_batch_cuda.py
 
 Writes ``benchmarks/results/signal_batch_cuda.{json,md,png}``. Times are medians of
-CUDA-event timings after warm-up calls.
+CUDA-event timings after warm-up calls; the public calls start on an idle GPU, so their
+times include the host's work before the launch and the wait for the NaN/inf verdict.
 """
 
 from __future__ import annotations
@@ -88,9 +90,9 @@ def run() -> dict:
         bank = plan.bank
         row = {"sigma": sigma, "order": order, "cuda_takes": cuda_sft.takes(bank, x, "reflect")}
         row["cuda_ms"] = timer(lambda b=bank: cuda_sft.apply(b, x, "reflect", flag=flag),
-                               warmup=2, repeat=15)[0]
+                               warmup=2, repeat=15, device_only=True)[0]
         row["triton_ms"] = timer(lambda b=bank: fused_apply(b, x, "reflect", flag=flag),
-                                 warmup=2, repeat=15)[0]
+                                 warmup=2, repeat=15, device_only=True)[0]
         row["public_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
         os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
         row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
@@ -113,9 +115,9 @@ def run() -> dict:
         xb = torch.tensor(rng.standard_normal((b, N)), dtype=torch.float32, device=dev)
         row = {"signals": b,
                "cuda_ms": timer(lambda xb=xb: cuda_sft.apply(bank, xb, "reflect"), warmup=2,
-                                repeat=15)[0],
+                                repeat=15, device_only=True)[0],
                "triton_ms": timer(lambda xb=xb: fused_apply(bank, xb, "reflect"), warmup=2,
-                                  repeat=15)[0]}
+                                  repeat=15, device_only=True)[0]}
         print(json.dumps(row), flush=True)
         res["batches"].append(row)
     return res
@@ -128,8 +130,10 @@ def report(res: dict, out: str) -> None:
              f"{res['date']}; torch {res['torch']} (CUDA {res['cuda']}), Triton "
              f"{res['triton']}, CuPy {res['cupy']}. Copy bandwidth in the same run: "
              f"{res['copy_GBps']:.0f} GB/s (read + write of a 1 GiB copy). *fraction*: "
-             "(input + output bytes) / time / copy bandwidth (target ≥ 50 %). *public*: "
-             "`plan(x)` with its NaN/inf check; *public, Triton*: the same with "
+             "(input + output bytes) / time / copy bandwidth (target ≥ 50 %). *kernel*: the "
+             "GPU's time alone (launches queued behind a sleep kernel). *public*: "
+             "`plan(x)` with its NaN/inf check, from an idle GPU (host work included); "
+             "*public, Triton*: the same with "
              "`FASTMOMENTS_SFT_CUDA=0`. Errors: largest error / largest output, white noise "
              "and a random walk, against float64. Written by `benchmarks/signal_batch_cuda.py`.",
              "",

@@ -51,10 +51,12 @@ def capture_graph(fn: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
     return g, out
 
 
-def timer(fn, *, warmup=3, repeat=20, cuda=True):
-    """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up."""
+def timer(fn, *, warmup=3, repeat=20, cuda=True, device_only=False):
+    """Median and spread (min, max) in milliseconds of ``fn()`` after warm-up (``device_only``:
+    the GPU's time alone, see :func:`time_samples`)."""
     dev = torch.device("cuda" if cuda else "cpu")
-    times = [1e3 * t for t in time_samples(fn, dev, warmup=warmup, repeat=repeat)]
+    times = [1e3 * t for t in time_samples(fn, dev, warmup=warmup, repeat=repeat,
+                                           device_only=device_only)]
     return statistics.median(times), min(times), max(times)
 
 
