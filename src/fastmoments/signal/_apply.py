@@ -612,6 +612,12 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
     into ``out``, progress bar)."""
+    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None and method in ("sft", "asft")
+            and engine in ("auto", "chunked")):
+        y = _batch_kernel(bank, x, axis, mode, cval, check_finite)
+        if y is not None:
+            return y
     t, kind, _ = as_signal(x, check_finite=False)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device, bank)
@@ -627,6 +633,30 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     if check_finite:
         require_finite(finite if flag is None else flag)
     return out if out is not None else to_output(y, kind)
+
+
+def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
+                  check_finite: bool) -> torch.Tensor | None:
+    """The route of :func:`filter_along` for a float32 CUDA batch that the CUDA C++ kernel
+    takes whole, time last, with the plain options: the same launch as through
+    :func:`apply_bank` (the same bits), with a fraction of its host work (the checks that
+    can fail are left to the general route, which runs when this returns ``None``)."""
+    if (x.dtype is not torch.float32 or x.requires_grad or x.is_neg() or type(axis) is not int
+            or x.ndim == 0 or axis not in (-1, x.ndim - 1) or not x.is_contiguous()
+            or isinstance(bank, DirectBank) or not isinstance(cval, (int, float))
+            or isinstance(cval, bool) or not math.isfinite(cval)):
+        return None
+    n = x.shape[-1]
+    if n == 0 or x.numel() == 0 or recording() is not None or _capturing():
+        return None
+    rows = x.view(-1, n)
+    lay = cuda_sft.eligible_layout(bank, rows, mode)  # (None for an unknown mode)
+    if lay is None:
+        return None
+    flag = Verdict(x.device) if check_finite else None
+    y = cuda_sft.apply(bank, rows, mode, float(cval), flag=flag, layout=lay)
+    require_finite(flag)
+    return y.view(x.shape)
 
 
 class BankPlan:
