@@ -93,9 +93,10 @@ def run() -> dict:
                                warmup=2, repeat=15, device_only=True)[0]
         row["triton_ms"] = timer(lambda b=bank: fused_apply(b, x, "reflect", flag=flag),
                                  warmup=2, repeat=15, device_only=True)[0]
-        row["public_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
+        row["public_ms"], row["public_min_ms"], row["public_max_ms"] = timer(
+            lambda p=plan: p(x), warmup=3, repeat=30)
         os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
-        row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=2, repeat=9)[0]
+        row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=3, repeat=30)[0]
         del os.environ["FASTMOMENTS_SFT_CUDA"]
         if sigma <= 64 and order is not None:
             import cupyx.scipy.ndimage as cnd
@@ -150,6 +151,13 @@ def report(res: dict, out: str) -> None:
                      f"{cell('public')} | {cell('public_triton')} | {cell('cupyx')} | "
                      f"{r['triton_ms'] / r['cuda_ms']:.2f}× | {r['cuda_error']:.1e} | "
                      f"{r['triton_error']:.1e} |")
+    lines += ["", "The public call's spread over its 30 timed calls:", "", "| σ | filter | min ms | median ms | max ms |",
+              "|---|---|---|---|---|"]
+    for r in res["jobs"]:
+        if "public_min_ms" in r:
+            kind = "Morlet" if r["order"] is None else f"Gaussian, order {r['order']}"
+            lines.append(f"| {r['sigma']:g} | {kind} | {r['public_min_ms']:.3f} | "
+                         f"{r['public_ms']:.3f} | {r['public_max_ms']:.3f} |")
     lines += ["", "Batch size (σ = 16, order 0, 102400 samples per signal):", "",
               "| signals | CUDA kernel ms | Triton kernels ms |", "|---|---|---|"]
     for r in res["batches"]:
