@@ -48,7 +48,6 @@ that state non-finite (as would a finite signal whose window sums overflow float
 from __future__ import annotations
 
 import functools
-import os
 import struct
 import warnings
 
@@ -58,7 +57,7 @@ import torch
 from .._array import clear_unless_finite
 from .boundary import MODES
 from .chunked import _powers, group_tables
-from .graphs import MAX_BYTES, _raw_stream
+from .graphs import MAX_BYTES, _raw_stream, env_value
 from .verdict import Verdict
 
 __all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "apply", "available", "eligible_layout", "takes"]
@@ -83,7 +82,7 @@ except ImportError:  # pragma: no cover
 
 def available() -> bool:
     """Whether CuPy is importable and the kernel not disabled (``FASTMOMENTS_SFT_CUDA=0``)."""
-    return cupy is not None and os.environ.get(ENV) != "0"
+    return cupy is not None and env_value(ENV) != "0"
 
 
 _SOURCE = r"""
@@ -501,8 +500,7 @@ _TUNE_KEYS = ("seg", "threads", "blocks", "exact", "every", "strided")
 
 def _options() -> tuple[str | None, str | None]:
     """The switch and the overrides (:data:`ENV`, :data:`TUNE_ENV`), read on every call."""
-    env = os.environ
-    return env.get(ENV), env.get(TUNE_ENV)
+    return env_value(ENV), env_value(TUNE_ENV)
 
 
 @functools.lru_cache(maxsize=16)

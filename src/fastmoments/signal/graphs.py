@@ -55,6 +55,7 @@ __all__ = [
     "clear_all",
     "eligible",
     "enabled",
+    "env_value",
     "launches_enabled",
     "plain_key",
     "plan_cache",
@@ -82,18 +83,23 @@ _FAILED = "failed"  # a capture that failed: the key stays eager
 _CAPTURING = "capturing"  # another thread is capturing the key: this call runs eagerly
 
 
-def _switch(name: str) -> bool:
-    """Whether the environment variable ``name`` leaves its mechanism on (unset, or anything
-    but ``0``, ``false``, ``off``, ``no``). Read on every call, so that it can be changed at
-    run time; through the encoded mapping behind CPython's ``os.environ`` when there is one,
-    because ``os.environ.get`` costs about a microsecond per call of encoding and decoding."""
+def env_value(name: str) -> str | None:
+    """``os.environ.get(name)``, read through the encoded mapping behind CPython's
+    ``os.environ`` when there is one: ``os.environ.get`` costs about a microsecond per call of
+    encoding and decoding, and the switches are read on every call (so that they can be
+    changed at run time)."""
     data = getattr(os.environ, "_data", None)
     encode = getattr(os.environ, "encodekey", None)
     if data is None or encode is None:  # pragma: no cover - another Python
-        value = os.environ.get(name)
-    else:
-        raw = data.get(_ENCODED.get(name) or _ENCODED.setdefault(name, encode(name)))
-        value = None if raw is None else os.environ.decodevalue(raw)
+        return os.environ.get(name)
+    raw = data.get(_ENCODED.get(name) or _ENCODED.setdefault(name, encode(name)))
+    return None if raw is None else os.environ.decodevalue(raw)
+
+
+def _switch(name: str) -> bool:
+    """Whether the environment variable ``name`` leaves its mechanism on (unset, or anything
+    but ``0``, ``false``, ``off``, ``no``), read on every call (:func:`env_value`)."""
+    value = env_value(name)
     return value is None or value.strip().lower() not in ("0", "false", "off", "no")
 
 
