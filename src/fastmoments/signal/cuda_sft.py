@@ -21,10 +21,13 @@ One thread block filters one signal, tile by tile from its end (tiles of ``T = 2
 1. The tile's two reads are staged in shared memory (coalesced; the boundary modes of
    :mod:`.boundary` evaluated from the index where a read leaves the signal).
 2. The tile's anchor ``P = S[(t+1) T]``. When the window is shorter than a tile
-   (``L < T``) it is the sum over the last ``L`` samples of the second read, formed by the
-   threads that hold them: exact for every tile, nothing carried. Otherwise it is the
-   previous tile's start, and the first anchor is the window sum over the boundary extension
-   (the same loop over ``⌈L/T⌉`` virtual tiles, with no second read and no output).
+   (``L < T``) it is the sum over the last ``L`` samples of the second read: exact for every
+   tile, nothing carried. Tails of up to 512 samples lie in the last warp's segments; its
+   lanes sum them strided (lane ``i`` takes every 32nd sample from ``i``) and add their parts
+   through shared memory. Longer tails are summed by the threads that hold them. Otherwise
+   the anchor is the previous tile's start, and the first anchor is the window sum over the
+   boundary extension (the same loop over ``⌈L/T⌉`` virtual tiles, with no second read and
+   no output).
 3. Each thread runs the recursion over its 16 samples from zero, keeping the partial output
    ``y_loc[s] = Σ_r a_r Re S_loc + b_r Im S_loc`` and the segment total at its start.
 4. A reverse scan over the 128 segment totals (warp shuffles, then the four warps) gives every
