@@ -165,8 +165,9 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
     ``bytes_per_sample`` bytes per input sample), else run eagerly. On a replay,
     ``replayed(remembered)`` is called first with what ``remember`` gave at the capture."""
     hit = None
-    if not eligible(x, out, progress, memory_budget):
-        key = None
+    if (not eligible(x, out, progress, memory_budget)
+            or (x.element_size() + bytes_per_sample) * x.numel() > MAX_BYTES):
+        key = None  # (too large to be replayed: GraphCache.call would refuse it)
     elif (type(axis) is int and type(mode) is str and type(cval) is float
           and type(engine) is str):  # the usual options: exact types, so a flat tuple is a key
         key = ("call", axis, mode, cval, engine)
