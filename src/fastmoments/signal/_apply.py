@@ -544,13 +544,25 @@ def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool =
     :mod:`.cuda_sft` when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not
     while launches are recorded for replay or a graph is captured, nor with ``cuda=False``),
     other calls the Triton kernels of :mod:`.triton_sft` when they apply."""
-    if cuda and recording() is None and not _capturing():  # (may compile: not in a capture)
-        lay = cuda_sft.eligible_layout(bank, rows, mode)
-        if lay is not None:
-            return functools.partial(cuda_sft.apply, layout=lay)
+    if cuda:
+        run = _cuda_kernel(bank, rows, mode)
+        if run is not None:
+            return run
     if (triton_sft.available() and triton_sft.takes(rows.dtype, mode, cval)
             and fused_eligible(bank, triton_sft.FUSED_CHUNK)):
         return _triton_fused
+    return None
+
+
+def _cuda_kernel(bank, rows: torch.Tensor, mode: str):
+    """The CUDA C++ kernel of :mod:`.cuda_sft` for ``rows`` as a function ``f(bank, rows, mode,
+    cval, *, out, flag)``, or ``None`` when it does not take them
+    (:func:`~fastmoments.signal.cuda_sft.takes`) or while launches are recorded for replay
+    or a graph is captured (the first call of a bank compiles: never inside a capture)."""
+    if recording() is None and not _capturing():
+        lay = cuda_sft.eligible_layout(bank, rows, mode)
+        if lay is not None:
+            return functools.partial(cuda_sft.apply, layout=lay)
     return None
 
 
@@ -647,14 +659,14 @@ def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
             or isinstance(cval, bool) or not math.isfinite(cval)):
         return None
     n = x.shape[-1]
-    if n == 0 or x.numel() == 0 or recording() is not None or _capturing():
+    if n == 0 or x.numel() == 0:
         return None
     rows = x.view(-1, n)
-    lay = cuda_sft.eligible_layout(bank, rows, mode)  # (None for an unknown mode)
-    if lay is None:
+    run = _cuda_kernel(bank, rows, mode)  # (None for an unknown mode)
+    if run is None:
         return None
     flag = Verdict(x.device) if check_finite else None
-    y = cuda_sft.apply(bank, rows, mode, float(cval), flag=flag, layout=lay)
+    y = run(bank, rows, mode, float(cval), flag=flag)
     require_finite(flag)
     return y.view(x.shape)
 
