@@ -355,3 +355,18 @@ def test_verdict_on_a_device_byte():
     assert not v.finite()
     given = torch.ones((), dtype=torch.uint8)
     assert Verdict(torch.device("cpu"), given).device_flag() is given
+
+
+def test_an_unread_verdict_keeps_its_byte(monkeypatch):
+    """A verdict dropped before :meth:`finite` (its call raised after the launch) keeps its
+    pinned byte alive instead of returning its memory, which a kernel may still write."""
+    from fastmoments.signal import verdict as vmod
+
+    t = torch.ones((), dtype=torch.uint8)
+    byte = (t, t.numpy())
+    monkeypatch.setattr(vmod, "_acquire", lambda: byte)
+    monkeypatch.setattr(vmod, "_RETIRED", [])
+    v = Verdict(torch.device("cpu"))
+    assert v.host_pointer(lambda: None) == byte[0].data_ptr()
+    del v
+    assert vmod._RETIRED == [byte]

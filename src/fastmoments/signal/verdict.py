@@ -12,8 +12,9 @@ that byte in the form each kernel takes, made on first request:
   back.
 
 Pinned bytes come from a per-thread pool. A byte is returned to the pool only once the
-verdict has waited for the kernels that write it, so a call that raises before reading its
-verdict never lends a byte that a kernel may still write.
+verdict has waited for the kernels that write it; the byte of a verdict that was never read
+(a call that raised after its launch) is kept for good, so that no later allocation gets
+memory that a kernel may still write.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def _acquire() -> tuple[torch.Tensor, Any] | None:
 
 def _release(byte: tuple[torch.Tensor, Any]) -> None:
     _POOL.free.append(byte)
+
+
+#: Bytes whose verdict was never read (a call that raised after its launch): kept alive, so
+#: that torch's pinned-memory cache cannot hand their memory out while a kernel may write it.
+_RETIRED: list[tuple[torch.Tensor, Any]] = []
 
 
 class Verdict:
@@ -85,6 +91,10 @@ class Verdict:
             self._host[1][()] = 1
         self._wait = wait
         return self._host[0].data_ptr()
+
+    def __del__(self) -> None:
+        if self._host is not None:
+            _RETIRED.append(self._host)
 
     def finite(self) -> bool:
         """Whether no kernel cleared a byte: waits for them (a stream synchronisation, or the
