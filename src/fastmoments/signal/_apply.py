@@ -106,11 +106,6 @@ def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
     return Verdict(t.device)
 
 
-def device_flag(flag: Verdict | None) -> torch.Tensor | None:
-    """The device byte of a verdict (``None`` for none)."""
-    return None if flag is None else flag.device_flag()
-
-
 def require_finite(flag: torch.Tensor | Verdict | None, name: str = "x") -> None:
     """Raise the input error for a false :func:`~fastmoments._array.finite_flag` or
     :class:`~fastmoments.signal.verdict.Verdict` (``None``: the check was switched off)."""
@@ -569,7 +564,8 @@ def _cuda_kernel(bank, rows: torch.Tensor, mode: str):
 def _triton_fused(bank, rows: torch.Tensor, mode: str, cval: float, *,
                   out: torch.Tensor | None = None, flag: Verdict | None = None) -> torch.Tensor:
     """:func:`~fastmoments.signal.triton_sft.fused_apply` with the verdict's device byte."""
-    return triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=device_flag(flag))
+    return triton_sft.fused_apply(bank, rows, mode, cval, out=out,
+                                  flag=None if flag is None else flag.device_flag())
 
 
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
