@@ -165,9 +165,18 @@ def test_generated_code_runs_the_recursion(bank, rng):
     for name in ("FIX", "FIXIM"):
         table = k["fix" if name == "FIX" else "fix_im"]
         env[name + "_R"], env[name + "_I"] = table.real, table.imag
-    step, fix, fix_im = (compile(_macro(src, m), m, "exec")
-                         for m in ("STEP", "FIXUP", "FIXUP_IM"))
+    step, step_v, fix, fix_im = (compile(_macro(src, m), m, "exec")
+                                 for m in ("STEP", "STEP_V", "FIXUP", "FIXUP_IM"))
     xa, xb = rng.standard_normal(cs.SEG), rng.standard_normal(cs.SEG)
+    # the virtual tiles' step: the recursion with no second read, S = q S + x_A
+    s_ref = np.zeros(r_n, dtype=complex)
+    for s in range(cs.SEG - 1, -1, -1):
+        env.update(va=xa[s])
+        exec(step_v, env)
+        s_ref = q * s_ref + xa[s]
+        got = np.array(env["sr"]) + 1j * np.array(env["si"])
+        np.testing.assert_allclose(got, s_ref, rtol=0, atol=1e-6 * np.abs(s_ref).max())
+    env["sr"], env["si"] = [0.0] * r_n, [0.0] * r_n
     s_ref = np.zeros(r_n, dtype=complex)
     for s in range(cs.SEG - 1, -1, -1):
         env.update(va=xa[s], vb=xb[s], yl=0.0, yli=0.0)
@@ -264,14 +273,16 @@ cuda_cupy = pytest.mark.skipif(
 
 @cuda_cupy
 def test_kernel_against_float64(rng):
-    """Exact anchors (σ ≤ 240) and carried ones, every mode, lengths around the tile."""
+    """Exact anchors (σ ≤ 240) and carried ones, every mode, lengths around the tile; at
+    σ = 8192 the virtual tiles read within one reflection (n = 102400: 32-bit indices by
+    comparisons) or beyond it (n = 30000: the remainder)."""
     for sigma, order in ((3.0, 0), (16.0, 2), (64.0, 1), (300.0, 0), (1024.0, 2),
-                         (16.0, None), (300.0, None)):
+                         (16.0, None), (300.0, None), (8192.0, 0)):
         bank = (MorletTransform(sigma, 6.0).bank if order is None
                 else GaussianFilter(sigma, order=order, method="sft").bank)
         j = np.arange(-bank.pad, bank.pad + 1)
         scale = np.abs(bank.kernel(j)).sum(1).max()
-        for n in (1, 5, 2047, 2049, 30000):
+        for n in (1, 5, 2047, 2049, 30000) + ((102400,) if sigma > 4096 else ()):
             x = torch.tensor(rng.standard_normal((3, n)), dtype=torch.float32, device="cuda")
             for mode in NP_MODES:
                 if mode == "mirror" and n == 1:

@@ -18,16 +18,20 @@ The recursion, for the window sums ``S_r[n] = Σ_{s<L} x̃[n + off + s] q_r^s`` 
 One thread block filters one signal, tile by tile from its end (tiles of ``T = 2048`` samples,
 128 threads of 16 samples):
 
-1. The tile's two reads are staged in shared memory (coalesced; the boundary modes of
-   :mod:`.boundary` evaluated from the index where a read leaves the signal).
+1. The tile's two reads are staged in shared memory (coalesced). Where a read leaves the
+   signal, the boundary modes of :mod:`.boundary` give the index: by comparisons in 32-bit
+   arithmetic when the tile's reads lie within one reflection, in ``(-n, 2n)`` (the edge
+   tiles, and the virtual ones below when the signal is longer than the window), by a
+   64-bit remainder otherwise (short signals).
 2. The tile's anchor ``P = S[(t+1) T]``. When the window is shorter than a tile
    (``L < T``) it is the sum over the last ``L`` samples of the second read: exact for every
    tile, nothing carried. Tails of up to 512 samples lie in the last warp's segments; its
    lanes sum them strided (lane ``i`` takes every 32nd sample from ``i``) and add their parts
    through shared memory. Longer tails are summed by the threads that hold them. Otherwise
    the anchor is the previous tile's start, and the first anchor is the window sum over the
-   boundary extension (the same loop over ``⌈L/T⌉`` virtual tiles, with no second read and
-   no output).
+   boundary extension: the same loop over ``⌈L/T⌉`` virtual tiles, with no second read and
+   no output, whose recursion is ``S = q S + x_A`` alone. At σ = 8192 on 102400 samples
+   (``L`` = 69495) the 34 virtual tiles cost about a quarter of the kernel's time.
 3. Each thread runs the recursion over its 16 samples from zero, keeping the partial output
    ``y_loc[s] = Σ_r a_r Re S_loc + b_r Im S_loc`` and the segment total at its start.
 4. A reverse scan over the 128 segment totals (warp shuffles, then the four warps) gives every
@@ -112,22 +116,42 @@ struct Args {
     int nt; int nv; int mode; float cval;
 };
 
-__device__ __forceinline__ float load_ext(const float* __restrict__ base, long long pos,
-                                          long long n, float cval, int mode) {
+// the boundary modes of a position outside the signal by the remainder: rare (positions
+// beyond one reflection, short signals), so kept out of line
+__device__ __forceinline__ long long far_index(long long pos, long long n, int mode) {
     long long j;
     if (mode == 0) {  // reflect: period 2n, half-sample symmetric
         long long per = 2 * n;
         j = pos %% per; if (j < 0) j += per; if (j >= n) j = per - 1 - j;
-    } else if (mode == 1) {  // nearest
-        j = pos < 0 ? 0 : (pos >= n ? n - 1 : pos);
     } else if (mode == 2) {  // mirror: period 2n - 2, whole-sample symmetric
         long long per = 2 * n - 2; if (per < 1) per = 1;
         j = pos %% per; if (j < 0) j += per; if (j >= n) j = per - j;
-    } else if (mode == 3) {  // wrap
+    } else {  // wrap
         j = pos %% n; if (j < 0) j += n;
-    } else {  // constant
-        if (pos < 0 || pos >= n) return cval;
-        j = pos;
+    }
+    return j;
+}
+
+__device__ __forceinline__ float load_ext(const float* __restrict__ base, long long pos,
+                                          long long n, float cval, int mode) {
+    // positions within one reflection of the signal (every tile of a signal longer than
+    // its window's half) by comparisons; a 64-bit remainder costs about a hundred
+    // instructions, and at σ = 8192 most loads of a 102400-sample signal come here
+    long long j = pos;
+    if (pos < 0 || pos >= n) {
+        if (mode == 4) return cval;  // constant
+        const bool below = pos < 0;
+        if (mode == 1) {  // nearest
+            j = below ? 0 : n - 1;
+        } else if (mode == 0 && pos >= -n && pos < 2 * n) {  // reflect
+            j = below ? -1 - pos : 2 * n - 1 - pos;
+        } else if (mode == 2 && n > 1 && pos > -n && pos < 2 * n - 1) {  // mirror
+            j = below ? -pos : 2 * n - 2 - pos;
+        } else if (mode == 3 && pos >= -n && pos < 2 * n) {  // wrap
+            j = below ? pos + n : pos - n;
+        } else {
+            j = far_index(pos, n, mode);
+        }
     }
     return __ldg(base + j);
 }
@@ -168,8 +192,11 @@ sft_rows(const Args args) {
     const int at0 = (tid / SEG) * PADS + tid %% SEG;
     float* ra = xa + tid * PADS;
     float* rb = xb + tid * PADS;
+    // tiles whose reads lie within one reflection of the signal, in (-n, 2n), take 32-bit
+    // indices (signals shorter than 2^29 samples)
+    const bool near = n > 1 && n < (1LL << 29);
     for (int t = nt + nv - 1; t >= 0; --t) {
-        const bool virt = t >= nt;
+        const bool virt = !EXACT && t >= nt;  // (exact anchors: no virtual tiles)
         const long long a0 = (long long)t * TILE + OFF;
         // the window of the first anchor ends at x̃[nt T + off + L)
         const long long lim = virt ? (long long)nt * TILE + OFF + LEN : a0 + TILE;
@@ -183,16 +210,48 @@ sft_rows(const Args args) {
                 xa[at0 + k * KSTRIDE] = __ldg(pa + k * NTHR);
                 xb[at0 + k * KSTRIDE] = __ldg(pa + LEN + k * NTHR);
             }
-        } else {
+        } else if (!EXACT && near && a0 > -n && (virt ? a0 + TILE : a0 + LEN + TILE) < 2 * n) {
+            // (exact anchors: only the first and the last tile come here, and the branch made
+            // the compiler spill)
+            // within one reflection of the signal (the edge tiles and the virtual ones of
+            // long windows): 32-bit indices by comparisons, loads all issued at once
+            // j = f pos + c below the signal (b) and above it (a); (re)computed here, where
+            // they are used: kept over the whole loop, they made the compiler spill
+            const int n32 = (int)n;
+            int fb = 0, cb = 0, fa = 0, ca = n32 - 1;  // nearest (constant: any index)
+            if (mode == 0) { fb = -1; cb = -1; fa = -1; ca = 2 * n32 - 1; }  // reflect
+            else if (mode == 2) { fb = -1; cb = 0; fa = -1; ca = 2 * n32 - 2; }  // mirror
+            else if (mode == 3) { fb = 1; cb = n32; fa = 1; ca = -n32; }  // wrap
+            const int p0 = (int)a0 + tid;
+            const int live = (int)min(lim - a0, (long long)TILE);  // (virtual: the window's end)
+#pragma unroll
+            for (int k = 0; k < SEG; ++k) {
+                const int pos = p0 + k * NTHR;
+                const int j = pos < 0 ? fb * pos + cb : (pos >= n32 ? fa * pos + ca : pos);
+                float va = __ldg(xs + j);
+                if (mode == 4 && (unsigned)pos >= (unsigned)n32) va = cval;
+                xa[at0 + k * KSTRIDE] = tid + k * NTHR < live ? va : 0.f;
+            }
+            if (!virt) {  // (virtual tiles read no x_B)
+#pragma unroll
+                for (int k = 0; k < SEG; ++k) {
+                    const int pos = p0 + (int)LEN + k * NTHR;
+                    const int j = pos < 0 ? fb * pos + cb : (pos >= n32 ? fa * pos + ca : pos);
+                    float vb = __ldg(xs + j);
+                    if (mode == 4 && (unsigned)pos >= (unsigned)n32) vb = cval;
+                    xb[at0 + k * KSTRIDE] = vb;
+                }
+            }
+        } else {  // anywhere (short signals): the boundary modes by the remainder
 #pragma unroll 4
             for (int k = 0; k < SEG; ++k) {
                 const long long pos = a0 + k * NTHR + tid;
-                float va = 0.f, vb = 0.f;
+                float va = 0.f;
                 if (pos < lim) va = in_a ? __ldg(xs + pos) : load_ext(xs, pos, n, cval, mode);
-                if (!virt)
-                    vb = in_b ? __ldg(xs + pos + LEN) : load_ext(xs, pos + LEN, n, cval, mode);
                 xa[at0 + k * KSTRIDE] = va;
-                xb[at0 + k * KSTRIDE] = vb;
+                if (!virt)  // (virtual tiles read no x_B)
+                    xb[at0 + k * KSTRIDE] = in_b ? __ldg(xs + pos + LEN)
+                                                 : load_ext(xs, pos + LEN, n, cval, mode);
             }
         }
         __syncthreads();
@@ -293,6 +352,13 @@ sft_rows(const Args args) {
         float sr[R], si[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) { sr[r] = 0.f; si[r] = 0.f; }
+        if (virt) {  // the first anchor only: no second read, no output
+#pragma unroll
+            for (int s = SEG - 1; s >= 0; --s) {
+                const float va = ra[s];
+                STEP_V
+            }
+        } else
 #pragma unroll
         for (int s = SEG - 1; s >= 0; --s) {
             const float va = ra[s], vb = rb[s];
@@ -481,6 +547,20 @@ def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
     return "\n            ".join(lines)
 
 
+def _step_virtual(q: np.ndarray, real_rows: np.ndarray) -> str:
+    """The sample step of a virtual tile (the first anchor's window over the boundary
+    extension): ``S = q S + x_A`` alone, with no second read (``x_B = 0``) and no output."""
+    lines = []
+    for r in range(len(q)):
+        if real_rows[r]:
+            lines.append(f"sr[{r}] = {_sum([(q[r].real, f'sr[{r}]')], 'va')};")
+        else:
+            re = _sum([(q[r].real, f"sr[{r}]"), (-q[r].imag, f"si[{r}]")], "va")
+            im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]")])
+            lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
+    return "\n            ".join(lines)
+
+
 def _fixup(fix: np.ndarray, real_rows: np.ndarray, name: str = "FIX") -> str:
     """``acc += Σ_r Re(F[s][r] E_r)`` (``s`` is the unrolled loop index: a table lookup)."""
     lines = []
@@ -639,6 +719,7 @@ def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
         _array("FIXIM_R", k["fix_im"].real), _array("FIXIM_I", k["fix_im"].imag),
         "#define STEP " + _step(q, ql, k["comb_a"], k["comb_b"], real_rows).replace(
             "\n", " \\\n"),
+        "#define STEP_V " + _step_virtual(q, real_rows).replace("\n", " \\\n"),
         "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n"),
         "#define FIXUP_IM " + _fixup(k["fix_im"], real_rows, "FIXIM").replace(
             "\n", " \\\n")])
