@@ -44,14 +44,16 @@ def _counting(monkeypatch) -> dict[str, int]:
 
 
 @needs_kernel
-@pytest.mark.parametrize("shape", [(9, 11), (7, 6, 9)])
-def test_fp16x3_stages_run_on_halves(monkeypatch, shape):
+@pytest.mark.parametrize(("shape", "order", "block"), [((9, 11), 6, 4), ((7, 6, 9), 6, 4),
+                                                      ((20, 18, 33), 20, 16)])
+def test_fp16x3_stages_run_on_halves(monkeypatch, shape, order, block):
+    """Every stage on halves, against float64; blocks of 16 (the last stage writes them in
+    place) and narrower ones (written through a contiguous result)."""
     calls = _counting(monkeypatch)
-    order = 6
     x = torch.rand(shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     ref = JacobiTransform(shape, order, alpha=0.3, beta=0.7, dtype=torch.float64)
     plan = JacobiTransform(shape, order, alpha=0.3, beta=0.7, device=DEV, precision="fp16x3",
-                           block=4)
+                           block=block)
     j = plan.forward(x.float().to(DEV)).data
     r = plan.inverse(j)
     assert calls["split inside"] == 0 and calls["halves"] > 2 * len(shape)
@@ -98,6 +100,8 @@ def test_halves_views_and_scales():
     assert h is not None and 2.0**14 <= top * 2.0**h.base < 2.0**15
     back = (h.hi.double() + h.lo.double()) * 2.0 ** -h.base
     assert float((back - t.double()).abs().max()) <= 2.0**-23 * float(t.abs().max())
+    # rows start a multiple of ROW_ALIGN entries apart (strides the products can vectorise)
+    assert h.hi.shape == (2, 5, 6) and h.hi.stride() == h.lo.stride() == (80, 16, 1)
     e = torch.arange(6, dtype=torch.float32, device=DEV)
     h2 = triton_gemm.Halves(h.hi, h.lo, h.base, (None, e))
     v = h2.narrow(2, 1, 3)

@@ -522,8 +522,18 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
                 zero = None  # the entries outside the set are written as 0 by the kernel
                 if outside is not None and not _inside({**key, ax: (0, n)}, ops, order, total):
                     zero = outside[where[1:]]
+                dst = out[where]
+                if dst.ndim > 3 and dst.shape[-1] % triton_gemm.ROW_ALIGN:
+                    # a block whose rows do not split into aligned groups: written through a
+                    # contiguous result (the kernel's strided writes and mask reads by
+                    # column cost more than the copy: 0.82 against 0.44 ms for the
+                    # 245-wide block of the 512^3 job, history/box.md, session 22)
+                    y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat),
+                                                   data_first=False, out_exps=None)
+                    dst.copy_(y if zero is None else y.masked_fill_(zero, 0.0))
+                    continue
                 triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
-                                           out_exps=None, out=out[where], zero=zero)
+                                           out_exps=None, out=dst, zero=zero)
                 continue
             rows = triton_gemm.table_exponents(op.full)[0][:n]
             y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
