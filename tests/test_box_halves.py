@@ -45,10 +45,12 @@ def _counting(monkeypatch) -> dict[str, int]:
 
 @needs_kernel
 @pytest.mark.parametrize(("shape", "order", "block"), [((9, 11), 6, 4), ((7, 6, 9), 6, 4),
-                                                      ((20, 18, 33), 20, 16)])
+                                                      ((20, 18, 33), 20, 16),
+                                                      ((70, 66), 64, 16)])
 def test_fp16x3_stages_run_on_halves(monkeypatch, shape, order, block):
     """Every stage on halves, against float64; blocks of 16 (the last stage writes them in
-    place) and narrower ones (written through a contiguous result)."""
+    place) and narrower ones (written through a contiguous result); rows of 64 or more (the
+    image, and the coefficients in the reconstruction) split into padded buffers."""
     calls = _counting(monkeypatch)
     x = torch.rand(shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     ref = JacobiTransform(shape, order, alpha=0.3, beta=0.7, dtype=torch.float64)
@@ -100,8 +102,14 @@ def test_halves_views_and_scales():
     assert h is not None and 2.0**14 <= top * 2.0**h.base < 2.0**15
     back = (h.hi.double() + h.lo.double()) * 2.0 ** -h.base
     assert float((back - t.double()).abs().max()) <= 2.0**-23 * float(t.abs().max())
-    # rows start a multiple of ROW_ALIGN entries apart (strides the products can vectorise)
-    assert h.hi.shape == (2, 5, 6) and h.hi.stride() == h.lo.stride() == (80, 16, 1)
+    assert h.hi.shape == (2, 5, 6) and h.hi.is_contiguous()  # short rows: not padded
+    # rows of 4 ROW_ALIGN or more start a multiple of ROW_ALIGN entries apart (strides the
+    # products can vectorise), views of a padded buffer
+    t70 = (torch.randn(3, 70, generator=g) * 0.5).to(DEV)
+    h70 = triton_gemm.split_scaled(t70)
+    assert h70.hi.shape == (3, 70) and h70.hi.stride() == h70.lo.stride() == (80, 1)
+    back = (h70.hi.double() + h70.lo.double()) * 2.0 ** -h70.base
+    assert float((back - t70.double()).abs().max()) <= 2.0**-23 * float(t70.abs().max())
     e = torch.arange(6, dtype=torch.float32, device=DEV)
     h2 = triton_gemm.Halves(h.hi, h.lo, h.base, (None, e))
     v = h2.narrow(2, 1, 3)

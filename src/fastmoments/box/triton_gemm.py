@@ -542,10 +542,12 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | 
     ``zero``: a boolean mask of ``t``'s trailing axes (broadcast over the leading ones)
     whose entries become 0 in the halves (the largest magnitude is taken over all).
 
-    The halves are views whose rows (the last axis) start :data:`ROW_ALIGN` entries apart:
-    the products read strided blocks of them, and strides that are not multiples of 16
-    kept Triton from vectorising those reads (the reconstruction of 501^3 coefficients:
-    0.69 against 0.40 ms for its first product, ``history/box.md``, session 22)."""
+    Rows (the last axis) of at least ``4 ROW_ALIGN`` entries start a multiple of
+    :data:`ROW_ALIGN` entries apart (the halves are then views of padded buffers, at most
+    a quarter larger): the products read strided blocks of them, and strides that are not
+    multiples of 16 kept Triton from vectorising those reads (the reconstruction of 501^3
+    coefficients: 0.69 against 0.40 ms for its first product, ``history/box.md``, session
+    22). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
     top = float(largest_magnitude(t)) if t.numel() else 0.0
     if not math.isfinite(top):
         return None
@@ -554,7 +556,7 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | 
         return None
     x = t.contiguous()
     row = x.shape[-1] if x.ndim else 1
-    prow = -(-row // ROW_ALIGN) * ROW_ALIGN if x.ndim > 1 else row
+    prow = -(-row // ROW_ALIGN) * ROW_ALIGN if x.ndim > 1 and row >= 4 * ROW_ALIGN else row
     hi = torch.empty((*x.shape[:-1], prow), dtype=torch.float16, device=x.device)
     lo = torch.empty_like(hi)
     n = x.numel()
