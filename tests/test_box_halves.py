@@ -110,6 +110,15 @@ def test_halves_views_and_scales():
     assert h70.hi.shape == (3, 70) and h70.hi.stride() == h70.lo.stride() == (80, 1)
     back = (h70.hi.double() + h70.lo.double()) * 2.0 ** -h70.base
     assert float((back - t70.double()).abs().max()) <= 2.0**-23 * float(t70.abs().max())
+    # a mask of the trailing axes, repeated over the leading one: its entries become 0
+    t3 = (torch.randn(2, 3, 70, generator=g) + 3.0).to(DEV)
+    mask = torch.rand(3, 70, generator=g) < 0.3
+    for m in (mask, mask[0], torch.tensor(True)):
+        h3 = triton_gemm.split_scaled(t3, m.to(DEV))
+        want = torch.where(m.to(DEV), 0.0, t3).double()
+        got = (h3.hi.double() + h3.lo.double()) * 2.0 ** -h3.base
+        assert h3.hi.stride() == (240, 80, 1)
+        assert float((got - want).abs().max()) <= 2.0**-23 * float(t3.abs().max())
     e = torch.arange(6, dtype=torch.float32, device=DEV)
     h2 = triton_gemm.Halves(h.hi, h.lo, h.base, (None, e))
     v = h2.narrow(2, 1, 3)
