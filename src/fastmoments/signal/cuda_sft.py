@@ -116,8 +116,8 @@ struct Args {
     int nt; int nv; int mode; float cval;
 };
 
-// the boundary modes of a position outside the signal by the remainder: rare (positions
-// beyond one reflection, short signals), so kept out of line
+// the boundary modes of a position beyond one reflection of the signal (short signals),
+// by the remainder
 __device__ __forceinline__ long long far_index(long long pos, long long n, int mode) {
     long long j;
     if (mode == 0) {  // reflect: period 2n, half-sample symmetric
