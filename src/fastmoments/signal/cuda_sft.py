@@ -512,10 +512,12 @@ def _sum(terms: list[tuple[float, str]], base: str | None = None) -> str:
 
 
 def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
-          real_rows: np.ndarray) -> str:
+          real_rows: np.ndarray, output: bool = True) -> str:
     """One sample of the recursion ``S = q S + x_A - q^L x_B`` and of ``y_loc``, row by row
     (straight-line C with the bank's constants; rows with real ``q`` and ``q^L`` keep no
-    imaginary part). A complex comb (complex output) also sums ``yli``, the imaginary part."""
+    imaginary part). A complex comb (complex output) also sums ``yli``, the imaginary part.
+    Without ``output``, the recursion alone (with ``ql = 0``: the virtual tiles' step
+    ``S = q S + x_A``, whose zero terms :func:`_sum` drops)."""
     cplx = np.iscomplexobj(comb_a) or np.iscomplexobj(comb_b)
     ca, cb = np.asarray(comb_a, dtype=complex), np.asarray(comb_b, dtype=complex)
     lines = []
@@ -543,21 +545,8 @@ def _step(q: np.ndarray, ql: np.ndarray, comb_a: np.ndarray, comb_b: np.ndarray,
                       "va")
             im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]"), (-ql[r].imag, "vb")])
             lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
-        out(r)
-    return "\n            ".join(lines)
-
-
-def _step_virtual(q: np.ndarray, real_rows: np.ndarray) -> str:
-    """The sample step of a virtual tile (the first anchor's window over the boundary
-    extension): ``S = q S + x_A`` alone, with no second read (``x_B = 0``) and no output."""
-    lines = []
-    for r in range(len(q)):
-        if real_rows[r]:
-            lines.append(f"sr[{r}] = {_sum([(q[r].real, f'sr[{r}]')], 'va')};")
-        else:
-            re = _sum([(q[r].real, f"sr[{r}]"), (-q[r].imag, f"si[{r}]")], "va")
-            im = _sum([(q[r].real, f"si[{r}]"), (q[r].imag, f"sr[{r}]")])
-            lines.append(f"{{ const float nr = {re}, ni = {im}; sr[{r}] = nr; si[{r}] = ni; }}")
+        if output:
+            out(r)
     return "\n            ".join(lines)
 
 
@@ -719,7 +708,8 @@ def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
         _array("FIXIM_R", k["fix_im"].real), _array("FIXIM_I", k["fix_im"].imag),
         "#define STEP " + _step(q, ql, k["comb_a"], k["comb_b"], real_rows).replace(
             "\n", " \\\n"),
-        "#define STEP_V " + _step_virtual(q, real_rows).replace("\n", " \\\n"),
+        "#define STEP_V " + _step(q, np.zeros_like(ql), k["comb_a"], k["comb_b"], real_rows,
+                                  output=False).replace("\n", " \\\n"),
         "#define FIXUP " + _fixup(fix, real_rows).replace("\n", " \\\n"),
         "#define FIXUP_IM " + _fixup(k["fix_im"], real_rows, "FIXIM").replace(
             "\n", " \\\n")])
