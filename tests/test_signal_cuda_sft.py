@@ -31,9 +31,11 @@ def _extended(x: np.ndarray, mode: str, cval: float, left: int, right: int) -> n
 
 
 def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
-            threads: int = 8, strided: bool = False) -> np.ndarray:
+            threads: int = 8, strided: bool = False, fold: bool = True) -> np.ndarray:
     """The kernel's algorithm for one signal, in float64, on its constants (``strided``: the
-    exact anchor summed by the last warp's lanes, when the window allows it)."""
+    exact anchor summed by the last warp's lanes, when the window allows it; ``fold``: the
+    first carried anchor from the signal's last samples, :func:`~fastmoments.signal.
+    cuda_sft.virtual_tiles`)."""
     (g,) = group_tables(bank)
     strided = strided and cs.strided_tail(int(g.L), seg) and g.L < seg * threads
     k = cs.constants(bank, seg, threads, strided)
@@ -42,7 +44,11 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
     big_t, n, big_l, off = seg * threads, x.size, int(g.L), int(g.off)
     nt = -(-n // big_t)
     exact = big_l < big_t
-    nv = 0 if exact else -(-big_l // big_t)
+    vt = cs.virtual_tiles(g, n, big_t, mode)
+    if not fold:
+        vt = vt._replace(fold=0, nv=-(-big_l // big_t))
+    v_a = None
+    nv = 0 if exact else vt.nv
     left = max(0, -off)
     xe = _extended(x, mode, cval, left, (nt + nv + 1) * big_t + big_l + abs(off))
     y = np.zeros(nt * big_t, dtype=complex if bank.complex_output else float)
@@ -51,8 +57,13 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
     for t in range(nt + nv - 1, -1, -1):
         virt = t >= nt
         a0 = t * big_t + off
-        xa = xe[a0 + j + left]
-        if virt:  # the window of the first anchor ends at x̃[nt T + off + L)
+        if virt and vt.fold:  # the signal's samples [lo, n), the last tile from base
+            a0 = vt.base + (t - nt) * big_t
+            pos = a0 + j
+            xa = np.where((pos >= vt.lo) & (pos < n), x[np.clip(pos, 0, n - 1)], 0.0)
+        else:
+            xa = xe[a0 + j + left]
+        if virt and not vt.fold:  # the window of the first anchor ends at x̃[nt T + off + L)
             xa = np.where(a0 + j < nt * big_t + off + big_l, xa, 0.0)
         xb = np.zeros(big_t) if virt else xe[a0 + big_l + j + left]
         d = (xa[None, :] - ql[:, None] * xb[None, :]).reshape(q.size, threads, seg)
@@ -88,12 +99,35 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
             ends[:, i] = e
             e = s_loc[:, i, 0] + qseg * e
         anchor = e  # the tile's start: the next tile's anchor
+        if virt and vt.fold and t == nt + vt.kx:
+            v_a = anchor  # the state at A
+        if virt and vt.fold and t == nt:
+            anchor = _folded_anchor(g, vt, anchor, v_a, x, n, mode, cval)
         if not virt:
             yt = y_loc + np.einsum("sr,rt->ts", fix, ends).real
             if bank.complex_output:
                 yt = yt + 1j * np.einsum("sr,rt->ts", k["fix_im"], ends).real
             y[t * big_t:(t + 1) * big_t] = yt.reshape(-1)
     return y[:n]
+
+
+def _folded_anchor(g, vt, v_end, v_a, x, n, mode, cval):
+    """The first anchor from the virtual tiles' state ``v_end`` at the last tile's start and
+    ``v_a`` at ``A`` (``None`` when it is formed from the state at ``lo``), in float64: the
+    kernel's fold step."""
+    def qp(k):
+        return cs._powers(g.alpha, g.omega, np.asarray(k, dtype=float))
+
+    if vt.fold == 2:  # + the constant beyond the end times Σ_{p ∈ [n, A + L)} q^{p - A}
+        v = x[n - 1] if mode == "nearest" else cval
+        return v_a + v * qp(np.arange(n, vt.a + int(g.L)) - vt.a).sum(axis=1)
+    v_lo = qp(vt.base - vt.lo) * v_end  # the state at lo
+    if v_a is None:  # less the samples [lo, A), moved to A
+        j = np.arange(vt.lo, vt.a)
+        v_a = qp(vt.lo - vt.a) * (v_lo - (x[j] * qp(j - vt.lo)).sum(axis=1))
+    if mode == "mirror":  # (its half leaves out x[n - 1])
+        v_lo = v_lo - x[n - 1] * qp(n - 1 - vt.lo)
+    return v_a + qp(int(g.L) - 1) * np.conj(v_lo)
 
 
 BANKS = [GaussianFilter(3.0).bank, GaussianFilter(4.0, order=2).bank,
@@ -266,6 +300,44 @@ def test_a_kernel_that_does_not_compile_falls_back(monkeypatch):
     assert not lay.eligible
 
 
+@pytest.mark.parametrize("mode", list(NP_MODES))
+def test_folded_first_anchor(mode, rng):
+    """The first carried anchor from the signal's last samples (:func:`~fastmoments.signal.
+    cuda_sft.virtual_tiles`): the state at ``A`` taken at a tile start or formed from the one
+    at ``lo``, reflect/mirror (conjugated half) and nearest/constant (geometric sum), against
+    the chunked engine and against the unfolded tiles; the fold saves virtual tiles."""
+    bank = GaussianFilter(40.0).bank  # L = 341, tiles of 64
+    (g,) = group_tables(bank)
+    j = np.arange(-bank.pad, bank.pad + 1)
+    scale = np.abs(bank.kernel(j)).sum(1).max()
+    seen = set()
+    for n in (320, 333, 384, 400, 448, 600, 1000):
+        vt = cs.virtual_tiles(g, n, 64, mode)
+        seen.add((vt.fold, vt.kx < 0))
+        if vt.fold:
+            assert vt.nv < -(-int(g.L) // 64)
+        x = rng.standard_normal(n) + 3.0  # (an offset: the sums do not cancel)
+        ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
+        for fold in (True, False):
+            y = emulate(bank, x, mode, 0.5, 8, 8, fold=fold)
+            np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
+    expected = {"reflect": {(1, True), (1, False)}, "mirror": {(1, True), (1, False)},
+                "nearest": {(2, False)}, "constant": {(2, False)}, "wrap": {(0, False)}}
+    assert expected[mode] <= seen, seen
+
+
+def test_no_fold_for_short_windows_or_attenuation():
+    """Windows of fewer than FOLD_TILES tiles, and reflections of attenuated rows, keep the
+    unfolded virtual tiles."""
+    (g,) = group_tables(GaussianFilter(40.0).bank)  # L = 341
+    assert cs.virtual_tiles(g, 384, 256, "reflect").fold == 0  # 2 tiles of 256
+    assert cs.virtual_tiles(g, 384, 64, "reflect").fold == 1
+    (ga,) = group_tables(GaussianFilter(30.0, method="asft").bank)
+    if np.any(np.asarray(ga.alpha) > 0) and ga.L >= 192:
+        assert cs.virtual_tiles(ga, 8 * 64, 64, "reflect").fold == 0
+        assert cs.virtual_tiles(ga, 8 * 64, 64, "nearest").fold in (0, 2)
+
+
 cuda_cupy = pytest.mark.skipif(
     not torch.cuda.is_available() or importlib.util.find_spec("cupy") is None,
     reason="needs CUDA and CuPy")
@@ -282,7 +354,7 @@ def test_kernel_against_float64(rng):
                 else GaussianFilter(sigma, order=order, method="sft").bank)
         j = np.arange(-bank.pad, bank.pad + 1)
         scale = np.abs(bank.kernel(j)).sum(1).max()
-        for n in (1, 5, 2047, 2049, 30000) + ((102400,) if sigma > 4096 else ()):
+        for n in (1, 5, 2047, 2049, 30000) + ((102400, 100000) if sigma > 4096 else ()):
             x = torch.tensor(rng.standard_normal((3, n)), dtype=torch.float32, device="cuda")
             for mode in NP_MODES:
                 if mode == "mirror" and n == 1:
