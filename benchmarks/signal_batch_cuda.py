@@ -40,8 +40,8 @@ from signal_common import timer
 from signal_fused import copy_bandwidth
 
 # (σ, Gaussian order; None: the Morlet transform, ξ = 6, complex output)
-JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (8192.0, 0), (16.0, 2), (256.0, 1),
-        (16.0, None), (256.0, None)]
+JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (4096.0, 0), (8192.0, 0), (16.0, 2),
+        (256.0, 1), (16.0, None), (256.0, None)]
 BATCHES = [256, 512, 1000, 2000]
 N = 102400
 
