@@ -1,12 +1,19 @@
+# ruff: noqa  (a scratch script, kept as it was run; run from the repository root)
 """Session 24 scratch: the folded first anchor, against float64 and against the old kernel."""
-import os, sys, json, shutil
+import json
+import os
+import shutil
+import sys
+
 sys.path.insert(0, "benchmarks")
 shutil.copy(".variants/cuda_sft_old.py", "src/fastmoments/signal/_cuda_sft_old.py")
-import numpy as np, torch
-from signal_common import timer
+import numpy as np
+import torch
+
 from fastmoments.signal import GaussianFilter, MorletTransform, cuda_sft
 from fastmoments.signal import _cuda_sft_old as old
 from fastmoments.signal.chunked import chunked_apply
+from signal_common import timer
 
 dev = torch.device("cuda")
 rng = np.random.default_rng(0)

@@ -1,10 +1,16 @@
+# ruff: noqa  (a scratch script, kept as it was run; run from the repository root)
 """Session 24 scratch: the batch public call's host work, step by step (µs, median)."""
-import statistics, time, struct, json
-import numpy as np, torch, cupy
-from fastmoments.signal import GaussianFilter, cuda_sft
-from fastmoments.signal import _apply
+import json
+import statistics
+import time
+
+import cupy
+import numpy as np
+import torch
+
+from fastmoments.signal import GaussianFilter, _apply, cuda_sft
+from fastmoments.signal.graphs import _capturing, _raw_stream, env_value
 from fastmoments.signal.verdict import Verdict
-from fastmoments.signal.graphs import _raw_stream, _capturing, env_value
 
 dev = torch.device("cuda")
 N = 102400

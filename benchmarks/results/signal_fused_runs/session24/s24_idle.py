@@ -1,9 +1,16 @@
+# ruff: noqa  (a scratch script, kept as it was run; run from the repository root)
 """Session 24 scratch: where the public batch call's time goes beyond the kernel's."""
-import os, sys, json, time, statistics
+import json
+import statistics
+import sys
+import time
+
 sys.path.insert(0, "benchmarks")
-import numpy as np, torch
+import numpy as np
+import torch
+
+from fastmoments.signal import GaussianFilter, cuda_sft
 from signal_common import timer
-from fastmoments.signal import GaussianFilter, MorletTransform, cuda_sft
 
 dev = torch.device("cuda")
 rng = np.random.default_rng(0)

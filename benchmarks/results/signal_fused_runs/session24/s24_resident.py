@@ -1,10 +1,16 @@
+# ruff: noqa  (a scratch script, kept as it was run; run from the repository root)
 """Session 24 scratch: blocks resident per SM and block size for the batch kernel."""
-import os, sys, json, time
+import json
+import os
+import sys
+
 sys.path.insert(0, "benchmarks")
-import numpy as np, torch
-from signal_common import timer
+import numpy as np
+import torch
+
 from fastmoments.signal import GaussianFilter, MorletTransform, cuda_sft
 from fastmoments.signal.chunked import chunked_apply
+from signal_common import timer
 
 dev = torch.device("cuda")
 rng = np.random.default_rng(0)
