@@ -311,6 +311,15 @@ def test_folded_first_anchor(mode, rng):
     j = np.arange(-bank.pad, bank.pad + 1)
     scale = np.abs(bank.kernel(j)).sum(1).max()
     seen = set()
+    asft = GaussianFilter(30.0, method="asft").bank  # α > 0, L = 255: nearest/constant fold
+    (ga,) = group_tables(asft)
+    for n in (300, 333, 448):
+        x = rng.standard_normal(n) + 3.0
+        ref = chunked_apply(asft, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
+        y = emulate(asft, x, mode, 0.5, 8, 8)
+        np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        assert cs.virtual_tiles(ga, n, 64, mode).fold == (2 if mode in ("nearest", "constant")
+                                                          else 0)
     for n in (320, 333, 384, 400, 448, 600, 1000):
         vt = cs.virtual_tiles(g, n, 64, mode)
         seen.add((vt.fold, vt.kx < 0))
@@ -347,10 +356,13 @@ cuda_cupy = pytest.mark.skipif(
 def test_kernel_against_float64(rng):
     """Exact anchors (σ ≤ 240) and carried ones, every mode, lengths around the tile; at
     σ = 8192 the virtual tiles read within one reflection (n = 102400: 32-bit indices by
-    comparisons) or beyond it (n = 30000: the remainder)."""
+    comparisons) or beyond it (n = 30000: the remainder), and the first anchor is folded
+    with the state at ``A`` formed directly (n = 102400) or at a tile start (n = 100000);
+    an attenuated bank (ASFT) folds only for nearest/constant (the geometric sum)."""
     for sigma, order in ((3.0, 0), (16.0, 2), (64.0, 1), (300.0, 0), (1024.0, 2),
-                         (16.0, None), (300.0, None), (8192.0, 0)):
+                         (16.0, None), (300.0, None), (8192.0, 0), (1024.0, "asft")):
         bank = (MorletTransform(sigma, 6.0).bank if order is None
+                else GaussianFilter(sigma, method="asft").bank if order == "asft"
                 else GaussianFilter(sigma, order=order, method="sft").bank)
         j = np.arange(-bank.pad, bank.pad + 1)
         scale = np.abs(bank.kernel(j)).sum(1).max()
