@@ -569,26 +569,22 @@ def _interleave(z: np.ndarray) -> np.ndarray:
     return np.stack([z.real, z.imag], axis=1).reshape(2 * z.shape[0], -1)
 
 
-def _array(name: str, a: np.ndarray, const: bool = False) -> str:
-    """A C array of the float32-rounded ``a``: ``__device__ constexpr`` (indexed with
-    unrolled, compile-time indices: immediates) or, with ``const``, ``__device__ const`` in
-    global memory (indexed by the thread)."""
+def _array(name: str, a: np.ndarray, const: bool = False, double: bool = False) -> str:
+    """A C array of the float32-rounded ``a`` (``double``: of ``a`` in float64, as
+    ``double``): ``__device__ constexpr`` (indexed with unrolled, compile-time indices:
+    immediates) or, with ``const``, ``__device__ const`` in global memory (indexed by the
+    thread)."""
     a = np.asarray(a, dtype=np.float64)
+    literal = (lambda t: repr(float(t))) if double else _literal
 
     def body(v):
         if v.ndim == 1:
-            return "{" + ", ".join(_literal(t) for t in v) + "}"
+            return "{" + ", ".join(literal(t) for t in v) + "}"
         return "{" + ", ".join(body(t) for t in v) + "}"
 
     dims = "".join(f"[{d}]" for d in a.shape)
     kind = "const" if const else "constexpr"
-    return f"__device__ {kind} float {name}{dims} = {body(a)};"
-
-
-def _array64(name: str, a: np.ndarray) -> str:
-    """A ``__device__ constexpr double`` C array of the float64 ``a`` (one axis)."""
-    body = ", ".join(repr(float(v)) for v in np.asarray(a, dtype=np.float64).ravel())
-    return f"__device__ constexpr double {name}[{a.size}] = {{{body}}};"
+    return f"__device__ {kind} {'double' if double else 'float'} {name}{dims} = {body(a)};"
 
 
 def _sum(terms: list[tuple[float, str]], base: str | None = None) -> str:
@@ -807,7 +803,7 @@ def _source(bank, seg: int = SEG, threads: int = THREADS, blocks: int = 8,
     tables = "\n".join([
         f"#define OFF ({int(g.off)}LL)", f"#define LEN ({int(g.L)}LL)",
         _array("QK_R", k["qk"].real), _array("QK_I", k["qk"].imag),
-        _array64("ALPHA", np.asarray(g.alpha)), _array64("OMEGA", np.asarray(g.omega)),
+        _array("ALPHA", g.alpha, double=True), _array("OMEGA", g.omega, double=True),
         _array("Q_R", q.real), _array("Q_I", q.imag),
         _array("QP_R", k["qp"].real), _array("QP_I", k["qp"].imag),
         _array("QLANE", _interleave(k["qlane"]), const=True),
