@@ -535,12 +535,16 @@ class Halves:
         return total + self.base
 
 
-def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | None:
+def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
+                 top: float | None = None) -> Halves | None:
     """``t`` as :class:`Halves` with one scale, :math:`2^{e_0}` bringing its largest
     magnitude into :math:`[2^{14}, 2^{15})` (one reduction, one host read, one pass);
     ``None`` when that scale is beyond :data:`MAX_EXPONENT` or ``t`` is not finite.
     ``zero``: a boolean mask of ``t``'s trailing axes (broadcast over the leading ones)
     whose entries become 0 in the halves (the largest magnitude is taken over all).
+    ``top``: a known bound of that largest magnitude, used instead of measuring it (no
+    reduction, no host read; the scale brings the bound into :math:`[2^{14}, 2^{15})`, so
+    the halves stay in range as long as it holds).
 
     Rows (the last axis) of at least ``4 ROW_ALIGN`` entries start a multiple of
     :data:`ROW_ALIGN` entries apart (the halves are then views of padded buffers, at most
@@ -548,7 +552,8 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None) -> Halves | 
     multiples of 16 kept Triton from vectorising those reads (the reconstruction of 501^3
     coefficients: 0.69 against 0.40 ms for its first product, ``history/box.md``, session
     22). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
-    top = float(largest_magnitude(t)) if t.numel() else 0.0
+    if top is None:
+        top = float(largest_magnitude(t)) if t.numel() else 0.0
     if not math.isfinite(top):
         return None
     base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
