@@ -180,3 +180,96 @@ def test_largest_magnitude_of_another_view_of_the_checked_tensor():
     _LARGEST[base] = (base._version, torch.tensor(99.0))  # what a reuse would return
     assert w._base is base and float(largest_magnitude(w)) == 99.0
     assert not _all_finite(base[0].clone().fill_(float("nan")))
+
+
+def _batched_calls(monkeypatch) -> dict[str, int]:
+    """Count the one-batch parity passes (:mod:`fastmoments.box.parity_batch`)."""
+    from fastmoments.box import parity_batch
+
+    calls = {"interleave": 0, "split classes": 0}
+    inter, split = parity_batch.interleave, parity_batch.split_classes
+
+    def count_inter(*a, **k):
+        calls["interleave"] += 1
+        return inter(*a, **k)
+
+    def count_split(*a, **k):
+        calls["split classes"] += 1
+        return split(*a, **k)
+
+    monkeypatch.setattr(parity_batch, "interleave", count_inter)
+    monkeypatch.setattr(parity_batch, "split_classes", count_split)
+    return calls
+
+
+@needs_kernel
+@pytest.mark.parametrize(("shape", "order", "truncation", "block"),
+                         [((2, 9, 11, 10), 8, "total", 4), ((11, 14), 12, "box", 4),
+                          ((6, 8, 7), 14, "total", 6)])
+def test_parity_classes_as_one_batch_on_halves(monkeypatch, shape, order, truncation, block):
+    """parity=True with fp16x3: the classes run as one batch (stacked tables, class-major
+    halves), against float64 for the moments and for full and partial reconstructions;
+    odd sizes (zero-padded odd parts), a batch of two, both truncations, an order beyond
+    the size (every degree of a small axis); the coefficients outside the set come out 0
+    and are ignored on the way back."""
+    halves = _counting(monkeypatch)
+    batched = _batched_calls(monkeypatch)
+    spatial = shape[-3:] if len(shape) == 4 else shape
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(shape, generator=g, dtype=torch.float64)
+    ref = JacobiTransform(spatial, order, alpha=0.4, beta=0.4, truncation=truncation,
+                          dtype=torch.float64)
+    plan = JacobiTransform(spatial, order, alpha=0.4, beta=0.4, truncation=truncation,
+                           device=DEV, precision="fp16x3", parity=True, block=block)
+    j = plan.forward(x.float().to(DEV)).data
+    j64 = ref.forward(x).data
+    assert _rel(j, j64) < 1e-6
+    outside = plan.outside()
+    if outside is not None:
+        assert bool((j[..., outside.to(DEV)] == 0).all())
+        j = j.masked_fill(outside.to(DEV), 3.0)
+    for m in (order, order // 2):
+        assert _rel(plan.inverse(j, order=m), ref.inverse(j64, order=m)) < 1e-6
+    assert batched == {"interleave": 1, "split classes": 2}
+    assert halves["split inside"] == 0 and halves["halves"] > 0
+
+
+def test_stacked_tables_bound_both_classes():
+    """The stacked even/odd tables share exponents that bound the row and column sums of
+    both, and their rows cover the odd class's degrees."""
+    from fastmoments.box import parity_batch
+
+    plan = JacobiTransform((9, 12), 10, alpha=0.2, beta=0.2, parity=True)
+    op = plan._analysis[9]
+    s = parity_batch.stacked(op, 0, 2, 3)
+    assert s.split.hi.shape[0] == 4 * 3 and s.nrows == 6 and s.npix == 5
+    rows, cols, _top = s.exponents
+    for half in op.halves:
+        a = half.full.double().abs()
+        assert bool((a.sum(1) * 2.0 ** rows[:half.nrows].double() <= 1 + 1e-12).all())
+        assert bool((a.sum(0) * 2.0 ** cols[:half.npix].double() <= 1 + 1e-12).all())
+    # batch entry c B + b holds the table of class c's parity on this axis (the first of 2)
+    back = (s.split.hi.double() + s.split.lo.double()) * s.split.inv_scale
+    even, odd = op.halves
+    assert torch.allclose(back[0, :even.nrows, :even.npix], even.full.double(), atol=1e-6)
+    assert torch.allclose(back[2 * 3, :odd.nrows, :odd.npix], odd.full.double(), atol=1e-6)
+    assert float(back[2 * 3, odd.nrows:].abs().max()) == 0.0  # padding rows are zero
+    assert [s.rows_upto(d) for d in (-1, 0, 1, 2, 9, 10, 50)] == [0, 1, 1, 2, 5, 6, 6]
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 6, 7), (3, 8, 9)])
+def test_fold_into_given_buffers(shape):
+    from fastmoments.box import fold_kernels
+
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(8))
+    sym = [True] * (len(shape) - 1)
+    want = fold_kernels.fold(x, sym)
+    out = {c: torch.full_like(t, 9.0) for c, t in want.items()}
+    got = fold_kernels.fold(x, sym, out=out)
+    assert got.keys() == want.keys()
+    for c, t in want.items():
+        assert got[c] is out[c] and torch.equal(got[c], t)
+    bad = dict(out)
+    bad[next(iter(bad))] = torch.zeros(1)
+    with pytest.raises(ValueError, match="out"):
+        fold_kernels.fold(x, sym, out=bad)

@@ -144,8 +144,12 @@ class JacobiTransform:
         ``alpha == beta`` and ``precision="float32"`` where the folds run as one Triton
         pass (CUDA), off otherwise: on the CPU (one numba pass there) it measured faster
         for large volumes at high orders only and slower for small ones, images are bound
-        by launch costs, and the tensor-core schemes measured slower with it
-        (``benchmarks/results/box_tensor_cores.md``).
+        by launch costs, and the tensor-core schemes gained nothing from it
+        (``benchmarks/results/box_tensor_cores.md``). With ``precision="fp16x3"`` and
+        jobs of 2^26 samples or more the classes run as one batch on float16 halves
+        (:mod:`fastmoments.box.parity_batch`): as fast as without parity on the 512^3
+        job there, with a smaller error, because halving the multiply-adds leaves the
+        bytes each product moves as they were.
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
@@ -158,9 +162,10 @@ class JacobiTransform:
         more accurate than cuBLAS's float32 products here. On volumes without parity,
         ``"fp16x3"`` is the fastest setting measured on an H100 (table ``box_tensor_cores``
         of the benchmarks page, ``benchmarks/results/box_tensor_cores.md``); with
-        ``parity=True`` both tensor-core schemes are slower (8 parity classes, each its own
-        products). Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with
-        Triton), ``"float32"`` otherwise (images: their small products measured faster with
+        ``parity=True`` ``"tf32x3"`` is slower (8 parity classes, each its own products)
+        and ``"fp16x3"`` about as fast (the classes as one batch, on large jobs).
+        Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with Triton),
+        ``"float32"`` otherwise (images: their small products measured faster with
         cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a
         gradient is recorded (the torch products are used there).
 

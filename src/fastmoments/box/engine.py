@@ -15,7 +15,9 @@ Two savings cut the GEMM work:
   Each class is then a plain problem with the even or odd rows of every axis's matrix
   (:attr:`AxisOp.halves`), and its moments are every other degree of the result: half the
   multiply-adds. Reconstruction synthesizes every class on half of the pixels and
-  :func:`unfold` puts them together.
+  :func:`unfold` puts them together. On float16 halves (``precision="fp16x3"``, large
+  jobs) the classes run as one batch instead, with both tables of each axis stacked
+  (:mod:`.parity_batch`, :func:`_analyze_classes_halves`).
 * **Total-degree truncation** (:math:`m+n(+o)\le` order, the thesis's set). The degrees of
   every axis but the last one contracted are split into blocks; a block whose smallest degree
   is :math:`r_0` needs degrees only up to ``order - r0`` on the axes after it. On the second
@@ -40,7 +42,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import fold_kernels, triton_gemm
+from .._array import largest_magnitude
+from . import fold_kernels, parity_batch, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -345,7 +348,13 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     the entries outside the set (``outside`` is their boolean mask) are zero. Axes with
     parity are folded first (:func:`fold`) and every parity class is then a plain problem on
     half of the pixels per axis, whose coefficients are every other degree of the result.
+    ``outside`` must be the mask of the set that ``order`` and ``total`` define (the
+    parity classes on halves compute it from them, :func:`_analyze_classes_halves`).
     """
+    if any(op.symmetric for op in ops):
+        done = _analyze_classes_halves(x, ops, order, total, block)
+        if done is not None:
+            return done
     out = x.new_zeros((x.shape[0], *(op.nrows for op in ops)))
     if not any(op.symmetric for op in ops):
         _analyze_plain(x, ops, order, total, block, outside, out)
@@ -411,9 +420,14 @@ def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, bloc
     Only coefficients in the set (degrees ``<= order``; total degree ``<= order`` with
     ``total``) contribute; ``outside`` masks the others to zero first. With parity every
     class is synthesized on half of the pixels per axis and :func:`unfold` puts them together.
+    As in :func:`analyze`, ``outside`` is either ``None`` (coefficients already in the set)
+    or the mask of the set that ``order`` and ``total`` define.
     """
     if not any(op.symmetric for op in ops):
         return _synthesize_plain(c, ops, order, total, block, outside)
+    done = _synthesize_classes_halves(c, ops, order, total, block)
+    if done is not None:
+        return done
     if outside is not None:  # one masked copy, not one per block of every class
         c = torch.where(outside, 0.0, c)
     parts = {}
@@ -486,14 +500,17 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
 HALVES_MIN = 1 << 26
 
 
-def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-                    outside: torch.Tensor | None, out: torch.Tensor) -> bool:
+def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], order: int,
+                    total: bool, block: int, outside: torch.Tensor | None,
+                    out: torch.Tensor) -> bool:
     r""":func:`_analyze_plain` with ``precision="fp16x3"``, every stage handing the next its
     result as float16 halves (:class:`~.triton_gemm.Halves`): the input is split once (one
     scale), each stage's rows are scaled by :math:`2^{e_r}` with :math:`2^{e_r}\|A_r\|_1
     \le 1` (so the halves stay in float16's range whatever the data), and the last stage
     writes float32 with the scales undone. Returns ``False`` (nothing done) when the
-    input's magnitude is out of the scales' range.
+    input's magnitude is out of the scales' range. ``x`` may come split already, and
+    ``ops`` may be :class:`~.parity_batch.StackedOp` (the parity classes as one batch,
+    :func:`_analyze_classes_halves`).
 
     Error: each product is within :math:`(K + 6)\,2^{-23}\sum_k |a_k b_k|` of the exact
     product of its operands (:func:`~.triton_gemm.bmm_fp16x3`), plus, for entries far below
@@ -501,7 +518,7 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
     units, i.e. :math:`2^{-40}` of the bound :math:`2^{15 - e}`. Against float64 the 512^3,
     order-500 job measured 3.1e-7 (moments) and 7.7e-7 (reconstruction) relative 2-norm
     errors (``benchmarks/results/box_tensor_cores.md``); the tests hold every job below 1e-6."""
-    data = triton_gemm.split_scaled(x)
+    data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x)
     if data is None or not _scales_fit(data, ops):
         return False
     nsp = len(ops)
@@ -516,7 +533,7 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
             n = op.rows_upto(_limit(ops, order, total, key))
             if n == 0:
                 continue
-            mat = op.full[:n]
+            mat = _table_rows(op, 0, n)
             if last:  # float32, straight into the dense result (one block on this axis)
                 where = (slice(None), slice(0, n), *(slice(*key[a]) for a in range(1, nsp)))
                 zero = None  # the entries outside the set are written as 0 by the kernel
@@ -528,15 +545,15 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
                     # contiguous result (the kernel's strided writes and mask reads by
                     # column cost more than the copy: 0.82 against 0.44 ms for the
                     # 245-wide block of the 512^3 job, history/box.md, session 22)
-                    y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat),
-                                                   data_first=False, out_exps=None)
+                    y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
+                                                   out_exps=None)
                     dst.copy_(y if zero is None else y.masked_fill_(zero, 0.0))
                     continue
-                triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
+                triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                            out_exps=None, out=dst, zero=zero)
                 continue
-            rows = triton_gemm.table_exponents(op.full)[0][:n]
-            y = triton_gemm.halves_product(t, t.hi.ndim - 1, _split3(mat), data_first=False,
+            rows = _table_exponents(op)[0][:n]
+            y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                            out_exps=rows)
             for j0, j1 in _pieces(n, op, split, block):
                 part = y if (j0 == 0 and j1 == n) else y.narrow(1, j0, j1 - j0)
@@ -545,8 +562,8 @@ def _analyze_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
     return True
 
 
-def _synthesize_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                       keys: list[tuple[Block, ...]],
+def _synthesize_halves(c: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], order: int,
+                       total: bool, keys: list[tuple[Block, ...]],
                        outside: torch.Tensor | None) -> torch.Tensor | None:
     r""":func:`_synthesize_plain` with ``precision="fp16x3"`` on float16 halves (as
     :func:`_analyze_halves`; each new pixel axis scaled by :math:`2^{e_p}` with
@@ -555,11 +572,13 @@ def _synthesize_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bo
     split; the blocks of the first stage are read side by side as one view of the split
     coefficients, and every later stage's blocks are written side by side into one buffer
     by the products that make them, so nothing is copied or concatenated. ``None``
-    (nothing done) when the coefficients' magnitude is out of the scales' range."""
-    data = triton_gemm.split_scaled(c, outside)
+    (nothing done) when the coefficients' magnitude is out of the scales' range. ``c`` may
+    come split already (and masked), and ``ops`` may be :class:`~.parity_batch.StackedOp`
+    (as in :func:`_analyze_halves`)."""
+    data = c if isinstance(c, triton_gemm.Halves) else triton_gemm.split_scaled(c, outside)
     if data is None or not _scales_fit(data, ops):
         return None
-    b = c.shape[0]
+    b = data.hi.shape[0]
     # items: the blocks still to come (rest) -> (rows of the axis contracted next, halves)
     items: dict[tuple[Block, ...], tuple[Block, triton_gemm.Halves]] = {}
     for rest, (j0, j1) in _side_by_side([(k[1:], k[0]) for k in keys]).items():
@@ -567,21 +586,21 @@ def _synthesize_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bo
     for ax, op in enumerate(ops):
         if ax == len(ops) - 1:
             ((j0, j1), t), = items.values()
-            return triton_gemm.halves_product(t, 1, _split3(op.full[j0:j1]), data_first=True,
+            return triton_gemm.halves_product(t, 1, _table_rows(op, j0, j1), data_first=True,
                                               out_exps=None)
-        cols = triton_gemm.table_exponents(op.full)[1]
+        cols = _table_exponents(op)[1]
         new: dict[tuple[Block, ...], tuple[Block, triton_gemm.Halves]] = {}
         for rest2, (r0, r1) in _side_by_side([(r[1:], r[0]) for r in items]).items():
             firsts = sorted(r[0] for r in items if r[1:] == rest2)
             shape = (b, r1 - r0, *items[(firsts[0], *rest2)][1].hi.shape[3:], op.npix)
-            hi = torch.empty(shape, dtype=torch.float16, device=c.device)
+            hi = torch.empty(shape, dtype=torch.float16, device=data.hi.device)
             lo = torch.empty_like(hi)
             joined = None
             for first in firsts:
                 (j0, j1), t = items[(first, *rest2)]
                 off, width = first[0] - r0, first[1] - first[0]
                 joined = triton_gemm.halves_product(
-                    t, 1, _split3(op.full[j0:j1]), data_first=True, out_exps=cols,
+                    t, 1, _table_rows(op, j0, j1), data_first=True, out_exps=cols,
                     out=(hi.narrow(1, off, width), lo.narrow(1, off, width)))
             new[rest2] = ((r0, r1), triton_gemm.Halves(hi, lo, joined.base, joined.exps))
         items = new
@@ -614,5 +633,100 @@ def _narrowed(data: triton_gemm.Halves, ranges: tuple[Block, ...]) -> triton_gem
 def _scales_fit(data: triton_gemm.Halves, ops: list[AxisOp]) -> bool:
     """Whether every factor that undoes the halves' scales, :math:`2^{-(e_0 + \\sum_a e_a)}`,
     is a normal float32 (its exponent at most 120 in magnitude)."""
-    worst = abs(data.base) + sum(triton_gemm.table_exponents(op.full)[2] for op in ops)
+    worst = abs(data.base) + sum(_table_exponents(op)[2] for op in ops)
     return worst <= 120
+
+
+def _table_rows(op: AxisOp | parity_batch.StackedOp, j0: int,
+                j1: int) -> triton_gemm.SplitOperand:
+    """Rows ``j0:j1`` of an axis's table as float16 halves (one table for the batch, or one
+    per batch entry for the parity classes as a batch)."""
+    if isinstance(op, parity_batch.StackedOp):
+        return op.rows(j0, j1)
+    return _split3(op.full[j0:j1])
+
+
+def _table_exponents(op: AxisOp | parity_batch.StackedOp) -> tuple[torch.Tensor, torch.Tensor,
+                                                                    int]:
+    """:func:`~.triton_gemm.table_exponents` of an axis's table (or of both stacked)."""
+    if isinstance(op, parity_batch.StackedOp):
+        return op.exponents
+    return triton_gemm.table_exponents(op.full)
+
+
+# ------------------------------------------------ fp16x3: the parity classes as one batch
+def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
+    """For :func:`_analyze_classes_halves` and :func:`_synthesize_classes_halves`: the
+    largest magnitude of ``t`` (the input check's value when it has one) when the job runs
+    there (``precision="fp16x3"``, parity on every axis, at least :data:`HALVES_MIN`
+    elements, no gradient recorded, a Triton device); else ``None``."""
+    if (t.numel() < HALVES_MIN or not all(op.symmetric for op in ops) or len(ops) not in (2, 3)
+            or _tensor_cores(t, ops[0].full) != "fp16x3" or _recording(t)):
+        return None
+    top = float(largest_magnitude(t))
+    return top if math.isfinite(top) else None
+
+
+def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
+                            block: int) -> torch.Tensor | None:
+    r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
+    batch on halves (:mod:`.parity_batch`). The input is folded into one class-major buffer
+    (:func:`fold`), split once with a scale from :math:`2^d \max|x|` (each part sums
+    :math:`2^d` samples, so no reduction of its own), transformed by
+    :func:`_analyze_halves` with the stacked tables, and the class-major coefficients are
+    interleaved into the dense result with the entries outside the set zeroed. ``None``
+    when the job does not run here (see :func:`_classes_on_halves`), or its scales are out
+    of range."""
+    top = _classes_on_halves(x, ops)
+    if top is None:
+        return None
+    nsp, b = len(ops), x.shape[0]
+    sops = [parity_batch.stacked(op, a, nsp, b) for a, op in enumerate(ops)]
+    sizes = [s.npix for s in sops]
+    odd = any(op.npix % 2 for op in ops)  # odd parts are shorter: zero padding around them
+    buf = (torch.zeros if odd else torch.empty)((1 << nsp, b, *sizes), dtype=x.dtype,
+                                                device=x.device)
+    parts = {}
+    for i, cls in enumerate(_classes(ops)):
+        view = buf[i]
+        for a, (op, s) in enumerate(zip(ops, cls, strict=True)):
+            view = view.narrow(1 + a, 0, op.halves[s].npix)
+        parts[cls] = view
+    fold_kernels.fold(x, [True] * nsp, out=parts)
+    data = triton_gemm.split_scaled(buf.view(-1, *sizes), top=top * 2.0 ** nsp)
+    if data is None:
+        return None
+    cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
+                     device=x.device)
+    if not _analyze_halves(data, sops, order, total, block, None, cm):
+        return None
+    return parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total)
+
+
+def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
+                               block: int) -> torch.Tensor | None:
+    """:func:`synthesize` with parity for ``precision="fp16x3"``, the adjoint of
+    :func:`_analyze_classes_halves`: the classes' coefficients are gathered, masked to the
+    set and split in one pass (:func:`~.parity_batch.split_classes`), synthesized as one
+    batch, and :func:`unfold` puts the parts together. ``None`` when the job does not run
+    here or its scales are out of range."""
+    top = _classes_on_halves(c, ops)
+    if top is None:
+        return None
+    nsp, b = len(ops), c.shape[0]
+    sops = [parity_batch.stacked(op, a, nsp, b) for a, op in enumerate(ops)]
+    keys = block_keys(sops, order, total, block)
+    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top)
+    if not keys or data is None:
+        return None
+    y = _synthesize_halves(data, sops, order, total, keys, None)
+    if y is None:
+        return None
+    y = y.view(1 << nsp, b, *y.shape[1:])
+    parts = {}
+    for i, cls in enumerate(_classes(ops)):
+        view = y[i]
+        for a, (op, s) in enumerate(zip(ops, cls, strict=True)):
+            view = view.narrow(1 + a, 0, op.halves[s].npix)
+        parts[cls] = view
+    return unfold(parts, ops)
