@@ -129,6 +129,23 @@ def test_halves_views_and_scales():
 
 
 @needs_kernel
+@pytest.mark.parametrize(("shape", "mask_shape"), [((3, 5, 1100), (5, 1100)),
+                                                   ((7, 70), ()), ((2, 9, 501), (501,))])
+def test_split_of_padded_rows_with_masks(shape, mask_shape):
+    """Rows of 64 samples or more that are not a multiple of 16 go to padded buffers: long
+    rows, masks of one row, of several, or one flag."""
+    g = torch.Generator().manual_seed(9)
+    t = (torch.randn(shape, generator=g) * 40.0).to(DEV)
+    mask = (torch.rand(mask_shape, generator=g) < 0.4) if mask_shape else torch.tensor(False)
+    h = triton_gemm.split_scaled(t, mask.to(DEV))
+    row = shape[-1]
+    assert h.hi.shape == shape and h.hi.stride(-2) == -(-row // 16) * 16
+    want = torch.where(mask.to(DEV), 0.0, t).double()
+    got = (h.hi.double() + h.lo.double()) * 2.0 ** -h.base
+    assert float((got - want).abs().max()) <= 2.0**-23 * float(t.abs().max())
+
+
+@needs_kernel
 def test_coefficients_outside_the_set_are_ignored_on_halves(monkeypatch):
     calls = _counting(monkeypatch)
     shape, order = (9, 8, 10), 6
