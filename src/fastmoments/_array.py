@@ -406,20 +406,39 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
 
 
 #: The largest magnitude the input check (:func:`_all_finite`) computed for a contiguous real
-#: tensor, with the tensor's version counter then (kept while the tensor lives).
+#: tensor, with the tensor's version counter then (kept while the tensor lives): ``(version,
+#: 0-d tensor, float)`` (the float is the value the check read to the host).
 _LARGEST: WeakIdKeyDictionary = WeakIdKeyDictionary()  # by identity (tensors' == is elementwise)
+
+
+def _largest_kept(t: torch.Tensor) -> tuple | None:
+    """The entry of :data:`_LARGEST` for ``t``, or for the tensor ``t`` is a whole view of,
+    when neither has changed since; else ``None``."""
+    for src in (t, t._base):
+        hit = _LARGEST.get(src) if src is not None else None
+        if (hit is not None and hit[0] == src._version and src.data_ptr() == t.data_ptr()
+                and src.numel() == t.numel() and src.dtype == t.dtype and t.is_contiguous()):
+            return hit
+    return None
 
 
 def largest_magnitude(t: torch.Tensor) -> torch.Tensor:
     """``max |t|`` as a 0-d tensor on ``t``'s device (NaN propagates): the value that the
     input check (:func:`_all_finite`) computed for ``t``, or for the tensor ``t`` is a whole
     view of, when neither has changed since; else one reduction."""
-    for src in (t, t._base):
-        hit = _LARGEST.get(src) if src is not None else None
-        if (hit is not None and hit[0] == src._version and src.data_ptr() == t.data_ptr()
-                and src.numel() == t.numel() and src.dtype == t.dtype and t.is_contiguous()):
-            return hit[1]
+    hit = _largest_kept(t)
+    if hit is not None:
+        return hit[1]
     return torch.linalg.vector_norm(t.detach(), ord=math.inf)
+
+
+def largest_magnitude_value(t: torch.Tensor) -> float:
+    """``float(largest_magnitude(t))``, without a second host read (a synchronisation on CUDA)
+    when the input check already read the value to the host."""
+    hit = _largest_kept(t)
+    if hit is not None:
+        return hit[2] if len(hit) > 2 else float(hit[1])
+    return float(torch.linalg.vector_norm(t.detach(), ord=math.inf))
 
 
 def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
@@ -441,11 +460,12 @@ def _all_finite(t: torch.Tensor) -> bool:
         else:
             lo, hi = torch.aminmax(t)
             top = torch.maximum(hi, -lo)
-        _LARGEST[t] = (t._version, top)
+        value = float(top)  # the one host read (NaN < inf is False)
+        _LARGEST[t] = (t._version, top, value)
         base = t._base  # views share the root's storage (and its version counter)
         if base is not None and base.data_ptr() == t.data_ptr() and base.numel() == t.numel():
-            _LARGEST[base] = (base._version, top)
-        return bool(top < math.inf)
+            _LARGEST[base] = (base._version, top, value)
+        return value < math.inf
     return bool(finite_flag(t))
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._triton import HAVE_TRITON, libcuda
+from ._triton import HAVE_TRITON, libcuda, plain_launcher
 
 __all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", "recorded_flag",
            "recording", "signal"]
@@ -251,7 +251,7 @@ class LaunchProgram:
         self.signals = bool(flag_steps) and rec.signal_at == flag_steps[-1]
         # Triton's launcher object allocates per-launch scratch when a kernel needs some;
         # kernels that need none are launched through its compiled ``launch`` directly
-        self._direct = all(_plain_launcher(kernel) for kernel, _, _, _ in self._steps)
+        self._direct = all(plain_launcher(kernel) for kernel, _, _, _ in self._steps)
         self.shape, self.strides = tuple(out.shape), tuple(out.stride())
         self.offset, self.dtype, self.device = out.storage_offset(), out.dtype, out.device
         self.storage_elems = out.untyped_storage().nbytes() // out.element_size()
@@ -294,16 +294,6 @@ class LaunchProgram:
                            kernel.packed_metadata, meta, enter if hooks else None,
                            leave if hooks else None, *vals)
         return out
-
-
-def _plain_launcher(kernel: Any) -> bool:
-    """Whether the compiled ``kernel``'s launcher needs no scratch memory (then its
-    ``launch`` can be called with none), as Triton 3's ``CudaLauncher`` describes it."""
-    run = kernel.run
-    return (getattr(run, "global_scratch_size", 1) == 0
-            and getattr(run, "profile_scratch_size", 1) == 0
-            and all(hasattr(run, a) for a in ("launch", "launch_cooperative_grid",
-                                              "launch_pdl")))
 
 
 def _span(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:

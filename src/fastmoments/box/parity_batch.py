@@ -29,7 +29,6 @@ is ``c B + b``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -198,10 +197,8 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     :math:`[2^{14}, 2^{15})` (as :func:`~fastmoments.box.triton_gemm.split_scaled`,
     rows of 64 entries or more start 16-aligned); ``None`` when that scale is beyond
     :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite."""
-    if not math.isfinite(top):
-        return None
-    base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
-    if abs(base) > triton_gemm.MAX_EXPONENT:
+    base = triton_gemm.scale_exponent(top)
+    if base is None:
         return None
     b, ncls = c.shape[0], 1 << nsp
     src = _as_volumes(c, nsp)
@@ -210,7 +207,7 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     r = (1, *rows) if nsp == 2 else tuple(rows)
     p = tuple(src.shape[1:])
     row = r[2]
-    prow = -(-row // triton_gemm.ROW_ALIGN) * triton_gemm.ROW_ALIGN if row >= 64 else row
+    prow = triton_gemm.padded_row(row)
     hi = torch.empty((ncls * b, *r[:2], prow), dtype=torch.float16, device=c.device)
     lo = torch.empty_like(hi)
     if hi.numel():

@@ -41,12 +41,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import largest_magnitude
+from .._array import largest_magnitude_value
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import available, loop_bound, tl, triton
+from .._triton import FastLaunch, available, loop_bound, tl, triton
 
 __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
-           "halves_product", "split_constant", "split_of", "split_scaled", "table_exponents"]
+           "halves_product", "padded_row", "scale_exponent", "split_constant", "split_of",
+           "split_scaled", "table_exponents"]
 
 _MAX_GRID_Y = 65535
 
@@ -417,6 +418,26 @@ if _HAVE_TRITON:
         tl.store(lo_ptr + o, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
 
     @triton.jit
+    def _split_rows_kernel(x_ptr, hi_ptr, lo_ptr, zero_ptr, row, prow, zrows, scale,
+                           ZERO: tl.constexpr, BLOCK: tl.constexpr):
+        """:func:`_split_scaled_kernel` for rows written ``prow`` apart: one program per row
+        (and block of ``BLOCK`` samples), so that no sample's place needs an integer
+        division (the flat kernel's 64-bit divisions by the row length and by the mask's
+        size made the reconstruction's split of 501^3 coefficients take 0.79 against
+        0.45 ms for rows of 512). ``zero``: a mask of ``zrows`` rows, repeated."""
+        r = tl.program_id(0).to(tl.int64)
+        c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        mask = c < row
+        y = tl.load(x_ptr + r * row + c, mask=mask, other=0.0) * scale
+        if ZERO:
+            z = tl.load(zero_ptr + (r % zrows) * row + c, mask=mask, other=0)
+            y = tl.where(z != 0, 0.0, y)
+        hi = y.to(tl.float16)
+        o = r * prow + c
+        tl.store(hi_ptr + o, hi, mask=mask)
+        tl.store(lo_ptr + o, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
+
+    @triton.jit
     def _halves_kernel(xh_ptr, xl_ptr, yh_ptr, yl_ptr, rowf_ptr, colf_ptr, oh_ptr, ol_ptr,
                        z_ptr, M, N, K, s_xb, s_xm, s_xk, s_yb, s_yk, s_yn, s_ob, s_om, s_on,
                        W, s_ow, WX, s_xw, s_zm, s_zn, s_zw,
@@ -535,6 +556,22 @@ class Halves:
         return total + self.base
 
 
+def scale_exponent(top: float) -> int | None:
+    """The exponent ``e`` of the scale :math:`2^e` that brings ``top`` (a bound of the
+    magnitudes, ``> 0``, or ``0``) into :math:`[2^{14}, 2^{15})`: 0 for 0, ``None`` when
+    ``top`` is not finite or ``|e|`` exceeds :data:`MAX_EXPONENT`."""
+    if not math.isfinite(top):
+        return None
+    base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
+    return None if abs(base) > MAX_EXPONENT else base
+
+
+def padded_row(row: int) -> int:
+    """Entries between the starts of two rows of ``row`` entries in split halves: a multiple
+    of :data:`ROW_ALIGN` for rows of ``4 ROW_ALIGN`` entries or more, else ``row``."""
+    return -(-row // ROW_ALIGN) * ROW_ALIGN if row >= 4 * ROW_ALIGN else row
+
+
 def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
                  top: float | None = None) -> Halves | None:
     """``t`` as :class:`Halves` with one scale, :math:`2^{e_0}` bringing its largest
@@ -553,15 +590,13 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     coefficients: 0.69 against 0.40 ms for its first product, ``history/box.md``, session
     22). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
     if top is None:
-        top = float(largest_magnitude(t)) if t.numel() else 0.0
-    if not math.isfinite(top):
-        return None
-    base = 0 if top == 0.0 else 14 - math.floor(math.log2(top))
-    if abs(base) > MAX_EXPONENT:
+        top = largest_magnitude_value(t) if t.numel() else 0.0
+    base = scale_exponent(top)
+    if base is None:
         return None
     x = t.contiguous()
     row = x.shape[-1] if x.ndim else 1
-    prow = -(-row // ROW_ALIGN) * ROW_ALIGN if x.ndim > 1 and row >= 4 * ROW_ALIGN else row
+    prow = padded_row(row) if x.ndim > 1 else row
     hi = torch.empty((*x.shape[:-1], prow), dtype=torch.float16, device=x.device)
     lo = torch.empty_like(hi)
     n = x.numel()
@@ -569,7 +604,15 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     z = None if zero is None else zero.to(device=x.device, dtype=torch.bool).contiguous()
     if z is not None and (z.ndim > x.ndim or tuple(x.shape[x.ndim - z.ndim:]) != z.shape):
         raise ValueError(f"split_scaled: a mask of shape {tuple(z.shape)} for {tuple(x.shape)}")
-    if n:
+    if n and prow != row and n // row < 2**31:  # padded rows: one program per row
+        if z is not None and z.ndim == 0:  # one flag for every entry: a row of it
+            z = z.reshape(1).expand(row).contiguous()
+        width = min(triton.next_power_of_2(row), 1024)
+        _split_rows_kernel[(n // row, triton.cdiv(row, width))](
+            x, hi, lo, x if z is None else z, row, prow,
+            1 if z is None else max(z.numel() // row, 1), 2.0 ** base, ZERO=z is not None,
+            BLOCK=width, num_warps=4)
+    elif n:
         _split_scaled_kernel[(triton.cdiv(n, block),)](
             x, hi, lo, x if z is None else z, n, 1 if z is None else max(z.numel(), 1),
             2.0 ** base, row, prow, ZERO=z is not None, PAD=prow != row, BLOCK=block,
@@ -657,13 +700,7 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     halves = out_exps is not None
     # (scalars from the host are Python numbers: a tensor made from one would be a copy
     # that waits for the GPU)
-    if halves:  # the new axis scaled by 2^e; the data's scales stay on its free axes
-        f = torch.exp2(out_exps).mul_(const.inv_scale)
-    else:  # float32: undo the data's scales along its free axes
-        e = data.exponents(free)
-        f = (torch.exp2(-e).mul_(const.inv_scale) if e is not None
-             else torch.full((m if data_first else n,), const.inv_scale * 2.0 ** -data.base,
-                             device=dev))
+    f = _factors(data, free, out_exps, const.inv_scale, m if data_first else n)
     new_axis_is_row = not data_first
     rowf, colf = (f, None) if halves == new_axis_is_row else (None, f)
     dt = torch.float16 if halves else torch.float32
@@ -699,17 +736,24 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
             raise ValueError("halves_product: zero= takes a mask of the float32 out=")
         s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
     bm, bn, bk, warps, stages = _tile_halves(m, n)
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    launch = _halves_launch()
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
-        sl = slice(start, stop)
-        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
-        _halves_kernel[grid](
-            _part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
-            _part(y_l, s_y[0], sl), f if rowf is None else rowf, f if colf is None else colf,
-            oh[sl], ol[sl], f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
-            wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
-            SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
-            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+        if stop - start == b:  # one launch for the batch: no views of its part
+            parts = (x_h, x_l, y_h, y_l)
+            o = (oh, ol)
+        else:
+            sl = slice(start, stop)
+            parts = (_part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
+                     _part(y_l, s_y[0], sl))
+            o = (oh[sl], ol[sl])
+        launch((tiles, stop - start),
+               *parts, f if rowf is None else rowf, f if colf is None else colf,
+               *o, f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
+               wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
+               SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
+               GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     if not halves:
         return oh if out is not None else oh.reshape(shape)
     kept = tuple(data.exps[a - 1] for a in free)
@@ -717,6 +761,58 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     if out is not None:
         return Halves(out[0], out[1], data.base, exps)
     return Halves(oh.reshape(shape), ol.reshape(shape), data.base, exps)
+
+
+def _factors(data: Halves, free: range, out_exps: torch.Tensor | None, inv_scale: float,
+             length: int) -> torch.Tensor:
+    """The factors :func:`halves_product` applies to its result: :math:`2^{e}` times the
+    table's ``inv_scale`` for the new axis (``out_exps``, halves out), else those that undo
+    the data's scales along its free axes (float32 out). They depend only on the scales, so
+    they are kept (at most :data:`_MAX_FACTORS` sets) under the addresses of the exponent
+    vectors they come from, which each entry keeps alive (so no other vector can take those
+    addresses while it is kept; the exponents are never modified), the base and the
+    table's scale: a product then launches no small kernels of its own."""
+    if out_exps is not None:
+        parts: tuple[torch.Tensor | None, ...] = (out_exps,)
+        key: tuple = ("new", _address(out_exps), inv_scale)
+    else:
+        parts = tuple(data.exps[a - 1] for a in free)
+        key = ("undo", tuple(None if e is None else _address(e) for e in parts),
+               tuple(data.hi.shape[a] for a in free), data.base, inv_scale, length,
+               data.hi.device)
+    hit = _FACTORS.get(key)
+    if hit is not None:
+        return hit[1]
+    if out_exps is not None:
+        f = torch.exp2(out_exps).mul_(inv_scale)
+    else:
+        e = data.exponents(free)
+        f = (torch.exp2(-e).mul_(inv_scale) if e is not None
+             else torch.full((length,), inv_scale * 2.0 ** -data.base, device=data.hi.device))
+    if len(_FACTORS) >= _MAX_FACTORS:
+        _FACTORS.clear()
+    _FACTORS[key] = (parts, f)
+    return f
+
+
+def _address(e: torch.Tensor) -> tuple:
+    return (e.data_ptr(), e.numel(), e.stride(0), e.dtype, e.device)
+
+
+#: Factor sets kept by :func:`_factors` (the box jobs of a process need a few dozen).
+_MAX_FACTORS = 256
+_FACTORS: dict[tuple, tuple] = {}
+
+
+def _halves_launch() -> FastLaunch:
+    """The launcher of :func:`_halves_kernel` (made on first use)."""
+    global _HALVES_LAUNCH
+    if _HALVES_LAUNCH is None:
+        _HALVES_LAUNCH = FastLaunch(_halves_kernel)
+    return _HALVES_LAUNCH
+
+
+_HALVES_LAUNCH: FastLaunch | None = None
 
 
 def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
