@@ -290,3 +290,66 @@ def test_fold_into_given_buffers(shape):
     bad[next(iter(bad))] = torch.zeros(1)
     with pytest.raises(ValueError, match="out"):
         fold_kernels.fold(x, sym, out=bad)
+
+
+@needs_kernel
+@pytest.mark.parametrize("shape", [(2, 5, 6, 7), (3, 9, 8)])
+def test_fold_into_halves_equals_fold_then_split(shape):
+    """One pass that folds and splits gives the bits of the fold followed by the split."""
+    from fastmoments.box import fold_kernels
+
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(10)) * 30.0).to(DEV)
+    sym = [True] * (len(shape) - 1)
+    want = fold_kernels.fold(x, sym)
+    top = float(x.abs().max()) * 2.0 ** len(sym)
+    base = triton_gemm.scale_exponent(top)
+    both = torch.zeros((2, 8 * x.numel()), dtype=torch.float16, device=DEV)
+    hi, start = {}, 0
+    for cls, t in want.items():
+        hi[cls] = both[0, start:start + t.numel()].view(t.shape)
+        start += t.numel()
+    fold_kernels.fold_halves(x, sym, hi, both.stride(0), 2.0 ** base)
+    for cls, t in want.items():
+        ref = triton_gemm.split_scaled(t.contiguous(), top=top)
+        lo = both[1].narrow(0, hi[cls].storage_offset(), t.numel()).view(t.shape)
+        assert torch.equal(hi[cls], ref.hi) and torch.equal(lo, ref.lo), cls
+    with pytest.raises(ValueError, match="hi"):
+        fold_kernels.fold_halves(x, sym, {}, 0, 1.0)
+
+
+def test_largest_magnitude_value_reuses_the_checked_float(monkeypatch):
+    from fastmoments._array import _LARGEST, _all_finite, largest_magnitude_value
+
+    t = torch.tensor([[2.0, -6.5], [1.0, 3.0]])
+    assert _all_finite(t) and _LARGEST[t][2] == 6.5
+
+    def no_reduction(*a, **k):
+        raise AssertionError("reduced again")
+
+    monkeypatch.setattr(torch.linalg, "vector_norm", no_reduction)
+    assert largest_magnitude_value(t) == 6.5  # the float the check read: no reduction
+    _LARGEST[t] = (t._version, torch.tensor(4.0))  # an entry without the float
+    assert largest_magnitude_value(t) == 4.0
+    monkeypatch.undo()
+    t[0, 0] = 10.0  # changed since: measured again
+    assert largest_magnitude_value(t) == 10.0
+
+
+def test_fast_launch_keys_are_at_least_as_fine_as_tritons():
+    """The compiled kernel is reused only for arguments Triton would specialise alike:
+    tensors by dtype and 16-byte alignment, integers by width class, by being 1 and by
+    divisibility by 16; other types of argument go through Triton every time."""
+    from fastmoments._triton import _specialization
+
+    a = torch.zeros(64, dtype=torch.float16)
+    assert _specialization(a) == _specialization(a[8:])  # 16 bytes further: still aligned
+    assert _specialization(a) != _specialization(a[1:])  # 2 bytes off
+    assert _specialization(a) != _specialization(a.float())
+    assert _specialization(32) == _specialization(48) != _specialization(40)
+    assert _specialization(1) != _specialization(17)
+    assert _specialization(2**31 + 16) != _specialization(16)
+    assert _specialization(2**63 + 16) != _specialization(2**31 + 16)
+    assert _specialization(0.5) == _specialization(3.0)
+    assert _specialization(True) != _specialization(False)
+    with pytest.raises(TypeError):
+        _specialization("text")

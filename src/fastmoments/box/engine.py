@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import largest_magnitude
+from .._array import largest_magnitude_value
 from . import fold_kernels, parity_batch, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
@@ -663,16 +663,17 @@ def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
     if (t.numel() < HALVES_MIN or not all(op.symmetric for op in ops) or len(ops) not in (2, 3)
             or _tensor_cores(t, ops[0].full) != "fp16x3" or _recording(t)):
         return None
-    top = float(largest_magnitude(t))
+    top = largest_magnitude_value(t)
     return top if math.isfinite(top) else None
 
 
 def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
                             block: int) -> torch.Tensor | None:
     r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
-    batch on halves (:mod:`.parity_batch`). The input is folded into one class-major buffer
-    (:func:`fold`), split once with a scale from :math:`2^d \max|x|` (each part sums
-    :math:`2^d` samples, so no reduction of its own), transformed by
+    batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
+    halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
+    scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
+    its own), transformed by
     :func:`_analyze_halves` with the stacked tables, and the class-major coefficients are
     interleaved into the dense result with the entries outside the set zeroed. ``None``
     when the job does not run here (see :func:`_classes_on_halves`), or its scales are out
@@ -680,22 +681,26 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     top = _classes_on_halves(x, ops)
     if top is None:
         return None
-    nsp, b = len(ops), x.shape[0]
+    nsp, b, ncls = len(ops), x.shape[0], 1 << len(ops)
+    base = triton_gemm.scale_exponent(top * 2.0 ** nsp)  # each part sums 2^d samples
+    if base is None:
+        return None
     sops = [parity_batch.stacked(op, a, nsp, b) for a, op in enumerate(ops)]
     sizes = [s.npix for s in sops]
     odd = any(op.npix % 2 for op in ops)  # odd parts are shorter: zero padding around them
-    buf = (torch.zeros if odd else torch.empty)((1 << nsp, b, *sizes), dtype=x.dtype,
-                                                device=x.device)
+    # the high and low halves of every class's part, rows padded as split_scaled pads them
+    both = (torch.zeros if odd else torch.empty)(
+        (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1])), dtype=torch.float16,
+        device=x.device)
+    hi, lo = both[0][..., :sizes[-1]], both[1][..., :sizes[-1]]
     parts = {}
     for i, cls in enumerate(_classes(ops)):
-        view = buf[i]
+        view = hi[i * b:(i + 1) * b]
         for a, (op, s) in enumerate(zip(ops, cls, strict=True)):
             view = view.narrow(1 + a, 0, op.halves[s].npix)
         parts[cls] = view
-    fold_kernels.fold(x, [True] * nsp, out=parts)
-    data = triton_gemm.split_scaled(buf.view(-1, *sizes), top=top * 2.0 ** nsp)
-    if data is None:
-        return None
+    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base)
+    data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
                      device=x.device)
     if not _analyze_halves(data, sops, order, total, block, None, cm):

@@ -24,7 +24,7 @@ import torch
 
 from .._triton import HAVE_TRITON, available, tl, triton
 
-__all__ = ["fold", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
+__all__ = ["fold", "fold_halves", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
 
 #: Tile of one program: ``_BY`` rows of ``_BX`` samples, one depth index.
 _BY, _BX = 8, 128
@@ -106,10 +106,24 @@ if HAVE_TRITON:
             tl.store(ptr + b * sb + i * sz + j * sy + k, v, mask=m)
 
     @triton.jit
+    def _st_halves(ptr, ps, c: tl.constexpr, b, i, j, k, v, nz, ny, nx, scale, lo_delta,
+                   ENABLED: tl.constexpr):
+        """``scale * v`` as float16 halves: the high half at the part's place, the low half
+        ``lo_delta`` entries further (the same place in the buffer of the low halves)."""
+        if ENABLED:
+            sb, sz, sy = _part(ps, c)
+            m = (i < nz) & (j < ny) & (k < nx)
+            off = b * sb + i * sz + j * sy + k
+            y = v * scale
+            hi = y.to(tl.float16)
+            tl.store(ptr + off, hi, mask=m)
+            tl.store(ptr + lo_delta + off, (y - hi.to(tl.float32)).to(tl.float16), mask=m)
+
+    @triton.jit
     def _fold_kernel(x_ptr, sxb, sxz, sxy, D, H, W, CZ, CY, CX, HZ, HY, HX,
-                     p0, p1, p2, p3, p4, p5, p6, p7, ps,
+                     p0, p1, p2, p3, p4, p5, p6, p7, ps, scale, lo_delta,
                      FZ: tl.constexpr, FY: tl.constexpr, FX: tl.constexpr,
-                     BY: tl.constexpr, BX: tl.constexpr):
+                     HALVES: tl.constexpr, BY: tl.constexpr, BX: tl.constexpr):
         pid = tl.program_id(0).to(tl.int64)
         b = pid // CZ
         i = pid - b * CZ
@@ -144,14 +158,25 @@ if HAVE_TRITON:
         c010, c011 = _bf(b010, b011)
         c100, c101 = _bf(b100, b101)
         c110, c111 = _bf(b110, b111)
-        _st(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, True)
-        _st(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, FX)
-        _st(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, FY)
-        _st(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, FY and FX)
-        _st(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, FZ)
-        _st(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, FZ and FX)
-        _st(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, FZ and FY)
-        _st(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, FZ and FY and FX)
+        if HALVES:
+            _st_halves(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, scale, lo_delta, True)
+            _st_halves(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, scale, lo_delta, FX)
+            _st_halves(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, scale, lo_delta, FY)
+            _st_halves(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, scale, lo_delta, FY and FX)
+            _st_halves(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, scale, lo_delta, FZ)
+            _st_halves(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, scale, lo_delta, FZ and FX)
+            _st_halves(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, scale, lo_delta, FZ and FY)
+            _st_halves(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, scale, lo_delta,
+                       FZ and FY and FX)
+        else:
+            _st(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, True)
+            _st(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, FX)
+            _st(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, FY)
+            _st(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, FY and FX)
+            _st(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, FZ)
+            _st(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, FZ and FX)
+            _st(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, FZ and FY)
+            _st(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, FZ and FY and FX)
 
     @triton.jit
     def _ldp(ptr, ps, c: tl.constexpr, b, i, j, k, nz, ny, nx, ENABLED: tl.constexpr):
@@ -245,7 +270,7 @@ def _all_classes(flags: list[bool], nsp: int) -> list[tuple[int, ...]]:
 
 def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
             sym: list[bool], dims: list[int], even: list[int], odd: list[int],
-            flags: list[bool]) -> None:
+            flags: list[bool], halves: tuple[float, int] | None = None) -> None:
     nsp = len(sym)
     ptrs = [parts[(0,) * nsp]] * 8
     strides = [0] * 24
@@ -258,7 +283,11 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
     xs = x.stride() if nsp == 3 else (x.stride(0), 0, *x.stride()[1:])
     bsz = x.shape[0]
     grid = (bsz * even[0], triton.cdiv(even[1], _BY), triton.cdiv(even[2], _BX))
-    kernel[grid](x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps,
+    extra: dict = {}
+    if kernel is _fold_kernel:  # (scale, offset of the low halves) or a plain float fold
+        scale, delta = halves if halves is not None else (1.0, 0)
+        extra = {"scale": scale, "lo_delta": delta, "HALVES": halves is not None}
+    kernel[grid](x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
                  FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
 
 
@@ -296,6 +325,32 @@ def fold(x: torch.Tensor, sym: list[bool],
     else:
         _numba_call("fold", x, parts, flags)
     return parts
+
+
+def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torch.Tensor],
+                lo_delta: int, scale: float) -> None:
+    """:func:`fold` written as float16 halves, ``hi + lo = scale * part`` (the rounding of
+    :func:`fastmoments.box.triton_gemm.split_scaled`, so the bits are those of a fold
+    followed by that split): ``hi`` holds one float16 view per class of the part's shape
+    (contiguous samples), and each low half is written ``lo_delta`` entries after its high
+    half (views of one buffer, say). Triton only (CUDA, or the CPU under
+    ``TRITON_INTERPRET=1``)."""
+    nsp = len(sym)
+    dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
+    if x.stride(-1) != 1:
+        x = x.contiguous()
+    for cls in _all_classes(flags, nsp):
+        full = (0, *cls) if nsp == 2 else cls
+        size = (x.shape[0], *[odd[a] if full[a] else even[a] for a in range(3)][3 - nsp:])
+        t = hi.get(cls)
+        if (t is None or tuple(t.shape) != size or t.stride(-1) != 1
+                or t.dtype != torch.float16 or t.device != x.device):
+            raise ValueError(f"fold_halves: hi[{cls}] must be a float16 tensor of shape {size} "
+                             f"on {x.device} with contiguous rows")
+    if not triton_on(x.device):
+        raise RuntimeError("fold_halves needs Triton (CUDA, or TRITON_INTERPRET=1)")
+    if x.numel():
+        _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)))
 
 
 def unfold(parts: dict[tuple[int, ...], torch.Tensor], sym: list[bool],
