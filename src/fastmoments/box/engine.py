@@ -673,11 +673,10 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
     halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
     scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
-    its own), transformed by
-    :func:`_analyze_halves` with the stacked tables, and the class-major coefficients are
-    interleaved into the dense result with the entries outside the set zeroed. ``None``
-    when the job does not run here (see :func:`_classes_on_halves`), or its scales are out
-    of range."""
+    its own). :func:`_analyze_halves` transforms it with the stacked tables, and the
+    class-major coefficients are interleaved into the dense result with the entries
+    outside the set zeroed. ``None`` when the job does not run here (see
+    :func:`_classes_on_halves`), or its scales are out of range."""
     top = _classes_on_halves(x, ops)
     if top is None:
         return None
