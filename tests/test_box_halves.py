@@ -26,21 +26,24 @@ def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.linalg.vector_norm(a.double().cpu() - b) / torch.linalg.vector_norm(b))
 
 
-def _counting(monkeypatch) -> dict[str, int]:
-    calls = {"halves": 0, "split inside": 0}
-    halves, inside = triton_gemm.halves_product, triton_gemm.bmm_fp16x3
+def _count_calls(monkeypatch, module, names: dict[str, str]) -> dict[str, int]:
+    """Count the calls of ``module``'s functions (label -> attribute name) while a test runs."""
+    calls = dict.fromkeys(names, 0)
 
-    def count_halves(*a, **k):
-        calls["halves"] += 1
-        return halves(*a, **k)
+    def counter(label: str, f):
+        def counted(*a, **k):
+            calls[label] += 1
+            return f(*a, **k)
+        return counted
 
-    def count_inside(*a, **k):
-        calls["split inside"] += 1
-        return inside(*a, **k)
-
-    monkeypatch.setattr(triton_gemm, "halves_product", count_halves)
-    monkeypatch.setattr(triton_gemm, "bmm_fp16x3", count_inside)
+    for label, attr in names.items():
+        monkeypatch.setattr(module, attr, counter(label, getattr(module, attr)))
     return calls
+
+
+def _counting(monkeypatch) -> dict[str, int]:
+    return _count_calls(monkeypatch, triton_gemm,
+                        {"halves": "halves_product", "split inside": "bmm_fp16x3"})
 
 
 @needs_kernel
@@ -203,20 +206,8 @@ def _batched_calls(monkeypatch) -> dict[str, int]:
     """Count the one-batch parity passes (:mod:`fastmoments.box.parity_batch`)."""
     from fastmoments.box import parity_batch
 
-    calls = {"interleave": 0, "split classes": 0}
-    inter, split = parity_batch.interleave, parity_batch.split_classes
-
-    def count_inter(*a, **k):
-        calls["interleave"] += 1
-        return inter(*a, **k)
-
-    def count_split(*a, **k):
-        calls["split classes"] += 1
-        return split(*a, **k)
-
-    monkeypatch.setattr(parity_batch, "interleave", count_inter)
-    monkeypatch.setattr(parity_batch, "split_classes", count_split)
-    return calls
+    return _count_calls(monkeypatch, parity_batch,
+                        {"interleave": "interleave", "split classes": "split_classes"})
 
 
 @needs_kernel
