@@ -147,9 +147,9 @@ class JacobiTransform:
         by launch costs, and the tensor-core schemes gained nothing from it
         (``benchmarks/results/box_tensor_cores.md``). With ``precision="fp16x3"`` and
         jobs of 2^26 samples or more the classes run as one batch on float16 halves
-        (:mod:`fastmoments.box.parity_batch`): as fast as without parity on the 512^3
-        job there, with a smaller error, because halving the multiply-adds leaves the
-        bytes each product moves as they were.
+        (:mod:`fastmoments.box.parity_batch`): on the 512^3 job there about as fast as
+        without parity or slightly faster, not twice as fast, because halving the
+        multiply-adds leaves the bytes each product moves as they were.
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.

@@ -735,7 +735,7 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         if out is None or halves or tuple(zero.shape) != shape[1:]:
             raise ValueError("halves_product: zero= takes a mask of the float32 out=")
         s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
-    bm, bn, bk, warps, stages = _tile_halves(m, n)
+    bm, bn, bk, warps, stages = _tile_halves(m, n, not shared)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     launch = _halves_launch()
     for start in range(0, b, _MAX_GRID_Y):
@@ -820,17 +820,20 @@ def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
     return t[sl] if batch_stride else t
 
 
-def _tile_halves(m: int, n: int) -> tuple[int, int, int, int, int]:
+def _tile_halves(m: int, n: int, classes: bool = False) -> tuple[int, int, int, int, int]:
     """``(BM, BN, BK, warps, stages)`` of the halves product, measured on an H100
     (``benchmarks/results/box_runs/box_presplit_gemm.md``: 64-wide blocks for the large
     products, 32-wide where a side is at most 256; ten other settings were no faster on the
-    512^3 job, ``box_runs/presplit_engine/README.md``); small tiles under the interpreter.
+    512^3 job, ``box_runs/presplit_engine/README.md``; the products of the parity classes
+    as one batch (``classes``: one table per batch entry), whose sides are about 251, were
+    faster with 64-wide blocks, 5.8-6.0 against 6.1-7.8 ms for the 512^3 job,
+    ``box_runs/session26/README.md``); small tiles under the interpreter.
     ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
     env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
     if env and os.environ.get("TRITON_INTERPRET", "") != "1":
         bm, bn, bk, warps, stages = (int(v) for v in env.split(","))
         return bm, bn, bk, warps, stages
     bm, bn, bk, warps, stages = _tile16(m, n)  # the split kernel's tiles, wider blocks
-    if bk == 32 and min(m, n) > 256:
+    if bk == 32 and (min(m, n) > 256 or (classes and min(m, n) > 128)):
         bk = 64
     return bm, bn, bk, warps, stages
