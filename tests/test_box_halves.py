@@ -344,3 +344,36 @@ def test_fast_launch_keys_are_at_least_as_fine_as_tritons():
     assert _specialization(True) != _specialization(False)
     with pytest.raises(TypeError):
         _specialization("text")
+
+
+if triton_gemm._HAVE_TRITON:
+    from fastmoments._triton import tl, triton
+
+    @triton.jit
+    def _axpy_kernel(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        v = tl.load(x_ptr + i, mask=m, other=0.0) * a + tl.load(y_ptr + i, mask=m, other=0.0)
+        tl.store(out_ptr + i, v, mask=m)
+
+
+@needs_kernel
+def test_fast_launch_reuses_kernels_only_where_they_fit():
+    """Launches through the kept compiled kernel after the first one (on CUDA; the
+    interpreter goes through Triton every time) give Triton's results whatever the
+    alignment of the pointers and the sizes: 16-byte aligned and not, sizes of 1, 16 and
+    others, one after another on the same launcher."""
+    from fastmoments._triton import FastLaunch
+
+    launch = FastLaunch(_axpy_kernel)
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(300, generator=g).to(DEV)
+    y = torch.randn(300, generator=g).to(DEV)
+    for xo, yo, n in [(0, 0, 256), (0, 0, 200), (1, 0, 256), (0, 3, 17), (4, 4, 16), (0, 0, 1),
+                      (2, 1, 1), (0, 0, 256)]:
+        xs, ys = x[xo:xo + n], y[yo:yo + n]
+        out = torch.full((n + 1,), 7.0, device=DEV)
+        for _ in range(2):  # the second launch of a key takes the kept kernel
+            launch((triton.cdiv(n, 64),), xs, ys, out[1:], n, 0.5, BLOCK=64, num_warps=2)
+        assert torch.allclose(out[1:], xs * 0.5 + ys, rtol=0, atol=1e-6), (xo, yo, n)
+        assert float(out[0]) == 7.0  # nothing written before the output
