@@ -265,24 +265,6 @@ def test_stacked_tables_bound_both_classes():
     assert [s.rows_upto(d) for d in (-1, 0, 1, 2, 9, 10, 50)] == [0, 1, 1, 2, 5, 6, 6]
 
 
-@pytest.mark.parametrize("shape", [(2, 5, 6, 7), (3, 8, 9)])
-def test_fold_into_given_buffers(shape):
-    from fastmoments.box import fold_kernels
-
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(8))
-    sym = [True] * (len(shape) - 1)
-    want = fold_kernels.fold(x, sym)
-    out = {c: torch.full_like(t, 9.0) for c, t in want.items()}
-    got = fold_kernels.fold(x, sym, out=out)
-    assert got.keys() == want.keys()
-    for c, t in want.items():
-        assert got[c] is out[c] and torch.equal(got[c], t)
-    bad = dict(out)
-    bad[next(iter(bad))] = torch.zeros(1)
-    with pytest.raises(ValueError, match="out"):
-        fold_kernels.fold(x, sym, out=bad)
-
-
 @needs_kernel
 @pytest.mark.parametrize("shape", [(2, 5, 6, 7), (3, 9, 8)])
 def test_fold_into_halves_equals_fold_then_split(shape):

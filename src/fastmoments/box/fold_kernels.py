@@ -291,33 +291,24 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
                  FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
 
 
-def fold(x: torch.Tensor, sym: list[bool],
-         out: dict[tuple[int, ...], torch.Tensor] | None = None
-         ) -> dict[tuple[int, ...], torch.Tensor]:
-    """The parity parts of ``x`` ``(B, [D,] H, W)``, one contiguous tensor per class (see the
-    module notes); ``sym`` says which axes are folded. ``out``: where to write them instead,
-    one tensor per class of the part's shape whose samples are contiguous (views of one
-    buffer, say; the Triton kernel on CUDA, else they are copied in)."""
+def _part_sizes(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], tuple[int, ...]]:
+    """The shape of each class's part of ``x`` ``(B, [D,] H, W)`` folded along ``sym``."""
     nsp = len(sym)
+    _dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
+    sizes = {}
+    for cls in _all_classes(flags, nsp):
+        full = (0, *cls) if nsp == 2 else cls
+        sizes[cls] = (x.shape[0], *[odd[a] if full[a] else even[a] for a in range(3)][3 - nsp:])
+    return sizes
+
+
+def fold(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], torch.Tensor]:
+    """The parity parts of ``x`` ``(B, [D,] H, W)``, one contiguous tensor per class (see the
+    module notes); ``sym`` says which axes are folded."""
     dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
     if x.stride(-1) != 1:
         x = x.contiguous()
-    parts = {}
-    for cls in _all_classes(flags, nsp):
-        full = (0, *cls) if nsp == 2 else cls
-        size = (x.shape[0], *[odd[a] if full[a] else even[a] for a in range(3)][3 - nsp:])
-        if out is None:
-            parts[cls] = x.new_empty(size)
-        elif (cls not in out or tuple(out[cls].shape) != size or out[cls].stride(-1) != 1
-              or out[cls].dtype != x.dtype or out[cls].device != x.device):
-            raise ValueError(f"fold: out[{cls}] must be a {x.dtype} tensor of shape {size} "
-                             f"on {x.device} with contiguous rows")
-        else:
-            parts[cls] = out[cls]
-    if out is not None and not triton_on(x.device):  # the numba kernel: parts of its own
-        for cls, t in fold(x, sym).items():
-            parts[cls].copy_(t)
-        return parts
+    parts = {cls: x.new_empty(size) for cls, size in _part_sizes(x, sym).items()}
     if not x.numel():
         return parts
     if triton_on(x.device):
@@ -335,13 +326,10 @@ def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torc
     (contiguous samples), and each low half is written ``lo_delta`` entries after its high
     half (views of one buffer, say). Triton only (CUDA, or the CPU under
     ``TRITON_INTERPRET=1``)."""
-    nsp = len(sym)
     dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
     if x.stride(-1) != 1:
         x = x.contiguous()
-    for cls in _all_classes(flags, nsp):
-        full = (0, *cls) if nsp == 2 else cls
-        size = (x.shape[0], *[odd[a] if full[a] else even[a] for a in range(3)][3 - nsp:])
+    for cls, size in _part_sizes(x, sym).items():
         t = hi.get(cls)
         if (t is None or tuple(t.shape) != size or t.stride(-1) != 1
                 or t.dtype != torch.float16 or t.device != x.device):

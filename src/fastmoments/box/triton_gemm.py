@@ -737,7 +737,6 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
     bm, bn, bk, warps, stages = _tile_halves(m, n, not shared)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    launch = _halves_launch()
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
         if stop - start == b:  # one launch for the batch: no views of its part
@@ -748,12 +747,13 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
             parts = (_part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
                      _part(y_l, s_y[0], sl))
             o = (oh[sl], ol[sl])
-        launch((tiles, stop - start),
-               *parts, f if rowf is None else rowf, f if colf is None else colf,
-               *o, f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
-               wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
-               SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
-               GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+        _HALVES_LAUNCH(
+            (tiles, stop - start),
+            *parts, f if rowf is None else rowf, f if colf is None else colf,
+            *o, f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
+            wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
+            SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
+            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     if not halves:
         return oh if out is not None else oh.reshape(shape)
     kept = tuple(data.exps[a - 1] for a in free)
@@ -804,15 +804,8 @@ _MAX_FACTORS = 256
 _FACTORS: dict[tuple, tuple] = {}
 
 
-def _halves_launch() -> FastLaunch:
-    """The launcher of :func:`_halves_kernel` (made on first use)."""
-    global _HALVES_LAUNCH
-    if _HALVES_LAUNCH is None:
-        _HALVES_LAUNCH = FastLaunch(_halves_kernel)
-    return _HALVES_LAUNCH
-
-
-_HALVES_LAUNCH: FastLaunch | None = None
+#: The launcher of :func:`_halves_kernel` (its compiled kernels kept, :class:`FastLaunch`).
+_HALVES_LAUNCH = FastLaunch(_halves_kernel) if _HAVE_TRITON else None
 
 
 def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
