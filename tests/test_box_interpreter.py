@@ -16,7 +16,8 @@ import torch
 pytest.importorskip("triton")
 
 HERE = Path(__file__).resolve().parent
-FILES = ["test_box_tensor_cores.py", "test_box_split_halves.py", "test_box_halves.py"]
+FILES = ["test_box_tensor_cores.py", "test_box_split_halves.py", "test_box_halves.py",
+         "test_box_tma.py"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA runs the compiled kernels")

@@ -10,11 +10,13 @@ import torch
 try:  # pragma: no cover - depends on the installation
     import triton
     import triton.language as tl
+    from triton.tools.tensor_descriptor import TensorDescriptor
 
     HAVE_TRITON = True
 except ImportError:  # pragma: no cover
     triton = None
     tl = None
+    TensorDescriptor = None
     HAVE_TRITON = False
 
 __all__ = ["HAVE_TRITON", "FastLaunch", "available", "libcuda", "loop_bound", "multiprocessors",
@@ -106,11 +108,14 @@ def plain_launcher(kernel: object) -> bool:
 def _specialization(v: object) -> object:
     """What of the argument ``v`` a compiled Triton kernel may depend on, as finely as
     Triton's own specialisation or finer: a tensor's dtype and 16-byte alignment, an
-    integer's width class, whether it is 1 and whether it is a multiple of 16; the type of
-    anything else (floats are passed as float32 whatever their value)."""
+    integer's width class, whether it is 1 and whether it is a multiple of 16; a host-side
+    TMA descriptor's element type, rank, box and padding; the type of anything else (floats
+    are passed as float32 whatever their value)."""
     t = type(v)
     if t is torch.Tensor:
         return (v.dtype, v.data_ptr() % 16 == 0)
+    if t is TensorDescriptor:
+        return (t, v.base.dtype, len(v.shape), tuple(v.block_shape), v.padding)
     if t is int:
         return (v == 1, v % 16 == 0, -2**31 <= v < 2**31, v < 2**63)
     if t is float or t is bool or v is None:

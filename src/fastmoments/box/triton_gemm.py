@@ -44,6 +44,8 @@ import torch
 from .._array import largest_magnitude_value
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import FastLaunch, available, loop_bound, tl, triton
+from . import halves_tma
+from .gemm_epilogue import store_tile
 
 __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
            "halves_product", "padded_row", "scale_exponent", "split_constant", "split_of",
@@ -447,12 +449,9 @@ if _HAVE_TRITON:
                        GROUP: tl.constexpr, INTERPRET: tl.constexpr, KTILES: tl.constexpr):
         """``C = X Y`` from float16 halves of both operands: three tensor-core products per
         block of ``BK`` (``x_l y_h + x_h y_l + x_h y_h``), each block added to the float32
-        accumulator (the tensor cores' own long sums lose bits); then ``C`` times the row
-        factors ``rowf`` and the column factors ``colf`` (when given), stored as float32
-        or, with ``HALVES``, as float16 halves ``hi + lo`` (two outputs). With ``SPLITN``
-        column ``n`` is stored at ``(n // W) s_on + (n % W) s_ow`` (two strided axes); with
-        ``SPLITM`` row ``m`` of ``X`` is read at ``(m // WX) s_xm + (m % WX) s_xw``; with
-        ``ZERO``, entries whose boolean ``z`` (same decomposition, no batch) is set are 0."""
+        accumulator (the tensor cores' own long sums lose bits); then the epilogue
+        :func:`.gemm_epilogue.store_tile`. With ``SPLITM`` row ``m`` of ``X`` is read at
+        ``(m // WX) s_xm + (m % WX) s_xw``."""
         batch = tl.program_id(1).to(tl.int64)
         rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
         rk = tl.arange(0, BK)
@@ -479,30 +478,9 @@ if _HAVE_TRITON:
             acc += t
             x_off += BK * s_xk
             y_off += BK * s_yk
-        if ROWF:
-            acc = acc * tl.load(rowf_ptr + rm, mask=rm < M, other=0.0)[:, None]
-        if COLF:
-            acc = acc * tl.load(colf_ptr + rn, mask=rn < N, other=0.0)[None, :]
-        if SPLITN:
-            cols = (rn // W).to(tl.int64) * s_on + (rn % W).to(tl.int64) * s_ow
-        else:
-            cols = rn.to(tl.int64) * s_on
-        o_off = batch * s_ob + rm[:, None].to(tl.int64) * s_om + cols[None, :]
-        if ZERO:
-            if SPLITN:
-                zc = (rn // W).to(tl.int64) * s_zn + (rn % W).to(tl.int64) * s_zw
-            else:
-                zc = rn.to(tl.int64) * s_zn
-            z = tl.load(z_ptr + rm[:, None].to(tl.int64) * s_zm + zc[None, :],
-                        mask=mmask & nmask, other=0)
-            acc = tl.where(z != 0, 0.0, acc)
-        if HALVES:
-            hi = acc.to(tl.float16)
-            tl.store(oh_ptr + o_off, hi, mask=mmask & nmask)
-            tl.store(ol_ptr + o_off, (acc - hi.to(tl.float32)).to(tl.float16),
-                     mask=mmask & nmask)
-        else:
-            tl.store(oh_ptr + o_off, acc, mask=mmask & nmask)
+        store_tile(acc, rm, rn, batch, rowf_ptr, colf_ptr, oh_ptr, ol_ptr, z_ptr, M, N,
+                    s_ob, s_om, s_on, W, s_ow, s_zm, s_zn, s_zw,
+                    ROWF, COLF, HALVES, SPLITN, ZERO)
 
 
 #: The halves of :func:`split_scaled` start their rows a multiple of this many entries apart.
@@ -735,7 +713,19 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
         if out is None or halves or tuple(zero.shape) != shape[1:]:
             raise ValueError("halves_product: zero= takes a mask of the float32 out=")
         s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
-    bm, bn, bk, warps, stages = _tile_halves(m, n, not shared)
+    tile = _tile_halves(m, n, not shared)
+    bm, bn, bk, warps, stages = tile
+    epilogue = (f if rowf is None else rowf, f if colf is None else colf, oh, ol,
+                f if zero is None else zero)
+    flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
+             "SPLITN": s_ow != 0, "ZERO": zero is not None}
+    if halves and s_xw == 0 and halves_tma.enabled(dev):  # Hopper on: TMA-fed (halves out)
+        lay = halves_tma.layout((x_h, x_l), (y_h, y_l), s_x, s_y, m, n, k, b)
+        if lay is not None:
+            halves_tma.launch(lay, (x_h, x_l), (y_h, y_l), b, s_x[0] == 0, s_y[0] == 0,
+                              m, n, k, (*epilogue, *s_o, w, s_ow, *s_z), flags, tile,
+                              os.environ.get("TRITON_INTERPRET", "") == "1")
+            return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
@@ -749,12 +739,17 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
             o = (oh[sl], ol[sl])
         _HALVES_LAUNCH(
             (tiles, stop - start),
-            *parts, f if rowf is None else rowf, f if colf is None else colf,
-            *o, f if zero is None else zero, m, n, k, *s_x, *s_y, *s_o, w, s_ow,
-            wx, s_xw, *s_z, ROWF=rowf is not None, COLF=colf is not None, HALVES=halves,
-            SPLITN=s_ow != 0, SPLITM=s_xw != 0, ZERO=zero is not None, BM=bm, BN=bn, BK=bk,
+            *parts, *epilogue[:2], *o, epilogue[4], m, n, k, *s_x, *s_y, *s_o, w, s_ow,
+            wx, s_xw, *s_z, **flags, SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk,
             GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
-    if not halves:
+    return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
+
+
+def _halves_result(data: Halves, free: range, out_exps: torch.Tensor | None,
+                   data_first: bool, out: object, oh: torch.Tensor, ol: torch.Tensor,
+                   shape: tuple[int, ...]) -> Halves | torch.Tensor:
+    """What :func:`halves_product` returns once its kernel is queued."""
+    if out_exps is None:
         return oh if out is not None else oh.reshape(shape)
     kept = tuple(data.exps[a - 1] for a in free)
     exps = (*kept, out_exps) if data_first else (out_exps, *kept)
