@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from box_gpu import bench, dense_forward, dense_inverse, rel, summary
-from fastmoments.box import JacobiTransform, engine
+from fastmoments.box import JacobiTransform, engine, halves_tma
 from fastmoments.box.phantom import phantom_tensor
 
 VARIANTS = [("plan defaults", {}),
@@ -57,7 +57,13 @@ def main() -> int:
     r64 = dense_inverse(j64, ref.synthesis_matrices())
     rows = []
     for name, opts in VARIANTS:
-        for precision in engine.PRECISIONS:
+        runs = [(p, None) for p in engine.PRECISIONS]
+        if halves_tma.enabled(dev):  # the TMA-fed kernel and the plain one, same run
+            runs = [(p, True) if p == "fp16x3" else (p, None) for p, _ in runs]
+            runs.append(("fp16x3", False))
+        for precision, tma in runs:
+            if tma is not None:
+                os.environ["FASTMOMENTS_BOX_TMA"] = "1" if tma else "0"
             plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, k=k, device=dev,
                                    precision=precision, **opts)
 
@@ -69,7 +75,8 @@ def main() -> int:
 
             j = fwd()
             r = inv(j)
-            row = {"variant": name, "precision": precision, "parity": plan.symmetric,
+            row = {"variant": name, "precision": precision, "tma": tma,
+                   "parity": plan.symmetric,
                    "block": plan.block,
                    "rel_err_moments": rel(j, j64), "rel_err_recon": rel(r, r64),
                    "forward": summary(bench(fwd, dev, args.reps)),
@@ -77,7 +84,8 @@ def main() -> int:
                    "both": summary(bench(lambda fwd=fwd, inv=inv: inv(fwd()), dev,
                                          args.reps))}
             rows.append(row)
-            print(f"{name:26s} {precision:8s} fwd {row['forward']['median_ms']:7.2f} inv "
+            os.environ.pop("FASTMOMENTS_BOX_TMA", None)
+            print(f"{name:26s} {_label(row):16s} fwd {row['forward']['median_ms']:7.2f} inv "
                   f"{row['inverse']['median_ms']:7.2f} both {row['both']['median_ms']:7.2f} ms"
                   f" err {row['rel_err_moments']:.1e}/{row['rel_err_recon']:.1e}", flush=True)
             del j, r, plan
@@ -104,11 +112,14 @@ def main() -> int:
              f"One {side}^3 volume, order {order} (total degree), k = {k}, alpha = beta = 0.3; "
              f"medians of {args.reps} CUDA-event timings after warm-up; errors are relative "
              "2-norm errors against float64 plain separable products. Target (issue 16): "
-             "forward + reconstruction <= 5 ms, error <= 1e-6.", "",
+             "forward + reconstruction <= 5 ms, error <= 1e-6. *fp16x3, TMA*: the products "
+             "with halves results on the persistent TMA-fed kernel (`box/halves_tma.py`, "
+             "the default on this GPU); *fp16x3, plain*: all on the earlier kernel "
+             "(`FASTMOMENTS_BOX_TMA=0`).", "",
              "| variant | products | parity | block | forward ms | reconstruction ms | both ms "
              "| err moments | err recon |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['precision']} | {'yes' if r['parity'] else 'no'} "
+        lines.append(f"| {r['variant']} | {_label(r)} | {'yes' if r['parity'] else 'no'} "
                      f"| {r['block'] if r['block'] <= order else 'none'} "
                      f"| {r['forward']['median_ms']:.2f} "
                      f"| {r['inverse']['median_ms']:.2f} | {r['both']['median_ms']:.2f} | "
@@ -116,6 +127,11 @@ def main() -> int:
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}/{stem}.json, .md")
     return 0
+
+
+def _label(row: dict) -> str:
+    tma = row.get("tma")
+    return row["precision"] + ("" if tma is None else ", TMA" if tma else ", plain")
 
 
 if __name__ == "__main__":
