@@ -279,7 +279,7 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
         ptrs[c] = t
         st = t.stride() if nsp == 3 else (t.stride(0), 0, *t.stride()[1:])
         strides[3 * c: 3 * c + 3] = st[:3]
-    ps = torch.tensor(strides, dtype=torch.int64).to(x.device, non_blocking=True)
+    ps = _stride_table(tuple(strides), x.device)
     xs = x.stride() if nsp == 3 else (x.stride(0), 0, *x.stride()[1:])
     bsz = x.shape[0]
     grid = (bsz * even[0], triton.cdiv(even[1], _BY), triton.cdiv(even[2], _BX))
@@ -289,6 +289,23 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
         extra = {"scale": scale, "lo_delta": delta, "HALVES": halves is not None}
     kernel[grid](x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
                  FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
+
+
+def _stride_table(strides: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The parts' strides as an int64 tensor on ``device``, kept per strides and device: a
+    copy from pageable host memory waits for the stream, so making it on every call held
+    the unfold until the products before it had finished (0.16 ms of idle GPU before the
+    unfold of the 512^3 job, ``benchmarks/results/box_runs/session27/README.md``)."""
+    key = (strides, device)
+    t = _STRIDES.get(key)
+    if t is None:
+        if len(_STRIDES) >= 64:
+            _STRIDES.clear()
+        t = _STRIDES[key] = torch.tensor(strides, dtype=torch.int64).to(device)
+    return t
+
+
+_STRIDES: dict[tuple, torch.Tensor] = {}
 
 
 def _part_sizes(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], tuple[int, ...]]:
