@@ -38,8 +38,9 @@ def tma_launches(monkeypatch):
     launch = halves_tma.launch
 
     def counted(*a, **k):
-        calls["tma"] += 1
-        return launch(*a, **k)
+        ran = launch(*a, **k)
+        calls["tma"] += bool(ran)  # launches that ran, not those refused
+        return ran
 
     monkeypatch.setattr(halves_tma, "launch", counted)
     return calls
@@ -164,3 +165,33 @@ def test_layouts_that_do_not_suit_tma_take_the_plain_kernel():
     strided = torch.zeros(2, 24, 80, dtype=torch.float16)[..., ::2]  # no contiguous axis
     st = strided.stride()
     assert halves_tma.layout((strided, strided), ok, st, s, 24, 40, 40, 2) is None
+
+
+@needs_tma
+def test_a_kernel_too_large_for_shared_memory_takes_the_plain_kernel(monkeypatch,
+                                                                     tma_launches):
+    """On a GPU with less shared memory than the TMA kernel needs even with two stages,
+    the product runs on the plain kernel (the launch refuses before anything runs)."""
+    from triton.runtime.errors import OutOfResources
+
+    tried = []
+
+    def too_large(grid, *args, **kwargs):
+        tried.append(kwargs["num_stages"])
+        raise OutOfResources(300_000, 232_448, "shared memory")
+
+    monkeypatch.setattr(halves_tma, "_LAUNCH", too_large)
+    monkeypatch.setattr(halves_tma, "_STAGES", {})
+    monkeypatch.setattr(triton_gemm, "_tile_halves", lambda m, n, classes=False:
+                        (16, 16, 16, 1, 3))
+    x = torch.randn(1, 5, 64, generator=torch.Generator().manual_seed(9)).to(DEV)
+    data = triton_gemm.split_scaled(x)
+    const = _table(1, 7, 64, 10)
+    rows = triton_gemm.table_exponents(_value(const)[0].float())[0].to(DEV)
+    y = triton_gemm.halves_product(data, 2, const, data_first=False, out_exps=rows)
+    got = (y.hi.double() + y.lo.double()) * torch.exp2(-(y.base + rows.double()))[:, None]
+    ref = torch.einsum("mk,fk->mf", _value(const)[0].cpu(), x[0].double().cpu())
+    assert tried == [3, 2] and _rel(got[0], ref) < 1e-6
+    tried.clear()
+    triton_gemm.halves_product(data, 2, const, data_first=False, out_exps=rows)
+    assert tried == []  # remembered: no second try

@@ -182,11 +182,13 @@ def _descriptor(t: torch.Tensor, batch: int, rows: int, cols: int, along_cols: b
 def launch(lay: tuple, x: tuple[torch.Tensor, torch.Tensor],
            y: tuple[torch.Tensor, torch.Tensor], batch: int, shared_x: bool, shared_y: bool,
            m: int, n: int, k: int, tail: tuple, flags: dict[str, bool],
-           tile: tuple[int, int, int, int, int], interpret: bool) -> None:
+           tile: tuple[int, int, int, int, int], interpret: bool) -> bool:
     """Run the product of :func:`layout`'s operands: ``tail`` holds the epilogue's
     arguments after the descriptors (``rowf, colf, oh, ol, z``, then ``s_ob, s_om, s_on,
     W, s_ow, s_zm, s_zn, s_zw``), ``flags`` its constexpr flags (``ROWF, COLF, HALVES,
-    SPLITN, ZERO``), ``tile`` ``(BM, BN, BK, warps, stages)``."""
+    SPLITN, ZERO``), ``tile`` ``(BM, BN, BK, warps, stages)``. ``False`` (nothing ran)
+    when the kernel does not fit the GPU's shared memory even with two pipeline stages
+    (GPUs with less of it than an H100): the caller then takes the plain kernel."""
     (x_cols, s_x), (y_cols, s_y) = lay
     bm, bn, bk, warps, stages = tile
     bx, by = (1 if shared_x else batch), (1 if shared_y else batch)
@@ -197,24 +199,23 @@ def launch(lay: tuple, x: tuple[torch.Tensor, torch.Tensor],
     nprog = tiles if interpret else min(tiles, multiprocessors(x[0].device))
     rowf, colf, oh, ol, z, *strides = tail
     key = (tile, x_cols, y_cols, tuple(flags.values()))
-    stages = _STAGES.get(key, stages)  # a float32 epilogue may need fewer (see below)
-    while True:
+    stages = _STAGES.get(key, stages)  # fewer where the first launch found too little
+    while stages >= 1:
         try:
             _LAUNCH((nprog,), *xd, *yd, rowf, colf, oh, ol, z, batch, m, n, k, *strides,
                     X_KMAJOR=x_cols, Y_KMAJOR=not y_cols, SHARED_X=shared_x,
                     SHARED_Y=shared_y, **flags, BM=bm, BN=bn, BK=bk, GROUP=8, NPROG=nprog,
                     INTERPRET=interpret, KTILES=triton.cdiv(k, bk) if interpret else 0,
                     ITERS=1 if interpret else 0, num_warps=warps, num_stages=stages)
-            return
+            return True
         except OutOfResources:  # raised before the launch: nothing ran
-            if stages <= 1:
-                raise
-            stages -= 1  # the float32 epilogue's layout change takes shared memory too
+            stages = stages - 1 if stages > 2 else 0  # down to two stages, no fewer
             _STAGES[key] = stages
+    return False
 
 
-#: Pipeline stages that fit in shared memory, by tile, layouts and epilogue (found on the
-#: first launch: a float32 epilogue of 128 x 128 needs 64 KB more than halves).
+#: Pipeline stages that fit in shared memory, by tile, layouts and epilogue, where the
+#: first launch found fewer than asked for (0: the kernel does not fit).
 _STAGES: dict[tuple, int] = {}
 
 

@@ -721,10 +721,10 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
              "SPLITN": s_ow != 0, "ZERO": zero is not None}
     if halves and s_xw == 0 and halves_tma.enabled(dev):  # Hopper on: TMA-fed (halves out)
         lay = halves_tma.layout((x_h, x_l), (y_h, y_l), s_x, s_y, m, n, k, b)
-        if lay is not None:
-            halves_tma.launch(lay, (x_h, x_l), (y_h, y_l), b, s_x[0] == 0, s_y[0] == 0,
-                              m, n, k, (*epilogue, *s_o, w, s_ow, *s_z), flags, tile,
-                              os.environ.get("TRITON_INTERPRET", "") == "1")
+        if lay is not None and halves_tma.launch(
+                lay, (x_h, x_l), (y_h, y_l), b, s_x[0] == 0, s_y[0] == 0, m, n, k,
+                (*epilogue, *s_o, w, s_ow, *s_z), flags, tile,
+                os.environ.get("TRITON_INTERPRET", "") == "1"):
             return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     for start in range(0, b, _MAX_GRID_Y):
