@@ -162,6 +162,7 @@ def test_layouts_that_do_not_suit_tma_take_the_plain_kernel():
     assert halves_tma.layout((t, t), ok, (t.stride(0), t.stride(1), t.stride(2)), s,
                              40, 40, 24, 2) is not None
     assert halves_tma.layout((a, a.mT.contiguous().mT), ok, s, s, 24, 40, 40, 2) is None
+    assert halves_tma.layout(ok, ok, s, (s[0], 1, 40), 24, 24, 0, 2) is None  # K of 0
     strided = torch.zeros(2, 24, 80, dtype=torch.float16)[..., ::2]  # no contiguous axis
     st = strided.stride()
     assert halves_tma.layout((strided, strided), ok, st, s, 24, 40, 40, 2) is None

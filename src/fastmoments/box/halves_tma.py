@@ -160,7 +160,10 @@ def layout(x: tuple[torch.Tensor, torch.Tensor], y: tuple[torch.Tensor, torch.Te
            k: int, batch: int) -> tuple | None:
     """The stored layouts of the product's operands ``X`` ``(B, m, k)`` (strides ``s_x``,
     batch stride 0 when shared) and ``Y`` ``(B, k, n)`` (``s_y``) for :func:`launch`, or
-    ``None`` when one of them does not suit TMA."""
+    ``None`` when one of them does not suit TMA (or a size is 0: descriptors need
+    positive sizes)."""
+    if min(m, n, k, batch) == 0:
+        return None
     lx = _operand(*x, s_x, m, k, 1 if s_x[0] == 0 else batch)
     ly = _operand(*y, s_y, k, n, 1 if s_y[0] == 0 else batch)
     if lx is None or ly is None:
