@@ -196,3 +196,29 @@ def test_a_kernel_too_large_for_shared_memory_takes_the_plain_kernel(monkeypatch
     tried.clear()
     triton_gemm.halves_product(data, 2, const, data_first=False, out_exps=rows)
     assert tried == []  # remembered: no second try
+
+
+def test_the_box_engine_imports_and_runs_without_triton():
+    """Triton is optional: with it missing, the box modules import (the kernels' helpers
+    are imported only where Triton is) and a plan computes on the CPU."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "class NoTriton:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'triton' or name.startswith('triton.'):\n"
+        "            raise ImportError('no triton here')\n"
+        "sys.meta_path.insert(0, NoTriton())\n"
+        "import torch\n"
+        "from fastmoments.box import JacobiTransform, halves_tma, triton_gemm\n"
+        "assert not halves_tma.enabled(torch.device('cpu'))\n"
+        "x = torch.rand(2, 6, 7, 8, dtype=torch.float64)\n"
+        "p = JacobiTransform((6, 7, 8), 5, dtype=torch.float64)\n"
+        "r = p.inverse(p.forward(x))\n"
+        "print(tuple(r.shape))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(2, 6, 7, 8)"

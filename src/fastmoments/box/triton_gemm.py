@@ -45,7 +45,6 @@ from .._array import largest_magnitude_value
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import FastLaunch, available, loop_bound, tl, triton
 from . import halves_tma
-from .gemm_epilogue import store_tile
 
 __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
            "halves_product", "padded_row", "scale_exponent", "split_constant", "split_of",
@@ -54,6 +53,7 @@ __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp
 _MAX_GRID_Y = 65535
 
 if _HAVE_TRITON:
+    from .gemm_epilogue import store_tile  # defined only where Triton is installed
 
     @triton.jit
     def _tile_ranges(M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP: tl.constexpr):
