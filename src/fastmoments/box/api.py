@@ -147,9 +147,11 @@ class JacobiTransform:
         by launch costs, and the tensor-core schemes gained nothing from it
         (``benchmarks/results/box_tensor_cores.md``). With ``precision="fp16x3"`` and
         jobs of 2^26 samples or more the classes run as one batch on float16 halves
-        (:mod:`fastmoments.box.parity_batch`): on the 512^3 job there about as fast as
-        without parity or slightly faster, not twice as fast, because halving the
-        multiply-adds leaves the bytes each product moves as they were.
+        (:mod:`fastmoments.box.parity_batch`): on the 512^3 job on an H100 their kernels
+        took less time than without parity, but the whole call was not consistently faster
+        and not twice as fast (halving the multiply-adds leaves the bytes each product
+        moves as they were, and the call waits for the host's launches); table
+        ``box_tensor_cores``.
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
@@ -163,7 +165,7 @@ class JacobiTransform:
         ``"fp16x3"`` is the fastest setting measured on an H100 (table ``box_tensor_cores``
         of the benchmarks page, ``benchmarks/results/box_tensor_cores.md``); with
         ``parity=True`` ``"tf32x3"`` is slower (8 parity classes, each its own products)
-        and ``"fp16x3"`` about as fast (the classes as one batch, on large jobs).
+        and ``"fp16x3"`` as fast or faster (the classes as one batch, on large jobs).
         Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with Triton),
         ``"float32"`` otherwise (images: their small products measured faster with
         cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a

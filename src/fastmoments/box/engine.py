@@ -692,12 +692,7 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
         (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1])), dtype=torch.float16,
         device=x.device)
     hi, lo = both[0][..., :sizes[-1]], both[1][..., :sizes[-1]]
-    parts = {}
-    for i, cls in enumerate(_classes(ops)):
-        view = hi[i * b:(i + 1) * b]
-        for a, (op, s) in enumerate(zip(ops, cls, strict=True)):
-            view = view.narrow(1 + a, 0, op.halves[s].npix)
-        parts[cls] = view
+    parts = _class_parts(hi, ops, b)
     fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base)
     data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
@@ -720,17 +715,26 @@ def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, t
     nsp, b = len(ops), c.shape[0]
     sops = [parity_batch.stacked(op, a, nsp, b) for a, op in enumerate(ops)]
     keys = block_keys(sops, order, total, block)
+    if not keys:
+        return None
     data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top)
-    if not keys or data is None:
+    if data is None:
         return None
     y = _synthesize_halves(data, sops, order, total, keys, None)
     if y is None:
         return None
-    y = y.view(1 << nsp, b, *y.shape[1:])
+    return unfold(_class_parts(y, ops, b), ops)
+
+
+def _class_parts(t: torch.Tensor, ops: list[AxisOp],
+                 b: int) -> dict[tuple[int, ...], torch.Tensor]:
+    """Each parity class's part of the class-major ``t`` ``(2^d b, ...)`` (padded to the
+    even parts' sizes): batch entries ``i b .. (i + 1) b`` for the ``i``-th class of
+    :func:`_classes`, narrowed to that class's sizes (views)."""
     parts = {}
     for i, cls in enumerate(_classes(ops)):
-        view = y[i]
+        view = t[i * b:(i + 1) * b]
         for a, (op, s) in enumerate(zip(ops, cls, strict=True)):
             view = view.narrow(1 + a, 0, op.halves[s].npix)
         parts[cls] = view
-    return unfold(parts, ops)
+    return parts

@@ -80,6 +80,7 @@ def _numba_call(name: str, x: torch.Tensor, parts: dict[tuple[int, ...], torch.T
 
 
 if HAVE_TRITON:
+    from .gemm_epilogue import store_halves
 
     @triton.jit
     def _ld(base, z, y, x, sz, sy, mask, ENABLED: tl.constexpr):
@@ -99,25 +100,19 @@ if HAVE_TRITON:
         return tl.load(ps + 3 * c), tl.load(ps + 3 * c + 1), tl.load(ps + 3 * c + 2)
 
     @triton.jit
-    def _st(ptr, ps, c: tl.constexpr, b, i, j, k, v, nz, ny, nx, ENABLED: tl.constexpr):
-        if ENABLED:
-            sb, sz, sy = _part(ps, c)
-            m = (i < nz) & (j < ny) & (k < nx)
-            tl.store(ptr + b * sb + i * sz + j * sy + k, v, mask=m)
-
-    @triton.jit
-    def _st_halves(ptr, ps, c: tl.constexpr, b, i, j, k, v, nz, ny, nx, scale, lo_delta,
-                   ENABLED: tl.constexpr):
-        """``scale * v`` as float16 halves: the high half at the part's place, the low half
-        ``lo_delta`` entries further (the same place in the buffer of the low halves)."""
+    def _st(ptr, ps, c: tl.constexpr, b, i, j, k, v, nz, ny, nx, scale, lo_delta,
+            HALVES: tl.constexpr, ENABLED: tl.constexpr):
+        """Store ``v`` at its place in part ``c``; with ``HALVES``, ``scale * v`` as float16
+        halves, the low half ``lo_delta`` entries after the high one (the same place in
+        the buffer of the low halves)."""
         if ENABLED:
             sb, sz, sy = _part(ps, c)
             m = (i < nz) & (j < ny) & (k < nx)
             off = b * sb + i * sz + j * sy + k
-            y = v * scale
-            hi = y.to(tl.float16)
-            tl.store(ptr + off, hi, mask=m)
-            tl.store(ptr + lo_delta + off, (y - hi.to(tl.float32)).to(tl.float16), mask=m)
+            if HALVES:
+                store_halves(ptr, ptr + lo_delta, off, v * scale, m)
+            else:
+                tl.store(ptr + off, v, mask=m)
 
     @triton.jit
     def _fold_kernel(x_ptr, sxb, sxz, sxy, D, H, W, CZ, CY, CX, HZ, HY, HX,
@@ -158,25 +153,15 @@ if HAVE_TRITON:
         c010, c011 = _bf(b010, b011)
         c100, c101 = _bf(b100, b101)
         c110, c111 = _bf(b110, b111)
-        if HALVES:
-            _st_halves(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, scale, lo_delta, True)
-            _st_halves(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, scale, lo_delta, FX)
-            _st_halves(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, scale, lo_delta, FY)
-            _st_halves(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, scale, lo_delta, FY and FX)
-            _st_halves(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, scale, lo_delta, FZ)
-            _st_halves(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, scale, lo_delta, FZ and FX)
-            _st_halves(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, scale, lo_delta, FZ and FY)
-            _st_halves(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, scale, lo_delta,
-                       FZ and FY and FX)
-        else:
-            _st(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, True)
-            _st(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, FX)
-            _st(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, FY)
-            _st(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, FY and FX)
-            _st(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, FZ)
-            _st(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, FZ and FX)
-            _st(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, FZ and FY)
-            _st(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, FZ and FY and FX)
+        s, d = scale, lo_delta
+        _st(p0, ps, 0, b, i, j, k, c000, CZ, CY, CX, s, d, HALVES, True)
+        _st(p1, ps, 1, b, i, j, k, c001, CZ, CY, HX, s, d, HALVES, FX)
+        _st(p2, ps, 2, b, i, j, k, c010, CZ, HY, CX, s, d, HALVES, FY)
+        _st(p3, ps, 3, b, i, j, k, c011, CZ, HY, HX, s, d, HALVES, FY and FX)
+        _st(p4, ps, 4, b, i, j, k, c100, HZ, CY, CX, s, d, HALVES, FZ)
+        _st(p5, ps, 5, b, i, j, k, c101, HZ, CY, HX, s, d, HALVES, FZ and FX)
+        _st(p6, ps, 6, b, i, j, k, c110, HZ, HY, CX, s, d, HALVES, FZ and FY)
+        _st(p7, ps, 7, b, i, j, k, c111, HZ, HY, HX, s, d, HALVES, FZ and FY and FX)
 
     @triton.jit
     def _ldp(ptr, ps, c: tl.constexpr, b, i, j, k, nz, ny, nx, ENABLED: tl.constexpr):

@@ -1,13 +1,25 @@
-"""The epilogue shared by the box engine's halves products (:mod:`.triton_gemm`,
-:mod:`.halves_tma`): factors, the mask of entries outside the set, and the stores."""
+"""The stores shared by the box engine's float16-halves kernels: :func:`store_halves`, the
+one rounding of a float32 value into ``hi + lo`` (the splits, the folds, the products), and
+:func:`store_tile`, the epilogue of the halves products (:mod:`.triton_gemm`,
+:mod:`.halves_tma`): factors, the mask of entries outside the set, and the stores. Defined
+only where Triton is installed (the importers import them under ``HAVE_TRITON``)."""
 
 from __future__ import annotations
 
 from .._triton import HAVE_TRITON, tl, triton
 
-__all__ = ["store_tile"]
+__all__ = ["store_halves", "store_tile"]
 
 if HAVE_TRITON:
+
+    @triton.jit
+    def store_halves(hi_ptr, lo_ptr, off, y, mask):
+        """Store the float32 ``y`` as float16 halves: ``hi`` its rounding, ``lo`` the rounded
+        remainder, at ``off`` from each pointer. Every kernel that makes halves stores them
+        here, so that a fold followed by a split and a fold into halves give the same bits."""
+        hi = y.to(tl.float16)
+        tl.store(hi_ptr + off, hi, mask=mask)
+        tl.store(lo_ptr + off, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
 
     @triton.jit
     def store_tile(acc, rm, rn, batch, rowf_ptr, colf_ptr, oh_ptr, ol_ptr, z_ptr, M, N,
@@ -41,9 +53,6 @@ if HAVE_TRITON:
                         mask=mmask & nmask, other=0)
             acc = tl.where(z != 0, 0.0, acc)
         if HALVES:
-            hi = acc.to(tl.float16)
-            tl.store(oh_ptr + o_off, hi, mask=mmask & nmask)
-            tl.store(ol_ptr + o_off, (acc - hi.to(tl.float32)).to(tl.float16),
-                     mask=mmask & nmask)
+            store_halves(oh_ptr, ol_ptr, o_off, acc, mmask & nmask)
         else:
             tl.store(oh_ptr + o_off, acc, mask=mmask & nmask)

@@ -94,21 +94,16 @@ def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
         lo = triton_gemm._padded((bits.numel(), r, c), torch.float16, a.device)
         hi.copy_(s.hi.index_select(0, bits))
         lo.copy_(s.lo.index_select(0, bits))
-        m = a.abs()
-
-        def exps(sums: torch.Tensor) -> torch.Tensor:  # 2^e sums <= 1 for both tables
-            return -torch.ceil(torch.log2(torch.where(sums > 0, sums, torch.ones_like(sums))))
-
-        rows, cols = exps(m.sum(2).amax(0)), exps(m.sum(1).amax(0))
-        top = max(float(rows.abs().max()), float(cols.abs().max()))
+        m = a.abs()  # exponents for the larger of the two tables' sums: both fit
         return StackedOp(triton_gemm.SplitOperand(hi, lo, s.inv_scale),
-                         (rows.float(), cols.float(), int(top)),
+                         triton_gemm.l1_exponents(m.sum(2).amax(0), m.sum(1).amax(0)),
                          tuple(range(0, 2 * r, 2)), c)
 
     return triton_gemm._cached(op.full, f"stacked {axis}/{nsp} x{batch}", make)
 
 
 if HAVE_TRITON:
+    from .gemm_epilogue import store_halves
 
     @triton.jit
     def _interleave_kernel(src_ptr, dst_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
@@ -155,11 +150,8 @@ if HAVE_TRITON:
             keep = inside & (n0 <= order) & (n1 <= order) & (n2 <= order)
         v = tl.load(src_ptr + b * s_b + n0 * s_0 + n1 * s_1 + n2, mask=keep, other=0.0)
         y = tl.where(keep, v * scale, 0.0)
-        hi = y.to(tl.float16)
-        o = (c * B + b) * d_c + r0 * d_0 + r1 * d_1 + r2
-        m = r2 < R2
-        tl.store(hi_ptr + o, hi, mask=m)
-        tl.store(lo_ptr + o, (y - hi.to(tl.float32)).to(tl.float16), mask=m)
+        store_halves(hi_ptr, lo_ptr, (c * B + b) * d_c + r0 * d_0 + r1 * d_1 + r2, y,
+                     r2 < R2)
 
 
 _BLOCK = 256

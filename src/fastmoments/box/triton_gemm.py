@@ -47,13 +47,13 @@ from .._triton import FastLaunch, available, loop_bound, tl, triton
 from . import halves_tma
 
 __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
-           "halves_product", "padded_row", "scale_exponent", "split_constant", "split_of",
-           "split_scaled", "table_exponents"]
+           "halves_product", "l1_exponents", "padded_row", "scale_exponent", "split_constant",
+           "split_of", "split_scaled", "table_exponents"]
 
 _MAX_GRID_Y = 65535
 
 if _HAVE_TRITON:
-    from .gemm_epilogue import store_tile  # defined only where Triton is installed
+    from .gemm_epilogue import store_halves, store_tile  # defined where Triton is
 
     @triton.jit
     def _tile_ranges(M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP: tl.constexpr):
@@ -415,9 +415,7 @@ if _HAVE_TRITON:
         if ZERO:
             y = tl.where(tl.load(zero_ptr + i % n_zero, mask=mask, other=0) != 0, 0.0, y)
         o = (i // row) * prow + i % row if PAD else i
-        hi = y.to(tl.float16)
-        tl.store(hi_ptr + o, hi, mask=mask)
-        tl.store(lo_ptr + o, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
+        store_halves(hi_ptr, lo_ptr, o, y, mask)
 
     @triton.jit
     def _split_rows_kernel(x_ptr, hi_ptr, lo_ptr, zero_ptr, row, prow, zrows, scale,
@@ -434,10 +432,7 @@ if _HAVE_TRITON:
         if ZERO:
             z = tl.load(zero_ptr + (r % zrows) * row + c, mask=mask, other=0)
             y = tl.where(z != 0, 0.0, y)
-        hi = y.to(tl.float16)
-        o = r * prow + c
-        tl.store(hi_ptr + o, hi, mask=mask)
-        tl.store(lo_ptr + o, (y - hi.to(tl.float32)).to(tl.float16), mask=mask)
+        store_halves(hi_ptr, lo_ptr, r * prow + c, y, mask)
 
     @triton.jit
     def _halves_kernel(xh_ptr, xl_ptr, yh_ptr, yl_ptr, rowf_ptr, colf_ptr, oh_ptr, ol_ptr,
@@ -607,16 +602,23 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
     (an ``int``); cached on the table like :func:`split_of` (one host read, once)."""
     def make() -> tuple[torch.Tensor, torch.Tensor, int]:
         a = mat.detach().double().abs()
-
-        def exps(s: torch.Tensor) -> torch.Tensor:
-            return -torch.ceil(torch.log2(torch.where(s > 0, s, torch.ones_like(s))))
-
-        rows, cols = exps(a.sum(1)), exps(a.sum(0))
-        top = max(float(rows.abs().max()) if rows.numel() else 0.0,
-                  float(cols.abs().max()) if cols.numel() else 0.0)
-        return rows.float(), cols.float(), int(top)
+        return l1_exponents(a.sum(1), a.sum(0))
 
     return _cached(mat, "exponents", make)
+
+
+def l1_exponents(row_sums: torch.Tensor,
+                 col_sums: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+    r"""For sums of magnitudes ``s`` (of a table's rows and columns): the integer exponents
+    ``e = -ceil(log2 s)`` (0 for a zero sum), so that :math:`2^e s \le 1`, as float32
+    vectors, and the largest of their magnitudes (an ``int``, one host read)."""
+    def exps(s: torch.Tensor) -> torch.Tensor:
+        return -torch.ceil(torch.log2(torch.where(s > 0, s, torch.ones_like(s))))
+
+    rows, cols = exps(row_sums), exps(col_sums)
+    top = max(float(rows.abs().max()) if rows.numel() else 0.0,
+              float(cols.abs().max()) if cols.numel() else 0.0)
+    return rows.float(), cols.float(), int(top)
 
 
 def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first: bool,
