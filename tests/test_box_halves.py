@@ -6,6 +6,8 @@ TRITON_INTERPRET=1)."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -240,6 +242,51 @@ def test_parity_classes_as_one_batch_on_halves(monkeypatch, shape, order, trunca
         assert _rel(plan.inverse(j, order=m), ref.inverse(j64, order=m)) < 1e-6
     assert batched == {"interleave": 1, "split classes": 2}
     assert halves["split inside"] == 0 and halves["halves"] > 0
+
+
+@needs_kernel
+def test_the_moments_keep_their_largest_magnitude_for_the_reconstruction(monkeypatch):
+    """The parity classes' interleave finds max |moments| on the way (partial maxima kept
+    with the moments): the reconstruction's scale then needs no pass over them, and a
+    change of the moments in place drops it. NaN among the class-major moments shows."""
+    from fastmoments._array import kept_largest, largest_magnitude_value
+    from fastmoments.box import parity_batch
+
+    shape = (10, 12, 9)
+    plan = JacobiTransform(shape, 9, alpha=0.2, beta=0.2, device=DEV, precision="fp16x3",
+                           parity=True, block=4)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(5)).to(DEV)
+    moments = plan.forward(x)
+    j = moments.data
+    top = kept_largest(j)
+    assert top is not None and top.shape == (parity_batch.TOP_SLOTS,)
+    want = float(j.abs().max())
+
+    def no_pass(*a, **k):
+        raise AssertionError("a reduction over the moments")
+
+    with monkeypatch.context() as m:
+        m.setattr(torch.linalg, "vector_norm", no_pass)
+        assert largest_magnitude_value(j) == want
+        r = plan.inverse(moments)  # (an array would be checked: a pass of its own)
+    assert r.shape == shape
+    j.data.mul_(2.0**20)  # behind torch's back (an alias with its own version counter)
+    assert kept_largest(j) is not None  # the kept value is stale: the split's check sees it
+    with warnings.catch_warnings():  # the first try overflows float16 (NumPy warns)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        again = plan.inverse(moments)
+    assert torch.equal(again, plan.inverse(j.clone())) and bool(torch.isfinite(again).all())
+    j.mul_(2.0)
+    assert kept_largest(j) is None
+    cm = torch.zeros((8, 3, 3, 3), device=DEV)
+    cm[5, 1, 0, 2] = float("nan")
+    cm[0, 0, 0, 0] = -4.0
+    slots = torch.zeros(7, device=DEV)
+    dense = parity_batch.interleave(cm, 3, 1, (6, 6, 6), 20, True, slots)
+    assert torch.isnan(dense).sum() == 1 and torch.isnan(slots.max())
+    slots.zero_()
+    parity_batch.interleave(cm.nan_to_num(0.0), 3, 1, (6, 6, 6), 20, True, slots)
+    assert float(slots.max()) == 4.0
 
 
 def test_stacked_tables_bound_both_classes():

@@ -17,7 +17,7 @@ pytest.importorskip("triton")
 
 HERE = Path(__file__).resolve().parent
 FILES = ["test_box_tensor_cores.py", "test_box_split_halves.py", "test_box_halves.py",
-         "test_box_tma.py"]
+         "test_box_tma.py", "test_box_block_copy.py"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA runs the compiled kernels")

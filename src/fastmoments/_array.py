@@ -355,9 +355,17 @@ def as_tensor(
         dev = resolve_device(device, in_device)
         source = t
         t = t.resolve_conj().resolve_neg().to(device=dev, dtype=work).contiguous()
-    if check_finite and t.numel() and not _all_finite(t):
-        raise ValueError(_nonfinite_message(name, source, t))
+    if check_finite:
+        require_finite(t, name, source)
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+def require_finite(t: torch.Tensor, name: str, source: Any = None) -> None:
+    """The check of :func:`as_tensor` (``check_finite``) on its result ``t``, for callers
+    that check later: raise :class:`ValueError` naming ``name`` when ``t`` holds NaN or
+    infinity (``source``: what the caller passed, for the message)."""
+    if t.numel() and not _all_finite(t):
+        raise ValueError(_nonfinite_message(name, t if source is None else source, t))
 
 
 #: Dtypes a tensor may already have to be used as it is by :func:`as_tensor`.
@@ -428,17 +436,56 @@ def largest_magnitude(t: torch.Tensor) -> torch.Tensor:
     view of, when neither has changed since; else one reduction."""
     hit = _largest_kept(t)
     if hit is not None:
-        return hit[1]
+        return hit[1] if hit[1].ndim == 0 else hit[1].max()
     return torch.linalg.vector_norm(t.detach(), ord=math.inf)
 
 
-def largest_magnitude_value(t: torch.Tensor) -> float:
+def largest_magnitude_value(t: torch.Tensor, keep: bool = False) -> float:
     """``float(largest_magnitude(t))``, without a second host read (a synchronisation on CUDA)
-    when the input check already read the value to the host."""
+    when the input check already read the value to the host. ``keep``: when it is read
+    here, keep it for later calls on ``t`` or on whole views of it, as the input check
+    does (a contiguous real tensor without gradient)."""
     hit = _largest_kept(t)
     if hit is not None:
-        return hit[2] if len(hit) > 2 else float(hit[1])
-    return float(torch.linalg.vector_norm(t.detach(), ord=math.inf))
+        if len(hit) > 2:
+            return hit[2]
+        top = hit[1] if hit[1].ndim == 0 else hit[1].max()  # (partial maxima)
+        value = float(top)  # read once: kept with it from now on
+        keep_largest(t, top, value)
+        return value
+    top = torch.linalg.vector_norm(t.detach(), ord=math.inf)
+    value = float(top)
+    if keep and t.numel() and t.is_floating_point() and t.is_contiguous() and not t.requires_grad:
+        keep_largest(t, top, value)
+    return value
+
+
+def keep_largest(t: torch.Tensor, top: torch.Tensor, value: float | None = None) -> None:
+    """Keep ``max |t|`` for ``t`` and for the tensor ``t`` is a whole view of, until either
+    changes: ``top`` a tensor on ``t``'s device whose largest entry is that magnitude (NaN
+    if ``t`` holds one), ``value`` its value when it was read to the host already (else it
+    is read at its first use). For code that gets the value on the way, e.g. a kernel that
+    writes ``t`` and keeps partial maxima."""
+    entry = (t._version, top) if value is None else (t._version, top, value)
+    _LARGEST[t] = entry
+    base = t._base  # views share the root's storage (and its version counter)
+    if base is not None and base.data_ptr() == t.data_ptr() and base.numel() == t.numel():
+        _LARGEST[base] = (base._version, *entry[1:])
+
+
+def forget_largest(t: torch.Tensor) -> None:
+    """Drop what is kept for ``t`` and for the tensor ``t`` is a whole view of: the next
+    :func:`largest_magnitude` reads ``t`` again."""
+    for src in (t, t._base):
+        if src is not None:
+            _LARGEST.pop(src, None)
+
+
+def kept_largest(t: torch.Tensor) -> torch.Tensor | None:
+    """The tensor kept for ``t`` by :func:`keep_largest` or the input check (its largest
+    entry is ``max |t|``), or ``None``."""
+    hit = _largest_kept(t)
+    return None if hit is None else hit[1]
 
 
 def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
@@ -452,7 +499,9 @@ def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
 def _all_finite(t: torch.Tensor) -> bool:
     """Whether every entry of ``t`` is finite (one host read). For a contiguous real float
     tensor the largest magnitude is computed on the way and kept for
-    :func:`largest_magnitude`."""
+    :func:`largest_magnitude`. It always reads ``t`` again: memory written by other
+    libraries (CuPy, DLPack, a kernel's ``out``) keeps torch's version counter, so a value
+    kept from an earlier call could be stale."""
     if (t.numel() and t.is_floating_point() and t.is_contiguous()
             and not t.requires_grad):
         if t.is_cuda:  # one reduction either way; NaN propagates
@@ -461,10 +510,7 @@ def _all_finite(t: torch.Tensor) -> bool:
             lo, hi = torch.aminmax(t)
             top = torch.maximum(hi, -lo)
         value = float(top)  # the one host read (NaN < inf is False)
-        _LARGEST[t] = (t._version, top, value)
-        base = t._base  # views share the root's storage (and its version counter)
-        if base is not None and base.data_ptr() == t.data_ptr() and base.numel() == t.numel():
-            _LARGEST[base] = (base._version, top, value)
+        keep_largest(t, top, value)
         return value < math.inf
     return bool(finite_flag(t))
 

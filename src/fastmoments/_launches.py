@@ -47,7 +47,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._triton import HAVE_TRITON, libcuda, plain_launcher
+from ._triton import HAVE_TRITON, RECORDING, libcuda, plain_launcher, recording
 
 __all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", "recorded_flag",
            "recording", "signal"]
@@ -55,18 +55,11 @@ __all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", 
 #: Longest call replayed launch by launch (a CUDA graph replays more launches for less).
 MAX_LAUNCHES = 8
 
-_LOCAL = threading.local()
-
 #: Allocations the recorded call may make (besides views, which do no device work).
 _ALLOCATIONS = frozenset(("empty.memory_format", "empty_strided.default", "empty_like.default",
                           "new_empty.default", "new_empty_strided.default"))
 
 _IN, _OUT, _FLAG = 0, 1, 2
-
-
-def recording() -> Recording | None:
-    """The :class:`Recording` active in this thread, or ``None``."""
-    return _LOCAL.__dict__.get("recording")  # (getattr with a default is 10x slower)
 
 
 def launch(fn: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
@@ -170,7 +163,7 @@ class Recording:
     def __enter__(self) -> Recording:
         if recording() is not None:
             raise RuntimeError("a recording is already active in this thread")
-        _LOCAL.recording = self
+        RECORDING.recording = self
         from triton import knobs
 
         knobs.runtime.launch_enter_hook.add(self._hook)
@@ -184,7 +177,7 @@ class Recording:
             self._watch.__exit__(*exc)
         finally:
             knobs.runtime.launch_enter_hook.remove(self._hook)
-            _LOCAL.recording = None
+            RECORDING.recording = None
 
     def flag_taken(self) -> bool:
         """Whether a recorded launch received :attr:`flag`."""

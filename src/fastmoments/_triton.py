@@ -4,6 +4,7 @@ of :mod:`fastmoments.disk.triton_radial` and :mod:`fastmoments.box.triton_gemm`)
 from __future__ import annotations
 
 import os
+import threading
 
 import torch
 
@@ -20,7 +21,16 @@ except ImportError:  # pragma: no cover
     HAVE_TRITON = False
 
 __all__ = ["HAVE_TRITON", "FastLaunch", "available", "libcuda", "loop_bound", "multiprocessors",
-           "plain_launcher", "resident_programs", "tl", "triton"]
+           "plain_launcher", "recording", "resident_programs", "tl", "triton"]
+
+#: Per thread: the active recording of launches (:class:`fastmoments._launches.Recording`).
+RECORDING = threading.local()
+
+
+def recording() -> object | None:
+    """The recording of launches active in this thread (see :mod:`fastmoments._launches`),
+    or ``None``."""
+    return RECORDING.__dict__.get("recording")  # (getattr with a default is 10x slower)
 
 
 def available(device: torch.device) -> bool:
@@ -135,9 +145,10 @@ class FastLaunch:
     the constexpr values, the current device) and later launches with that key call its
     launcher with the tensors' addresses. Under the interpreter, with launch hooks set (a
     profiler), or for a launcher that needs scratch memory, every launch goes through
-    Triton. Positional arguments are the kernel's runtime parameters in order; keyword
-    arguments are its constexpr parameters (in order) and launch options last
-    (``num_warps``, ``num_stages``).
+    Triton; so does every launch while a recording is active in the thread, which keeps it
+    (:mod:`fastmoments._launches`). Positional arguments are the kernel's runtime
+    parameters in order; keyword arguments are its constexpr parameters (in order) and
+    launch options last (``num_warps``, ``num_stages``).
     """
 
     def __init__(self, fn: object) -> None:
@@ -145,6 +156,10 @@ class FastLaunch:
         self._kernels: dict[tuple, object] = {}
 
     def __call__(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> None:
+        rec = RECORDING.__dict__.get("recording")
+        if rec is not None:
+            rec.add(self.fn, self.fn[grid](*args, **kwargs), grid, args, kwargs)
+            return
         if os.environ.get("TRITON_INTERPRET", "") == "1" or _hooked():
             self.fn[grid](*args, **kwargs)
             return

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from functools import lru_cache
 from typing import Any
 
@@ -43,8 +44,13 @@ import torch
 from .._array import (
     ArrayKind,
     as_tensor,
+    forget_largest,
+    keep_largest,
+    kept_largest,
+    largest_magnitude_value,
     move_channels,
     real_dtype,
+    require_finite,
     resolve_device,
     to_output,
 )
@@ -58,9 +64,9 @@ from .._memory import (
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import device_key, is_multi, multi_device
-from . import fold_kernels, triton_gemm
+from . import fold_kernels, replay, triton_gemm
 from .clip import as_planes, clip_boxes
-from .engine import PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
+from .engine import HALVES_MIN, PRECISIONS, AxisOp, analyze, matmul_precision, synthesize
 from .moments import BoxMoments
 from .quadrature import (
     _CHUNK_VALUES,
@@ -141,17 +147,15 @@ class JacobiTransform:
         the input is folded along every axis at once and each of the parity classes is
         transformed on half of the pixels per axis (:func:`fastmoments.box.engine.fold`).
         ``True`` needs ``alpha == beta``. Default (``None``): on for volumes with
-        ``alpha == beta`` and ``precision="float32"`` where the folds run as one Triton
-        pass (CUDA), off otherwise: on the CPU (one numba pass there) it measured faster
-        for large volumes at high orders only and slower for small ones, images are bound
-        by launch costs, and the tensor-core schemes gained nothing from it
-        (``benchmarks/results/box_tensor_cores.md``). With ``precision="fp16x3"`` and
-        jobs of 2^26 samples or more the classes run as one batch on float16 halves
-        (:mod:`fastmoments.box.parity_batch`): on the 512^3 job on an H100 their kernels
-        took less time than without parity, but the whole call was not consistently faster
-        and not twice as fast (halving the multiply-adds leaves the bytes each product
-        moves as they were, and the call waits for the host's launches); table
-        ``box_tensor_cores``.
+        ``alpha == beta`` where the folds run as one Triton pass (CUDA), with
+        ``precision="float32"``, or with ``precision="fp16x3"`` for volumes of 2^26
+        samples or more, whose classes run as one batch on float16 halves
+        (:mod:`fastmoments.box.parity_batch`; the fastest setting of the 512^3 job on an
+        H100, table ``box_tensor_cores``). Off otherwise: smaller ``"fp16x3"`` volumes would
+        run the classes one by one, ``"tf32x3"`` gained nothing from it, on the CPU (one
+        numba pass there) it measured faster for large volumes at high orders only and
+        slower for small ones, and images are bound by launch costs
+        (``benchmarks/results/box_tensor_cores.md``).
     memory_budget : float, optional
         Scratch bytes (or fraction of free memory if <= 1) for splitting batches; the plan's
         tables are checked against it too.
@@ -165,11 +169,13 @@ class JacobiTransform:
         ``"fp16x3"`` is the fastest setting measured on an H100 (table ``box_tensor_cores``
         of the benchmarks page, ``benchmarks/results/box_tensor_cores.md``); with
         ``parity=True`` ``"tf32x3"`` is slower (8 parity classes, each its own products)
-        and ``"fp16x3"`` as fast or faster (the classes as one batch, on large jobs).
+        and ``"fp16x3"`` faster (the classes as one batch, on large jobs).
         Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with Triton),
         ``"float32"`` otherwise (images: their small products measured faster with
         cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a
-        gradient is recorded (the torch products are used there).
+        gradient is recorded (the torch products are used there). Large ``"fp16x3"`` jobs
+        on a GPU are recorded once per input geometry and then replayed as their launches
+        (:mod:`fastmoments.box.replay`; the same bits, without the engine's Python).
 
     Raises
     ------
@@ -236,8 +242,11 @@ class JacobiTransform:
                          else "float32")
         self.precision = check_choice("precision", precision, PRECISIONS)
         if parity is None:
-            parity = (self.alpha == self.beta and self.ndim == 3 and self.precision == "float32"
-                      and fold_kernels.triton_on(self.device))
+            parity = (self.alpha == self.beta and self.ndim == 3
+                      and fold_kernels.triton_on(self.device)
+                      and (self.precision == "float32"
+                           or (self.precision == "fp16x3"
+                               and math.prod(self.shape) >= HALVES_MIN)))
         elif not isinstance(parity, bool):
             raise TypeError(f"parity must be True, False or None, got {parity!r}")
         elif parity and self.alpha != self.beta:
@@ -276,6 +285,14 @@ class JacobiTransform:
             self._analysis[n] = AxisOp.build(ca, self.symmetric)
             self._synthesis[n] = AxisOp.build(cs, self.symmetric)
         self._outside: dict[int, torch.Tensor | None] = {}
+        self._replays: dict[tuple, Any] = {}  # recorded GPU jobs (:mod:`.replay`), by key
+        # per job geometry: the scales of the last call, and whether the call before had
+        # the same and its job checks its input on the way (then a call may run on them)
+        self._guesses: dict[tuple, tuple[tuple, bool]] = {}
+        # replayable job geometries that ran: one item of them fits the memory as it did
+        # (no budget query, which took 25-125 µs of the host's time per call on an H100
+        # machine, benchmarks/results/box_runs/session28/README.md; batches still ask)
+        self._warm: set[tuple] = set()
 
     # ---------------------------------------------------------------- helpers
     def _cast(self, a: Any) -> torch.Tensor:
@@ -422,8 +439,62 @@ class JacobiTransform:
             out_shape.append(len(cols))
         return ops, out_shape, drop
 
+    def _replayable(self, t: torch.Tensor) -> bool:
+        """Whether the job on ``t`` (one chunk) may be recorded and replayed
+        (:mod:`.replay`): float16 halves products (``precision="fp16x3"``, a job of at
+        least :data:`~.engine.HALVES_MIN` elements: Triton launches only) on a GPU."""
+        return (self.precision == "fp16x3" and t.numel() >= HALVES_MIN
+                and replay.enabled(t))
+
+    def _replay_where(self, what: str, t: torch.Tensor, *extra: Any) -> tuple:
+        """Everything a job's launches depend on besides the addresses of ``t`` and the
+        scales of its halves (:meth:`_replay_key`): its geometry, alignment and device, the
+        settings read from the environment, and ``extra`` (the reconstruction's order)."""
+        return (what, *extra, tuple(t.shape), t.stride(), t.dtype, t.device,
+                torch.cuda.current_device(), t.data_ptr() % 16,
+                os.environ.get("FASTMOMENTS_BOX_TMA"), os.environ.get("FASTMOMENTS_BOX_TILE"))
+
+    def _replay_key(self, where: tuple, t: torch.Tensor) -> tuple:
+        """The key of a job on ``t``: :meth:`_replay_where` and the scales from the largest
+        magnitude of ``t`` (read once and kept for the job, which then reads no more)."""
+        return (*where, replay.scale_key(largest_magnitude_value(t, keep=True)))
+
+    def _forward_on_guess(self, flat: torch.Tensor, where: tuple,
+                          source: Any) -> torch.Tensor | None:
+        """The moments of the unchecked ``flat`` by the program of the scales of the last
+        calls on this geometry, checked after the work: the job's fold finds ``max |x|`` on
+        the way, which is read once at the end (no reduction and no wait before the work).
+        NaN or infinity raise the input check's error. ``None`` (nothing kept) when there
+        is no such program, or when ``max |x|`` asks for other scales (the caller then runs
+        the job for them, with the value kept: no second pass)."""
+        guess = self._guesses.get(where)
+        if guess is None or not guess[1]:
+            return None
+        prog = self._replays.get((*where, guess[0]))
+        if not isinstance(prog, replay.JobProgram):
+            return None
+        data, top, seen = prog(flat)
+        # the one host read, once the work is queued: the input's largest magnitude (its
+        # check) and the moments' (for their reconstruction, which then reads nothing)
+        both = torch.stack((seen.max(), seen.max() if top is None else top.max())).tolist()
+        value = both[0]
+        if not value < math.inf:  # the check's own error (it reads x again: errors only)
+            require_finite(flat, "x", source)
+            return None  # pragma: no cover - x changed meanwhile; checked again below
+        keep_largest(flat, seen, value)
+        if replay.scale_key(value) != guess[0]:  # no more guesses until two calls agree
+            del self._guesses[where]
+            return None
+        if top is not None:
+            keep_largest(data, top, both[1])
+        return data
+
     # ---------------------------------------------------------------- transforms
-    def _forward_tensor(self, t: torch.Tensor, kind: ArrayKind) -> BoxMoments:
+    def _forward_tensor(self, t: torch.Tensor, kind: ArrayKind,
+                        source: Any = None) -> BoxMoments:
+        """The moments of ``t`` (the plan's trailing shape); ``source``: when given, ``t``
+        is not checked for NaN and infinity yet (``source`` is what the caller passed, for
+        the error), and is checked here, before the work or on the way."""
         if t.ndim < self.ndim or tuple(t.shape[-self.ndim:]) != self.shape:
             what = "(..., H, W)" if self.ndim == 2 else "(..., D, H, W)"
             raise ValueError(f"x must have shape {what} = (..., {', '.join(map(str, self.shape))})"
@@ -436,11 +507,40 @@ class JacobiTransform:
         flat = t.reshape(b, *self.shape)
         ops = [self._analysis[n] for n in self.shape]
         out = []
-        step = self._chunk(b)
-        for i in range(0, b, step):
+        where = self._replay_where("forward", flat) if self._replayable(flat) else None
+        step = 1 if b == 1 and where in self._warm else self._chunk(b)
+
+        def job(part: torch.Tensor, found: dict | None = None) -> torch.Tensor:
             with matmul_precision(self.precision):
-                out.append(analyze(flat[i:i + step], ops, self.order, self.total, self.block,
-                                   self.outside()))
+                return analyze(part, ops, self.order, self.total, self.block, self.outside(),
+                               found)
+
+        def recorded() -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+            # the moments; their largest magnitude and the input's, when the job found
+            # them on the way (kept for a reconstruction from them, after a replay too;
+            # the input's checks it when a later call runs on a guess)
+            found: dict = {}
+            c = job(flat, found)
+            return c, kept_largest(c), found.get("input")
+
+        if where is not None and step >= b:
+            data = None if source is None else self._forward_on_guess(flat, where, source)
+            if data is None:
+                if source is not None:
+                    require_finite(flat, "x", source)
+                key = self._replay_key(where, flat)
+                data, top, seen = replay.replayed(self._replays, key, flat, recorded)
+                if top is not None:
+                    keep_largest(data, top)
+                last = self._guesses.get(where)
+                self._guesses[where] = (key[-1], seen is not None and last is not None
+                                        and last[0] == key[-1])
+                self._warm.add(where)
+            out.append(data)
+        else:
+            if source is not None:
+                require_finite(flat, "x", source)
+            out.extend(job(flat[i:i + step]) for i in range(0, b, step))
         data = out[0] if len(out) == 1 else torch.cat(out)
         return BoxMoments(data.reshape(*batch, *self.coef_shape), self, kind)
 
@@ -457,10 +557,11 @@ class JacobiTransform:
         ValueError
             If the trailing shape is not the plan's, or ``x`` holds NaN or infinity.
         """
-        t, kind = as_tensor(x, "x", min_ndim=self.ndim, dtype=self.dtype, device=self.device)
+        t, kind = as_tensor(x, "x", min_ndim=self.ndim, dtype=self.dtype, device=self.device,
+                            check_finite=False)  # checked by _forward_tensor
         axis = check_channel_axis(channel_axis, t.ndim, self.ndim, "x")
         t, move = move_channels(t, axis, self.ndim)
-        out = self._forward_tensor(t, kind)
+        out = self._forward_tensor(t, kind, source=x)
         out.channels = move
         return out
 
@@ -535,10 +636,39 @@ class JacobiTransform:
                 out = out.squeeze(len(batch) + ax)
             return out, drop
         flat = c.reshape(b, *self.coef_shape)
-        step = self._chunk(b, order)
-        with matmul_precision(self.precision):
-            parts = [synthesize(flat[i:i + step], ops, order, self.total, self.block,
-                                self.outside(order)) for i in range(0, b, step)]
+        where = (self._replay_where("inverse", flat, order)
+                 if region is None and self._replayable(flat) else None)
+        step = 1 if b == 1 and where in self._warm else self._chunk(b, order)
+
+        def job(part: torch.Tensor, found: dict | None = None) -> torch.Tensor:
+            with matmul_precision(self.precision):
+                return synthesize(part, ops, order, self.total, self.block,
+                                  self.outside(order), found)
+
+        def recorded() -> tuple[torch.Tensor, torch.Tensor | None]:
+            found: dict = {}
+            y = job(flat, found)
+            return y, found.get("input")
+
+        def one_chunk() -> tuple[torch.Tensor, torch.Tensor | None]:
+            if where is None:
+                return recorded()
+            return replay.replayed(self._replays, self._replay_key(where, flat), flat,
+                                   recorded)
+
+        if step >= b:
+            y, seen = one_chunk()
+            if seen is not None and not float(seen.max()) <= largest_magnitude_value(flat):
+                # the scale came from a value kept for these moments (their forward found it)
+                # and the moments changed since where torch does not see it (CuPy, DLPack):
+                # again with their largest magnitude read now (NaN: as before the check)
+                forget_largest(flat)
+                y, _ = one_chunk()
+            if where is not None:
+                self._warm.add(where)
+            parts = [y]
+        else:
+            parts = [job(flat[i:i + step]) for i in range(0, b, step)]
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         out = out.reshape(*batch, *out_shape)
         for ax in sorted(drop, reverse=True):

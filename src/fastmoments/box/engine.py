@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import largest_magnitude_value
-from . import fold_kernels, parity_batch, triton_gemm
+from .._array import keep_largest, largest_magnitude_value
+from . import block_copy, fold_kernels, parity_batch, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -341,7 +341,7 @@ def _recording(*ts: torch.Tensor) -> bool:
 
 
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-            outside: torch.Tensor | None) -> torch.Tensor:
+            outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
     Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
@@ -350,12 +350,15 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     half of the pixels per axis, whose coefficients are every other degree of the result.
     ``outside`` must be the mask of the set that ``order`` and ``total`` define (the
     parity classes on halves compute it from them, :func:`_analyze_classes_halves`).
+    ``found``: a dict that receives, under ``"input"``, a float32 vector whose largest
+    entry is ``max |x|`` when the job found it on the way (the parity classes on halves),
+    to check the input after the work.
     """
     if any(op.symmetric for op in ops):
-        done = _analyze_classes_halves(x, ops, order, total, block)
+        done = _analyze_classes_halves(x, ops, order, total, block, found)
         if done is not None:
             return done
-    out = x.new_zeros((x.shape[0], *(op.nrows for op in ops)))
+    out = block_copy.zeros((x.shape[0], *(op.nrows for op in ops)), x.dtype, x.device)
     if not any(op.symmetric for op in ops):
         _analyze_plain(x, ops, order, total, block, outside, out)
         return out
@@ -414,18 +417,19 @@ def _inside(key: dict[int, Block] | tuple[Block, ...], ops: list[AxisOp], order:
 
 
 def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-               outside: torch.Tensor | None) -> torch.Tensor:
+               outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
     """Adjoint of :func:`analyze`: ``(B, P_0, ..., P_{d-1}) -> (B, N_0, ..., N_{d-1})``.
 
     Only coefficients in the set (degrees ``<= order``; total degree ``<= order`` with
     ``total``) contribute; ``outside`` masks the others to zero first. With parity every
     class is synthesized on half of the pixels per axis and :func:`unfold` puts them together.
     As in :func:`analyze`, ``outside`` is either ``None`` (coefficients already in the set)
-    or the mask of the set that ``order`` and ``total`` define.
+    or the mask of the set that ``order`` and ``total`` define. ``found``: as in
+    :func:`analyze`, for the coefficients in the set (the parity classes on halves).
     """
     if not any(op.symmetric for op in ops):
         return _synthesize_plain(c, ops, order, total, block, outside)
-    done = _synthesize_classes_halves(c, ops, order, total, block)
+    done = _synthesize_classes_halves(c, ops, order, total, block, found)
     if done is not None:
         return done
     if outside is not None:  # one masked copy, not one per block of every class
@@ -547,7 +551,7 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
                     # 245-wide block of the 512^3 job, history/box.md, session 22)
                     y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                                    out_exps=None)
-                    dst.copy_(y if zero is None else y.masked_fill_(zero, 0.0))
+                    block_copy.copy_block(dst, y, zero)
                     continue
                 triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                            out_exps=None, out=dst, zero=zero)
@@ -663,20 +667,23 @@ def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
     if (t.numel() < HALVES_MIN or not all(op.symmetric for op in ops) or len(ops) not in (2, 3)
             or _tensor_cores(t, ops[0].full) != "fp16x3" or _recording(t)):
         return None
-    top = largest_magnitude_value(t)
+    top = largest_magnitude_value(t, keep=True)  # (kept: the caller may check against it)
     return top if math.isfinite(top) else None
 
 
 def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                            block: int) -> torch.Tensor | None:
+                            block: int, found: dict | None = None) -> torch.Tensor | None:
     r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
     batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
     halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
     scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
     its own). :func:`_analyze_halves` transforms it with the stacked tables, and the
     class-major coefficients are interleaved into the dense result with the entries
-    outside the set zeroed. ``None`` when the job does not run here (see
-    :func:`_classes_on_halves`), or its scales are out of range."""
+    outside the set zeroed. The interleave also finds the result's largest magnitude,
+    kept for it (:func:`~fastmoments._array.keep_largest`): a reconstruction from these
+    moments then needs no reduction for its scale, only the host read; and the fold finds
+    ``max |x|`` (``found["input"]``, see :func:`analyze`). ``None`` when the job does not
+    run here (see :func:`_classes_on_halves`), or its scales are out of range."""
     top = _classes_on_halves(x, ops)
     if top is None:
         return None
@@ -688,27 +695,39 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     sizes = [s.npix for s in sops]
     odd = any(op.npix % 2 for op in ops)  # odd parts are shorter: zero padding around them
     # the high and low halves of every class's part, rows padded as split_scaled pads them
-    both = (torch.zeros if odd else torch.empty)(
-        (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1])), dtype=torch.float16,
-        device=x.device)
+    shape = (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1]))
+    both = (block_copy.zeros(shape, torch.float16, x.device) if odd
+            else torch.empty(shape, dtype=torch.float16, device=x.device))
     hi, lo = both[0][..., :sizes[-1]], both[1][..., :sizes[-1]]
     parts = _class_parts(hi, ops, b)
-    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base)
+    seen = None
+    if found is not None and x.dtype == torch.float32:
+        seen = found["input"] = block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32,
+                                                 x.device)
+    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base, seen)
     data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
                      device=x.device)
     if not _analyze_halves(data, sops, order, total, block, None, cm):
         return None
-    return parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total)
+    found_top = (block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32, x.device)
+                 if x.dtype == torch.float32 else None)
+    out = parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total,
+                                  found_top)
+    if found_top is not None:  # the reconstruction's scale, with no pass over the moments
+        keep_largest(out, found_top)
+    return out
 
 
 def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                               block: int) -> torch.Tensor | None:
+                               block: int, found: dict | None = None) -> torch.Tensor | None:
     """:func:`synthesize` with parity for ``precision="fp16x3"``, the adjoint of
     :func:`_analyze_classes_halves`: the classes' coefficients are gathered, masked to the
     set and split in one pass (:func:`~.parity_batch.split_classes`), synthesized as one
-    batch, and :func:`unfold` puts the parts together. ``None`` when the job does not run
-    here or its scales are out of range."""
+    batch, and :func:`unfold` puts the parts together. ``found``: a dict that receives,
+    under ``"input"``, a vector whose largest entry is the largest magnitude of the
+    coefficients in the set, found by the split (a check of the scale after the work).
+    ``None`` when the job does not run here or its scales are out of range."""
     top = _classes_on_halves(c, ops)
     if top is None:
         return None
@@ -717,7 +736,12 @@ def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, t
     keys = block_keys(sops, order, total, block)
     if not keys:
         return None
-    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top)
+    seen = None
+    if found is not None and c.dtype == torch.float32:
+        seen = found["input"] = block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32,
+                                                 c.device)
+    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top,
+                                      seen)
     if data is None:
         return None
     y = _synthesize_halves(data, sops, order, total, keys, None)

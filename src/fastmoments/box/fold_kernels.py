@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import torch
 
+from .._launches import launch
 from .._triton import HAVE_TRITON, available, tl, triton
 
 __all__ = ["fold", "fold_halves", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
@@ -116,9 +117,14 @@ if HAVE_TRITON:
 
     @triton.jit
     def _fold_kernel(x_ptr, sxb, sxz, sxy, D, H, W, CZ, CY, CX, HZ, HY, HX,
-                     p0, p1, p2, p3, p4, p5, p6, p7, ps, scale, lo_delta,
+                     p0, p1, p2, p3, p4, p5, p6, p7, ps, scale, lo_delta, top_ptr,
                      FZ: tl.constexpr, FY: tl.constexpr, FX: tl.constexpr,
-                     HALVES: tl.constexpr, BY: tl.constexpr, BX: tl.constexpr):
+                     HALVES: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
+                     BY: tl.constexpr, BX: tl.constexpr):
+        """The parts of every class from the 8 reflections of a tile (see :func:`fold`).
+        With ``TOP`` (float32 input): the largest magnitude each program read, as the bits
+        of a float32 (NaN's beat every other), raised by an atomic maximum in one of
+        ``NTOP`` slots of ``top_ptr``: the input's check and scale, found on the way."""
         pid = tl.program_id(0).to(tl.int64)
         b = pid // CZ
         i = pid - b * CZ
@@ -140,6 +146,15 @@ if HAVE_TRITON:
         v101 = _ld(base, zh, yi, xh, sxz, sxy, m & mz & mx, FZ and FX)
         v110 = _ld(base, zh, yh, xi, sxz, sxy, m & mz & my, FZ and FY)
         v111 = _ld(base, zh, yh, xh, sxz, sxy, m & mz & my & mx, FZ and FY and FX)
+        if TOP:  # (the reflections a flag turns off are zeros)
+            big = tl.maximum(tl.maximum(tl.maximum(tl.abs(v000), tl.abs(v001)),
+                                        tl.maximum(tl.abs(v010), tl.abs(v011))),
+                             tl.maximum(tl.maximum(tl.abs(v100), tl.abs(v101)),
+                                        tl.maximum(tl.abs(v110), tl.abs(v111))))
+            bits = tl.max(tl.max(big.to(tl.int32, bitcast=True), axis=1), axis=0)
+            n1, n2 = tl.num_programs(1), tl.num_programs(2)
+            slot = ((pid * n1 + tl.program_id(1)) * n2 + tl.program_id(2)) % NTOP
+            tl.atomic_max(top_ptr + slot, bits)
         # depth first, then rows, then samples: the order of the torch folds
         a000, a100 = _bf(v000, v100)
         a001, a101 = _bf(v001, v101)
@@ -255,7 +270,8 @@ def _all_classes(flags: list[bool], nsp: int) -> list[tuple[int, ...]]:
 
 def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
             sym: list[bool], dims: list[int], even: list[int], odd: list[int],
-            flags: list[bool], halves: tuple[float, int] | None = None) -> None:
+            flags: list[bool], halves: tuple[float, int] | None = None,
+            top: torch.Tensor | None = None) -> None:
     nsp = len(sym)
     ptrs = [parts[(0,) * nsp]] * 8
     strides = [0] * 24
@@ -271,8 +287,11 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
     extra: dict = {}
     if kernel is _fold_kernel:  # (scale, offset of the low halves) or a plain float fold
         scale, delta = halves if halves is not None else (1.0, 0)
-        extra = {"scale": scale, "lo_delta": delta, "HALVES": halves is not None}
-    kernel[grid](x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
+        extra = {"scale": scale, "lo_delta": delta,
+                 "top_ptr": x if top is None else top.view(torch.int32),
+                 "HALVES": halves is not None, "TOP": top is not None,
+                 "NTOP": 1 if top is None else top.numel()}
+    launch(kernel, grid, x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
                  FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
 
 
@@ -321,13 +340,14 @@ def fold(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], torch.Tensor
 
 
 def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torch.Tensor],
-                lo_delta: int, scale: float) -> None:
+                lo_delta: int, scale: float, top: torch.Tensor | None = None) -> None:
     """:func:`fold` written as float16 halves, ``hi + lo = scale * part`` (the rounding of
     :func:`fastmoments.box.triton_gemm.split_scaled`, so the bits are those of a fold
     followed by that split): ``hi`` holds one float16 view per class of the part's shape
     (contiguous samples), and each low half is written ``lo_delta`` entries after its high
-    half (views of one buffer, say). Triton only (CUDA, or the CPU under
-    ``TRITON_INTERPRET=1``)."""
+    half (views of one buffer, say). ``top``: a float32 vector of zeros whose largest
+    entry becomes ``max |x|`` (NaN if ``x`` holds one), found on the way (float32 ``x``).
+    Triton only (CUDA, or the CPU under ``TRITON_INTERPRET=1``)."""
     dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
     if x.stride(-1) != 1:
         x = x.contiguous()
@@ -339,8 +359,12 @@ def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torc
                              f"on {x.device} with contiguous rows")
     if not triton_on(x.device):
         raise RuntimeError("fold_halves needs Triton (CUDA, or TRITON_INTERPRET=1)")
+    if top is not None and (top.dtype != torch.float32 or top.ndim != 1 or not top.numel()
+                            or not top.is_contiguous() or x.dtype != torch.float32):
+        raise ValueError("fold_halves: top= takes a float32 vector for a float32 x")
     if x.numel():
-        _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)))
+        _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)),
+                top)
 
 
 def unfold(parts: dict[tuple[int, ...], torch.Tensor], sym: list[bool],

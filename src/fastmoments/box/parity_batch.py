@@ -29,10 +29,12 @@ is ``c B + b``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
 
+from .._launches import launch
 from .._triton import HAVE_TRITON, tl, triton
 from . import triton_gemm
 
@@ -106,55 +108,102 @@ if HAVE_TRITON:
     from .gemm_epilogue import store_halves
 
     @triton.jit
-    def _interleave_kernel(src_ptr, dst_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
-                           TOTAL: tl.constexpr, BLOCK: tl.constexpr):
+    def _interleave_kernel(src_ptr, dst_ptr, top_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
+                           TOTAL: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
+                           ROWS: tl.constexpr, BLOCK: tl.constexpr):
         """Dense ``dst[b, n0, n1, n2]`` (contiguous) from class-major ``src[c B + b, n0 // 2,
         n1 // 2, n2 // 2]`` (rows contiguous), ``c`` the parity bits of ``(n0, n1, n2)``;
-        0 outside the set."""
-        row = tl.program_id(0).to(tl.int64)
+        0 outside the set; ``ROWS`` rows ``(b, n0, n1)`` per program. With ``TOP``: the
+        largest magnitude each program wrote, as the bits of a float32 (non-negative floats
+        order as their bits; NaN's bits beat every other), raised by an atomic maximum in
+        one of ``NTOP`` slots of ``top_ptr`` (spread, so that the atomics do not queue on
+        one address)."""
+        first = tl.program_id(0).to(tl.int64) * ROWS
+        row = first + tl.arange(0, ROWS)[:, None]
         n1 = row % P1
         n0 = (row // P1) % P0
         b = row // (P1 * P0)
-        n2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-        inside = n2 < P2
+        n2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+        inside = (n2 < P2) & (row < B * P0 * P1)
         if TOTAL:
             keep = inside & (n0 + n1 + n2 <= order)
         else:
             keep = inside & (n0 <= order) & (n1 <= order) & (n2 <= order)
         cls = 4 * (n0 % 2) + 2 * (n1 % 2) + (n2 % 2)
         off = (cls * B + b) * s_c + (n0 // 2) * s_0 + (n1 // 2) * s_1 + n2 // 2
-        v = tl.load(src_ptr + off, mask=keep, other=0.0)
-        tl.store(dst_ptr + row * P2 + n2, tl.where(keep, v, 0.0), mask=inside)
+        v = tl.where(keep, tl.load(src_ptr + off, mask=keep, other=0.0), 0.0)
+        tl.store(dst_ptr + row * P2 + n2, v, mask=inside)
+        if TOP:
+            m = tl.max(tl.max(tl.abs(v).to(tl.int32, bitcast=True), axis=1), axis=0)
+            if m > 0:
+                slot = (tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)) % NTOP
+                tl.atomic_max(top_ptr + slot, m)
 
     @triton.jit
-    def _split_classes_kernel(src_ptr, hi_ptr, lo_ptr, B, P0, P1, P2, R0, R1, R2,
+    def _split_classes_kernel(src_ptr, hi_ptr, lo_ptr, top_ptr, B, P0, P1, P2, R0, R1, R2,
                               s_b, s_0, s_1, d_c, d_0, d_1, order, scale, NCLS: tl.constexpr,
-                              TOTAL: tl.constexpr, BLOCK: tl.constexpr):
+                              TOTAL: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
+                              BLOCK: tl.constexpr):
         """Class-major halves ``hi + lo = scale * src[b, 2 r0 + s0, 2 r1 + s1, 2 r2 + s2]``
-        at ``[c B + b, r0, r1, r2]``, 0 outside the set and beyond the coefficients; the
-        classes of one row run side by side (they read the same rows of ``src``)."""
+        at ``[c B + b, r0, r1, r2]`` (``c`` the parity bits ``s0 s1 s2``), 0 outside the
+        set and beyond the coefficients. One program makes the rows of the two classes
+        ``s2 = 0, 1`` that read one row of ``src``: it reads ``2 BLOCK`` entries of it at
+        once and splits them into the even and the odd ones (0.43 against 0.63 ms for the
+        coefficients of the 512^3 job on an H100 when each class read every other entry
+        of the row itself, ``benchmarks/results/box_runs/session28/README.md``).
+        With ``TOP``: the largest magnitude read, in ``NTOP`` slots of ``top_ptr`` as in
+        :func:`_interleave_kernel`."""
         pid = tl.program_id(0).to(tl.int64)
-        c = pid % NCLS
-        row = pid // NCLS
+        pair = pid % (NCLS // 2)  # the class bits but the last: 2 pair + s2 is the class
+        row = pid // (NCLS // 2)
         r1 = row % R1
         r0 = (row // R1) % R0
         b = row // (R1 * R0)
-        n0 = 2 * r0 + (c >> 2) % 2
-        n1 = 2 * r1 + (c >> 1) % 2
-        r2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-        n2 = 2 * r2 + c % 2
+        c0 = 2 * pair
+        n0 = 2 * r0 + (c0 >> 2) % 2
+        n1 = 2 * r1 + (c0 >> 1) % 2
+        n2 = tl.program_id(1) * (2 * BLOCK) + tl.arange(0, 2 * BLOCK)
         inside = (n0 < P0) & (n1 < P1) & (n2 < P2)
         if TOTAL:
             keep = inside & (n0 + n1 + n2 <= order)
         else:
             keep = inside & (n0 <= order) & (n1 <= order) & (n2 <= order)
         v = tl.load(src_ptr + b * s_b + n0 * s_0 + n1 * s_1 + n2, mask=keep, other=0.0)
-        y = tl.where(keep, v * scale, 0.0)
-        store_halves(hi_ptr, lo_ptr, (c * B + b) * d_c + r0 * d_0 + r1 * d_1 + r2, y,
-                     r2 < R2)
+        if TOP:  # (most programs of a total-degree set read none: no atomic for them)
+            m = tl.max(tl.abs(v).to(tl.int32, bitcast=True), axis=0)
+            if m > 0:
+                slot = (tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)) % NTOP
+                tl.atomic_max(top_ptr + slot, m)
+        even, odd = tl.split(tl.reshape(tl.where(keep, v * scale, 0.0), (BLOCK, 2)))
+        r2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        at = r0 * d_0 + r1 * d_1 + r2
+        store_halves(hi_ptr, lo_ptr, (c0 * B + b) * d_c + at, even, r2 < R2)
+        store_halves(hi_ptr, lo_ptr, ((c0 + 1) * B + b) * d_c + at, odd, r2 < R2)
 
 
-_BLOCK = 256
+def _tiles(width: int, what: str) -> tuple[int, int, int]:
+    """``(ROWS, BLOCK, warps)`` of the interleave and the split of the classes: one block
+    across a row of up to 1024 entries; the interleave takes rows per program up to about
+    4096 entries, with 8 warps (0.33 against 0.53 ms with one row of 256 and 4 warps on an
+    H100, 512^3 job), the split one source row per program (its ``ROWS`` is not used:
+    several rows per program ran 1.5-2x slower,
+    ``benchmarks/results/box_runs/session28/README.md``); small tiles under the
+    interpreter. ``FASTMOMENTS_BOX_ROWS="what:ROWS,BLOCK,warps"`` (``what`` one of
+    ``interleave``, ``split``) overrides it (for benchmarks)."""
+    env = os.environ.get("FASTMOMENTS_BOX_ROWS", "")
+    if env.startswith(what + ":"):
+        rows, block, warps = (int(v) for v in env.split(":")[1].split(","))
+        return rows, block, warps
+    if os.environ.get("TRITON_INTERPRET", "") == "1":
+        return 2, 32, 1
+    block = min(triton.next_power_of_2(max(width, 16)), 1024)
+    if what == "split":
+        return 1, block, 4
+    return max(4096 // block, 1), block, 8
+
+
+#: Entries of the vector in which :func:`interleave` finds the largest magnitude.
+TOP_SLOTS = 1024
 
 
 def _as_volumes(t: torch.Tensor, nsp: int) -> torch.Tensor:
@@ -163,32 +212,43 @@ def _as_volumes(t: torch.Tensor, nsp: int) -> torch.Tensor:
 
 
 def interleave(cm: torch.Tensor, nsp: int, batch: int, shape: tuple[int, ...], order: int,
-               total: bool) -> torch.Tensor:
+               total: bool, top: torch.Tensor | None = None) -> torch.Tensor:
     """The dense coefficients ``(batch, *shape)`` from the class-major ``cm``
     ``(2^nsp batch, R_0, ..., R_{nsp-1})`` (rows contiguous), 0 outside the set (total
-    degree ``<= order`` with ``total``, else every degree ``<= order``)."""
+    degree ``<= order`` with ``total``, else every degree ``<= order``). ``top``: a
+    float32 vector of zeros (:data:`TOP_SLOTS` entries or fewer) whose largest entry
+    becomes the largest magnitude of the result (NaN if it holds one), found on the way
+    with no pass of its own."""
     src = _as_volumes(cm, nsp)
     if src.stride(-1) != 1:
         src = src.contiguous()
     dst = torch.empty((batch, *shape), dtype=cm.dtype, device=cm.device)
     p = (1, *shape) if nsp == 2 else tuple(shape)
     rows = batch * p[0] * p[1]
+    if top is not None and (top.dtype != torch.float32 or top.ndim != 1 or not top.numel()
+                            or not top.is_contiguous() or cm.dtype != torch.float32):
+        raise ValueError("interleave: top= takes a float32 vector for float32 coefficients")
     if rows and p[2]:
-        grid = (rows, triton.cdiv(p[2], _BLOCK))
-        _interleave_kernel[grid](src, dst, batch, *p, src.stride(0), src.stride(1),
-                                 src.stride(2), order, TOTAL=total, BLOCK=_BLOCK,
-                                 num_warps=4)
+        nrows, block, warps = _tiles(p[2], "interleave")
+        grid = (triton.cdiv(rows, nrows), triton.cdiv(p[2], block))
+        launch(_interleave_kernel, grid, src, dst, dst if top is None else top.view(torch.int32),
+               batch, *p, src.stride(0), src.stride(1), src.stride(2), order, TOTAL=total,
+               TOP=top is not None, NTOP=1 if top is None else top.numel(), ROWS=nrows,
+               BLOCK=block, num_warps=warps)
     return dst
 
 
 def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, total: bool,
-                  top: float) -> triton_gemm.Halves | None:
+                  top: float, seen: torch.Tensor | None = None) -> triton_gemm.Halves | None:
     """The parity classes of the dense coefficients ``c`` ``(B, P_0, ..., P_{nsp-1})``
     side by side, class-major ``(2^nsp B, *rows)``, masked to the set and split into
     float16 halves with one scale that brings the bound ``top`` of ``|c|`` into
     :math:`[2^{14}, 2^{15})` (as :func:`~fastmoments.box.triton_gemm.split_scaled`,
     rows of 64 entries or more start 16-aligned); ``None`` when that scale is beyond
-    :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite."""
+    :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite. ``seen``:
+    a float32 vector of zeros whose largest entry becomes the largest magnitude of the
+    coefficients in the set (NaN if one is), found on the way: a check that ``top``
+    bounds them."""
     base = triton_gemm.scale_exponent(top)
     if base is None:
         return None
@@ -203,11 +263,16 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     hi = torch.empty((ncls * b, *r[:2], prow), dtype=torch.float16, device=c.device)
     lo = torch.empty_like(hi)
     if hi.numel():
-        grid = (ncls * b * r[0] * r[1], triton.cdiv(row, _BLOCK))
-        _split_classes_kernel[grid](src, hi, lo, b, *p, *r, src.stride(0), src.stride(1),
-                                    src.stride(2), hi.stride(0), hi.stride(1), hi.stride(2),
-                                    order, 2.0 ** base, NCLS=ncls, TOTAL=total,
-                                    BLOCK=_BLOCK, num_warps=4)
+        _, block, warps = _tiles(row, "split")
+        grid = (ncls // 2 * b * r[0] * r[1], triton.cdiv(row, block))
+        if seen is not None and (seen.dtype != torch.float32 or seen.ndim != 1
+                                 or not seen.numel() or c.dtype != torch.float32):
+            raise ValueError("split_classes: seen= takes a float32 vector")
+        launch(_split_classes_kernel, grid, src, hi, lo,
+               hi if seen is None else seen.view(torch.int32), b, *p, *r, src.stride(0),
+               src.stride(1), src.stride(2), hi.stride(0), hi.stride(1), hi.stride(2),
+               order, 2.0 ** base, NCLS=ncls, TOTAL=total, TOP=seen is not None,
+               NTOP=1 if seen is None else seen.numel(), BLOCK=block, num_warps=warps)
     hi, lo = hi[..., :row], lo[..., :row]
     if nsp == 2:
         hi, lo = hi.squeeze(1), lo.squeeze(1)

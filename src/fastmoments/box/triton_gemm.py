@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from .._array import largest_magnitude_value
+from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import FastLaunch, available, loop_bound, tl, triton
 from . import halves_tma
@@ -147,10 +148,10 @@ def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Te
         bb = b[start:stop] if s_bb else b
 
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
-        _bmm_kernel[grid](aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1), a.stride(2), s_bb,
-                          b.stride(1), b.stride(2), c.stride(0), c.stride(1), c.stride(2),
-                          PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
-                          **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+        launch(_bmm_kernel, grid, aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1),
+               a.stride(2), s_bb, b.stride(1), b.stride(2), c.stride(0), c.stride(1),
+               c.stride(2), PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
+               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     return c
 
 
@@ -384,11 +385,11 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
         hh = const.hi[start:stop] if s_cb else const.hi
         ll = const.lo[start:stop] if s_cb else const.lo
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
-        _fp16x3_kernel[grid](dd, hh, ll, out[start:stop], m, n, k, const.inv_scale,
-                             s_db, data.stride(1), data.stride(2), s_cb, const.hi.stride(1),
-                             const.hi.stride(2), out.stride(0), out.stride(1), out.stride(2),
-                             DATA_A=data_first, BM=bm, BN=bn, BK=bk, GROUP=8,
-                             **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
+        launch(_fp16x3_kernel, grid, dd, hh, ll, out[start:stop], m, n, k, const.inv_scale,
+               s_db, data.stride(1), data.stride(2), s_cb, const.hi.stride(1),
+               const.hi.stride(2), out.stride(0), out.stride(1), out.stride(2),
+               DATA_A=data_first, BM=bm, BN=bn, BK=bk, GROUP=8,
+               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
     return out
 
 
@@ -581,15 +582,15 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
         if z is not None and z.ndim == 0:  # one flag for every entry: a row of it
             z = z.reshape(1).expand(row).contiguous()
         width = min(triton.next_power_of_2(row), 1024)
-        _split_rows_kernel[(n // row, triton.cdiv(row, width))](
-            x, hi, lo, x if z is None else z, row, prow,
-            1 if z is None else max(z.numel() // row, 1), 2.0 ** base, ZERO=z is not None,
-            BLOCK=width, num_warps=4)
+        launch(_split_rows_kernel, (n // row, triton.cdiv(row, width)),
+               x, hi, lo, x if z is None else z, row, prow,
+               1 if z is None else max(z.numel() // row, 1), 2.0 ** base, ZERO=z is not None,
+               BLOCK=width, num_warps=4)
     elif n:
-        _split_scaled_kernel[(triton.cdiv(n, block),)](
-            x, hi, lo, x if z is None else z, n, 1 if z is None else max(z.numel(), 1),
-            2.0 ** base, row, prow, ZERO=z is not None, PAD=prow != row, BLOCK=block,
-            num_warps=8)
+        launch(_split_scaled_kernel, (triton.cdiv(n, block),),
+               x, hi, lo, x if z is None else z, n, 1 if z is None else max(z.numel(), 1),
+               2.0 ** base, row, prow, ZERO=z is not None, PAD=prow != row, BLOCK=block,
+               num_warps=8)
     if prow != row:
         hi, lo = hi[..., :row], lo[..., :row]
     return Halves(hi, lo, base, (None,) * (x.ndim - 1))
