@@ -57,34 +57,38 @@ def main() -> int:
     r64 = dense_inverse(j64, ref.synthesis_matrices())
     rows = []
     for name, opts in VARIANTS:
-        runs = [(p, None) for p in engine.PRECISIONS]
-        if halves_tma.enabled(dev):  # the TMA-fed kernel and the plain one, same run
-            runs = [(p, True) if p == "fp16x3" else (p, None) for p, _ in runs]
-            runs.append(("fp16x3", False))
-        for precision, tma in runs:
+        runs = [(p, None, None) for p in engine.PRECISIONS]
+        if halves_tma.enabled(dev):  # the TMA-fed kernel and the plain one, same run; and
+            # the jobs replayed as recorded launches (the default) or run eagerly
+            runs = [(p, True, True) if p == "fp16x3" else (p, None, None) for p, _, _ in runs]
+            runs += [("fp16x3", True, False), ("fp16x3", False, True)]
+        for precision, tma, replayed in runs:
             if tma is not None:
                 os.environ["FASTMOMENTS_BOX_TMA"] = "1" if tma else "0"
+            if replayed is not None:
+                os.environ["FASTMOMENTS_BOX_REPLAY"] = "1" if replayed else "0"
             plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, k=k, device=dev,
                                    precision=precision, **opts)
 
             def fwd(plan=plan):
-                return plan.forward(x).data
+                return plan.forward(x)  # moments, as a user hands them to the inverse
 
             def inv(c, plan=plan):
                 return plan.inverse(c)
 
             j = fwd()
             r = inv(j)
-            row = {"variant": name, "precision": precision, "tma": tma,
+            row = {"variant": name, "precision": precision, "tma": tma, "replay": replayed,
                    "parity": plan.symmetric,
                    "block": plan.block,
-                   "rel_err_moments": rel(j, j64), "rel_err_recon": rel(r, r64),
+                   "rel_err_moments": rel(j.data, j64), "rel_err_recon": rel(r, r64),
                    "forward": summary(bench(fwd, dev, args.reps)),
                    "inverse": summary(bench(lambda j=j, inv=inv: inv(j), dev, args.reps)),
                    "both": summary(bench(lambda fwd=fwd, inv=inv: inv(fwd()), dev,
                                          args.reps))}
             rows.append(row)
             os.environ.pop("FASTMOMENTS_BOX_TMA", None)
+            os.environ.pop("FASTMOMENTS_BOX_REPLAY", None)
             print(f"{name:26s} {_label(row):16s} fwd {row['forward']['median_ms']:7.2f} inv "
                   f"{row['inverse']['median_ms']:7.2f} both {row['both']['median_ms']:7.2f} ms"
                   f" err {row['rel_err_moments']:.1e}/{row['rel_err_recon']:.1e}", flush=True)
@@ -115,7 +119,10 @@ def main() -> int:
              "forward + reconstruction <= 5 ms, error <= 1e-6. *fp16x3, TMA*: the products "
              "with halves results on the persistent TMA-fed kernel (`box/halves_tma.py`, "
              "the default on this GPU); *fp16x3, plain*: all on the earlier kernel "
-             "(`FASTMOMENTS_BOX_TMA=0`).", "",
+             "(`FASTMOMENTS_BOX_TMA=0`); *eager*: the jobs run through the engine's Python "
+             "at every call instead of replaying their recorded launches (`box/replay.py`, "
+             "`FASTMOMENTS_BOX_REPLAY=0`). Forward and reconstruction are timed as a user "
+             "calls them: `plan.forward(x)`, then `plan.inverse(moments)`.", "",
              "| variant | products | parity | block | forward ms | reconstruction ms | both ms "
              "| err moments | err recon |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -130,8 +137,9 @@ def main() -> int:
 
 
 def _label(row: dict) -> str:
-    tma = row.get("tma")
-    return row["precision"] + ("" if tma is None else ", TMA" if tma else ", plain")
+    tma, replayed = row.get("tma"), row.get("replay")
+    return (row["precision"] + ("" if tma is None else ", TMA" if tma else ", plain")
+            + (", eager" if replayed is False else ""))
 
 
 if __name__ == "__main__":
