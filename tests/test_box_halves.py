@@ -6,6 +6,7 @@ TRITON_INTERPRET=1)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -335,6 +336,19 @@ def test_fold_into_halves_equals_fold_then_split(shape):
         assert torch.equal(hi[cls], ref.hi) and torch.equal(lo, ref.lo), cls
     with pytest.raises(ValueError, match="hi"):
         fold_kernels.fold_halves(x, sym, {}, 0, 1.0)
+    # the fold finds max |x| on the way, NaN and infinity included (on the float's bits:
+    # a float maximum on the GPU drops NaN)
+    for bad, want_top in ((None, float(x.abs().max())), (float("nan"), None),
+                          (float("-inf"), float("inf"))):
+        y = x.clone()
+        if bad is not None:
+            y.view(-1)[7] = bad
+        seen = torch.zeros(5, device=DEV)
+        with warnings.catch_warnings():  # (NumPy warns on NaN and inf in the interpreter)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fold_kernels.fold_halves(y, sym, hi, both.stride(0), 2.0 ** base, seen)
+        got = float(seen.max())
+        assert math.isnan(got) if want_top is None else got == want_top
 
 
 def test_largest_magnitude_value_reuses_the_checked_float(monkeypatch):

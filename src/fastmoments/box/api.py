@@ -460,19 +460,20 @@ class JacobiTransform:
         return (*where, replay.scale_key(largest_magnitude_value(t, keep=True)))
 
     def _forward_on_guess(self, flat: torch.Tensor, where: tuple,
-                          source: Any) -> torch.Tensor | None:
+                          source: Any) -> tuple[torch.Tensor | None, bool]:
         """The moments of the unchecked ``flat`` by the program of the scales of the last
         calls on this geometry, checked after the work: the job's fold finds ``max |x|`` on
         the way, which is read once at the end (no reduction and no wait before the work).
-        NaN or infinity raise the input check's error. ``None`` (nothing kept) when there
-        is no such program, or when ``max |x|`` asks for other scales (the caller then runs
-        the job for them, with the value kept: no second pass)."""
+        NaN or infinity raise the input check's error. Returns the moments (``None`` when
+        there is no such program, or when ``max |x|`` asks for other scales: the caller
+        then runs the job for them) and whether ``flat`` was checked (its largest
+        magnitude kept: no second pass)."""
         guess = self._guesses.get(where)
         if guess is None or not guess[1]:
-            return None
+            return None, False
         prog = self._replays.get((*where, guess[0]))
         if not isinstance(prog, replay.JobProgram):
-            return None
+            return None, False
         data, top, seen = prog(flat)
         # the one host read, once the work is queued: the input's largest magnitude (its
         # check) and the moments' (for their reconstruction, which then reads nothing)
@@ -480,14 +481,14 @@ class JacobiTransform:
         value = both[0]
         if not value < math.inf:  # the check's own error (it reads x again: errors only)
             require_finite(flat, "x", source)
-            return None  # pragma: no cover - x changed meanwhile; checked again below
+            return None, False  # pragma: no cover - x changed meanwhile: checked again
         keep_largest(flat, seen, value)
         if replay.scale_key(value) != guess[0]:  # no more guesses until two calls agree
-            del self._guesses[where]
-            return None
+            self._guesses.pop(where, None)
+            return None, True
         if top is not None:
             keep_largest(data, top, both[1])
-        return data
+        return data, True
 
     # ---------------------------------------------------------------- transforms
     def _forward_tensor(self, t: torch.Tensor, kind: ArrayKind,
@@ -524,9 +525,10 @@ class JacobiTransform:
             return c, kept_largest(c), found.get("input")
 
         if where is not None and step >= b:
-            data = None if source is None else self._forward_on_guess(flat, where, source)
+            data, checked = (None, True) if source is None else self._forward_on_guess(
+                flat, where, source)
             if data is None:
-                if source is not None:
+                if not checked:
                     require_finite(flat, "x", source)
                 key = self._replay_key(where, flat)
                 data, top, seen = replay.replayed(self._replays, key, flat, recorded)

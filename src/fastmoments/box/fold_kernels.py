@@ -92,6 +92,11 @@ if HAVE_TRITON:
         return v
 
     @triton.jit
+    def _bits(v):
+        """``|v|`` as the bits of a float32: ordered as the magnitudes, NaN above all."""
+        return tl.abs(v).to(tl.int32, bitcast=True)
+
+    @triton.jit
     def _bf(a, b):
         return a + b, a - b
 
@@ -146,12 +151,12 @@ if HAVE_TRITON:
         v101 = _ld(base, zh, yi, xh, sxz, sxy, m & mz & mx, FZ and FX)
         v110 = _ld(base, zh, yh, xi, sxz, sxy, m & mz & my, FZ and FY)
         v111 = _ld(base, zh, yh, xh, sxz, sxy, m & mz & my & mx, FZ and FY and FX)
-        if TOP:  # (the reflections a flag turns off are zeros)
-            big = tl.maximum(tl.maximum(tl.maximum(tl.abs(v000), tl.abs(v001)),
-                                        tl.maximum(tl.abs(v010), tl.abs(v011))),
-                             tl.maximum(tl.maximum(tl.abs(v100), tl.abs(v101)),
-                                        tl.maximum(tl.abs(v110), tl.abs(v111))))
-            bits = tl.max(tl.max(big.to(tl.int32, bitcast=True), axis=1), axis=0)
+        if TOP:  # on the bits (a float maximum drops NaN); turned-off reflections are 0
+            big = tl.maximum(tl.maximum(tl.maximum(_bits(v000), _bits(v001)),
+                                        tl.maximum(_bits(v010), _bits(v011))),
+                             tl.maximum(tl.maximum(_bits(v100), _bits(v101)),
+                                        tl.maximum(_bits(v110), _bits(v111))))
+            bits = tl.max(tl.max(big, axis=1), axis=0)
             n1, n2 = tl.num_programs(1), tl.num_programs(2)
             slot = ((pid * n1 + tl.program_id(1)) * n2 + tl.program_id(2)) % NTOP
             tl.atomic_max(top_ptr + slot, bits)
