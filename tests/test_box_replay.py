@@ -178,7 +178,7 @@ def test_the_key_holds_every_scale_the_engine_derives(top):
     assert parity3 == triton_gemm.scale_exponent(top * 2.0**3)
 
 
-def test_no_replay_off_a_gpu_or_when_switched_off(monkeypatch):
+def test_no_replay_off_a_gpu_or_without_halves():
     assert not replay.enabled(torch.zeros(3))
     plan = JacobiTransform((6, 6, 6), 3, precision="float32")
     assert not plan._replayable(torch.zeros(1, 6, 6, 6))
@@ -231,6 +231,7 @@ def test_replays_give_the_bits_of_the_eager_job(small_halves, monkeypatch, parit
     x = torch.rand((*batch, *shape), device="cuda", generator=gen)
     want = _eager(monkeypatch, lambda: plan.forward(x).data)
     back = _eager(monkeypatch, lambda: plan.inverse(want))
+    assert not plan._replays  # FASTMOMENTS_BOX_REPLAY=0: nothing recorded
     keep = x.clone()
     got = [plan.forward(x).data for _ in range(5)]
     assert any(isinstance(p, replay.JobProgram) for p in plan._replays.values())

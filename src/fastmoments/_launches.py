@@ -130,13 +130,15 @@ class _Watch(TorchDispatchMode):
 class Recording:
     """One eager call on the CUDA tensor ``x``, recorded (a context manager).
 
-    Inside the ``with`` block, launches made through :func:`launch` are kept, the torch
-    operations are watched, and :func:`recorded_flag` hands out ``flag`` (a device byte).
-    :meth:`program` then builds the :class:`LaunchProgram` of the call, or gives ``None``
-    with the reason in :attr:`refused`.
+    Inside the ``with`` block, launches made through :func:`launch` (or through a
+    :class:`~fastmoments._triton.FastLaunch`) are kept, the torch operations are watched,
+    and :func:`recorded_flag` hands out ``flag`` (a device byte; ``None`` for a job that
+    checks its input otherwise, :mod:`fastmoments.box.replay`). :meth:`program` then builds
+    the :class:`LaunchProgram` of the call, or gives ``None`` with the reason in
+    :attr:`refused`.
     """
 
-    def __init__(self, x: torch.Tensor, flag: torch.Tensor) -> None:
+    def __init__(self, x: torch.Tensor, flag: torch.Tensor | None) -> None:
         self.x, self.flag = x, flag
         self.launches: list[tuple[Any, tuple[int, int, int], list[Any]]] = []
         self.allocations: list[torch.Tensor] = []

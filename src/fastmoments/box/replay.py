@@ -1,8 +1,8 @@
 """Repeated box jobs on a GPU replayed as their recorded launches.
 
 A large box job is a few dozen Triton launches: 512^3 at order 500 with parity is a fold,
-six products and an interleave forward, a split, six products and an unfold back, about
-4.8 ms of kernels on an H100. The Python that decides and launches them (the engine's
+six products and an interleave forward, a split, six products and an unfold back, 4.2 ms
+of kernels on an H100. The Python that decides and launches them (the engine's
 blocks, the operands' layouts, Triton's argument handling) took as long as the kernels,
 2-3.6 ms per direction on the H100 machines
 (``benchmarks/results/box_runs/session27/README.md``), so the GPU waited for the host.
@@ -24,8 +24,10 @@ Those decisions depend only on the plan, on the input's shape, strides, dtype, d
   result as a view of its slot.
 
 A replay produces the same bits as the eager job: the same kernels with the same scalar
-arguments on the same data. The input check (NaN or infinity, a host read) happens before,
-as in the eager job, and gives the largest magnitude that the key needs.
+arguments on the same data. The key needs the input's largest magnitude: from the input
+check before the work (NaN or infinity, a host read), or, for a call run on the scales of
+the last calls, from the job itself, which finds it on the way and is checked after the
+work (:meth:`fastmoments.box.JacobiTransform.forward`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from typing import Any, NamedTuple
 import torch
 
 from .._launches import Recording
-from .._triton import HAVE_TRITON, TensorDescriptor, plain_launcher
+from .._triton import HAVE_TRITON, TensorDescriptor, _hooked, plain_launcher
+from .triton_gemm import scale_exponent
 
 __all__ = ["JobProgram", "Refused", "enabled", "replayed", "scale_key"]
 
@@ -59,8 +62,6 @@ def enabled(t: torch.Tensor) -> bool:
         return False
     if torch.is_grad_enabled() and t.requires_grad:
         return False
-    from .._triton import _hooked
-
     return not _hooked()
 
 
@@ -69,8 +70,6 @@ def scale_key(top: float) -> tuple[int | None, ...]:
     exponents of the halves' scales for the input itself and for parts that sum 4 or 8
     samples (the parity folds of images and volumes), as
     :func:`~fastmoments.box.triton_gemm.scale_exponent` computes them."""
-    from .triton_gemm import scale_exponent
-
     return (scale_exponent(top), scale_exponent(top * 4.0), scale_exponent(top * 8.0))
 
 
@@ -115,6 +114,7 @@ class JobProgram:
 
     @property
     def launches(self) -> int:
+        """How many kernels a replay launches."""
         return len(self._steps)
 
     @classmethod
