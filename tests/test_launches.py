@@ -100,3 +100,40 @@ def test_span_of_strided_views():
     assert _launches._span((4, 3), (3, 1)) == 12
     assert _launches._span((3,), (2,)) == 5
     assert _launches._span((0, 3), (3, 1)) == 0
+
+
+def test_fast_launches_are_kept_by_an_active_recording(monkeypatch):
+    """Box products launch through ``FastLaunch``, which skips Triton's launch path (and its
+    hooks) once a kernel is compiled: while a recording is active it takes Triton's path and
+    hands the launch to the recording, so a recorded job misses none of its launches."""
+    import triton
+    import triton.language as tl
+
+    from fastmoments._triton import FastLaunch
+
+    @triton.jit
+    def kern(a_ptr, n, B: tl.constexpr):
+        pass
+
+    compiled = object()  # what Triton's launch returns: the compiled kernel
+    calls = []
+
+    class Fn:  # the JIT function, its launch replaced
+        fn, arg_names = kern.fn, kern.arg_names
+
+        def __getitem__(self, grid):
+            def run(*args, **kwargs):
+                calls.append((grid, args, kwargs))
+                return compiled
+            return run
+
+    fast = FastLaunch(Fn())
+    x, rec = _recording()
+    seen = []
+    monkeypatch.setattr(rec, "add", lambda *a: seen.append(a))
+    with rec:
+        fast((5,), x, 3, B=8, num_warps=2)
+    assert calls == [((5,), (x, 3), {"B": 8, "num_warps": 2})]
+    (_fn, kernel, grid, args, kwargs), = seen
+    assert kernel is compiled and grid == (5,) and args == (x, 3) and kwargs["B"] == 8
+    assert recording() is None
