@@ -251,7 +251,7 @@ def test_the_moments_keep_their_largest_magnitude_for_the_reconstruction(monkeyp
     with the moments): the reconstruction's scale then needs no pass over them, and a
     change of the moments in place drops it. NaN among the class-major moments shows."""
     from fastmoments._array import kept_largest, largest_magnitude_value
-    from fastmoments.box import parity_batch
+    from fastmoments.box import gemm_epilogue, parity_batch
 
     shape = (10, 12, 9)
     plan = JacobiTransform(shape, 9, alpha=0.2, beta=0.2, device=DEV, precision="fp16x3",
@@ -260,7 +260,7 @@ def test_the_moments_keep_their_largest_magnitude_for_the_reconstruction(monkeyp
     moments = plan.forward(x)
     j = moments.data
     top = kept_largest(j)
-    assert top is not None and top.shape == (parity_batch.TOP_SLOTS,)
+    assert top is not None and top.shape == (gemm_epilogue.MAXIMA,)
     want = float(j.abs().max())
 
     def no_pass(*a, **k):

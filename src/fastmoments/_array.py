@@ -436,8 +436,13 @@ def largest_magnitude(t: torch.Tensor) -> torch.Tensor:
     view of, when neither has changed since; else one reduction."""
     hit = _largest_kept(t)
     if hit is not None:
-        return hit[1] if hit[1].ndim == 0 else hit[1].max()
+        return _reduced(hit[1])
     return torch.linalg.vector_norm(t.detach(), ord=math.inf)
+
+
+def _reduced(top: torch.Tensor) -> torch.Tensor:
+    """A kept largest magnitude as a 0-d tensor (a kernel keeps partial maxima)."""
+    return top if top.ndim == 0 else top.max()
 
 
 def largest_magnitude_value(t: torch.Tensor, keep: bool = False) -> float:
@@ -449,7 +454,7 @@ def largest_magnitude_value(t: torch.Tensor, keep: bool = False) -> float:
     if hit is not None:
         if len(hit) > 2:
             return hit[2]
-        top = hit[1] if hit[1].ndim == 0 else hit[1].max()  # (partial maxima)
+        top = _reduced(hit[1])
         value = float(top)  # read once: kept with it from now on
         keep_largest(t, top, value)
         return value

@@ -47,7 +47,14 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._triton import HAVE_TRITON, RECORDING, libcuda, plain_launcher, recording
+from ._triton import (
+    HAVE_TRITON,
+    RECORDING,
+    launch_compiled,
+    libcuda,
+    plain_launcher,
+    recording,
+)
 
 __all__ = ["MAX_LAUNCHES", "LaunchProgram", "Recording", "host_flag", "launch", "recorded_flag",
            "recording", "signal"]
@@ -187,13 +194,18 @@ class Recording:
         return any(type(v) is torch.Tensor and v.data_ptr() == p
                    for _, _, vals in self.launches for v in vals)
 
-    def program(self, out: Any) -> LaunchProgram | None:
-        """The replayable program of the call that returned ``out``, or ``None`` (the
-        reasons are appended to :attr:`refused`)."""
+    def check_launches(self) -> None:
+        """Append to :attr:`refused` when a launch went around the recording, or there was
+        none (what every program built from a recording needs)."""
         if self._hooked != len(self.launches):
             self.refused.append(f"{self._hooked - len(self.launches)} launches not recorded")
         if not self.launches:
             self.refused.append("no launch")
+
+    def program(self, out: Any) -> LaunchProgram | None:
+        """The replayable program of the call that returned ``out``, or ``None`` (the
+        reasons are appended to :attr:`refused`)."""
+        self.check_launches()
         if len(self.launches) > MAX_LAUNCHES:
             self.refused.append(f"{len(self.launches)} launches")
         if type(out) is not torch.Tensor or not out.is_cuda:
@@ -279,10 +291,7 @@ class LaunchProgram:
                 for i, which, delta in slots:
                     vals[i] = bases[which] + delta
             if self._direct and not hooks:
-                run = kernel.run
-                run.launch(grid[0], grid[1], grid[2], stream, kernel.function,
-                           run.launch_cooperative_grid, run.launch_pdl, None, None,
-                           kernel.packed_metadata, None, None, None, *vals)
+                launch_compiled(kernel, grid, stream, vals)
             else:  # through the launcher object, with the hooks when any are set
                 meta = kernel.launch_metadata(grid, stream, *vals) if hooks else None
                 kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,

@@ -20,8 +20,9 @@ except ImportError:  # pragma: no cover
     TensorDescriptor = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "FastLaunch", "available", "libcuda", "loop_bound", "multiprocessors",
-           "plain_launcher", "recording", "resident_programs", "tl", "triton"]
+__all__ = ["HAVE_TRITON", "FastLaunch", "available", "launch_compiled", "libcuda", "loop_bound",
+           "multiprocessors", "plain_launcher", "recording", "resident_programs", "tl",
+           "triton"]
 
 #: Per thread: the active recording of launches (:class:`fastmoments._launches.Recording`).
 RECORDING = threading.local()
@@ -178,11 +179,17 @@ class FastLaunch:
         names = self.fn.arg_names
         vals = [a.data_ptr() if type(a) is torch.Tensor else a for a in args]
         vals += [kwargs[name] for name in names[len(args):]]
-        g = (*grid, 1, 1)
-        run = kernel.run
-        run.launch(g[0], g[1], g[2], torch._C._cuda_getCurrentRawStream(key[0]),
-                   kernel.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
-                   kernel.packed_metadata, None, None, None, *vals)
+        launch_compiled(kernel, (*grid, 1, 1), torch._C._cuda_getCurrentRawStream(key[0]), vals)
+
+
+def launch_compiled(kernel: object, grid: tuple[int, ...], stream: int, vals: list) -> None:
+    """Launch the compiled Triton ``kernel`` on ``grid`` (at least three sizes) and the raw
+    CUDA ``stream`` straight through its compiled launcher, with ``vals`` (the kernel's
+    parameters in order; tensors as addresses). For launchers that need no scratch memory
+    (:func:`plain_launcher`), with no launch hooks set."""
+    run = kernel.run
+    run.launch(grid[0], grid[1], grid[2], stream, kernel.function, run.launch_cooperative_grid,
+               run.launch_pdl, None, None, kernel.packed_metadata, None, None, None, *vals)
 
 
 def _hooked() -> bool:

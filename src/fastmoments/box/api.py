@@ -446,13 +446,21 @@ class JacobiTransform:
         return (self.precision == "fp16x3" and t.numel() >= HALVES_MIN
                 and replay.enabled(t))
 
-    def _replay_where(self, what: str, t: torch.Tensor, *extra: Any) -> tuple:
+    def _replay_where(self, what: str, t: torch.Tensor, *extra: Any) -> tuple | None:
         """Everything a job's launches depend on besides the addresses of ``t`` and the
         scales of its halves (:meth:`_replay_key`): its geometry, alignment and device, the
-        settings read from the environment, and ``extra`` (the reconstruction's order)."""
+        settings read from the environment, and ``extra`` (the reconstruction's order);
+        ``None`` when the job is not replayed (:meth:`_replayable`)."""
+        if not self._replayable(t):
+            return None
         return (what, *extra, tuple(t.shape), t.stride(), t.dtype, t.device,
                 torch.cuda.current_device(), t.data_ptr() % 16,
                 os.environ.get("FASTMOMENTS_BOX_TMA"), os.environ.get("FASTMOMENTS_BOX_TILE"))
+
+    def _step(self, b: int, where: tuple | None, order: int | None = None) -> int:
+        """Batch items per chunk (:meth:`_chunk`); one item of a replayed job's geometry
+        that ran already fits as it did (no budget query: ``_warm``)."""
+        return 1 if b == 1 and where in self._warm else self._chunk(b, order)
 
     def _replay_key(self, where: tuple, t: torch.Tensor) -> tuple:
         """The key of a job on ``t``: :meth:`_replay_where` and the scales from the largest
@@ -508,8 +516,8 @@ class JacobiTransform:
         flat = t.reshape(b, *self.shape)
         ops = [self._analysis[n] for n in self.shape]
         out = []
-        where = self._replay_where("forward", flat) if self._replayable(flat) else None
-        step = 1 if b == 1 and where in self._warm else self._chunk(b)
+        where = self._replay_where("forward", flat)
+        step = self._step(b, where)
 
         def job(part: torch.Tensor, found: dict | None = None) -> torch.Tensor:
             with matmul_precision(self.precision):
@@ -638,9 +646,8 @@ class JacobiTransform:
                 out = out.squeeze(len(batch) + ax)
             return out, drop
         flat = c.reshape(b, *self.coef_shape)
-        where = (self._replay_where("inverse", flat, order)
-                 if region is None and self._replayable(flat) else None)
-        step = 1 if b == 1 and where in self._warm else self._chunk(b, order)
+        where = self._replay_where("inverse", flat, order) if region is None else None
+        step = self._step(b, where, order)
 
         def job(part: torch.Tensor, found: dict | None = None) -> torch.Tensor:
             with matmul_precision(self.precision):

@@ -44,6 +44,7 @@ import torch
 
 from .._array import keep_largest, largest_magnitude_value
 from . import block_copy, fold_kernels, parity_batch, triton_gemm
+from .gemm_epilogue import maxima
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -702,16 +703,14 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     parts = _class_parts(hi, ops, b)
     seen = None
     if found is not None and x.dtype == torch.float32:
-        seen = found["input"] = block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32,
-                                                 x.device)
+        seen = found["input"] = maxima(x.device)
     fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base, seen)
     data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
                      device=x.device)
     if not _analyze_halves(data, sops, order, total, block, None, cm):
         return None
-    found_top = (block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32, x.device)
-                 if x.dtype == torch.float32 else None)
+    found_top = maxima(x.device) if x.dtype == torch.float32 else None
     out = parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total,
                                   found_top)
     if found_top is not None:  # the reconstruction's scale, with no pass over the moments
@@ -738,8 +737,7 @@ def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, t
         return None
     seen = None
     if found is not None and c.dtype == torch.float32:
-        seen = found["input"] = block_copy.zeros((parity_batch.TOP_SLOTS,), torch.float32,
-                                                 c.device)
+        seen = found["input"] = maxima(c.device)
     data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top,
                                       seen)
     if data is None:

@@ -24,6 +24,7 @@ import torch
 
 from .._launches import launch
 from .._triton import HAVE_TRITON, available, tl, triton
+from .gemm_epilogue import maxima_view
 
 __all__ = ["fold", "fold_halves", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
 
@@ -81,7 +82,7 @@ def _numba_call(name: str, x: torch.Tensor, parts: dict[tuple[int, ...], torch.T
 
 
 if HAVE_TRITON:
-    from .gemm_epilogue import store_halves
+    from .gemm_epilogue import magnitude_bits, raise_largest, store_halves
 
     @triton.jit
     def _ld(base, z, y, x, sz, sy, mask, ENABLED: tl.constexpr):
@@ -90,11 +91,6 @@ if HAVE_TRITON:
         else:
             v = tl.zeros(mask.shape, dtype=base.dtype.element_ty)
         return v
-
-    @triton.jit
-    def _bits(v):
-        """``|v|`` as the bits of a float32: ordered as the magnitudes, NaN above all."""
-        return tl.abs(v).to(tl.int32, bitcast=True)
 
     @triton.jit
     def _bf(a, b):
@@ -127,9 +123,9 @@ if HAVE_TRITON:
                      HALVES: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
                      BY: tl.constexpr, BX: tl.constexpr):
         """The parts of every class from the 8 reflections of a tile (see :func:`fold`).
-        With ``TOP`` (float32 input): the largest magnitude each program read, as the bits
-        of a float32 (NaN's beat every other), raised by an atomic maximum in one of
-        ``NTOP`` slots of ``top_ptr``: the input's check and scale, found on the way."""
+        With ``TOP`` (float32 input): the largest magnitude read, raised in ``NTOP`` slots
+        of ``top_ptr`` (:func:`.gemm_epilogue.raise_largest`): the input's check and scale,
+        found on the way."""
         pid = tl.program_id(0).to(tl.int64)
         b = pid // CZ
         i = pid - b * CZ
@@ -151,15 +147,13 @@ if HAVE_TRITON:
         v101 = _ld(base, zh, yi, xh, sxz, sxy, m & mz & mx, FZ and FX)
         v110 = _ld(base, zh, yh, xi, sxz, sxy, m & mz & my, FZ and FY)
         v111 = _ld(base, zh, yh, xh, sxz, sxy, m & mz & my & mx, FZ and FY and FX)
-        if TOP:  # on the bits (a float maximum drops NaN); turned-off reflections are 0
-            big = tl.maximum(tl.maximum(tl.maximum(_bits(v000), _bits(v001)),
-                                        tl.maximum(_bits(v010), _bits(v011))),
-                             tl.maximum(tl.maximum(_bits(v100), _bits(v101)),
-                                        tl.maximum(_bits(v110), _bits(v111))))
-            bits = tl.max(tl.max(big, axis=1), axis=0)
-            n1, n2 = tl.num_programs(1), tl.num_programs(2)
-            slot = ((pid * n1 + tl.program_id(1)) * n2 + tl.program_id(2)) % NTOP
-            tl.atomic_max(top_ptr + slot, bits)
+        if TOP:  # (the reflections a flag turns off are zeros)
+            bits = tl.maximum(
+                tl.maximum(tl.maximum(magnitude_bits(v000), magnitude_bits(v001)),
+                           tl.maximum(magnitude_bits(v010), magnitude_bits(v011))),
+                tl.maximum(tl.maximum(magnitude_bits(v100), magnitude_bits(v101)),
+                           tl.maximum(magnitude_bits(v110), magnitude_bits(v111))))
+            raise_largest(top_ptr, bits, NTOP)
         # depth first, then rows, then samples: the order of the torch folds
         a000, a100 = _bf(v000, v100)
         a001, a101 = _bf(v001, v101)
@@ -277,6 +271,9 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
             sym: list[bool], dims: list[int], even: list[int], odd: list[int],
             flags: list[bool], halves: tuple[float, int] | None = None,
             top: torch.Tensor | None = None) -> None:
+    """Launch the fold or the unfold ``kernel``; ``halves``: ``(scale, offset of the low
+    halves)`` of a fold into halves; ``top``: the int32 view of a vector of maxima
+    (:func:`~.gemm_epilogue.maxima_view`)."""
     nsp = len(sym)
     ptrs = [parts[(0,) * nsp]] * 8
     strides = [0] * 24
@@ -292,12 +289,11 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
     extra: dict = {}
     if kernel is _fold_kernel:  # (scale, offset of the low halves) or a plain float fold
         scale, delta = halves if halves is not None else (1.0, 0)
-        extra = {"scale": scale, "lo_delta": delta,
-                 "top_ptr": x if top is None else top.view(torch.int32),
+        extra = {"scale": scale, "lo_delta": delta, "top_ptr": x if top is None else top,
                  "HALVES": halves is not None, "TOP": top is not None,
                  "NTOP": 1 if top is None else top.numel()}
     launch(kernel, grid, x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
-                 FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
+           FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
 
 
 def _stride_table(strides: tuple[int, ...], device: torch.device) -> torch.Tensor:
@@ -350,8 +346,9 @@ def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torc
     :func:`fastmoments.box.triton_gemm.split_scaled`, so the bits are those of a fold
     followed by that split): ``hi`` holds one float16 view per class of the part's shape
     (contiguous samples), and each low half is written ``lo_delta`` entries after its high
-    half (views of one buffer, say). ``top``: a float32 vector of zeros whose largest
-    entry becomes ``max |x|`` (NaN if ``x`` holds one), found on the way (float32 ``x``).
+    half (views of one buffer, say). ``top``: a vector of maxima
+    (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes ``max |x|`` (NaN if ``x``
+    holds one), found on the way (float32 ``x``).
     Triton only (CUDA, or the CPU under ``TRITON_INTERPRET=1``)."""
     dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
     if x.stride(-1) != 1:
@@ -364,9 +361,7 @@ def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torc
                              f"on {x.device} with contiguous rows")
     if not triton_on(x.device):
         raise RuntimeError("fold_halves needs Triton (CUDA, or TRITON_INTERPRET=1)")
-    if top is not None and (top.dtype != torch.float32 or top.ndim != 1 or not top.numel()
-                            or not top.is_contiguous() or x.dtype != torch.float32):
-        raise ValueError("fold_halves: top= takes a float32 vector for a float32 x")
+    top = maxima_view(top, x, "fold_halves")
     if x.numel():
         _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)),
                 top)

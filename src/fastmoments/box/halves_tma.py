@@ -107,9 +107,9 @@ if HAVE_TRITON:
                 p = tl.dot(x_h, y_h, p)
                 acc += p
             store_tile(acc, m0 + tl.arange(0, BM), n0 + tl.arange(0, BN), batch.to(tl.int64),
-                        rowf_ptr, colf_ptr, oh_ptr, ol_ptr, z_ptr, M, N,
-                        s_ob, s_om, s_on, W, s_ow, s_zm, s_zn, s_zw,
-                        ROWF, COLF, HALVES, SPLITN, ZERO)
+                       rowf_ptr, colf_ptr, oh_ptr, ol_ptr, z_ptr, M, N,
+                       s_ob, s_om, s_on, W, s_ow, s_zm, s_zn, s_zw,
+                       ROWF, COLF, HALVES, SPLITN, ZERO)
 
 
 def enabled(device: torch.device) -> bool:

@@ -37,6 +37,7 @@ import torch
 from .._launches import launch
 from .._triton import HAVE_TRITON, tl, triton
 from . import triton_gemm
+from .gemm_epilogue import maxima_view
 
 __all__ = ["StackedOp", "interleave", "split_classes", "stacked"]
 
@@ -105,7 +106,7 @@ def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
 
 
 if HAVE_TRITON:
-    from .gemm_epilogue import store_halves
+    from .gemm_epilogue import magnitude_bits, raise_largest, store_halves
 
     @triton.jit
     def _interleave_kernel(src_ptr, dst_ptr, top_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
@@ -114,10 +115,8 @@ if HAVE_TRITON:
         """Dense ``dst[b, n0, n1, n2]`` (contiguous) from class-major ``src[c B + b, n0 // 2,
         n1 // 2, n2 // 2]`` (rows contiguous), ``c`` the parity bits of ``(n0, n1, n2)``;
         0 outside the set; ``ROWS`` rows ``(b, n0, n1)`` per program. With ``TOP``: the
-        largest magnitude each program wrote, as the bits of a float32 (non-negative floats
-        order as their bits; NaN's bits beat every other), raised by an atomic maximum in
-        one of ``NTOP`` slots of ``top_ptr`` (spread, so that the atomics do not queue on
-        one address)."""
+        largest magnitude written, raised in ``NTOP`` slots of ``top_ptr``
+        (:func:`.gemm_epilogue.raise_largest`)."""
         first = tl.program_id(0).to(tl.int64) * ROWS
         row = first + tl.arange(0, ROWS)[:, None]
         n1 = row % P1
@@ -134,10 +133,7 @@ if HAVE_TRITON:
         v = tl.where(keep, tl.load(src_ptr + off, mask=keep, other=0.0), 0.0)
         tl.store(dst_ptr + row * P2 + n2, v, mask=inside)
         if TOP:
-            m = tl.max(tl.max(tl.abs(v).to(tl.int32, bitcast=True), axis=1), axis=0)
-            if m > 0:
-                slot = (tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)) % NTOP
-                tl.atomic_max(top_ptr + slot, m)
+            raise_largest(top_ptr, magnitude_bits(v), NTOP)
 
     @triton.jit
     def _split_classes_kernel(src_ptr, hi_ptr, lo_ptr, top_ptr, B, P0, P1, P2, R0, R1, R2,
@@ -151,8 +147,9 @@ if HAVE_TRITON:
         once and splits them into the even and the odd ones (0.43 against 0.63 ms for the
         coefficients of the 512^3 job on an H100 when each class read every other entry
         of the row itself, ``benchmarks/results/box_runs/session28/README.md``).
-        With ``TOP``: the largest magnitude read, in ``NTOP`` slots of ``top_ptr`` as in
-        :func:`_interleave_kernel`."""
+        With ``TOP``: the largest magnitude read, raised in ``NTOP`` slots of ``top_ptr``
+        (:func:`.gemm_epilogue.raise_largest`; most programs of a total-degree set read
+        none, and take no atomic)."""
         pid = tl.program_id(0).to(tl.int64)
         pair = pid % (NCLS // 2)  # the class bits but the last: 2 pair + s2 is the class
         row = pid // (NCLS // 2)
@@ -169,11 +166,8 @@ if HAVE_TRITON:
         else:
             keep = inside & (n0 <= order) & (n1 <= order) & (n2 <= order)
         v = tl.load(src_ptr + b * s_b + n0 * s_0 + n1 * s_1 + n2, mask=keep, other=0.0)
-        if TOP:  # (most programs of a total-degree set read none: no atomic for them)
-            m = tl.max(tl.abs(v).to(tl.int32, bitcast=True), axis=0)
-            if m > 0:
-                slot = (tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)) % NTOP
-                tl.atomic_max(top_ptr + slot, m)
+        if TOP:
+            raise_largest(top_ptr, magnitude_bits(v), NTOP)
         even, odd = tl.split(tl.reshape(tl.where(keep, v * scale, 0.0), (BLOCK, 2)))
         r2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         at = r0 * d_0 + r1 * d_1 + r2
@@ -202,10 +196,6 @@ def _tiles(width: int, what: str) -> tuple[int, int, int]:
     return max(4096 // block, 1), block, 8
 
 
-#: Entries of the vector in which :func:`interleave` finds the largest magnitude.
-TOP_SLOTS = 1024
-
-
 def _as_volumes(t: torch.Tensor, nsp: int) -> torch.Tensor:
     """``(B, [D,] H, W)`` as ``(B, D, H, W)`` (a depth of 1 for images)."""
     return t if nsp == 3 else t.unsqueeze(1)
@@ -215,25 +205,23 @@ def interleave(cm: torch.Tensor, nsp: int, batch: int, shape: tuple[int, ...], o
                total: bool, top: torch.Tensor | None = None) -> torch.Tensor:
     """The dense coefficients ``(batch, *shape)`` from the class-major ``cm``
     ``(2^nsp batch, R_0, ..., R_{nsp-1})`` (rows contiguous), 0 outside the set (total
-    degree ``<= order`` with ``total``, else every degree ``<= order``). ``top``: a
-    float32 vector of zeros (:data:`TOP_SLOTS` entries or fewer) whose largest entry
-    becomes the largest magnitude of the result (NaN if it holds one), found on the way
-    with no pass of its own."""
+    degree ``<= order`` with ``total``, else every degree ``<= order``). ``top``: a vector
+    of maxima (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes the largest
+    magnitude of the result (NaN if it holds one), found on the way with no pass of its
+    own."""
     src = _as_volumes(cm, nsp)
     if src.stride(-1) != 1:
         src = src.contiguous()
     dst = torch.empty((batch, *shape), dtype=cm.dtype, device=cm.device)
     p = (1, *shape) if nsp == 2 else tuple(shape)
     rows = batch * p[0] * p[1]
-    if top is not None and (top.dtype != torch.float32 or top.ndim != 1 or not top.numel()
-                            or not top.is_contiguous() or cm.dtype != torch.float32):
-        raise ValueError("interleave: top= takes a float32 vector for float32 coefficients")
+    slots = maxima_view(top, cm, "interleave")
     if rows and p[2]:
         nrows, block, warps = _tiles(p[2], "interleave")
         grid = (triton.cdiv(rows, nrows), triton.cdiv(p[2], block))
-        launch(_interleave_kernel, grid, src, dst, dst if top is None else top.view(torch.int32),
-               batch, *p, src.stride(0), src.stride(1), src.stride(2), order, TOTAL=total,
-               TOP=top is not None, NTOP=1 if top is None else top.numel(), ROWS=nrows,
+        launch(_interleave_kernel, grid, src, dst, dst if slots is None else slots, batch,
+               *p, src.stride(0), src.stride(1), src.stride(2), order, TOTAL=total,
+               TOP=slots is not None, NTOP=1 if slots is None else slots.numel(), ROWS=nrows,
                BLOCK=block, num_warps=warps)
     return dst
 
@@ -246,9 +234,9 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     :math:`[2^{14}, 2^{15})` (as :func:`~fastmoments.box.triton_gemm.split_scaled`,
     rows of 64 entries or more start 16-aligned); ``None`` when that scale is beyond
     :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite. ``seen``:
-    a float32 vector of zeros whose largest entry becomes the largest magnitude of the
-    coefficients in the set (NaN if one is), found on the way: a check that ``top``
-    bounds them."""
+    a vector of maxima (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes the
+    largest magnitude of the coefficients in the set (NaN if one is), found on the way: a
+    check that ``top`` bounds them."""
     base = triton_gemm.scale_exponent(top)
     if base is None:
         return None
@@ -265,14 +253,12 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     if hi.numel():
         _, block, warps = _tiles(row, "split")
         grid = (ncls // 2 * b * r[0] * r[1], triton.cdiv(row, block))
-        if seen is not None and (seen.dtype != torch.float32 or seen.ndim != 1
-                                 or not seen.numel() or c.dtype != torch.float32):
-            raise ValueError("split_classes: seen= takes a float32 vector")
-        launch(_split_classes_kernel, grid, src, hi, lo,
-               hi if seen is None else seen.view(torch.int32), b, *p, *r, src.stride(0),
-               src.stride(1), src.stride(2), hi.stride(0), hi.stride(1), hi.stride(2),
-               order, 2.0 ** base, NCLS=ncls, TOTAL=total, TOP=seen is not None,
-               NTOP=1 if seen is None else seen.numel(), BLOCK=block, num_warps=warps)
+        slots = maxima_view(seen, c, "split_classes")
+        launch(_split_classes_kernel, grid, src, hi, lo, hi if slots is None else slots, b,
+               *p, *r, src.stride(0), src.stride(1), src.stride(2), hi.stride(0),
+               hi.stride(1), hi.stride(2),
+               order, 2.0 ** base, NCLS=ncls, TOTAL=total, TOP=slots is not None,
+               NTOP=1 if slots is None else slots.numel(), BLOCK=block, num_warps=warps)
     hi, lo = hi[..., :row], lo[..., :row]
     if nsp == 2:
         hi, lo = hi.squeeze(1), lo.squeeze(1)

@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import torch
 
 from .._launches import Recording
-from .._triton import HAVE_TRITON, TensorDescriptor, _hooked, plain_launcher
+from .._triton import HAVE_TRITON, TensorDescriptor, _hooked, launch_compiled, plain_launcher
 from .triton_gemm import scale_exponent
 
 __all__ = ["JobProgram", "Refused", "enabled", "replayed", "scale_key"]
@@ -122,10 +122,7 @@ class JobProgram:
         """The program of the recorded job on ``x`` that returned ``out`` (a tensor, or a
         tuple of tensors and ``None``), or ``None`` (the reasons are appended to
         ``rec.refused``)."""
-        if rec._hooked != len(rec.launches):
-            rec.refused.append(f"{rec._hooked - len(rec.launches)} launches not recorded")
-        if not rec.launches:
-            rec.refused.append("no launch")
+        rec.check_launches()
         outs = out if isinstance(out, tuple) else (out,)
         if not any(type(o) is torch.Tensor for o in outs) or any(
                 o is not None and (type(o) is not torch.Tensor or o.device != x.device)
@@ -225,14 +222,11 @@ class JobProgram:
                     vals[i] = (x_ptr if s == _IN else base[s]) + off
                 for i, s, off, like in descs:
                     vals[i] = _Descriptor((x_ptr if s == _IN else base[s]) + off, like)
-            run = kernel.run
             if direct:
-                run.launch(grid[0], grid[1], grid[2], stream, kernel.function,
-                           run.launch_cooperative_grid, run.launch_pdl, None, None,
-                           kernel.packed_metadata, None, None, None, *vals)
+                launch_compiled(kernel, grid, stream, vals)
             else:  # pragma: no cover - a launcher with scratch memory (not the box kernels)
-                run(grid[0], grid[1], grid[2], stream, kernel.function,
-                    kernel.packed_metadata, None, None, None, *vals)
+                kernel.run(grid[0], grid[1], grid[2], stream, kernel.function,
+                           kernel.packed_metadata, None, None, None, *vals)
             for s in done:
                 bufs[s] = None
         outs = tuple(None if r is None else bufs[r[0]].as_strided(r[2], r[3], r[1])

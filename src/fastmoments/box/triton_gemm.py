@@ -475,8 +475,8 @@ if _HAVE_TRITON:
             x_off += BK * s_xk
             y_off += BK * s_yk
         store_tile(acc, rm, rn, batch, rowf_ptr, colf_ptr, oh_ptr, ol_ptr, z_ptr, M, N,
-                    s_ob, s_om, s_on, W, s_ow, s_zm, s_zn, s_zw,
-                    ROWF, COLF, HALVES, SPLITN, ZERO)
+                   s_ob, s_om, s_on, W, s_ow, s_zm, s_zn, s_zw,
+                   ROWF, COLF, HALVES, SPLITN, ZERO)
 
 
 #: The halves of :func:`split_scaled` start their rows a multiple of this many entries apart.
