@@ -6,10 +6,12 @@ run, with the card's copy bandwidth measured in the same run.
 For each job (Gaussian filters, and the Morlet transform with its complex64 output): the two
 kernels alone (each with its NaN/inf flag; the GPU's time only: the host queues the launches
 behind a sleep kernel), the public call
-``plan(x)`` as a user writes it (the input check included) with the CUDA kernel and with
-``FASTMOMENTS_SFT_CUDA=0``, and ``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch
-(Gaussian, σ ≤ 64). Bandwidth fraction: (input + output bytes) / time / copy bandwidth,
-where the copy bandwidth is ``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors:
+``plan(x)`` as a user writes it (the input check included) with the CUDA kernel: repeated
+calls taking the plan's route (:mod:`fastmoments.signal.batch_route`), and the general path
+(``FASTMOMENTS_CUDA_GRAPHS=0``) in alternating rounds; with ``FASTMOMENTS_SFT_CUDA=0``; and
+``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch (Gaussian, σ ≤ 64). Bandwidth
+fraction: (input + output bytes) / time / copy bandwidth, where the copy bandwidth is
+``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors:
 the largest absolute error over three white-noise signals and one random walk, against the
 float64 chunked engine, divided by the largest output. Also the batch size at σ = 16 (CUDA
 kernel against Triton kernels).
@@ -29,6 +31,7 @@ import argparse
 import datetime
 import json
 import os
+import statistics
 import sys
 
 import numpy as np
@@ -36,6 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from disk_common import time_samples
 from signal_common import timer
 from signal_fused import copy_bandwidth
 
@@ -89,9 +93,17 @@ def run() -> dict:
 
         bank = plan.bank
         row = {"sigma": sigma, "order": order, "cuda_takes": cuda_sft.takes(bank, x, "reflect")}
-        # the public calls first, on an allocator that holds only this job's blocks
-        row["public_ms"], row["public_min_ms"], row["public_max_ms"] = timer(
-            lambda p=plan: p(x), warmup=3, repeat=30)
+        # the public calls first, on an allocator that holds only this job's blocks: the
+        # plan's route (batch_route) and the general path, in alternating rounds
+        routed, general = [], []
+        for _ in range(3):
+            routed += time_samples(lambda p=plan: p(x), dev, warmup=2, repeat=10)
+            os.environ["FASTMOMENTS_CUDA_GRAPHS"] = "0"
+            general += time_samples(lambda p=plan: p(x), dev, warmup=2, repeat=10)
+            del os.environ["FASTMOMENTS_CUDA_GRAPHS"]
+        row["public_ms"] = 1e3 * statistics.median(routed)
+        row["public_min_ms"], row["public_max_ms"] = 1e3 * min(routed), 1e3 * max(routed)
+        row["public_general_ms"] = 1e3 * statistics.median(general)
         os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
         row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=3, repeat=30)[0]
         del os.environ["FASTMOMENTS_SFT_CUDA"]
@@ -107,7 +119,7 @@ def run() -> dict:
                 xc, s, axis=-1, order=o), warmup=1, repeat=5)[0]
             del xc
             cupy.get_default_memory_pool().free_all_blocks()  # (its results' blocks)
-        for k in ("cuda", "triton", "public", "public_triton", "cupyx"):
+        for k in ("cuda", "triton", "public", "public_general", "public_triton", "cupyx"):
             if k + "_ms" in row:
                 row[k + "_fraction"] = frac(row[k + "_ms"])
         row["cuda_error"] = errors(bank, lambda b, t: cuda_sft.apply(b, t, "reflect"), rng, dev)
@@ -137,25 +149,29 @@ def report(res: dict, out: str) -> None:
              f"{res['copy_GBps']:.0f} GB/s (read + write of a 1 GiB copy). *fraction*: "
              "(input + output bytes) / time / copy bandwidth (target ≥ 50 %). *kernel*: the "
              "GPU's time alone (launches queued behind a sleep kernel). *public*: "
-             "`plan(x)` with its NaN/inf check, from an idle GPU (host work included); "
-             "*public, Triton*: the same with "
+             "`plan(x)` with its NaN/inf check, from an idle GPU (host work included), "
+             "repeated calls taking the plan's route to the kernel "
+             "(`fastmoments.signal.batch_route`); *public, general path*: the same with "
+             "`FASTMOMENTS_CUDA_GRAPHS=0` (no routes: the decisions made on every call), "
+             "in alternating rounds; *public, Triton*: the same with "
              "`FASTMOMENTS_SFT_CUDA=0`. Errors: largest error / largest output, white noise "
              "and a random walk, against float64. Written by `benchmarks/signal_batch_cuda.py`.",
              "",
              "| σ | filter | CUDA kernel ms (fraction) | Triton kernels ms (fraction) | public ms "
-             "(fraction) | public, Triton ms (fraction) | cupyx ms (fraction) | CUDA / Triton "
-             "kernels | error CUDA | error Triton |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "(fraction) | public, general path ms (fraction) | public, Triton ms (fraction) | "
+             "cupyx ms (fraction) | CUDA / Triton kernels | error CUDA | error Triton |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["jobs"]:
         def cell(k, r=r):
             return (f"{r[k + '_ms']:.3f} ({100 * r[k + '_fraction']:.0f} %)"
                     if k + "_ms" in r else "")
         kind = "Morlet" if r["order"] is None else f"Gaussian, order {r['order']}"
         lines.append(f"| {r['sigma']:g} | {kind} | {cell('cuda')} | {cell('triton')} | "
-                     f"{cell('public')} | {cell('public_triton')} | {cell('cupyx')} | "
+                     f"{cell('public')} | {cell('public_general')} | {cell('public_triton')} | "
+                     f"{cell('cupyx')} | "
                      f"{r['triton_ms'] / r['cuda_ms']:.2f}× | {r['cuda_error']:.1e} | "
                      f"{r['triton_error']:.1e} |")
-    lines += ["", "The public call's spread over its 30 timed calls:", "",
+    lines += ["", "The public call's spread over its 30 timed calls (routed):", "",
               "| σ | filter | min ms | median ms | max ms |", "|---|---|---|---|---|"]
     for r in res["jobs"]:
         if "public_min_ms" in r:
@@ -178,11 +194,14 @@ def report(res: dict, out: str) -> None:
     names = [f"σ={r['sigma']:g}\n" + (f"order {r['order']}" if r["order"] is not None
                                       else "Morlet") for r in res["jobs"]]
     pos = np.arange(len(names))
-    for i, (k, label) in enumerate((("cuda", "CUDA kernel"), ("triton", "Triton kernels"),
-                                    ("public", "public call"),
-                                    ("public_triton", "public call, Triton"))):
-        ax.bar(pos + (i - 1.5) * 0.2, [100 * r[k + "_fraction"] for r in res["jobs"]], 0.2,
-               label=label)
+    bars = [("cuda", "CUDA kernel"), ("triton", "Triton kernels"), ("public", "public call"),
+            ("public_general", "public call, general path"),
+            ("public_triton", "public call, Triton")]
+    bars = [b for b in bars if all(b[0] + "_fraction" in r for r in res["jobs"])]
+    width = 0.8 / len(bars)
+    for i, (k, label) in enumerate(bars):
+        ax.bar(pos + (i - (len(bars) - 1) / 2) * width,
+               [100 * r[k + "_fraction"] for r in res["jobs"]], width, label=label)
     ax.axhline(50, color="k", ls="--", lw=1, label="target 50 %")
     ax.set_xticks(pos, names)
     ax.set_ylabel("% of copy bandwidth")

@@ -405,6 +405,40 @@ def test_kernel_flag_and_out(rng):
 
 
 @cuda_cupy
+def test_driver_launches_give_cupys_bits(rng, monkeypatch):
+    """The launch through ``cuLaunchKernel`` and through CuPy's launcher (``driver=0``), in
+    this thread and in a new one (where the device may not be current yet: CuPy's launcher
+    then sets it), give the same bits and the same verdict."""
+    import threading
+
+    bank = GaussianFilter(16.0).bank
+    x = torch.tensor(rng.standard_normal((4, 10000)), dtype=torch.float32, device="cuda")
+    index = x.device.index
+    torch.cuda.set_device(index)
+    y = cs.apply(bank, x, "reflect")
+    assert cs._layout(bank, None).launcher(index) is not None
+    assert cs._layout(bank, "driver=0").launcher(index) is None
+    monkeypatch.setenv(cs.TUNE_ENV, "driver=0")
+    assert torch.equal(cs.apply(bank, x, "reflect"), y)
+    monkeypatch.delenv(cs.TUNE_ENV)
+    got = {}
+
+    def other():
+        got["y"] = cs.apply(bank, x, "reflect")
+        verdict = Verdict(x.device)
+        xb = x.clone()
+        xb[1, 7] = float("nan")
+        cs.apply(bank, xb, "reflect", flag=verdict)
+        got["finite"] = verdict.finite()
+        torch.cuda.synchronize(x.device)
+
+    th = threading.Thread(target=other)
+    th.start()
+    th.join()
+    assert torch.equal(got["y"], y) and got["finite"] is False
+
+
+@cuda_cupy
 def test_public_batches_take_the_kernel(rng, monkeypatch):
     calls = []
     real = cs.apply
@@ -437,6 +471,46 @@ def test_public_batches_take_the_kernel(rng, monkeypatch):
     assert calls == [1, 1]
     assert not cs.takes(plan.bank, x[: cs.MIN_SIGNALS - 1], "reflect")  # small batches: Triton
     assert not cs.takes(plan.bank, x[:, : n // 2], "reflect")  # recordable calls: Triton
+
+
+@cuda_cupy
+def test_repeated_batches_take_their_route(rng, monkeypatch):
+    """The second call of a key makes the first call's launch directly
+    (:mod:`fastmoments.signal.batch_route`): the same bits, the NaN/inf error, and the
+    general path for input that cannot take it or for switched-off routes."""
+    from fastmoments.signal import batch_route
+    from fastmoments.signal.graphs import MAX_BYTES, plan_cache
+
+    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
+    x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
+                     device="cuda")
+    general = []
+    real = batch_route._watching
+    monkeypatch.setattr(batch_route, "_watching", lambda: general.append(1) or real())
+    for plan in (GaussianFilter(64.0, order=2), MorletTransform(16.0, 6.0)):
+        general.clear()
+        first = plan(x)
+        (route,) = plan_cache(plan).routes.values()
+        assert isinstance(route, batch_route.BatchRoute) and general == [1]
+        for _ in range(2):
+            assert torch.equal(plan(x), first)
+        assert torch.equal(plan(x.clone()), first) and general == [1]
+        assert torch.equal(plan(x, progress=False), first)  # the general path: same bits
+        xb = x.clone()
+        xb[100, n // 2] = float("inf")
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            plan(xb)
+        assert plan(x).shape == x.shape and general == [1]
+    plan = GaussianFilter(64.0)
+    ref = plan(x)
+    plan.method = "changed"
+    assert torch.equal(plan(x), ref) and plan.method == "sft"  # as the first call chose
+    t = x.reshape(n, cs.MIN_SIGNALS).t()  # a view of the same key, not C-contiguous
+    y = plan(t.contiguous())
+    assert float((plan(t) - y).abs().max()) <= 4e-6 * float(y.abs().max())
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    general.clear()
+    assert torch.equal(plan(x), ref) and general == []
 
 
 def test_verdict_on_a_device_byte():

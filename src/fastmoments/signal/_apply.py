@@ -24,12 +24,13 @@ from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .._validate import check_choice
 from . import cuda_sft, triton_sft
+from .batch_route import launch_queued, note_launch, planned_call
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import _capturing, replayed_call
+from .graphs import _capturing
 from .sliding import ENGINES, SFTBank
-from .verdict import Verdict
+from .verdict import Verdict, require_finite
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -104,15 +105,6 @@ def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
         flag = recorded_flag(t)
         return None if flag is None else Verdict(t.device, flag)
     return Verdict(t.device)
-
-
-def require_finite(flag: torch.Tensor | Verdict | None, name: str = "x") -> None:
-    """Raise the input error for a false :func:`~fastmoments._array.finite_flag` or
-    :class:`~fastmoments.signal.verdict.Verdict` (``None``: the check was switched off)."""
-    if flag is None:
-        return
-    if not (flag.finite() if isinstance(flag, Verdict) else bool(flag)):
-        raise ValueError(f"{name} contains NaN or infinity")
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -648,7 +640,9 @@ def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
     """The route of :func:`filter_along` for a float32 CUDA batch that the CUDA C++ kernel
     takes whole, time last, with the plain options: the same launch as through
     :func:`apply_bank` (the same bits), with a fraction of its host work (the checks that
-    can fail are left to the general route, which runs when this returns ``None``)."""
+    can fail are left to the general route, which runs when this returns ``None``). A
+    watching :func:`~fastmoments.signal.batch_route.planned_call` is told of the launch, so
+    that the plan's later calls of this key make it directly."""
     if (x.dtype is not torch.float32 or x.requires_grad or x.is_neg() or type(axis) is not int
             or x.ndim == 0 or axis not in (-1, x.ndim - 1) or not x.is_contiguous()
             or isinstance(bank, DirectBank) or not isinstance(cval, (int, float))
@@ -661,10 +655,10 @@ def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
     run = _cuda_kernel(bank, rows, mode)  # (None for an unknown mode)
     if run is None:
         return None
-    flag = Verdict(x.device) if check_finite else None
-    y = run(bank, rows, mode, float(cval), flag=flag)
+    y, flag = launch_queued(run, bank, rows, mode, float(cval), check_finite, x.shape)
     require_finite(flag)
-    return y.view(x.shape)
+    note_launch(run, bank, x, (rows.shape[0], n), mode, float(cval), y)
+    return y
 
 
 class BankPlan:
@@ -730,7 +724,7 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        return replayed_call(
+        return planned_call(
             self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
                                                   desc=type(self).__name__, **kw),
             axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,

@@ -48,6 +48,11 @@ Every factor has modulus ≤ 1 (``α ≥ 0``). A carried anchor (``L ≥ T``) ac
 tiles' rounding errors (a random walk), so :func:`takes` limits that case to signals of at
 most ``MAX_TILES`` tiles; with exact anchors the float32 error matches the Triton kernels'.
 
+The launch goes straight to the driver (``cuLaunchKernel`` through ``ctypes``, :class:`_Driver`)
+when the caller's thread has the input's device current: about 3 µs of host time less than
+CuPy's launcher on the H100's host (``benchmarks/results/signal_fused_runs/session29/``). Any
+other case, and any status but success, takes CuPy's launcher, which sets the device.
+
 The bank's constants are compiled into its module (one NVRTC compile per bank and layout,
 about 0.5 s, cached on the bank and by CuPy on disk): the recursion is straight-line code
 whose constants are operands of the multiply-adds, terms that round to zero dropped. The
@@ -58,6 +63,7 @@ that state non-finite (as would a finite signal whose window sums overflow float
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import struct
 import warnings
@@ -67,6 +73,7 @@ import numpy as np
 import torch
 
 from .._array import clear_unless_finite
+from .._triton import libcuda
 from .boundary import MODES
 from .chunked import _powers, group_tables
 from .graphs import MAX_BYTES, _raw_stream, env_value
@@ -660,9 +667,10 @@ def _fixup(fix: np.ndarray, real_rows: np.ndarray, name: str = "FIX") -> str:
 ENV = "FASTMOMENTS_SFT_CUDA"
 TUNE_ENV = "FASTMOMENTS_SFT_CUDA_TUNE"
 #: Overrides: samples per thread, threads per block, blocks per multiprocessor the compiler
-#: budgets registers for, exact anchors (0: carried), exact anchors every k tiles only, and
-#: the strided tail sum (0: by the threads that hold the tail).
-_TUNE_KEYS = ("seg", "threads", "blocks", "exact", "every", "strided")
+#: budgets registers for, exact anchors (0: carried), exact anchors every k tiles only, the
+#: strided tail sum (0: by the threads that hold the tail), and the launch through the driver
+#: (0: CuPy's launcher always).
+_TUNE_KEYS = ("seg", "threads", "blocks", "exact", "every", "strided", "driver")
 
 
 def _options() -> tuple[str | None, str | None]:
@@ -704,8 +712,10 @@ class _Layout:
         # the tail summed strided by the last warp (L ≤ 32 seg), else by the threads holding it
         self.strided = (self.exact and strided_tail(int(self.g.L), self.seg)
                         and opts.get("strided", 1) != 0)
+        self.driver = opts.get("driver", 1) != 0
         self._kernel = None
         self._virtual: dict[tuple[int, str], Virtual] = {}
+        self._drivers: dict[int, _Driver | None] = {}
 
     def virtual(self, n: int, mode: str) -> Virtual:
         """:func:`virtual_tiles` for signals of ``n`` samples (cached)."""
@@ -729,6 +739,50 @@ class _Layout:
                               f"({type(exc).__name__}: {str(exc)[:200]}); the Triton kernels "
                               f"run instead", RuntimeWarning, stacklevel=3)
         return self._kernel
+
+
+    def launcher(self, index: int) -> _Driver | None:
+        """The driver's launch of the kernel on device ``index`` (made once per device), or
+        ``None`` when it cannot be had (no driver library, switched off, no kernel)."""
+        drv = self._drivers.get(index, False)
+        if drv is False:
+            drv = None
+            if self.driver and _launch_kernel() is not None and self.kernel is not None:
+                with cupy.cuda.Device(index):  # the kernel's handle in that device's context
+                    drv = _Driver(self.kernel.kernel.ptr, self.threads)
+            self._drivers[index] = drv
+        return drv
+
+
+class _Driver:
+    """The kernel launched by ``cuLaunchKernel`` (through ``ctypes``) with its one argument, the
+    packed ``struct Args``: what CuPy's launcher does, without its argument handling."""
+
+    __slots__ = ("function", "threads")
+
+    def __init__(self, function: int, threads: int) -> None:
+        self.function, self.threads = function, threads
+
+    def __call__(self, blocks: int, args: bytes, stream: int) -> bool:
+        """Launch ``blocks`` blocks on the raw ``stream``; whether the driver took it (any
+        other status leaves nothing queued: the caller then launches through CuPy, which
+        reports the error if there is one)."""
+        data = (ctypes.c_char * len(args)).from_buffer_copy(args)
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(data))
+        return _launch_kernel()(self.function, blocks, 1, 1, self.threads, 1, 1, 0, stream,
+                                params, None) == 0
+
+
+@functools.lru_cache(maxsize=1)
+def _launch_kernel():
+    """``cuLaunchKernel`` as a ``ctypes`` function with its argument types (``None`` without
+    the driver library)."""
+    lib = libcuda()
+    if lib is None:  # pragma: no cover - no driver library under its usual name
+        return None
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    return proto(("cuLaunchKernel", lib))
 
 
 def _layout(bank, tune: str | None = None) -> _Layout:
@@ -983,12 +1037,13 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         flag_ptr = flag.data_ptr()
     else:
         flag_ptr = flag.host_pointer(stream.synchronize) or flag.device_flag().data_ptr()
-    args = np.frombuffer(_ARGS.pack(rows.data_ptr(), rows.stride(0), n, yv.data_ptr(),
-                                    yv.stride(0), flag_ptr, nt, vt.nv, MODES.index(mode), cval,
-                                    vt.fold, vt.kx, vt.a, vt.lo, vt.base),
-                         dtype=_ARGS_DTYPE)
-    with cupy.cuda.Device(index):
-        lay.kernel.kernel((bsz, 1, 1), (lay.threads, 1, 1), (args,), stream=stream)
+    args = _ARGS.pack(rows.data_ptr(), rows.stride(0), n, yv.data_ptr(), yv.stride(0), flag_ptr,
+                      nt, vt.nv, MODES.index(mode), cval, vt.fold, vt.kx, vt.a, vt.lo, vt.base)
+    drv = lay.launcher(index)
+    if drv is None or torch.cuda.current_device() != index or not drv(bsz, args, stream.ptr):
+        with cupy.cuda.Device(index):
+            lay.kernel.kernel((bsz, 1, 1), (lay.threads, 1, 1),
+                              (np.frombuffer(args, dtype=_ARGS_DTYPE),), stream=stream)
     return out
 
 

@@ -333,6 +333,9 @@ class GraphCache:
         self._lock = threading.Lock()
         #: Why the captures that failed did (key -> message), for diagnostics.
         self.failures: dict[Hashable, str] = {}
+        #: The batch kernel's routes of calls too large to replay, by key
+        #: (:mod:`.batch_route`; ``False``: the key runs the general path).
+        self.routes: OrderedDict[Hashable, Any] = OrderedDict()
         _CACHES.add(self)
 
     def kinds(self) -> list[str]:
@@ -348,10 +351,11 @@ class GraphCache:
         return sum(isinstance(e, (_Graph, _Launches)) for e in self._entries.values())
 
     def clear(self) -> None:
-        """Drop every graph (their memory returns to torch's allocator)."""
+        """Drop every graph (their memory returns to torch's allocator) and every route."""
         with self._lock:
             self._entries.clear()
             self.failures.clear()
+            self.routes.clear()
 
     def call(self, x: Any, key: Hashable, run: Callable[[torch.Tensor], Any],
              check_finite: bool, result_bytes: int,

@@ -27,7 +27,7 @@ import torch
 
 from .._launches import host_flag
 
-__all__ = ["Verdict"]
+__all__ = ["Verdict", "require_finite"]
 
 _POOL = threading.local()
 
@@ -108,3 +108,12 @@ class Verdict:
         if self._flag is not None:
             ok = bool(self._flag) and ok
         return ok
+
+
+def require_finite(flag: torch.Tensor | Verdict | None, name: str = "x") -> None:
+    """Raise the input error for a false :func:`~fastmoments._array.finite_flag` or
+    :class:`Verdict` (``None``: the check was switched off)."""
+    if flag is None:
+        return
+    if not (flag.finite() if isinstance(flag, Verdict) else bool(flag)):
+        raise ValueError(f"{name} contains NaN or infinity")
