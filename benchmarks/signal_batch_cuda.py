@@ -47,6 +47,7 @@ from signal_fused import copy_bandwidth
 JOBS = [(16.0, 0), (64.0, 0), (256.0, 0), (1024.0, 0), (4096.0, 0), (8192.0, 0), (16.0, 2),
         (256.0, 1), (16.0, None), (256.0, None)]
 BATCHES = [256, 512, 1000, 2000]
+ROUNDS = 5  # alternating rounds of 10 timed public calls, routed and general
 N = 102400
 
 
@@ -96,7 +97,7 @@ def run() -> dict:
         # the public calls first, on an allocator that holds only this job's blocks: the
         # plan's route (batch_route) and the general path, in alternating rounds
         routed, general = [], []
-        for _ in range(3):
+        for _ in range(ROUNDS):
             routed += time_samples(lambda p=plan: p(x), dev, warmup=2, repeat=10)
             os.environ["FASTMOMENTS_CUDA_GRAPHS"] = "0"
             general += time_samples(lambda p=plan: p(x), dev, warmup=2, repeat=10)
@@ -171,7 +172,7 @@ def report(res: dict, out: str) -> None:
                      f"{cell('cupyx')} | "
                      f"{r['triton_ms'] / r['cuda_ms']:.2f}× | {r['cuda_error']:.1e} | "
                      f"{r['triton_error']:.1e} |")
-    lines += ["", "The public call's spread over its 30 timed calls (routed):", "",
+    lines += ["", f"The public call's spread over its {10 * ROUNDS} timed calls (routed):", "",
               "| σ | filter | min ms | median ms | max ms |", "|---|---|---|---|---|"]
     for r in res["jobs"]:
         if "public_min_ms" in r:

@@ -31,11 +31,13 @@ def _extended(x: np.ndarray, mode: str, cval: float, left: int, right: int) -> n
 
 
 def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
-            threads: int = 8, strided: bool = False, fold: bool = True) -> np.ndarray:
+            threads: int = 8, strided: bool = False, fold: bool = True,
+            every: int = 1) -> np.ndarray:
     """The kernel's algorithm for one signal, in float64, on its constants (``strided``: the
     exact anchor summed by the last warp's lanes, when the window allows it; ``fold``: the
     first carried anchor from the signal's last samples, :func:`~fastmoments.signal.
-    cuda_sft.virtual_tiles`)."""
+    cuda_sft.virtual_tiles`; ``every``: exact anchors on every ``every``-th tile and the
+    last one only, carried between)."""
     (g,) = group_tables(bank)
     strided = strided and cs.strided_tail(int(g.L), seg) and g.L < seg * threads
     k = cs.constants(bank, seg, threads, strided)
@@ -74,7 +76,8 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
             s_loc[:, :, s] = acc
         y_loc = np.einsum("r,rts->ts", k["comb_a"], s_loc.real) + np.einsum(
             "r,rts->ts", k["comb_b"], s_loc.imag)  # complex for a complex comb
-        if exact and strided:  # lane i: samples T - L + i + 32 j, Horner in j with q^32
+        exact_now = exact and (t % every == every - 1 or t == nt - 1)
+        if exact_now and strided:  # lane i: samples T - L + i + 32 j, Horner in j with q^32
             anchor = np.zeros(q.size, dtype=complex)
             for i in range(min(32, big_l)):
                 h = np.zeros(q.size, dtype=complex)
@@ -82,7 +85,7 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
                                -32):
                     h = k["qp"] * h + xb[u]
                 anchor += h * k["tailw"][:, threads - 32 + i]
-        elif exact:  # the sum over the last L samples of the second read, thread by thread
+        elif exact_now:  # the sum over the last L samples of the second read, thread by thread
             anchor = np.zeros(q.size, dtype=complex)
             xbs = xb.reshape(threads, seg)
             for i in range(threads):
@@ -155,6 +158,27 @@ def test_algorithm_and_constants_against_the_chunked_engine(bank, mode, layout, 
         y = emulate(bank, x, mode, 0.5, seg, threads, strided)
         ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
         np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
+
+
+@pytest.mark.parametrize("every", [2, 3])
+@pytest.mark.parametrize("strided", [False, True])
+def test_exact_anchors_on_some_tiles_only(every, strided, rng):
+    """Exact anchors every ``every``-th tile (and on the last), carried between (the default
+    for tails the last warp does not sum, :data:`~fastmoments.signal.cuda_sft.EVERY_LONG`):
+    the emulated kernel against the chunked engine, and the layout's default."""
+    bank = MorletTransform(20.0, 6.0).bank if not strided else GaussianFilter(3.0).bank
+    j = np.arange(-bank.pad, bank.pad + 1)
+    scale = np.abs(bank.kernel(j)).sum(1).max()
+    for mode in ("reflect", "wrap", "constant"):
+        for n in (300, 7 * 256 + 13):
+            x = rng.standard_normal(n)
+            y = emulate(bank, x, mode, 0.5, 4, 64, strided, every=every)
+            ref = chunked_apply(bank, torch.tensor(x[None]), mode, 0.5)[0, 0].numpy()
+            np.testing.assert_allclose(y, ref, rtol=0, atol=1e-12 * scale * np.abs(x).max())
+    assert cs._Layout(GaussianFilter(16.0).bank).every == 1  # (strided: every tile)
+    long_tail = cs._Layout(GaussianFilter(100.0).bank)
+    assert long_tail.exact and not long_tail.strided and long_tail.every == cs.EVERY_LONG
+    assert cs._Layout(GaussianFilter(100.0).bank, "every=1").every == 1
 
 
 def _split(text: str, sep: str) -> list[str]:

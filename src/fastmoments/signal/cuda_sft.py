@@ -24,10 +24,12 @@ One thread block filters one signal, tile by tile from its end (tiles of ``T = 2
    tiles, and the virtual ones below when the signal is longer than the window), by a
    64-bit remainder otherwise (short signals).
 2. The tile's anchor ``P = S[(t+1) T]``. When the window is shorter than a tile
-   (``L < T``) it is the sum over the last ``L`` samples of the second read: exact for every
-   tile, nothing carried. Tails of up to 512 samples lie in the last warp's segments; its
-   lanes sum them strided (lane ``i`` takes every 32nd sample from ``i``) and add their parts
-   through shared memory. Longer tails are summed by the threads that hold them. Otherwise
+   (``L < T``) it is the sum over the last ``L`` samples of the second read: exact, nothing
+   carried. Tails of up to 512 samples lie in the last warp's segments; its lanes sum them
+   strided (lane ``i`` takes every 32nd sample from ``i``) and add their parts through
+   shared memory, on every tile. Longer tails are summed by the threads that hold them, on
+   every ``EVERY_LONG``-th tile and the last one; the tiles between carry the anchor from
+   the tile after them. Otherwise
    the anchor is the previous tile's start, and the first anchor is the window sum over the
    boundary extension: the same loop over virtual tiles, with no second read and no output,
    whose recursion is ``S = q S + x_A`` alone. About half of that window lies beyond the
@@ -84,6 +86,14 @@ __all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "apply", "available", "eligible_layou
 SEG = 16  # samples per thread
 THREADS = 128
 TILE = SEG * THREADS
+#: Tiles per exact anchor when the window's tail is longer than the last warp sums strided
+#: (512 < L < T: σ ≈ 60-240 for a Gaussian): the threads holding the tail then redo the
+#: recursion over it, 10-40 % of the kernel's time when done on every tile. Between exact
+#: anchors the anchor is carried, so its rounding error is that of at most 8 tiles (about
+#: 1.5× the exact anchors' and below the carried anchors' of longer windows, σ ≥ 256:
+#: ``benchmarks/results/signal_fused_runs/session29/``).
+EVERY_LONG = 8
+
 #: Longest signal, in tiles, that the kernel takes when it carries the anchor from tile to
 #: tile (windows of a tile or longer): the rounding error grows like the square root of the
 #: tiles (64 tiles of 2048: 131072 samples).
@@ -701,7 +711,6 @@ class _Layout:
         self.seg = opts.get("seg", SEG)
         self.threads = opts.get("threads", THREADS)
         self.blocks = opts.get("blocks", 1024 // self.threads)
-        self.every = opts.get("every", 1)
         self.tile = self.seg * self.threads
         self.eligible = (bank.n_channels == 1 and len(bank.groups) == 1
                          and bool(np.all(np.asarray(bank.alpha) >= 0)))
@@ -712,6 +721,8 @@ class _Layout:
         # the tail summed strided by the last warp (L ≤ 32 seg), else by the threads holding it
         self.strided = (self.exact and strided_tail(int(self.g.L), self.seg)
                         and opts.get("strided", 1) != 0)
+        # exact anchors on every tile where the last warp sums them, else every EVERY_LONG-th
+        self.every = opts.get("every", 1 if self.strided else EVERY_LONG)
         self.driver = opts.get("driver", 1) != 0
         self._kernel = None
         self._virtual: dict[tuple[int, str], Virtual] = {}
