@@ -68,7 +68,7 @@ def general(calls, runs, after=None, twice=False, copy=False):
 def call(plan, x, run, check_finite=True, **kw):
     opts = dict(axis=-1, mode="reflect", cval=0.5, engine="auto")
     opts.update(kw)
-    return br._routed(plan, x, run, opts["axis"], opts["mode"], opts["cval"], opts["engine"],
+    return br.routed_batch(plan, x, run, opts["axis"], opts["mode"], opts["cval"], opts["engine"],
                       check_finite, lambda: "sft", lambda m: setattr(plan, "method", m))
 
 

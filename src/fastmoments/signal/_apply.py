@@ -24,11 +24,11 @@ from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .._validate import check_choice
 from . import cuda_sft, triton_sft
-from .batch_route import launch_queued, note_launch, planned_call
+from .batch_route import launch_queued, note_launch, routed_batch
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import _capturing
+from .graphs import _capturing, replayed_call
 from .sliding import ENGINES, SFTBank
 from .verdict import Verdict, require_finite
 
@@ -641,7 +641,7 @@ def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
     takes whole, time last, with the plain options: the same launch as through
     :func:`apply_bank` (the same bits), with a fraction of its host work (the checks that
     can fail are left to the general route, which runs when this returns ``None``). A
-    watching :func:`~fastmoments.signal.batch_route.planned_call` is told of the launch, so
+    watching :func:`~fastmoments.signal.batch_route.routed_batch` is told of the launch, so
     that the plan's later calls of this key make it directly."""
     if (x.dtype is not torch.float32 or x.requires_grad or x.is_neg() or type(axis) is not int
             or x.ndim == 0 or axis not in (-1, x.ndim - 1) or not x.is_contiguous()
@@ -724,8 +724,9 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        return planned_call(
+        return replayed_call(
             self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
                                                   desc=type(self).__name__, **kw),
             axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16)
+            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16,
+            large=routed_batch)

@@ -11,13 +11,13 @@ thousand signals of 10^5 samples, say) is neither recorded nor captured into a g
 * make its one launch.
 
 On the H100's host, at σ = 16, ``plan(x)`` took 0.64 ms where the bare allocation, launch
-and wait took 0.55 ms; the kernel alone takes 0.4-0.6 ms. In the same run, routed calls
-were 9-84 µs faster than the general path (``benchmarks/results/signal_fused_runs/session29/``
-and ``benchmarks/results/signal_batch_cuda.md``).
+and wait took 0.55 ms, for a kernel of 0.46 ms
+(``benchmarks/results/signal_fused_runs/session29/``). ``benchmarks/signal_batch_cuda.py``
+times routed calls against the general path in the same run.
 
 Every one of those decisions depends on the call's *key* only: the plan, the input's shape,
 dtype and device, the options with their types, and the kernel's environment switches.
-So :func:`planned_call` watches the first call of a key on the general path. The plan keeps
+So :func:`routed_batch` watches the first call of a key on the general path. The plan keeps
 a :class:`BatchRoute` for the key when that call did exactly this:
 
 * it made one launch of the batch kernel;
@@ -43,10 +43,10 @@ import torch
 
 from .._launches import recording
 from . import cuda_sft
-from .graphs import MAX_BYTES, MAX_GRAPHS, _capturing, enabled, plan_cache, replayed_call
+from .graphs import MAX_GRAPHS, _capturing, plan_cache
 from .verdict import Verdict, require_finite
 
-__all__ = ["BatchRoute", "launch_queued", "note_launch", "planned_call"]
+__all__ = ["BatchRoute", "launch_queued", "note_launch", "routed_batch"]
 
 #: ``launch(bank, rows, mode, cval, flag=...)``: the batch kernel with its decisions made
 #: (:func:`functools.partial` of :func:`~fastmoments.signal.cuda_sft.apply` with its layout).
@@ -121,7 +121,7 @@ def launch_queued(launch: Launch, bank: Any, rows: torch.Tensor, mode: str, cval
 
 def note_launch(launch: Launch, bank: Any, x: torch.Tensor, rows: tuple[int, int], mode: str,
                 cval: float, result: torch.Tensor) -> None:
-    """Report to a watching :func:`planned_call` (if any) that the batch kernel ran on ``x``,
+    """Report to a watching :func:`routed_batch` (if any) that the batch kernel ran on ``x``,
     the tensor the plan was called with, viewed as ``rows``, and returned ``result``."""
     seen = getattr(_WATCH, "seen", None)
     if seen is not None:
@@ -130,31 +130,15 @@ def note_launch(launch: Launch, bank: Any, x: torch.Tensor, rows: tuple[int, int
         seen.source, seen.result, seen.version = x, result, result._version
 
 
-def planned_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode: Any,
-                 cval: Any, engine: Any, memory_budget: Any, check_finite: bool, out: Any,
-                 progress: Any, bytes_per_sample: int,
-                 remember: Callable[[], Any] | None = None,
-                 replayed: Callable[[Any], None] | None = None) -> Any:
-    """A one-axis plan's ``__call__``: :func:`~fastmoments.signal.graphs.replayed_call`, except
-    for CUDA tensors too large for its replays (the result holds ``bytes_per_sample`` bytes
-    per input sample), which take the key's :class:`BatchRoute` when the plan keeps one (see
-    the module notes). ``run``, ``remember`` and ``replayed`` are as in ``replayed_call``."""
-    if (type(x) is torch.Tensor and x.is_cuda
-            and (x.element_size() + bytes_per_sample) * x.numel() > MAX_BYTES
-            and out is None and progress is None and memory_budget is None and enabled()):
-        return _routed(plan, x, run, axis, mode, cval, engine, check_finite, remember,
-                       replayed)
-    return replayed_call(plan, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
-                         memory_budget=memory_budget, check_finite=check_finite, out=out,
-                         progress=progress, bytes_per_sample=bytes_per_sample,
-                         remember=remember, replayed=replayed)
-
-
-def _routed(plan: Any, x: torch.Tensor, run: Callable[..., Any], axis: Any, mode: Any,
-            cval: Any, engine: Any, check_finite: bool,
-            remember: Callable[[], Any] | None,
-            replayed: Callable[[Any], None] | None) -> Any:
-    """The body of :func:`planned_call` for a large CUDA batch with the plain options."""
+def routed_batch(plan: Any, x: torch.Tensor, run: Callable[..., Any], axis: Any, mode: Any,
+                 cval: Any, engine: Any, check_finite: bool,
+                 remember: Callable[[], Any] | None,
+                 replayed: Callable[[Any], None] | None) -> Any:
+    """A one-axis plan's call on a CUDA tensor too large for the replays of
+    :func:`~fastmoments.signal.graphs.replayed_call`, with the plain options (its ``large``
+    hook): the key's :class:`BatchRoute` when the plan keeps one, else ``run(x, ...)`` (the
+    general path), watched on the key's first call (see the module notes). ``run``,
+    ``remember`` and ``replayed`` are as in ``replayed_call``."""
     routes = plan_cache(plan).routes
     # the options with their types (1, 1.0 and True hash alike but are checked apart)
     key = (x.shape, x.dtype, x.device, type(axis), axis, type(mode), mode, type(cval), cval,

@@ -29,10 +29,11 @@ from ._apply import (
     require_finite,
     resolve_engine,
 )
-from .batch_route import planned_call
+from .batch_route import routed_batch
 from .boundary import MODES
 from .direct import DirectBank
 from .gaussian import MAX_SIGMA
+from .graphs import replayed_call
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -220,10 +221,10 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        return planned_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
                              engine=engine, memory_budget=memory_budget,
                              check_finite=check_finite, out=out, progress=progress,
-                             bytes_per_sample=16 * len(self.scales))
+                             bytes_per_sample=16 * len(self.scales), large=routed_batch)
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,

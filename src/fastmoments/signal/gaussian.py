@@ -38,13 +38,13 @@ from ._apply import (
     require_finite,
     resolve_engine,
 )
-from .batch_route import planned_call
+from .batch_route import routed_batch
 from .boundary import MODES
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
-from .graphs import GraphCache, eligible, plain_key
+from .graphs import GraphCache, eligible, plain_key, replayed_call
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
 
@@ -406,11 +406,12 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
-        return planned_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
                              engine=engine, memory_budget=memory_budget,
                              check_finite=check_finite, out=out, progress=progress,
                              bytes_per_sample=8, remember=lambda: self.method,
-                             replayed=lambda method: setattr(self, "method", method))
+                             replayed=lambda method: setattr(self, "method", method),
+                             large=routed_batch)
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,

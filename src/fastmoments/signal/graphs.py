@@ -158,15 +158,23 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
                   cval: Any, engine: Any, memory_budget: Any, check_finite: bool, out: Any,
                   progress: Any, bytes_per_sample: int,
                   remember: Callable[[], Any] | None = None,
-                  replayed: Callable[[Any], None] | None = None) -> Any:
+                  replayed: Callable[[Any], None] | None = None,
+                  large: Callable[..., Any] | None = None) -> Any:
     """A one-axis plan's ``__call__``: ``run(x, axis=..., mode=..., cval=..., engine=...,
     memory_budget=..., check_finite=..., out=..., progress=...)``, replayed from a graph in
     :func:`plan_cache` ``(plan)`` when :meth:`GraphCache.call` can (the result holds
     ``bytes_per_sample`` bytes per input sample), else run eagerly. On a replay,
-    ``replayed(remembered)`` is called first with what ``remember`` gave at the capture."""
+    ``replayed(remembered)`` is called first with what ``remember`` gave at the capture.
+    Calls too large to be replayed, with the plain options, go to ``large(plan, x, run, axis,
+    mode, cval, engine, check_finite, remember, replayed)`` when it is given (the batch
+    routes of :func:`fastmoments.signal.batch_route.routed_batch`) and the graphs are on."""
     hit = None
-    if (not eligible(x, out, progress, memory_budget)
-            or (x.element_size() + bytes_per_sample) * x.numel() > MAX_BYTES):
+    if not eligible(x, out, progress, memory_budget):
+        key = None
+    elif (x.element_size() + bytes_per_sample) * x.numel() > MAX_BYTES:
+        if large is not None and enabled():
+            return large(plan, x, run, axis, mode, cval, engine, check_finite, remember,
+                         replayed)
         key = None  # (too large to be replayed: GraphCache.call would refuse it)
     elif (type(axis) is int and type(mode) is str and type(cval) is float
           and type(engine) is str):  # the usual options: exact types, so a flat tuple is a key

@@ -32,6 +32,8 @@ if len(sys.argv) > 1:  # e.g. every2,every4,carried
     TUNES = {k: (None if k == "exact" else "exact=0" if k == "carried" else
                  "every=" + k.removeprefix("every")) for k in names}
     JOBS = [j for j in JOBS if j[0] <= 240.0]
+if len(sys.argv) > 2 and sys.argv[2] == "morlet":  # Morlet transforms with short windows
+    JOBS = [(s, None) for s in (3.0, 6.0, 10.0, 16.0, 32.0, 48.0)]
 out = []
 for sigma, order in JOBS:
     plan = GaussianFilter(sigma, order=order) if order is not None else MorletTransform(
@@ -55,5 +57,6 @@ for sigma, order in JOBS:
         row[key + "_err"] = err
     print(json.dumps(row), flush=True)
     out.append(row)
-name = "anchor_sweep.json" if len(sys.argv) == 1 else "anchor_sweep_every.json"
+name = ("anchor_sweep.json" if len(sys.argv) == 1 else "anchor_sweep_every.json"
+        if len(sys.argv) == 2 else f"anchor_sweep_{sys.argv[2]}.json")
 json.dump(out, open(os.path.join(os.environ.get("OUT", "/tmp"), name), "w"), indent=1)
