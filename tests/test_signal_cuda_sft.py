@@ -525,6 +525,9 @@ def test_repeated_batches_take_their_route(rng, monkeypatch):
         with pytest.raises(ValueError, match="NaN or infinity"):
             plan(xb)
         assert plan(x).shape == x.shape and general == [1]
+        for _ in range(2):  # batch axes of another shape: a key and a route of their own
+            assert torch.equal(plan(x[None], axis=2), first[None])
+        assert general == [1, 1] and len(plan_cache(plan).routes) == 2
     plan = GaussianFilter(64.0)
     ref = plan(x)
     plan.method = "changed"

@@ -104,8 +104,9 @@ class BatchRoute:
         if (not x.is_contiguous() or x.requires_grad or x.is_neg() or recording() is not None
                 or _capturing()):
             return None
-        return launch_queued(self.launch, self.bank, x.view(self.rows), self.mode, self.cval,
-                             check_finite, x.shape)
+        rows = x if x.dim() == 2 else x.view(self.rows)  # (a view costs a few µs)
+        return launch_queued(self.launch, self.bank, rows, self.mode, self.cval, check_finite,
+                             x.shape)
 
 
 def launch_queued(launch: Launch, bank: Any, rows: torch.Tensor, mode: str, cval: float,
