@@ -51,7 +51,7 @@ tiles' rounding errors (a random walk), so :func:`takes` limits that case to sig
 most ``MAX_TILES`` tiles; with exact anchors the float32 error matches the Triton kernels'.
 
 The launch goes straight to the driver (``cuLaunchKernel`` through ``ctypes``, :class:`_Driver`)
-when the caller's thread has the input's device current: about 3 µs of host time less than
+when the caller's thread has the input's device current: 3-7 µs of host time less than
 CuPy's launcher on the H100's host (``benchmarks/results/signal_fused_runs/session29/``). Any
 other case, and any status but success, takes CuPy's launcher, which sets the device.
 
@@ -750,7 +750,6 @@ class _Layout:
                               f"({type(exc).__name__}: {str(exc)[:200]}); the Triton kernels "
                               f"run instead", RuntimeWarning, stacklevel=3)
         return self._kernel
-
 
     def launcher(self, index: int) -> _Driver | None:
         """The driver's launch of the kernel on device ``index`` (made once per device), or

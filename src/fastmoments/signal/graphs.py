@@ -28,8 +28,10 @@ The replayed kernels are those of the eager call, so the result is the same to t
 Calls that are not captured: CPU tensors and NumPy input, non-contiguous input, a gradient
 being recorded, ``out=``, ``progress=`` or ``memory_budget=`` given, while another capture
 is under way, results larger than :data:`MAX_BYTES`, and calls whose capture failed (a
-code path that synchronises, say; they stay eager, remembered per key). Set the environment
-variable ``FASTMOMENTS_CUDA_GRAPHS=0`` to switch the mechanism off.
+code path that synchronises, say; they stay eager, remembered per key). Calls too large to
+capture may instead keep the launch their first call made (:mod:`.batch_route`, through
+:func:`replayed_call`'s ``large`` hook). Set the environment variable
+``FASTMOMENTS_CUDA_GRAPHS=0`` to switch the mechanism off, routes included.
 """
 
 from __future__ import annotations
