@@ -540,6 +540,34 @@ def test_repeated_batches_take_their_route(rng, monkeypatch):
     assert torch.equal(plan(x), ref) and general == []
 
 
+@cuda_cupy
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_batches_on_a_second_gpu(rng):
+    """A batch on cuda:1 with cuda:0 current (CuPy's launcher sets the device) and with
+    cuda:1 current (the driver launch), first calls and routed ones: the same bits on every
+    call, the result on the input's device, the NaN/inf error, and the first GPU's result
+    within float32 rounding."""
+    from fastmoments.signal.graphs import MAX_BYTES
+
+    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
+    x0 = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
+                      device="cuda:0")
+    x1 = x0.to("cuda:1")
+    ref = GaussianFilter(64.0)(x0).cpu()
+    for current in (0, 1):
+        plan = GaussianFilter(64.0)
+        with torch.cuda.device(current):
+            ys = [plan(x1) for _ in range(3)]
+            assert all(y.device == x1.device for y in ys)
+            assert all(torch.equal(y, ys[0]) for y in ys[1:])
+            xb = x1.clone()
+            xb[3, 5] = float("nan")
+            with pytest.raises(ValueError, match="NaN or infinity"):
+                plan(xb)
+        y = ys[0].cpu()
+        assert float((y - ref).abs().max()) <= 4e-6 * float(ref.abs().max())
+
+
 def test_verdict_on_a_device_byte():
     """Without pinned memory (no CUDA here) a verdict uses its device byte: made on first
     request, cleared by the torch pass, read by :meth:`finite`."""
