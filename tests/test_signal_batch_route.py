@@ -178,3 +178,20 @@ def test_cpu_and_small_calls_do_not_touch_the_routes():
     y = plan(x)
     assert len(plan_cache(plan).routes) == 0
     assert torch.allclose(plan(x), y, rtol=0, atol=1e-12)
+
+
+def test_a_first_call_under_inference_mode_decides_nothing():
+    """Under inference mode the result has no version counter, so nothing tells it
+    untouched: the key is decided on its next call."""
+    plan, calls, runs = Plan(), [], []
+    run = general(calls, runs)
+    x = torch.ones(2, 3)
+    with torch.inference_mode():
+        y = call(plan, x, run)
+    assert y.is_inference() and len(plan_cache(plan).routes) == 0
+    call(plan, x, run)
+    (route,) = plan_cache(plan).routes.values()
+    assert isinstance(route, br.BatchRoute)
+    with torch.inference_mode():  # a routed call under inference mode
+        assert torch.equal(call(plan, x, run), 2 * x + 0.5)
+    assert runs == [1, 1]

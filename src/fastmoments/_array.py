@@ -424,7 +424,8 @@ def _largest_kept(t: torch.Tensor) -> tuple | None:
     when neither has changed since; else ``None``."""
     for src in (t, t._base):
         hit = _LARGEST.get(src) if src is not None else None
-        if (hit is not None and hit[0] == src._version and src.data_ptr() == t.data_ptr()
+        if (hit is not None and not src.is_inference() and hit[0] == src._version
+                and src.data_ptr() == t.data_ptr()
                 and src.numel() == t.numel() and src.dtype == t.dtype and t.is_contiguous()):
             return hit
     return None
@@ -470,7 +471,10 @@ def keep_largest(t: torch.Tensor, top: torch.Tensor, value: float | None = None)
     changes: ``top`` a tensor on ``t``'s device whose largest entry is that magnitude (NaN
     if ``t`` holds one), ``value`` its value when it was read to the host already (else it
     is read at its first use). For code that gets the value on the way, e.g. a kernel that
-    writes ``t`` and keeps partial maxima."""
+    writes ``t`` and keeps partial maxima. Nothing is kept for an inference tensor (made
+    under :func:`torch.inference_mode`): it has no version counter to tell a change."""
+    if t.is_inference():
+        return
     entry = (t._version, top) if value is None else (t._version, top, value)
     _LARGEST[t] = entry
     base = t._base  # views share the root's storage (and its version counter)

@@ -304,8 +304,11 @@ def split_of(mat: torch.Tensor) -> SplitOperand:
 
 def _cached(mat: torch.Tensor, what: str, make):
     """``make()``, computed once per view of ``mat`` (shape, strides, offset) and kept on the
-    tensor that owns the memory until that tensor is modified in place."""
+    tensor that owns the memory until that tensor is modified in place (computed on every
+    call for an inference tensor, which has no version counter to tell that)."""
     base = mat if mat._base is None else mat._base
+    if base.is_inference():
+        return make()
     key = (what, tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
     cache = getattr(base, "_fastmoments_splits", None)
     if cache is None or cache[0] != base._version:

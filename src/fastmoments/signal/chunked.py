@@ -442,7 +442,9 @@ class _Workspace:
         """A scratch tensor of ``shape`` and ``dtype`` (contiguous, uninitialised)."""
         numel = math.prod(shape)
         buf = self.buffers.get(name)
-        if buf is None or buf.dtype != dtype or buf.numel() < numel:
+        if (buf is None or buf.dtype != dtype or buf.numel() < numel
+                or (buf.is_inference() and not torch.is_inference_mode_enabled())):
+            # (a buffer made under inference mode cannot be written outside it)
             buf = torch.empty(numel, dtype=dtype, device=device or torch.device("cpu"))
             self.buffers[name] = buf
         return buf[:numel].view(shape)

@@ -1,0 +1,131 @@
+"""Inference tensors (made under :func:`torch.inference_mode`) as input, and calls made under
+inference mode.
+
+An inference tensor has no version counter. The package keeps values for tensors until they
+change (the input check's largest magnitude, a box plan's split tables), and it reads that
+counter to tell a change. Reading it on an inference tensor raised ``RuntimeError``, so every
+box and disk call failed on such input. Now nothing is kept for inference tensors, and every
+public call gives the result that an ordinary tensor with the same values gives.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fastmoments as fm
+from fastmoments._array import keep_largest, kept_largest, largest_magnitude
+
+
+def _values(r):
+    """The tensors of a result, for comparison."""
+    if isinstance(r, torch.Tensor):
+        return [r]
+    if isinstance(r, (tuple, list)):
+        return [v for item in r for v in _values(item)]
+    if isinstance(r, float):
+        return [torch.tensor(r)]
+    for name in ("data", "tensor"):  # moments objects, feature sets
+        data = getattr(r, name, None)
+        if isinstance(data, torch.Tensor):
+            return [data]
+    return []
+
+
+CALLS = {
+    "legendre 2-D": lambda img, vol, sig: fm.legendre_moments(img, 8),
+    "legendre 3-D": lambda img, vol, sig: fm.legendre_moments(vol, 5, ndim=3),
+    "gegenbauer": lambda img, vol, sig: fm.gegenbauer_moments(img, 8, lam=0.75),
+    "jacobi": lambda img, vol, sig: fm.jacobi_moments(img, 8, alpha=1.0, beta=2.0),
+    "legendre, reconstruction": lambda img, vol, sig: fm.legendre_moments(
+        img, 8).reconstruct(),
+    "zernike": lambda img, vol, sig: fm.zernike_moments(img, 10),
+    "pseudo-zernike": lambda img, vol, sig: fm.pseudo_zernike_moments(img, 8),
+    "pcet": lambda img, vol, sig: fm.pcet(img, 4, 4),
+    "features": lambda img, vol, sig: fm.features(img[None], orders=4),
+    "psnr": lambda img, vol, sig: fm.psnr(img, img * 0.5),
+    "gaussian_filter1d": lambda img, vol, sig: fm.gaussian_filter1d(sig, 3.0),
+    "gaussian plan": lambda img, vol, sig: fm.GaussianFilter(40.0, order=1)(sig),
+    "morlet": lambda img, vol, sig: fm.morlet_transform(sig, 8.0),
+    "cwt": lambda img, vol, sig: fm.cwt(sig, [4.0, 9.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_inference_tensors_give_the_ordinary_result(name, rng):
+    img = torch.tensor(rng.random((24, 24)))
+    vol = torch.tensor(rng.random((10, 10, 10)))
+    sig = torch.tensor(rng.standard_normal((3, 700)))
+    want = _values(CALLS[name](img, vol, sig))
+    assert want
+    with torch.inference_mode():
+        inf = [t.clone() for t in (img, vol, sig)]
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode():
+            for _ in range(2):  # (the second call finds what the first kept, if anything)
+                got = _values(CALLS[name](*inf))
+                assert len(got) == len(want)
+                for g, w in zip(got, want, strict=True):
+                    torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_nothing_is_kept_for_an_inference_tensor():
+    with torch.inference_mode():
+        t = torch.tensor([1.0, -3.0, 2.0])
+    keep_largest(t, torch.tensor(3.0), 3.0)
+    assert kept_largest(t) is None
+    with torch.inference_mode():
+        t.mul_(2)  # a change nothing could tell
+    assert float(largest_magnitude(t)) == 6.0
+
+
+def test_split_tables_of_an_inference_tensor_are_not_kept():
+    """A box plan's split tables are kept on the table tensor until it changes; for an
+    inference tensor (a plan built under inference mode) they are made on every call."""
+    pytest.importorskip("triton")
+    from fastmoments.box.triton_gemm import _cached
+
+    made = []
+
+    def make():
+        made.append(1)
+        return len(made)
+
+    table = torch.ones(4, 4)
+    assert _cached(table, "x", make) == _cached(table, "x", make) == 1
+    with torch.inference_mode():
+        table = torch.ones(4, 4)
+    assert _cached(table, "x", make) == 2 and _cached(table, "x", make) == 3
+
+
+@pytest.mark.parametrize("build", ["inference", "ordinary"])
+def test_plans_built_in_one_mode_run_in_the_other(build, rng):
+    """A plan's cached tables and the engines' reused scratch made under inference mode
+    are used outside it (scratch written in place outside inference mode is made afresh),
+    and the other way round; the results equal a fresh plan's."""
+    img = torch.tensor(rng.random((24, 24)))
+    sig = torch.tensor(rng.standard_normal((3, 700)))
+
+    def plans():
+        return [(fm.ZernikeTransform(24, 8), img), (fm.JacobiTransform((24, 24), 6), img),
+                (fm.GaussianFilter(12.0), sig), (fm.MorletTransform(8.0), sig),
+                (fm.CWT([4.0, 9.0]), sig)]
+
+    def values(plan, x):
+        r = plan(x)
+        return [r.reconstruct(), r.data] if hasattr(r, "reconstruct") else [r]
+
+    want = [values(p, x) for p, x in plans()]
+    from fastmoments.signal import chunked
+
+    chunked._workspace(torch.device("cpu")).buffers.clear()  # made afresh in the first mode
+    first, then = ((torch.inference_mode, torch.no_grad) if build == "inference"
+                   else (torch.no_grad, torch.inference_mode))
+    with first():
+        built = plans()
+        for p, x in built:
+            values(p, x)
+    with then():
+        for (p, x), w in zip(built, want, strict=True):
+            for g, v in zip(values(p, x), w, strict=True):
+                torch.testing.assert_close(g, v, rtol=1e-12, atol=1e-12)
