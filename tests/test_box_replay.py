@@ -302,3 +302,30 @@ def test_moments_changed_where_torch_does_not_see_it_are_read_again(small_halves
     got = plan.inverse(moments)
     want = _eager(monkeypatch, lambda: plan.inverse(moments.data.clone()))
     assert torch.equal(got, want) and bool(torch.isfinite(got).all())
+
+
+@pytest.mark.skipif(not CUDA, reason="replays need a GPU")
+@pytest.mark.parametrize("build", ["inference", "ordinary"])
+def test_replays_recorded_in_one_inference_mode_run_in_the_other(small_halves, monkeypatch,
+                                                                  build):
+    """Jobs recorded under torch.inference_mode replay outside it, and the other way round,
+    with the eager job's bits (inference tensors have no version counter: nothing is kept
+    for them, and no kept value is trusted)."""
+    shape = (48, 40, 32)
+    plan = JacobiTransform(shape, 20, device="cuda", precision="fp16x3", parity=True)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.rand(shape, device="cuda", generator=gen)
+    want = _eager(monkeypatch, lambda: plan.forward(x).data)
+    back = _eager(monkeypatch, lambda: plan.inverse(want))
+    first, then = ((torch.inference_mode, torch.no_grad) if build == "inference"
+                   else (torch.no_grad, torch.inference_mode))
+    with first():
+        xi = x.clone()
+        for _ in range(3):
+            assert torch.equal(plan.forward(xi).data, want)
+            assert torch.equal(plan.inverse(want.clone()), back)
+    with then():
+        for _ in range(3):
+            assert torch.equal(plan.forward(xi).data, want)
+            assert torch.equal(plan.forward(x).data, want)
+            assert torch.equal(plan.inverse(want.clone()), back)

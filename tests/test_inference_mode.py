@@ -129,3 +129,40 @@ def test_plans_built_in_one_mode_run_in_the_other(build, rng):
         for (p, x), w in zip(built, want, strict=True):
             for g, v in zip(values(p, x), w, strict=True):
                 torch.testing.assert_close(g, v, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("build", ["inference", "ordinary"])
+def test_gpu_replays_recorded_in_one_mode_run_in_the_other(build):
+    """On a GPU, calls recorded as launches, captured into a graph, or kept as box and disk
+    plans' tables in one mode replay in the other with the first calls' results."""
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    sig = torch.randn(3000, device="cuda", generator=gen)
+    sig64 = sig.double()
+    img = torch.rand(64, 64, device="cuda", generator=gen)
+    jobs = [(fm.GaussianFilter(16.0), sig, {}),  # recorded launches
+            (fm.MorletTransform(16.0), sig, {}),
+            (fm.GaussianFilter(16.0), sig64, dict(mode="constant", cval=0.1)),  # a graph
+            (fm.ZernikeTransform(64, 12), img, {}),
+            (fm.JacobiTransform((64, 64), 12), img, {})]
+
+    def values(plan, x, kw):
+        r = plan(x, **kw)
+        return [r.reconstruct(), r.data] if hasattr(r, "reconstruct") else [r]
+
+    first, then = ((torch.inference_mode, torch.no_grad) if build == "inference"
+                   else (torch.no_grad, torch.inference_mode))
+    with first():
+        want = [values(p, x, kw) for p, x, kw in jobs]
+        for _ in range(3):  # the third call records or captures
+            for p, x, kw in jobs:
+                values(p, x, kw)
+    with then():
+        for _ in range(2):
+            for (p, x, kw), w in zip(jobs, want, strict=True):
+                for g, v in zip(values(p, x, kw), w, strict=True):
+                    torch.testing.assert_close(g, v)  # (float32 rounding: atomics may reorder)
+        bad = sig.clone()
+        bad[7] = float("nan")
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            jobs[0][0](bad)

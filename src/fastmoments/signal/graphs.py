@@ -441,7 +441,11 @@ class GraphCache:
             if entry is None:
                 return None
         with entry.lock:  # one caller at a time per graph: the static buffers are shared
-            entry.static_in.copy_(x)
+            if entry.static_in.is_inference() and not torch.is_inference_mode_enabled():
+                with torch.inference_mode():  # (captured under inference mode)
+                    entry.static_in.copy_(x)
+            else:
+                entry.static_in.copy_(x)
             entry.graph.replay()
             y = entry.static_out.clone()  # one allocation and copy, one call
             if check_finite and not entry.finite():
