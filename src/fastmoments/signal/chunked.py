@@ -442,10 +442,11 @@ class _Workspace:
         """A scratch tensor of ``shape`` and ``dtype`` (contiguous, uninitialised)."""
         numel = math.prod(shape)
         buf = self.buffers.get(name)
-        if (buf is None or buf.dtype != dtype or buf.numel() < numel
-                or (buf.is_inference() and not torch.is_inference_mode_enabled())):
-            # (a buffer made under inference mode cannot be written outside it)
-            buf = torch.empty(numel, dtype=dtype, device=device or torch.device("cpu"))
+        if buf is None or buf.dtype != dtype or buf.numel() < numel:
+            # an ordinary tensor even under inference mode, so that calls outside it can write
+            # it too
+            with torch.inference_mode(False):
+                buf = torch.empty(numel, dtype=dtype, device=device or torch.device("cpu"))
             self.buffers[name] = buf
         return buf[:numel].view(shape)
 

@@ -441,11 +441,7 @@ class GraphCache:
             if entry is None:
                 return None
         with entry.lock:  # one caller at a time per graph: the static buffers are shared
-            if entry.static_in.is_inference() and not torch.is_inference_mode_enabled():
-                with torch.inference_mode():  # (captured under inference mode)
-                    entry.static_in.copy_(x)
-            else:
-                entry.static_in.copy_(x)
+            entry.static_in.copy_(x)
             entry.graph.replay()
             y = entry.static_out.clone()  # one allocation and copy, one call
             if check_finite and not entry.finite():
@@ -489,7 +485,8 @@ class GraphCache:
 
     def _capture(self, x: torch.Tensor, full: Hashable, run: Callable[[torch.Tensor], Any],
                  stream: torch.cuda.Stream, remember: Callable[[], Any] | None) -> _Graph | None:
-        static_in = torch.empty_like(x)
+        with torch.inference_mode(False):  # an ordinary tensor: copied into in either mode
+            static_in = torch.empty_like(x)
         static_in.copy_(x)
         try:
             side = torch.cuda.Stream(x.device)
