@@ -88,9 +88,9 @@ THREADS = 128
 TILE = SEG * THREADS
 #: Tiles per exact anchor when the window's tail is longer than the last warp sums strided
 #: (512 < L < T: σ ≈ 60-240 for a Gaussian): the threads holding the tail then redo the
-#: recursion over it, 10-40 % of the kernel's time when done on every tile. Between exact
-#: anchors the anchor is carried, so its rounding error is that of at most 8 tiles (about
-#: 1.5× the exact anchors' and below the carried anchors' of longer windows, σ ≥ 256:
+#: recursion over it, 25-40 % of the kernel's time when done on every tile. Between exact
+#: anchors the anchor is carried, so its rounding error is that of at most 8 tiles (1.4-2×
+#: the exact anchors' for order 0, and below the carried anchors' of longer windows, σ ≥ 256:
 #: ``benchmarks/results/signal_fused_runs/session29/``).
 EVERY_LONG = 8
 
