@@ -195,3 +195,58 @@ def test_a_first_call_under_inference_mode_decides_nothing():
     with torch.inference_mode():  # a routed call under inference mode
         assert torch.equal(call(plan, x, run), 2 * x + 0.5)
     assert runs == [1, 1]
+
+
+class Prepared:
+    """A stand-in prepared launch: ``2 x + cval`` in ``x``'s shape with the stand-in verdict,
+    or ``None`` (cannot launch now) while ``refuse`` is set."""
+
+    def __init__(self, mode, cval, calls):
+        self.mode, self.cval, self.calls, self.refuse = mode, cval, calls, False
+
+    def __call__(self, x, check_finite):
+        if self.refuse:
+            return None
+        self.calls.append("prepared")
+        rows = x.reshape(-1, x.shape[-1])
+        y, flag = br.launch_queued(fake_launch([]), "bank", rows, self.mode, self.cval,
+                                   check_finite, x.shape)
+        return y, flag
+
+
+def test_routes_keep_a_prepared_launch():
+    """A launch that prepares itself (``prepare(bank, x, mode, cval)``) is kept prepared by
+    the route: later calls make it, with its verdict, and take the plain launch again when
+    it cannot launch now."""
+    plan, calls, runs = Plan(), [], []
+    launch = fake_launch(calls)
+    made = []
+
+    def prepare(bank, x, mode, cval):
+        made.append((bank, tuple(x.shape), mode, cval))
+        return Prepared(mode, cval, calls)
+
+    launch.prepare = prepare
+
+    def run(x, *, axis, mode, cval, engine, memory_budget, check_finite, out, progress):
+        runs.append(1)
+        n = x.shape[-1]
+        rows = (x.numel() // n, n)
+        y, flag = br.launch_queued(launch, "bank", x.view(rows), mode, float(cval),
+                                   check_finite, x.shape)
+        require_finite(flag)
+        br.note_launch(launch, "bank", x, rows, mode, float(cval), y)
+        return y
+
+    x = torch.arange(12.0).reshape(3, 4)
+    y1 = call(plan, x, run)
+    assert made == [("bank", (3, 4), "reflect", 0.5)] and len(calls) == 1
+    (route,) = plan_cache(plan).routes.values()
+    assert torch.equal(call(plan, x, run), y1) and calls[-1] == "prepared" and runs == [1]
+    bad = x.clone()
+    bad[1, 2] = float("nan")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        call(plan, bad, run)
+    route.prepared.refuse = True
+    assert torch.equal(call(plan, x, run), y1) and calls[-1] == ("bank", (3, 4), "reflect", 0.5)
+    assert runs == [1]

@@ -464,9 +464,11 @@ def test_driver_launches_give_cupys_bits(rng, monkeypatch):
 
 @cuda_cupy
 def test_public_batches_take_the_kernel(rng, monkeypatch):
-    calls = []
-    real = cs.apply
+    calls = []  # the kernel's launches: through apply, or prepared by a batch route
+    real, real_prepared = cs.apply, cs.Prepared.__call__
     monkeypatch.setattr(cs, "apply", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(cs.Prepared, "__call__",
+                        lambda self, *a: calls.append(1) or real_prepared(self, *a))
     plan = GaussianFilter(16.0, order=1)
     from fastmoments.signal.graphs import MAX_BYTES
 
@@ -511,13 +513,26 @@ def test_repeated_batches_take_their_route(rng, monkeypatch):
     general = []
     real = batch_route._watching
     monkeypatch.setattr(batch_route, "_watching", lambda: general.append(1) or real())
+    prepared = []
+    real_call = cs.Prepared.__call__
+    monkeypatch.setattr(cs.Prepared, "__call__",
+                        lambda self, *a: prepared.append(1) or real_call(self, *a))
     for plan in (GaussianFilter(64.0, order=2), MorletTransform(16.0, 6.0)):
         general.clear()
+        prepared.clear()
         first = plan(x)
         (route,) = plan_cache(plan).routes.values()
         assert isinstance(route, batch_route.BatchRoute) and general == [1]
+        assert isinstance(route.prepared, cs.Prepared)
         for _ in range(2):
             assert torch.equal(plan(x), first)
+        assert prepared == [1, 1]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):  # another current stream: the launch goes there
+            y = plan(x)
+        stream.synchronize()
+        assert torch.equal(y, first)
         assert torch.equal(plan(x.clone()), first) and general == [1]
         assert torch.equal(plan(x, progress=False), first)  # the general path: same bits
         xb = x.clone()
@@ -538,6 +553,38 @@ def test_repeated_batches_take_their_route(rng, monkeypatch):
     monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
     general.clear()
     assert torch.equal(plan(x), ref) and general == []
+
+
+@cuda_cupy
+def test_prepared_launches_fall_back(rng, monkeypatch):
+    """A prepared launch that cannot launch now (another device current on the thread, or a
+    driver that refuses) returns ``None``, and the routed call takes :func:`apply`'s way:
+    the same bits and the same NaN/inf error."""
+    from fastmoments.signal.graphs import MAX_BYTES, plan_cache
+
+    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
+    x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
+                     device="cuda")
+    plan = GaussianFilter(16.0)
+    ref = plan(x)
+    (route,) = plan_cache(plan).routes.values()
+    assert route.prepared(x, True) is not None
+    monkeypatch.setattr(cs, "_current_device", lambda: x.device.index + 1)
+    assert route.prepared(x, True) is None
+    assert torch.equal(plan(x), ref)
+    monkeypatch.undo()
+    refused = []
+
+    def refuse(*args):
+        refused.append(1)
+        raise cs.cupy.cuda.driver.CUDADriverError(1)
+
+    monkeypatch.setattr(cs.cupy.cuda.driver, "launchKernel", refuse)
+    assert torch.equal(plan(x), ref) and len(refused) >= 2  # prepared, then apply's driver
+    xb = x.clone()
+    xb[5, 9] = float("nan")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        plan(xb)
 
 
 @cuda_cupy

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import math
 import threading
@@ -549,7 +548,7 @@ def _cuda_kernel(bank, rows: torch.Tensor, mode: str):
     if recording() is None and not _capturing():
         lay = cuda_sft.eligible_layout(bank, rows, mode)
         if lay is not None:
-            return functools.partial(cuda_sft.apply, layout=lay)
+            return cuda_sft.Launch(lay)
     return None
 
 

@@ -25,7 +25,10 @@ a :class:`BatchRoute` for the key when that call did exactly this:
 * it returned the kernel's result, untouched.
 
 Later calls of the key make that launch directly: the same kernel, the same arguments,
-the same bits, and the same NaN/inf verdict (:func:`launch_queued`). A first call that did
+the same bits, and the same NaN/inf verdict (:func:`launch_queued`). When the launch can
+prepare itself (:meth:`fastmoments.signal.cuda_sft.Launch.prepare`), the route keeps that
+:class:`~fastmoments.signal.cuda_sft.Prepared` launch, whose decisions (the result's shape,
+the tiles, the driver's handle) are made once for the key. A first call that did
 anything else keeps its key on the general path: the FIR, the Triton kernels, several
 launches, or work on the result. The routes live in the plan's
 :class:`~fastmoments.signal.graphs.GraphCache`, so ``FASTMOMENTS_CUDA_GRAPHS=0`` and
@@ -49,7 +52,8 @@ from .verdict import Verdict, require_finite
 __all__ = ["BatchRoute", "launch_queued", "note_launch", "routed_batch"]
 
 #: ``launch(bank, rows, mode, cval, flag=...)``: the batch kernel with its decisions made
-#: (:func:`functools.partial` of :func:`~fastmoments.signal.cuda_sft.apply` with its layout).
+#: (:class:`fastmoments.signal.cuda_sft.Launch`: :func:`~fastmoments.signal.cuda_sft.apply`
+#: with its layout).
 Launch = Callable[..., torch.Tensor]
 
 _WATCH = threading.local()
@@ -87,13 +91,21 @@ class BatchRoute:
     ``remembered`` is what the plan's ``remember()`` gave after the first call; each routed
     call hands it to the plan's ``replayed`` (a Gaussian filter's ``method``, say)."""
 
-    __slots__ = ("bank", "cval", "launch", "mode", "remembered", "rows")
+    __slots__ = ("bank", "cval", "launch", "mode", "prepared", "remembered", "rows")
 
     def __init__(self, launch: Launch, bank: Any, rows: tuple[int, int], mode: str,
                  cval: float) -> None:
         self.launch, self.bank, self.rows = launch, bank, rows
         self.mode, self.cval = mode, cval
         self.remembered: Any = None
+        #: ``prepared(x, check_finite)``: the launch with its decisions made, or ``None``
+        self.prepared: Callable[..., Any] | None = None
+
+    def prepare(self, x: torch.Tensor) -> None:
+        """Keep the launch's prepared form for inputs like ``x`` (when it has one)."""
+        prepare = getattr(self.launch, "prepare", None)
+        if prepare is not None:
+            self.prepared = prepare(self.bank, x, self.mode, self.cval)
 
     def __call__(self, x: torch.Tensor, check_finite: bool
                  ) -> tuple[torch.Tensor, Verdict | None] | None:
@@ -104,6 +116,11 @@ class BatchRoute:
         if (not x.is_contiguous() or x.requires_grad or x.is_neg() or recording() is not None
                 or _capturing()):
             return None
+        prepared = self.prepared
+        if prepared is not None:
+            queued = prepared(x, check_finite)
+            if queued is not None:
+                return queued
         rows = x if x.dim() == 2 else x.view(self.rows)  # (a view costs a few µs)
         return launch_queued(self.launch, self.bank, rows, self.mode, self.cval, check_finite,
                              x.shape)
@@ -170,6 +187,7 @@ def routed_batch(plan: Any, x: torch.Tensor, run: Callable[..., Any], axis: Any,
             and y._version == seen.version):
         kept = seen.route
         kept.remembered = remember() if remember is not None else None
+        kept.prepare(x)
     while len(routes) >= MAX_GRAPHS:
         routes.popitem(last=False)
     routes[key] = kept

@@ -50,10 +50,12 @@ Every factor has modulus ≤ 1 (``α ≥ 0``). A carried anchor (``L ≥ T``) ac
 tiles' rounding errors (a random walk), so :func:`takes` limits that case to signals of at
 most ``MAX_TILES`` tiles; with exact anchors the float32 error matches the Triton kernels'.
 
-The launch goes straight to the driver (``cuLaunchKernel`` through ``ctypes``, :class:`_Driver`)
-when the caller's thread has the input's device current: 3-7 µs of host time less than
-CuPy's launcher on the H100's host (``benchmarks/results/signal_fused_runs/session29/``). Any
-other case, and any status but success, takes CuPy's launcher, which sets the device.
+The launch goes straight to the driver (``cuLaunchKernel`` through CuPy's binding of it,
+:class:`_Driver`) when the caller's thread has the input's device current, with less host
+time than CuPy's launcher (``benchmarks/results/signal_fused_runs/session29/`` and
+``session30/``). Any other case, and any status but success, takes CuPy's launcher, which
+sets the device. A repeated call of one key launches through a :class:`Prepared` launch
+(:mod:`.batch_route`), which keeps every decision of the first call.
 
 The bank's constants are compiled into its module (one NVRTC compile per bank and layout,
 about 0.5 s, cached on the bank and by CuPy on disk): the recursion is straight-line code
@@ -68,6 +70,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import threading
 import warnings
 from typing import NamedTuple
 
@@ -75,13 +78,13 @@ import numpy as np
 import torch
 
 from .._array import clear_unless_finite
-from .._triton import libcuda
 from .boundary import MODES
 from .chunked import _powers, group_tables
 from .graphs import MAX_BYTES, _raw_stream, env_value
 from .verdict import Verdict
 
-__all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "apply", "available", "eligible_layout", "takes"]
+__all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "Launch", "Prepared", "apply", "available",
+           "eligible_layout", "takes"]
 
 SEG = 16  # samples per thread
 THREADS = 128
@@ -757,7 +760,7 @@ class _Layout:
         drv = self._drivers.get(index, False)
         if drv is False:
             drv = None
-            if self.driver and _launch_kernel() is not None and self.kernel is not None:
+            if self.driver and self.kernel is not None:
                 with cupy.cuda.Device(index):  # the kernel's handle in that device's context
                     drv = _Driver(self.kernel.kernel.ptr, self.threads)
             self._drivers[index] = drv
@@ -765,34 +768,44 @@ class _Layout:
 
 
 class _Driver:
-    """The kernel launched by ``cuLaunchKernel`` (through ``ctypes``) with its one argument, the
-    packed ``struct Args``: what CuPy's launcher does, without its argument handling."""
+    """The kernel launched by the driver's ``cuLaunchKernel`` (CuPy's thin binding of it,
+    ``cupy.cuda.driver.launchKernel``) with its one argument, the packed ``struct Args``,
+    written into a buffer of the calling thread: what CuPy's launcher does, without its
+    argument handling. The driver copies the argument at the launch, so the buffer is free
+    again when the call returns."""
 
-    __slots__ = ("function", "threads")
+    __slots__ = ("_local", "function", "threads")
 
     def __init__(self, function: int, threads: int) -> None:
         self.function, self.threads = function, threads
+        self._local = threading.local()
 
-    def __call__(self, blocks: int, args: bytes, stream: int) -> bool:
-        """Launch ``blocks`` blocks on the raw ``stream``; whether the driver took it (any
-        other status leaves nothing queued: the caller then launches through CuPy, which
-        reports the error if there is one)."""
-        data = (ctypes.c_char * len(args)).from_buffer_copy(args)
-        params = (ctypes.c_void_p * 1)(ctypes.addressof(data))
-        return _launch_kernel()(self.function, blocks, 1, 1, self.threads, 1, 1, 0, stream,
-                                params, None) == 0
+    def __call__(self, blocks: int, stream: int, *values) -> bool:
+        """Launch ``blocks`` blocks on the raw ``stream`` with ``struct Args`` of ``values``
+        (the fields in order); whether the driver took it (any other status leaves nothing
+        queued: the caller then launches through CuPy, which reports the error if there is
+        one)."""
+        bufs = self._local.__dict__.get("bufs")  # (getattr with a default is slower)
+        if bufs is None:
+            data = ctypes.create_string_buffer(_ARGS.size)  # (malloc: aligned for the struct)
+            params = (ctypes.c_void_p * 1)(ctypes.addressof(data))
+            bufs = self._local.bufs = (data, params, ctypes.addressof(params))
+        _ARGS.pack_into(bufs[0], 0, *values)
+        try:
+            cupy.cuda.driver.launchKernel(self.function, blocks, 1, 1, self.threads, 1, 1, 0,
+                                          stream, bufs[2], 0)
+        except cupy.cuda.driver.CUDADriverError:
+            return False
+        return True
 
 
-@functools.lru_cache(maxsize=1)
-def _launch_kernel():
-    """``cuLaunchKernel`` as a ``ctypes`` function with its argument types (``None`` without
-    the driver library)."""
-    lib = libcuda()
-    if lib is None:  # pragma: no cover - no driver library under its usual name
-        return None
-    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
-                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-    return proto(("cuLaunchKernel", lib))
+def _current_device() -> int:
+    """``torch.cuda.current_device()`` without its Python wrapper (a CUDA tensor is at hand,
+    so CUDA is initialised)."""
+    try:
+        return torch._C._cuda_getDevice()
+    except AttributeError:  # pragma: no cover - a torch without it
+        return torch.cuda.current_device()
 
 
 def _layout(bank, tune: str | None = None) -> _Layout:
@@ -1001,15 +1014,31 @@ def takes(bank, rows: torch.Tensor, mode: str) -> bool:
 _STREAMS: dict[tuple[int, int], object] = {}
 
 
-def _stream(index: int):
-    """CuPy's view of torch's current stream on device ``index`` (cached per stream)."""
-    ptr = _raw_stream(index)
+def _stream(index: int, ptr: int | None = None):
+    """CuPy's view of torch's current stream on device ``index`` (``ptr``: its raw handle,
+    when already read; cached per stream)."""
+    if ptr is None:
+        ptr = _raw_stream(index)
     s = _STREAMS.get((index, ptr))
     if s is None:
         with warnings.catch_warnings():  # CuPy 14 deprecates it for Stream.from_external
             warnings.simplefilter("ignore", DeprecationWarning)
             s = _STREAMS[(index, ptr)] = cupy.cuda.ExternalStream(ptr, index)
     return s
+
+
+def _checks_inside(g, n: int, tile: int) -> bool:
+    """Whether the kernel's reads cover every sample of a signal of ``n`` samples, so that it
+    forms the NaN/inf verdict itself (else one torch pass checks)."""
+    return g.off <= 0 and -(-n // tile) * tile + g.off + g.L >= n
+
+
+def _fields(lay: _Layout, n: int, mode: str, cval: float) -> tuple:
+    """The fields of ``struct Args`` after the pointers and strides: the tiles, the first
+    anchor's virtual tiles (:func:`virtual_tiles`), the mode and ``cval``."""
+    vt = _NO_VIRTUAL if lay.exact else lay.virtual(n, mode)  # tiles of the first anchor
+    return (-(-n // lay.tile), vt.nv, MODES.index(mode), cval, vt.fold, vt.kx, vt.a, vt.lo,
+            vt.base)
 
 
 def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
@@ -1031,12 +1060,9 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
                           else torch.float32, device=rows.device)
     yv = torch.view_as_real(out) if bank.complex_output else out  # float32 view
     lay = layout if layout is not None else _layout(bank, _options()[1])
-    g, tile = lay.g, lay.tile
-    nt = -(-n // tile)
-    vt = _NO_VIRTUAL if lay.exact else lay.virtual(n, mode)  # tiles of the first anchor
     index = rows.device.index
     stream = _stream(index)
-    if flag is not None and not (g.off <= 0 and nt * tile + g.off + g.L >= n):
+    if flag is not None and not _checks_inside(lay.g, n, lay.tile):
         # the reads would miss samples: one torch pass checks
         clear_unless_finite(flag if isinstance(flag, torch.Tensor) else flag.device_flag(),
                             rows)
@@ -1047,14 +1073,89 @@ def apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
         flag_ptr = flag.data_ptr()
     else:
         flag_ptr = flag.host_pointer(stream.synchronize) or flag.device_flag().data_ptr()
-    args = _ARGS.pack(rows.data_ptr(), rows.stride(0), n, yv.data_ptr(), yv.stride(0), flag_ptr,
-                      nt, vt.nv, MODES.index(mode), cval, vt.fold, vt.kx, vt.a, vt.lo, vt.base)
+    values = (rows.data_ptr(), rows.stride(0), n, yv.data_ptr(), yv.stride(0), flag_ptr,
+              *_fields(lay, n, mode, cval))
     drv = lay.launcher(index)
-    if drv is None or torch.cuda.current_device() != index or not drv(bsz, args, stream.ptr):
+    if drv is None or _current_device() != index or not drv(bsz, stream.ptr, *values):
         with cupy.cuda.Device(index):
             lay.kernel.kernel((bsz, 1, 1), (lay.threads, 1, 1),
-                              (np.frombuffer(args, dtype=_ARGS_DTYPE),), stream=stream)
+                              (np.frombuffer(_ARGS.pack(*values), dtype=_ARGS_DTYPE),),
+                              stream=stream)
     return out
+
+
+class Launch:
+    """The kernel of one :class:`_Layout` as the batch launch of
+    :func:`fastmoments.signal._apply._fused_engine`: ``launch(bank, rows, mode, cval, *,
+    out=None, flag=None)`` is :func:`apply` with the layout, and :meth:`prepare` makes the
+    :class:`Prepared` launch of a key that :mod:`.batch_route` keeps."""
+
+    __slots__ = ("layout",)
+
+    def __init__(self, layout: _Layout) -> None:
+        self.layout = layout
+
+    def __call__(self, bank, rows: torch.Tensor, mode: str, cval: float = 0.0, *,
+                 out: torch.Tensor | None = None,
+                 flag: torch.Tensor | Verdict | None = None) -> torch.Tensor:
+        return apply(bank, rows, mode, cval, out=out, flag=flag, layout=self.layout)
+
+    def prepare(self, bank, x: torch.Tensor, mode: str, cval: float) -> Prepared | None:
+        """The :class:`Prepared` launch on C-contiguous inputs like ``x`` (float32 on CUDA,
+        time last), or ``None`` where it cannot be had: no driver launch, or a bank whose
+        reads miss samples (its NaN/inf check is a torch pass)."""
+        lay, n = self.layout, x.shape[-1]
+        index = x.device.index
+        drv = lay.launcher(index)
+        if drv is None or not _checks_inside(lay.g, n, lay.tile):
+            return None
+        return Prepared(drv, x, bank.complex_output, _fields(lay, n, mode, cval))
+
+
+class Prepared:
+    """One call key's launch with every decision made: the result's shape and dtype, the
+    launch's fields and the driver's handle, so that a repeated call on a batch of that key
+    (:class:`fastmoments.signal.batch_route.BatchRoute`) is the allocation of its result, its
+    verdict, and one launch. The same kernel with the same arguments as :func:`apply`: the
+    same bits.
+
+    Calling it with ``(x, check_finite)`` (``x`` C-contiguous, of the key's shape, dtype and
+    device) queues the launch and returns the result (``x``'s shape) and the
+    :class:`~fastmoments.signal.verdict.Verdict` still to be read (``None`` when not
+    checking), or returns ``None`` when the driver launch cannot be made now (another device
+    current on the thread, a driver error): the caller then takes :func:`apply`'s way.
+    """
+
+    __slots__ = ("device", "driver", "dtype", "fields", "index", "shape", "signals",
+                 "strides")
+
+    def __init__(self, driver: _Driver, x: torch.Tensor, complex_output: bool,
+                 fields: tuple) -> None:
+        n = x.shape[-1]
+        self.driver, self.fields = driver, fields
+        self.device, self.index, self.shape = x.device, x.device.index, x.shape
+        self.signals = x.numel() // n if n else 0
+        self.dtype = torch.complex64 if complex_output else torch.float32
+        # the strides of the rows, in float32 elements (complex64: two per sample)
+        self.strides = (n, 2 * n if complex_output else n, n)
+
+    def __call__(self, x: torch.Tensor, check_finite: bool
+                 ) -> tuple[torch.Tensor, Verdict | None] | None:
+        index = self.index
+        if _current_device() != index:
+            return None
+        stream = _raw_stream(index)
+        out = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        flag, flag_ptr = None, 0
+        if check_finite:
+            flag = Verdict(self.device)
+            flag_ptr = (flag.host_pointer(_stream(index, stream).synchronize)
+                        or flag.device_flag().data_ptr())
+        sx, sy, n = self.strides
+        if not self.driver(self.signals, stream, x.data_ptr(), sx, n, out.data_ptr(), sy,
+                           flag_ptr, *self.fields):
+            return None  # (an unread verdict keeps its byte: nothing was queued to write it)
+        return out, flag
 
 
 #: The kernel's ``struct Args``, packed (CuPy passes a one-element array by value): about
