@@ -110,9 +110,17 @@ def main() -> None:
                          replay_vs_eager_max_diff=max(diff, diff_graph), rel_err_vs_f64=err))
         print(rows[-1], flush=True)
 
+    floors: dict[str, list[float]] = {}
+
+    def floor(x):
+        """torch's own one-kernel pass on the signal (``torch.neg``), timed the same way."""
+        floors.setdefault(str(x.dtype).removeprefix("torch."), []).append(
+            1e6 * per_call(lambda: torch.neg(x), calls, sync))
+
     for dt in ("float32", "float64"):
         x = torch.as_tensor(x64, dtype=getattr(torch, dt), device=dev)
         xc = cupy.asarray(x64.astype(dt))
+        floor(x)
         for s in sigmas:
             for o in orders:
                 # the exact convolution (untruncated kernel, by FFT, float64); for order 2 each
@@ -137,12 +145,13 @@ def main() -> None:
         scales = np.geomspace(2.0, 1024.0, 64)  # as benchmarks/signal_gpu.py
         both("cwt, 64 scales", lambda x=x, scales=scales: fm.cwt(x, scales)[0], None, dtype=dt,
              scales="geomspace(2, 1024, 64)")
+        floor(x)
 
     from fastmoments.signal import gaussian as fg_gauss
 
     failures = {str(k): v for k, v in fg_gauss._GRAPHS.failures.items()}
     meta = dict(device=torch.cuda.get_device_name(dev), n=args.n, calls=calls,
-                capture_failures=failures,
+                capture_failures=failures, floor_us=floors,
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 torch=torch.__version__, cupy=cupy.__version__, numpy=np.__version__,
                 python=sys.version.split()[0], quick=bool(args.quick),
@@ -178,7 +187,23 @@ def write_md(path: Path, meta: dict, rows: list[dict]) -> None:
              "Errors: relative L2 against the exact convolution (untruncated "
              "kernel, float64, by FFT; for order 2 each library against its own kernel: ours "
              "sums to zero, scipy's/cupyx's does not). Written by "
-             "`benchmarks/signal_latency.py`.", "",
+             "`benchmarks/signal_latency.py`.", ""]
+    if meta.get("floor_us"):
+        lines += ["*The host's floor*: torch's own one-kernel pass on the same signal "
+                  "(`torch.neg`), timed the same way before and after each dtype's rows: "
+                  + "; ".join(f"{dt} {' and '.join(f'{v:.1f}' for v in vs)} µs"
+                              for dt, vs in meta["floor_us"].items())
+                  + " (one launch and the wait for it: no GPU call takes less on this host).",
+                  ""]
+    for dt in ("float32", "float64"):
+        mine = [r["graphs_us"] for r in rows if r["dtype"] == dt and "graphs_us" in r
+                and r["call"] in ("gaussian_filter1d", "GaussianFilter plan", "morlet_transform")]
+        if mine:
+            lines.append(f"{dt}: {sum(t <= 40.0 for t in mine)} of {len(mine)} single-signal "
+                         "calls (the Gaussian filters and the Morlet transform) at ≤ 40 µs by "
+                         f"default, median {statistics.median(mine):.1f} µs.")
+            lines.append("")
+    lines += [
              "| call | dtype | σ | order | replay | default µs | graphs only µs | eager µs | "
              "cupyx µs | vs cupyx | replay = eager | rel. err | cupyx rel. err |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
