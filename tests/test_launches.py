@@ -137,3 +137,31 @@ def test_fast_launches_are_kept_by_an_active_recording(monkeypatch):
     (_fn, kernel, grid, args, kwargs), = seen
     assert kernel is compiled and grid == (5,) and args == (x, 3) and kwargs["B"] == 8
     assert recording() is None
+
+
+def test_parameter_blocks_follow_the_launchers_c_types():
+    """The driver launches' parameter block (:func:`fastmoments._triton.parameter_block`):
+    one cell per non-constexpr parameter in the C type Triton's launcher passes (pointers as
+    64-bit addresses, floats by their float32 bits), the two null scratch pointers last, and
+    nothing for what the block does not cover."""
+    import ctypes
+    import struct
+
+    from fastmoments._triton import parameter_block
+
+    sig = ["*fp32", "i32", "constexpr", "fp32", "i64", "*u8", "i1", "u64", "fp64"]
+    vals = [0x7F0012345600, -7, 5, 0.1, -(2**40), None, True, 2**63, 0.25]
+    cells, storage = parameter_block(sig, vals)
+    assert cells[2] is None and [c for c in cells if c is not None] == storage[:-2]
+    raw = b"".join(ctypes.string_at(ctypes.addressof(c), ctypes.sizeof(c)) for c in storage)
+    assert raw == struct.pack("<QifqQbQdQQ", 0x7F0012345600, -7, 0.1, -(2**40), 0, 1, 2**63,
+                              0.25, 0, 0)
+    cells[0].value = 99  # a replay rewrites the pointers in place
+    assert storage[0].value == 99
+    assert parameter_block(sig, vals[:-1]) is None  # not one value per parameter
+    assert parameter_block(["nvTmaDesc"], [0]) is None  # tensor descriptors: Triton's launcher
+    assert parameter_block([("i32", "i32")], [(1, 2)]) is None  # tuples
+    assert parameter_block(["*fp32"], [torch.zeros(1)]) is None  # a tensor, not an address
+    import numpy as np
+
+    assert parameter_block(["fp32"], [np.float32(1.0)]) is None  # NumPy scalars

@@ -17,7 +17,9 @@ caller's own tensors instead:
   :func:`launch`, and when the result is one of the call's allocations.
 * :class:`LaunchProgram` then maps each pointer argument to the input, the result, the NaN/inf
   flag or a tensor kept from the recording (tables, scratch), and a replay is one allocation of
-  the result and one launcher call per kernel, on the integer pointers.
+  the result and one launcher call per kernel, on the integer pointers. With CuPy installed,
+  each launch is instead made by the driver from a parameter block built once
+  (:class:`~fastmoments._triton.DriverLaunch`), only the pointers rewritten.
 
 Scratch tensors are reused from one replay to the next: replays of one program run on one
 stream (the stream is part of the caller's key), so each replay's kernels are ordered after the
@@ -50,6 +52,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ._triton import (
     HAVE_TRITON,
     RECORDING,
+    DriverLaunch,
     launch_compiled,
     libcuda,
     plain_launcher,
@@ -257,8 +260,14 @@ class LaunchProgram:
         #: host may then wait for the flag, not for the stream; no later launch touches it).
         self.signals = bool(flag_steps) and rec.signal_at == flag_steps[-1]
         # Triton's launcher object allocates per-launch scratch when a kernel needs some;
-        # kernels that need none are launched through its compiled ``launch`` directly
+        # kernels that need none are launched through its compiled ``launch`` directly, or,
+        # where CuPy can make every launch of the program, by the driver from parameter
+        # blocks built once (:class:`~fastmoments._triton.DriverLaunch`)
         self._direct = all(plain_launcher(kernel) for kernel, _, _, _ in self._steps)
+        drivers = ([DriverLaunch.make(kernel, grid, vals) for kernel, grid, vals, _ in
+                    self._steps] if self._direct else [None])
+        self._drivers = (list(zip(drivers, [s[3] for s in self._steps], strict=True))
+                         if None not in drivers else None)
         self.shape, self.strides = tuple(out.shape), tuple(out.stride())
         self.offset, self.dtype, self.device = out.storage_offset(), out.dtype, out.device
         self.storage_elems = out.untyped_storage().nbytes() // out.element_size()
@@ -285,6 +294,10 @@ class LaunchProgram:
         runtime = self._runtime
         enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
         hooks = bool(enter.calls or leave.calls)
+        if self._drivers is not None and not hooks:
+            for drv, slots in self._drivers:
+                drv(stream, slots, bases)
+            return out
         for kernel, grid, vals, slots in self._steps:
             if slots:
                 vals = vals.copy()

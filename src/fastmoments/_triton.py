@@ -3,6 +3,8 @@ of :mod:`fastmoments.disk.triton_radial` and :mod:`fastmoments.box.triton_gemm`)
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import threading
 
@@ -20,9 +22,9 @@ except ImportError:  # pragma: no cover
     TensorDescriptor = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "FastLaunch", "available", "launch_compiled", "libcuda", "loop_bound",
-           "multiprocessors", "plain_launcher", "recording", "resident_programs", "tl",
-           "triton"]
+__all__ = ["HAVE_TRITON", "DriverLaunch", "FastLaunch", "available", "launch_compiled", "libcuda",
+           "loop_bound", "multiprocessors", "parameter_block", "plain_launcher", "recording",
+           "resident_programs", "tl", "triton"]
 
 #: Per thread: the active recording of launches (:class:`fastmoments._launches.Recording`).
 RECORDING = threading.local()
@@ -180,6 +182,129 @@ class FastLaunch:
         vals = [a.data_ptr() if type(a) is torch.Tensor else a for a in args]
         vals += [kwargs[name] for name in names[len(args):]]
         launch_compiled(kernel, (*grid, 1, 1), torch._C._cuda_getCurrentRawStream(key[0]), vals)
+
+
+#: The C type of each scalar parameter type of a compiled Triton kernel, as its launcher passes
+#: it (floating types by their bits); pointers are 64-bit addresses.
+_C_TYPES = {"i1": ctypes.c_int8, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
+            "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u1": ctypes.c_uint8,
+            "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
+            "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "f32": ctypes.c_float,
+            "fp64": ctypes.c_double}
+
+
+#: Triton versions whose compiled launcher was checked to pass the parameter block of
+#: :func:`parameter_block` (the replays bit-exact against Triton's own launches on the H100,
+#: ``tests/test_signal_graphs.py``); other versions keep Triton's launcher.
+DRIVER_ABI_VERSIONS = ("3.6.",)
+
+
+@functools.lru_cache(maxsize=1)
+def _driver_abi() -> bool:
+    """Whether :class:`DriverLaunch` may launch: CuPy importable and a checked Triton."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the installation
+        return False
+    return HAVE_TRITON and triton.__version__.startswith(DRIVER_ABI_VERSIONS)
+
+
+def parameter_block(signature: list, vals: list) -> tuple[list, list] | None:
+    """The parameter block that Triton's compiled launcher builds for a kernel of
+    ``signature`` (its parameter types in order, ``"constexpr"`` for those compiled in) called
+    with ``vals`` (tensors as addresses): per parameter its ``ctypes`` cell (``None`` for a
+    constexpr), and the cells in the block's order, the two scratch pointers (null) last.
+    ``None`` for a type or value it does not cover (tensor descriptors, tuples, ...)."""
+    if len(signature) != len(vals):
+        return None
+    cells, storage = [], []
+    for ty, v in zip(signature, vals, strict=True):
+        if ty == "constexpr":
+            cells.append(None)
+            continue
+        if not isinstance(ty, str):
+            return None
+        if ty[0] == "*":
+            if not (v is None or type(v) is int):
+                return None
+            cell = ctypes.c_uint64(v or 0)
+        elif ty in _C_TYPES and type(v) in (int, float, bool):
+            cell = _C_TYPES[ty](v)
+        else:
+            return None
+        cells.append(cell)
+        storage.append(cell)
+    storage += [ctypes.c_uint64(0), ctypes.c_uint64(0)]  # the scratch pointers: none
+    return cells, storage
+
+
+class DriverLaunch:
+    """One launch of a compiled Triton kernel with its parameter block built once, made by the
+    CUDA driver through CuPy's binding (``launchKernel``, or ``launchCooperativeKernel`` for a
+    kernel compiled with ``launch_cooperative_grid``).
+
+    Triton's compiled launcher parses every parameter from Python on each launch: 9.4 µs of
+    host time for the 43 of the one-launch SFT kernel on one H100 machine's host
+    (``benchmarks/results/signal_fused_runs/session29/call_profile.txt``). Here the block is
+    the one that launcher builds (each non-constexpr parameter in its C type, then the two
+    scratch pointers, null), the grid, block and shared memory are Triton's, and a replay
+    only rewrites the pointer parameters that change (:meth:`__call__`). :meth:`make`
+    refuses what it does not cover (then the caller keeps Triton's launcher): no CuPy, a
+    Triton whose launcher was not checked (:data:`DRIVER_ABI_VERSIONS`), a kernel that needs
+    scratch memory, clusters or programmatic launch, or a parameter type other than a
+    pointer or a plain scalar. On the H100 machine it saved 0.2-3.9 µs per replayed
+    one-signal call against Triton's launcher
+    (``benchmarks/results/signal_fused_runs/session30/``). The same kernel, grid and
+    parameters give the same bits. The launches are not thread-safe (the block is shared): a
+    caller serialises them (a replay holds its lock).
+    """
+
+    __slots__ = ("_cells", "_cooperative", "_launch", "_params", "_storage", "block",
+                 "function", "grid", "shared")
+
+    def __init__(self, kernel: object, grid: tuple[int, ...], cells: list, storage: list,
+                 cooperative: bool) -> None:
+        import cupy
+
+        meta = kernel.metadata
+        self.function, self.grid = kernel.function, (*grid, 1, 1)[:3]
+        self.block, self.shared = 32 * meta.num_warps, meta.shared
+        self._cells = cells  # per parameter: its ctypes cell (None for constexprs)
+        self._storage = storage  # the cells in the block's order (kept alive with it)
+        self._params = (ctypes.c_void_p * len(storage))(*map(ctypes.addressof, storage))
+        self._cooperative = cooperative
+        drv = cupy.cuda.driver
+        self._launch = drv.launchCooperativeKernel if cooperative else drv.launchKernel
+
+    @classmethod
+    def make(cls, kernel: object, grid: tuple[int, ...], vals: list) -> DriverLaunch | None:
+        """The launch of the compiled ``kernel`` on ``grid`` with ``vals`` (its parameters in
+        order, tensors as addresses), or ``None`` where Triton's launcher must make it."""
+        if not _driver_abi():
+            return None
+        meta = kernel.metadata
+        if (not plain_launcher(kernel) or getattr(meta, "num_ctas", 1) != 1
+                or getattr(meta, "launch_pdl", False)):
+            return None
+        block = parameter_block(list(getattr(kernel.src, "signature", {}).values()), vals)
+        if block is None:
+            return None
+        kernel._init_handles()
+        return cls(kernel, grid, *block, bool(meta.launch_cooperative_grid))
+
+    def __call__(self, stream: int, slots: tuple = (), bases: tuple = ()) -> None:
+        """Launch on the raw CUDA ``stream`` after setting the pointer parameters ``slots``
+        (``(index, base, offset)``: parameter ``index`` becomes ``bases[base] + offset``)."""
+        cells = self._cells
+        for i, which, delta in slots:
+            cells[i].value = bases[which] + delta
+        g, params = self.grid, ctypes.addressof(self._params)
+        if self._cooperative:
+            self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared, stream,
+                         params)
+        else:
+            self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared, stream,
+                         params, 0)
 
 
 def launch_compiled(kernel: object, grid: tuple[int, ...], stream: int, vals: list) -> None:
