@@ -252,7 +252,7 @@ class DriverLaunch:
     refuses what it does not cover (then the caller keeps Triton's launcher): no CuPy, a
     Triton whose launcher was not checked (:data:`DRIVER_ABI_VERSIONS`), a kernel that needs
     scratch memory, clusters or programmatic launch, or a parameter type other than a
-    pointer or a plain scalar. On the H100 machine it saved 0.2-3.9 µs per replayed
+    pointer or a plain scalar. On the H100 machine it saved 0.2-4.3 µs per replayed
     one-signal call against Triton's launcher
     (``benchmarks/results/signal_fused_runs/session30/``). The same kernel, grid and
     parameters give the same bits. The launches are not thread-safe (the block is shared): a
