@@ -259,6 +259,49 @@ def test_single_signals_replay_their_launches_bitwise(monkeypatch, make):
 
 
 @cuda
+@pytest.mark.parametrize("make", [lambda: GaussianFilter(16.0, order=2),
+                                  lambda: CWT([3.0, 40.0])], ids=["sft-order2", "cwt"])
+def test_driver_replays_give_tritons_bits_and_fall_back(monkeypatch, make):
+    """With CuPy and a checked Triton, each replayed launch is made by the driver from its
+    parameter block (:class:`fastmoments._triton.DriverLaunch`): the bits of the launches
+    through Triton's launcher, the NaN/inf error, and Triton's launcher again for a launch
+    the driver refuses."""
+    pytest.importorskip("cupy")
+    from fastmoments import _triton
+
+    if not _triton._driver_abi():
+        pytest.skip("the driver launches are not enabled for this Triton")
+    xs = _three_inputs(20000)
+    plan = make()
+    for _ in range(WARM_CALLS + 2):
+        plan(xs[0])
+    progs = _programs(plan)
+    assert progs and all(p._drivers is not None for p in progs)
+    driven = [plan(x) for x in xs]
+    kept = [p._drivers for p in progs]
+    for p in progs:
+        p._drivers = None  # Triton's launcher
+    for x, y in zip(xs, driven, strict=True):
+        torch.testing.assert_close(plan(x), y, rtol=0, atol=0)
+    for p, d in zip(progs, kept, strict=True):
+        p._drivers = d
+    bad = xs[1].clone()
+    bad[123] = float("inf")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        plan(bad)
+    refused = []
+    first = kept[0][0][0]
+
+    def refuse(*args):
+        refused.append(1)
+        raise first._error(1)
+
+    monkeypatch.setattr(first, "_launch", refuse)
+    torch.testing.assert_close(plan(xs[2]), driven[2], rtol=0, atol=0)
+    assert refused == [1]
+
+
+@cuda
 @pytest.mark.parametrize("make", [lambda: GaussianFilter(1.5), lambda: GaussianFilter(40.0),
                                   lambda: MorletTransform(12.0)], ids=["fir", "sft", "morlet"])
 def test_replayed_launches_refuse_nan_and_recover(make):

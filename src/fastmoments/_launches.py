@@ -294,11 +294,15 @@ class LaunchProgram:
         runtime = self._runtime
         enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
         hooks = bool(enter.calls or leave.calls)
+        done = 0  # launches made by the driver
         if self._drivers is not None and not hooks:
             for drv, slots in self._drivers:
-                drv(stream, slots, bases)
-            return out
-        for kernel, grid, vals, slots in self._steps:
+                if not drv(stream, slots, bases):
+                    break  # (refused: this launch and the rest through Triton)
+                done += 1
+            else:
+                return out
+        for kernel, grid, vals, slots in self._steps[done:]:
             if slots:
                 vals = vals.copy()
                 for i, which, delta in slots:

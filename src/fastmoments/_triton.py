@@ -259,8 +259,8 @@ class DriverLaunch:
     caller serialises them (a replay holds its lock).
     """
 
-    __slots__ = ("_cells", "_cooperative", "_launch", "_params", "_storage", "block",
-                 "function", "grid", "shared")
+    __slots__ = ("_cells", "_cooperative", "_error", "_launch", "_params", "_storage",
+                 "block", "function", "grid", "shared")
 
     def __init__(self, kernel: object, grid: tuple[int, ...], cells: list, storage: list,
                  cooperative: bool) -> None:
@@ -275,6 +275,7 @@ class DriverLaunch:
         self._cooperative = cooperative
         drv = cupy.cuda.driver
         self._launch = drv.launchCooperativeKernel if cooperative else drv.launchKernel
+        self._error = drv.CUDADriverError
 
     @classmethod
     def make(cls, kernel: object, grid: tuple[int, ...], vals: list) -> DriverLaunch | None:
@@ -292,19 +293,25 @@ class DriverLaunch:
         kernel._init_handles()
         return cls(kernel, grid, *block, bool(meta.launch_cooperative_grid))
 
-    def __call__(self, stream: int, slots: tuple = (), bases: tuple = ()) -> None:
+    def __call__(self, stream: int, slots: tuple = (), bases: tuple = ()) -> bool:
         """Launch on the raw CUDA ``stream`` after setting the pointer parameters ``slots``
-        (``(index, base, offset)``: parameter ``index`` becomes ``bases[base] + offset``)."""
+        (``(index, base, offset)``: parameter ``index`` becomes ``bases[base] + offset``);
+        whether the driver took it (a refusal queues nothing: the caller then launches
+        through Triton, which reports the error if there is one)."""
         cells = self._cells
         for i, which, delta in slots:
             cells[i].value = bases[which] + delta
         g, params = self.grid, ctypes.addressof(self._params)
-        if self._cooperative:
-            self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared, stream,
-                         params)
-        else:
-            self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared, stream,
-                         params, 0)
+        try:
+            if self._cooperative:
+                self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared,
+                             stream, params)
+            else:
+                self._launch(self.function, g[0], g[1], g[2], self.block, 1, 1, self.shared,
+                             stream, params, 0)
+        except self._error:
+            return False
+        return True
 
 
 def launch_compiled(kernel: object, grid: tuple[int, ...], stream: int, vals: list) -> None:
