@@ -16,7 +16,7 @@ FFT.
 
 Run on a CUDA machine::
 
-    PYTHONPATH=src python benchmarks/signal_latency.py            # ~1 minute on an H100
+    PYTHONPATH=src python benchmarks/signal_latency.py            # ~4 minutes on an H100
 
 Writes ``benchmarks/results/signal_latency.json`` and ``.md`` (``--out`` changes the stem).
 """
