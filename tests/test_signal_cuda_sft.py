@@ -641,3 +641,23 @@ def test_an_unread_verdict_keeps_its_byte(monkeypatch):
     assert v.host_pointer(lambda: None) == byte[0].data_ptr()
     del v
     assert vmod._RETIRED == [byte]
+
+
+@pytest.mark.parametrize("sigma", [16.0, 1024.0, 8192.0])
+@pytest.mark.parametrize("mode", list(NP_MODES))
+def test_launch_fields_and_the_in_kernel_check(sigma, mode):
+    """The fields of ``struct Args`` after the pointers (:func:`cuda_sft._fields`, shared by
+    :func:`~fastmoments.signal.cuda_sft.apply` and the prepared launches): the tiles, the
+    mode's index, ``cval``, and the first anchor's virtual tiles (none with exact anchors);
+    and whether the kernel's reads cover every sample, so that it forms the NaN/inf verdict
+    itself (a window centred on the output sample: always)."""
+    bank = GaussianFilter(sigma).bank
+    lay = cs._Layout(bank)
+    for n in (1000, 102400, 300000):
+        nt, nv, m, cval, fold, kx, a, lo, base = cs._fields(lay, n, mode, 0.25)
+        assert nt == -(-n // lay.tile) and m == cs.MODES.index(mode) and cval == 0.25
+        vt = (0, 0, 0, 0, 0, 0) if lay.exact else tuple(cs.virtual_tiles(lay.g, n, lay.tile,
+                                                                          mode))
+        assert (fold, nv, a, lo, base, kx) == vt
+        assert lay.exact == (lay.g.L < lay.tile)
+        assert cs._checks_inside(lay.g, n, lay.tile)
