@@ -264,10 +264,9 @@ class LaunchProgram:
         # where CuPy can make every launch of the program, by the driver from parameter
         # blocks built once (:class:`~fastmoments._triton.DriverLaunch`)
         self._direct = all(plain_launcher(kernel) for kernel, _, _, _ in self._steps)
-        drivers = ([DriverLaunch.make(kernel, grid, vals) for kernel, grid, vals, _ in
-                    self._steps] if self._direct else [None])
+        drivers = [DriverLaunch.make(kernel, grid, vals) for kernel, grid, vals, _ in self._steps]
         self._drivers = (list(zip(drivers, [s[3] for s in self._steps], strict=True))
-                         if None not in drivers else None)
+                         if all(drivers) else None)
         self.shape, self.strides = tuple(out.shape), tuple(out.stride())
         self.offset, self.dtype, self.device = out.storage_offset(), out.dtype, out.device
         self.storage_elems = out.untyped_storage().nbytes() // out.element_size()

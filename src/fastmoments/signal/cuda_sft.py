@@ -80,7 +80,7 @@ import torch
 from .._array import clear_unless_finite
 from .boundary import MODES
 from .chunked import _powers, group_tables
-from .graphs import MAX_BYTES, _raw_stream, env_value
+from .graphs import MAX_BYTES, _current_device, _raw_stream, env_value
 from .verdict import Verdict
 
 __all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "Launch", "Prepared", "apply", "available",
@@ -756,7 +756,7 @@ class _Layout:
 
     def launcher(self, index: int) -> _Driver | None:
         """The driver's launch of the kernel on device ``index`` (made once per device), or
-        ``None`` when it cannot be had (no driver library, switched off, no kernel)."""
+        ``None`` when it cannot be had (switched off, or no kernel)."""
         drv = self._drivers.get(index, False)
         if drv is False:
             drv = None
@@ -797,15 +797,6 @@ class _Driver:
         except cupy.cuda.driver.CUDADriverError:
             return False
         return True
-
-
-def _current_device() -> int:
-    """``torch.cuda.current_device()`` without its Python wrapper (a CUDA tensor is at hand,
-    so CUDA is initialised)."""
-    try:
-        return torch._C._cuda_getDevice()
-    except AttributeError:  # pragma: no cover - a torch without it
-        return torch.cuda.current_device()
 
 
 def _layout(bank, tune: str | None = None) -> _Layout:
@@ -1126,18 +1117,18 @@ class Prepared:
     current on the thread, a driver error): the caller then takes :func:`apply`'s way.
     """
 
-    __slots__ = ("device", "driver", "dtype", "fields", "index", "shape", "signals",
-                 "strides")
+    __slots__ = ("device", "driver", "dtype", "fields", "index", "n", "out_stride", "shape",
+                 "signals")
 
     def __init__(self, driver: _Driver, x: torch.Tensor, complex_output: bool,
                  fields: tuple) -> None:
-        n = x.shape[-1]
         self.driver, self.fields = driver, fields
         self.device, self.index, self.shape = x.device, x.device.index, x.shape
-        self.signals = x.numel() // n if n else 0
+        self.n = n = x.shape[-1]  # (also the input's row stride: C-contiguous)
+        self.signals = x.numel() // n
         self.dtype = torch.complex64 if complex_output else torch.float32
-        # the strides of the rows, in float32 elements (complex64: two per sample)
-        self.strides = (n, 2 * n if complex_output else n, n)
+        # the result's row stride in float32 elements (complex64: two per sample)
+        self.out_stride = 2 * n if complex_output else n
 
     def __call__(self, x: torch.Tensor, check_finite: bool
                  ) -> tuple[torch.Tensor, Verdict | None] | None:
@@ -1151,9 +1142,9 @@ class Prepared:
             flag = Verdict(self.device)
             flag_ptr = (flag.host_pointer(_stream(index, stream).synchronize)
                         or flag.device_flag().data_ptr())
-        sx, sy, n = self.strides
-        if not self.driver(self.signals, stream, x.data_ptr(), sx, n, out.data_ptr(), sy,
-                           flag_ptr, *self.fields):
+        n = self.n
+        if not self.driver(self.signals, stream, x.data_ptr(), n, n, out.data_ptr(),
+                           self.out_stride, flag_ptr, *self.fields):
             return None  # (an unread verdict keeps its byte: nothing was queued to write it)
         return out, flag
 

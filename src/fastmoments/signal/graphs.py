@@ -297,6 +297,15 @@ def _raw_stream(index: int) -> int:
         return torch.cuda.current_stream(index).cuda_stream
 
 
+def _current_device() -> int:
+    """``torch.cuda.current_device()`` without its Python wrapper (for callers holding a CUDA
+    tensor: CUDA is initialised)."""
+    try:
+        return torch._C._cuda_getDevice()
+    except AttributeError:  # pragma: no cover - a torch without it
+        return torch.cuda.current_device()
+
+
 def _capturing() -> bool:
     """``torch.cuda.is_current_stream_capturing()``, without its Python wrapper."""
     try:
@@ -456,7 +465,7 @@ class GraphCache:
         next call of the key is captured into a graph. Returns the call's result (checked for
         NaN/inf when asked), or ``None`` when the recorded call raised (the caller then runs
         it eagerly, which raises the same error)."""
-        host = host_flag() if torch.cuda.current_device() == index else None
+        host = host_flag() if _current_device() == index else None
         if host is None:  # unmapped pinned memory, or another device is current
             self.failures[full] = "not replayed launch by launch: no mapped host flag here"
             return None
