@@ -22,9 +22,9 @@ except ImportError:  # pragma: no cover
     TensorDescriptor = None
     HAVE_TRITON = False
 
-__all__ = ["HAVE_TRITON", "DriverLaunch", "FastLaunch", "available", "launch_compiled", "libcuda",
-           "loop_bound", "multiprocessors", "parameter_block", "plain_launcher", "recording",
-           "resident_programs", "tl", "triton"]
+__all__ = ["HAVE_TRITON", "DriverLaunch", "FastLaunch", "available", "current_device",
+           "launch_compiled", "libcuda", "loop_bound", "multiprocessors", "other_device",
+           "parameter_block", "plain_launcher", "recording", "resident_programs", "tl", "triton"]
 
 #: Per thread: the active recording of launches (:class:`fastmoments._launches.Recording`).
 RECORDING = threading.local()
@@ -34,6 +34,38 @@ def recording() -> object | None:
     """The recording of launches active in this thread (see :mod:`fastmoments._launches`),
     or ``None``."""
     return RECORDING.__dict__.get("recording")  # (getattr with a default is 10x slower)
+
+
+def current_device() -> int:
+    """``torch.cuda.current_device()`` without its Python wrapper (for callers holding a CUDA
+    tensor: CUDA is initialised)."""
+    try:
+        return torch._C._cuda_getDevice()
+    except AttributeError:  # pragma: no cover - a torch without it
+        return torch.cuda.current_device()
+
+
+def other_device(args: tuple) -> int:
+    """The CUDA device of the first tensor in ``args`` (or of a tensor descriptor's base)
+    when it is not the current device, else -1.
+
+    A Triton launch (``kernel[grid](...)``, a compiled launcher, a driver launch) goes to the
+    *current* device and its current stream, whatever device its tensors are on; torch's
+    own operations follow their tensors. A caller that gets an index here makes its launch
+    under ``torch.cuda.device(index)``, so that a tensor on ``cuda:1`` is worked on by
+    ``cuda:1`` in the order of ``cuda:1``'s stream while ``cuda:0`` is current (instead of
+    a launch on the wrong device: an illegal address, or a read not ordered after the
+    writes of the tensor's own stream). One comparison when the devices agree."""
+    for a in args:
+        t = type(a)
+        if t is torch.Tensor:
+            index = a.get_device()
+        elif TensorDescriptor is not None and t is TensorDescriptor:
+            index = a.base.get_device()
+        else:
+            continue
+        return index if index >= 0 and index != current_device() else -1
+    return -1
 
 
 def available(device: torch.device) -> bool:
@@ -159,6 +191,10 @@ class FastLaunch:
         self._kernels: dict[tuple, object] = {}
 
     def __call__(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> None:
+        index = other_device(args)
+        if index >= 0:  # the tensors' device, not the current one (see other_device)
+            with torch.cuda.device(index):
+                return self(grid, *args, **kwargs)
         rec = RECORDING.__dict__.get("recording")
         if rec is not None:
             rec.add(self.fn, self.fn[grid](*args, **kwargs), grid, args, kwargs)
@@ -167,7 +203,7 @@ class FastLaunch:
             self.fn[grid](*args, **kwargs)
             return
         try:
-            key = (torch.cuda.current_device(), tuple(kwargs.items()),
+            key = (current_device(), tuple(kwargs.items()),
                    tuple([_specialization(a) for a in args]))
         except TypeError:
             self.fn[grid](*args, **kwargs)

@@ -453,8 +453,7 @@ class JacobiTransform:
         ``None`` when the job is not replayed (:meth:`_replayable`)."""
         if not self._replayable(t):
             return None
-        return (what, *extra, tuple(t.shape), t.stride(), t.dtype, t.device,
-                torch.cuda.current_device(), t.data_ptr() % 16,
+        return (what, *extra, tuple(t.shape), t.stride(), t.dtype, t.device, t.data_ptr() % 16,
                 os.environ.get("FASTMOMENTS_BOX_TMA"), os.environ.get("FASTMOMENTS_BOX_TILE"))
 
     def _step(self, b: int, where: tuple | None, order: int | None = None) -> int:

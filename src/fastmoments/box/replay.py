@@ -39,7 +39,14 @@ from typing import Any, NamedTuple
 import torch
 
 from .._launches import Recording
-from .._triton import HAVE_TRITON, TensorDescriptor, _hooked, launch_compiled, plain_launcher
+from .._triton import (
+    HAVE_TRITON,
+    TensorDescriptor,
+    _hooked,
+    launch_compiled,
+    other_device,
+    plain_launcher,
+)
 from .triton_gemm import scale_exponent
 
 __all__ = ["JobProgram", "Refused", "enabled", "replayed", "scale_key"]
@@ -238,7 +245,12 @@ def replayed(programs: dict, key: tuple, x: torch.Tensor, job: Callable[[], Any]
     """``job()`` (the eager job on ``x``), or its replay when ``programs`` holds one under
     ``key``; records a program for ``key`` while it has none (at most :data:`TRIES`
     times). ``key`` must hold everything the job's launches depend on besides the
-    addresses of ``x`` (see the module notes)."""
+    addresses of ``x`` (see the module notes). Recorded and replayed with the device of
+    ``x`` current (:func:`~fastmoments._triton.other_device`)."""
+    index = other_device((x,))
+    if index >= 0:
+        with torch.cuda.device(index):
+            return replayed(programs, key, x, job)
     entry = programs.get(key)
     if isinstance(entry, JobProgram):
         return entry(x)

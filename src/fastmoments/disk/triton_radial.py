@@ -34,6 +34,7 @@ import torch
 
 __all__ = ["available", "radial_forward", "radial_synthesis"]
 
+from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
 from .._triton import available, tl, triton
 
@@ -195,7 +196,7 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
     part = torch.zeros(ngb, C, n_rows, NB2, dtype=S.dtype, device=S.device)
     grid = (C, ngb, triton.cdiv(NB2, block_b))
     interp = _interpreting()
-    _radial_fwd_kernel[grid](r, S, ms, jn, coef, part, G, NB2, coef.stride(0),
+    launch(_radial_fwd_kernel, grid, r, S, ms, jn, coef, part, G, NB2, coef.stride(0),
                              S.stride(0), S.stride(1),
                              part.stride(0), part.stride(1), part.stride(2),
                              ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
@@ -217,7 +218,7 @@ def radial_synthesis(r: torch.Tensor, a: torch.Tensor, ms: torch.Tensor, jn: tor
     out = torch.empty(C, G, NB2, dtype=a.dtype, device=a.device)
     grid = (C, triton.cdiv(G, block_g), triton.cdiv(NB2, block_b))
     interp = _interpreting()
-    _radial_syn_kernel[grid](r, a, ms, jn, coef, out, G, NB2, coef.stride(0),
+    launch(_radial_syn_kernel, grid, r, a, ms, jn, coef, out, G, NB2, coef.stride(0),
                              a.stride(0), a.stride(1),
                              out.stride(0), out.stride(1),
                              ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
@@ -307,7 +308,7 @@ def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
     gb = 8
     interp = _interpreting()
     grid = (triton.cdiv(n_groups, gb), triton.cdiv(C, block_m), B)
-    _angular_fwd_kernel[grid](fpr, fmr, theta0, turns, gstart, ms, out, n_groups, C,
+    launch(_angular_fwd_kernel, grid, fpr, fmr, theta0, turns, gstart, ms, out, n_groups, C,
                               fpr.stride(0), fpr.stride(1), out.stride(0), out.stride(1),
                               out.stride(2), BLOCK_M=block_m, GB=gb,
                               DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,

@@ -46,6 +46,8 @@ from typing import Any
 import torch
 
 from .._launches import host_flag, recording, replayable_call
+from .._triton import current_device as _current_device
+from .._triton import other_device
 
 __all__ = [
     "ENV",
@@ -169,7 +171,16 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
     ``replayed(remembered)`` is called first with what ``remember`` gave at the capture.
     Calls too large to be replayed, with the plain options, go to ``large(plan, x, run, axis,
     mode, cval, engine, check_finite, remember, replayed)`` when it is given (the batch
-    routes of :func:`fastmoments.signal.batch_route.routed_batch`) and the graphs are on."""
+    routes of :func:`fastmoments.signal.batch_route.routed_batch`) and the graphs are on.
+    A tensor on a CUDA device that is not the current one is worked on with its device made
+    current for the call (:func:`~fastmoments._triton.other_device`)."""
+    index = other_device((x,))
+    if index >= 0:
+        with torch.cuda.device(index):
+            return replayed_call(plan, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
+                                 memory_budget=memory_budget, check_finite=check_finite,
+                                 out=out, progress=progress, bytes_per_sample=bytes_per_sample,
+                                 remember=remember, replayed=replayed, large=large)
     hit = None
     if not eligible(x, out, progress, memory_budget):
         key = None
@@ -297,15 +308,6 @@ def _raw_stream(index: int) -> int:
         return torch.cuda.current_stream(index).cuda_stream
 
 
-def _current_device() -> int:
-    """``torch.cuda.current_device()`` without its Python wrapper (for callers holding a CUDA
-    tensor: CUDA is initialised)."""
-    try:
-        return torch._C._cuda_getDevice()
-    except AttributeError:  # pragma: no cover - a torch without it
-        return torch.cuda.current_device()
-
-
 def _capturing() -> bool:
     """``torch.cuda.is_current_stream_capturing()``, without its Python wrapper."""
     try:
@@ -418,6 +420,9 @@ class GraphCache:
         if _capturing() or recording() is not None:
             return None  # the caller is capturing a graph, or recording its launches
         index = x.get_device()
+        if index != _current_device():  # record, capture and replay on x's device
+            with torch.cuda.device(index):
+                return self.call(x, key, run, check_finite, result_bytes, remember)
         stream = _raw_stream(index)
         # the alignment: Triton specialises its kernels on 16-byte aligned pointers
         full = (key, x.shape, x.dtype, index, stream, x.data_ptr() % 16)

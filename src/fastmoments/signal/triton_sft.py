@@ -629,10 +629,11 @@ def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: t
         cap = tb.single_cap.get(key)
         if cap is None:  # programs of this kernel that fit on the device at once
             probe = _single_args(tb, rows, nt, nt1, 1, yv, cval, flag, fused_flag)
-            kernel = _sft_single.warmup(*probe, grid=(1, g_n), ITERS1=1, ITERS2=1,
-                                        SPIN=True, FLAG=fused_flag, launch_cooperative_grid=True,
-                                        **out_opts, **common)
-            cap = tb.single_cap[key] = resident_programs(kernel, common["num_warps"], dev)
+            with torch.cuda.device(dev):  # compiled and loaded for the rows' device
+                kernel = _sft_single.warmup(*probe, grid=(1, g_n), ITERS1=1, ITERS2=1,
+                                            SPIN=True, FLAG=fused_flag,
+                                            launch_cooperative_grid=True, **out_opts, **common)
+                cap = tb.single_cap[key] = resident_programs(kernel, common["num_warps"], dev)
         per_group = cap // g_n
         if per_group < work2:  # the output tiles would not all run at once: two kernels
             return False
