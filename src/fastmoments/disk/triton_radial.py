@@ -197,11 +197,11 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
     grid = (C, ngb, triton.cdiv(NB2, block_b))
     interp = _interpreting()
     launch(_radial_fwd_kernel, grid, r, S, ms, jn, coef, part, G, NB2, coef.stride(0),
-                             S.stride(0), S.stride(1),
-                             part.stride(0), part.stride(1), part.stride(2),
-                             ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
-                             INTERPRET=interp, JMAX=n_rows if interp else 0,
-                             num_warps=FORWARD_WARPS or 8)
+           S.stride(0), S.stride(1),
+           part.stride(0), part.stride(1), part.stride(2),
+           ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
+           INTERPRET=interp, JMAX=n_rows if interp else 0,
+           num_warps=FORWARD_WARPS or 8)
     return part.sum(0)
 
 
@@ -219,10 +219,10 @@ def radial_synthesis(r: torch.Tensor, a: torch.Tensor, ms: torch.Tensor, jn: tor
     grid = (C, triton.cdiv(G, block_g), triton.cdiv(NB2, block_b))
     interp = _interpreting()
     launch(_radial_syn_kernel, grid, r, a, ms, jn, coef, out, G, NB2, coef.stride(0),
-                             a.stride(0), a.stride(1),
-                             out.stride(0), out.stride(1),
-                             ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
-                             INTERPRET=interp, JMAX=J if interp else 0, num_warps=4)
+           a.stride(0), a.stride(1),
+           out.stride(0), out.stride(1),
+           ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
+           INTERPRET=interp, JMAX=J if interp else 0, num_warps=4)
     return out
 
 
@@ -309,8 +309,8 @@ def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
     interp = _interpreting()
     grid = (triton.cdiv(n_groups, gb), triton.cdiv(C, block_m), B)
     launch(_angular_fwd_kernel, grid, fpr, fmr, theta0, turns, gstart, ms, out, n_groups, C,
-                              fpr.stride(0), fpr.stride(1), out.stride(0), out.stride(1),
-                              out.stride(2), BLOCK_M=block_m, GB=gb,
-                              DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,
-                              MAXO=max_orbits if interp else 0, num_warps=2)
+           fpr.stride(0), fpr.stride(1), out.stride(0), out.stride(1),
+           out.stride(2), BLOCK_M=block_m, GB=gb,
+           DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,
+           MAXO=max_orbits if interp else 0, num_warps=2)
     return store
