@@ -590,10 +590,10 @@ def test_prepared_launches_fall_back(rng, monkeypatch):
 @cuda_cupy
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_batches_on_a_second_gpu(rng):
-    """A batch on cuda:1 with cuda:0 current (CuPy's launcher sets the device) and with
-    cuda:1 current (the driver launch), first calls and routed ones: the same bits on every
-    call, the result on the input's device, the NaN/inf error, and the first GPU's result
-    within float32 rounding."""
+    """A batch on cuda:1 with cuda:0 current (the plan's call makes cuda:1 current, see
+    ``tests/test_device_follows_input.py``) and with cuda:1 current, first calls and routed
+    ones: the same bits on every call, the result on the input's device, the NaN/inf error,
+    and the first GPU's result within float32 rounding."""
     from fastmoments.signal.graphs import MAX_BYTES
 
     n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
