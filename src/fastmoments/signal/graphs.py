@@ -470,8 +470,8 @@ class GraphCache:
         next call of the key is captured into a graph. Returns the call's result (checked for
         NaN/inf when asked), or ``None`` when the recorded call raised (the caller then runs
         it eagerly, which raises the same error)."""
-        host = host_flag() if _current_device() == index else None
-        if host is None:  # unmapped pinned memory, or another device is current
+        host = host_flag()  # (x's device is current: :meth:`call` made it so)
+        if host is None:  # pinned memory the GPU cannot write through unified addressing
             self.failures[full] = "not replayed launch by launch: no mapped host flag here"
             return None
         try:
