@@ -28,7 +28,6 @@ pytest.importorskip("triton")
 
 from fastmoments import _launches, _triton
 from fastmoments.box import replay as box_replay
-from fastmoments.signal import graphs
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
@@ -89,8 +88,7 @@ def small_halves(monkeypatch):
 @pytest.fixture
 def spy(monkeypatch):
     s = _Spy(fake=7)
-    for module in (_launches, _triton, graphs, box_replay):
-        monkeypatch.setattr(module, "other_device", s.other_device)
+    monkeypatch.setattr(_triton, "other_device", s.other_device)  # on_tensor_device's
     monkeypatch.setattr(torch.cuda, "device", s.guard_type())
     return s
 

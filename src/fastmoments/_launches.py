@@ -55,7 +55,7 @@ from ._triton import (
     DriverLaunch,
     launch_compiled,
     libcuda,
-    other_device,
+    on_tensor_device,
     plain_launcher,
     recording,
 )
@@ -73,15 +73,12 @@ _ALLOCATIONS = frozenset(("empty.memory_format", "empty_strided.default", "empty
 _IN, _OUT, _FLAG = 0, 1, 2
 
 
+@on_tensor_device
 def launch(fn: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
     """``fn[grid](*args, **kwargs)`` for a Triton kernel ``fn``, kept by the active
     :class:`Recording` of this thread, if any. Returns what the launch returns (the compiled
     kernel; ``None`` under the interpreter). The launch goes to the device of the first
-    tensor argument, current or not (:func:`~fastmoments._triton.other_device`)."""
-    index = other_device(args)
-    if index >= 0:
-        with torch.cuda.device(index):
-            return launch(fn, grid, *args, **kwargs)
+    tensor argument, current or not (:func:`~fastmoments._triton.on_tensor_device`)."""
     kernel = fn[grid](*args, **kwargs)
     rec = recording()
     if rec is not None:

@@ -7,6 +7,8 @@ import ctypes
 import functools
 import os
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -23,8 +25,9 @@ except ImportError:  # pragma: no cover
     HAVE_TRITON = False
 
 __all__ = ["HAVE_TRITON", "DriverLaunch", "FastLaunch", "available", "current_device",
-           "launch_compiled", "libcuda", "loop_bound", "multiprocessors", "other_device",
-           "parameter_block", "plain_launcher", "recording", "resident_programs", "tl", "triton"]
+           "launch_compiled", "libcuda", "loop_bound", "multiprocessors", "on_tensor_device",
+           "other_device", "parameter_block", "plain_launcher", "recording", "resident_programs",
+           "tl", "triton"]
 
 #: Per thread: the active recording of launches (:class:`fastmoments._launches.Recording`).
 RECORDING = threading.local()
@@ -66,6 +69,23 @@ def other_device(args: tuple) -> int:
             continue
         return index if index >= 0 and index != current_device() else -1
     return -1
+
+
+def on_tensor_device(fn: Callable) -> Callable:
+    """Decorate ``fn`` so that it runs under ``torch.cuda.device(index)`` when the first
+    tensor among its positional arguments is on a CUDA device ``index`` that is not the
+    current one (:func:`other_device`), and as it is otherwise: the launch sites and the
+    entries that record or replay launches, so that their work goes to the tensors' GPU."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        index = other_device(args)
+        if index < 0:
+            return fn(*args, **kwargs)
+        with torch.cuda.device(index):
+            return fn(*args, **kwargs)
+
+    return run
 
 
 def available(device: torch.device) -> bool:
@@ -190,11 +210,8 @@ class FastLaunch:
         self.fn = fn
         self._kernels: dict[tuple, object] = {}
 
+    @on_tensor_device
     def __call__(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> None:
-        index = other_device(args)
-        if index >= 0:  # the tensors' device, not the current one (see other_device)
-            with torch.cuda.device(index):
-                return self(grid, *args, **kwargs)
         rec = RECORDING.__dict__.get("recording")
         if rec is not None:
             rec.add(self.fn, self.fn[grid](*args, **kwargs), grid, args, kwargs)

@@ -44,7 +44,7 @@ from .._triton import (
     TensorDescriptor,
     _hooked,
     launch_compiled,
-    other_device,
+    on_tensor_device,
     plain_launcher,
 )
 from .triton_gemm import scale_exponent
@@ -241,16 +241,13 @@ class JobProgram:
         return outs if self._many else outs[0]
 
 
+@on_tensor_device
 def replayed(programs: dict, key: tuple, x: torch.Tensor, job: Callable[[], Any]) -> Any:
     """``job()`` (the eager job on ``x``), or its replay when ``programs`` holds one under
     ``key``; records a program for ``key`` while it has none (at most :data:`TRIES`
     times). ``key`` must hold everything the job's launches depend on besides the
     addresses of ``x`` (see the module notes). Recorded and replayed with the device of
-    ``x`` current (:func:`~fastmoments._triton.other_device`)."""
-    index = other_device((x,))
-    if index >= 0:
-        with torch.cuda.device(index):
-            return replayed(programs, key, x, job)
+    ``x`` current (:func:`~fastmoments._triton.on_tensor_device`)."""
     entry = programs.get(key)
     if isinstance(entry, JobProgram):
         return entry(x)

@@ -78,9 +78,10 @@ import numpy as np
 import torch
 
 from .._array import clear_unless_finite
+from .._triton import current_device as _current_device
 from .boundary import MODES
 from .chunked import _powers, group_tables
-from .graphs import MAX_BYTES, _current_device, _raw_stream, env_value
+from .graphs import MAX_BYTES, _raw_stream, env_value
 from .verdict import Verdict
 
 __all__ = ["ENV", "MAX_TILES", "TUNE_ENV", "Launch", "Prepared", "apply", "available",

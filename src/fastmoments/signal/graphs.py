@@ -46,8 +46,7 @@ from typing import Any
 import torch
 
 from .._launches import host_flag, recording, replayable_call
-from .._triton import current_device as _current_device
-from .._triton import other_device
+from .._triton import on_tensor_device
 
 __all__ = [
     "ENV",
@@ -158,6 +157,7 @@ def plan_cache(plan: Any) -> GraphCache:
     return cache
 
 
+@on_tensor_device
 def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode: Any,
                   cval: Any, engine: Any, memory_budget: Any, check_finite: bool, out: Any,
                   progress: Any, bytes_per_sample: int,
@@ -173,14 +173,7 @@ def replayed_call(plan: Any, x: Any, run: Callable[..., Any], *, axis: Any, mode
     mode, cval, engine, check_finite, remember, replayed)`` when it is given (the batch
     routes of :func:`fastmoments.signal.batch_route.routed_batch`) and the graphs are on.
     A tensor on a CUDA device that is not the current one is worked on with its device made
-    current for the call (:func:`~fastmoments._triton.other_device`)."""
-    index = other_device((x,))
-    if index >= 0:
-        with torch.cuda.device(index):
-            return replayed_call(plan, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
-                                 memory_budget=memory_budget, check_finite=check_finite,
-                                 out=out, progress=progress, bytes_per_sample=bytes_per_sample,
-                                 remember=remember, replayed=replayed, large=large)
+    current for the call (:func:`~fastmoments._triton.on_tensor_device`)."""
     hit = None
     if not eligible(x, out, progress, memory_budget):
         key = None
@@ -378,6 +371,7 @@ class GraphCache:
             self.failures.clear()
             self.routes.clear()
 
+    @on_tensor_device
     def call(self, x: Any, key: Hashable, run: Callable[[torch.Tensor], Any],
              check_finite: bool, result_bytes: int,
              remember: Callable[[], Any] | None = None) -> tuple[torch.Tensor, Any] | None:
@@ -419,10 +413,7 @@ class GraphCache:
             return None
         if _capturing() or recording() is not None:
             return None  # the caller is capturing a graph, or recording its launches
-        index = x.get_device()
-        if index != _current_device():  # record, capture and replay on x's device
-            with torch.cuda.device(index):
-                return self.call(x, key, run, check_finite, result_bytes, remember)
+        index = x.get_device()  # (current: see on_tensor_device)
         stream = _raw_stream(index)
         # the alignment: Triton specialises its kernels on 16-byte aligned pointers
         full = (key, x.shape, x.dtype, index, stream, x.data_ptr() % 16)
@@ -470,7 +461,7 @@ class GraphCache:
         next call of the key is captured into a graph. Returns the call's result (checked for
         NaN/inf when asked), or ``None`` when the recorded call raised (the caller then runs
         it eagerly, which raises the same error)."""
-        host = host_flag()  # (x's device is current: :meth:`call` made it so)
+        host = host_flag()  # (x's device is current: :meth:`call` is on_tensor_device)
         if host is None:  # pinned memory the GPU cannot write through unified addressing
             self.failures[full] = "not replayed launch by launch: no mapped host flag here"
             return None
