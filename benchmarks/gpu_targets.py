@@ -152,8 +152,8 @@ def box_rows(dev) -> list[dict]:
 
 
 def signal_rows(dev) -> tuple[list[dict], dict]:
-    from cupyx.scipy import ndimage as cndi
     import cupy as cp
+    from cupyx.scipy import ndimage as cndi
 
     g = torch.Generator(device="cpu").manual_seed(1)
     x = torch.randn(N_SIGNAL, generator=g).to(dev)
