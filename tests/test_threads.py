@@ -1,0 +1,66 @@
+"""The threads a CPU call may use: affinity, cgroup quota, torch's setting and the work."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from fastmoments import _threads
+from fastmoments._threads import cgroup_cpu_quota, cpu_threads, thread_limit, threads_for
+
+
+def test_cgroup_v2_quota_smallest_of_the_chain():
+    files = {"/c": "0::/a/b\n", "/fs/a/b/cpu.max": "max 100000\n",
+             "/fs/a/cpu.max": "250000 100000\n", "/fs/cpu.max": "400000 100000\n"}
+    assert cgroup_cpu_quota("/c", "/fs", files.get) == pytest.approx(2.5)
+
+
+def test_cgroup_v1_quota_and_unlimited():
+    files = {"/c": "4:cpu,cpuacct:/job\n", "/fs/cpu/job/cpu.cfs_quota_us": "50000\n",
+             "/fs/cpu/job/cpu.cfs_period_us": "100000\n"}
+    assert cgroup_cpu_quota("/c", "/fs", files.get) == pytest.approx(0.5)
+    unlimited = {"/c": "4:cpu,cpuacct:/job\n", "/fs/cpu/job/cpu.cfs_quota_us": "-1\n",
+                 "/fs/cpu/job/cpu.cfs_period_us": "100000\n"}
+    assert cgroup_cpu_quota("/c", "/fs", unlimited.get) is None
+    assert cgroup_cpu_quota("/missing", "/fs", {}.get) is None
+
+
+def test_limit_respects_quota_affinity_and_torch(monkeypatch):
+    _threads.usable_cpus.cache_clear()
+    monkeypatch.setattr(_threads, "cgroup_cpu_quota", lambda: 1.5)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    try:
+        assert _threads.usable_cpus() == 1
+        with cpu_threads(4):
+            assert thread_limit() == 1
+    finally:
+        _threads.usable_cpus.cache_clear()
+
+
+def test_threads_for_scales_with_work(monkeypatch):
+    monkeypatch.setattr(_threads, "thread_limit", lambda: 8)
+    assert threads_for(0, grain=10) == 1
+    assert threads_for(9, grain=10) == 1
+    assert threads_for(35, grain=10) == 3
+    assert threads_for(1e9, grain=10) == 8
+    assert threads_for(float("nan"), grain=10) == 1
+
+
+def test_cpu_threads_restores_and_is_per_thread():
+    before = torch.get_num_threads()
+    with cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    seen = []
+
+    def other():
+        seen.append(torch.get_num_threads())
+
+    with cpu_threads(1):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert torch.get_num_threads() == before
+    assert len(seen) == 1 and seen[0] >= 1
