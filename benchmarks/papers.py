@@ -938,34 +938,6 @@ def page_zernike(runner: Runner) -> Page:
             if "dtype" in c:  # (the fused-against-torch checks carry no dtype)
                 checks.setdefault((c["family"], c["dtype"]), c.get("rel_err_moments"))
     gdev = device_of(gpu)
-    # disk_sweep.json holds later timings of the same forward (T = 700, float32) for each
-    # engine version; its last version's default launch is the newest number we have
-    sweep = load("disk_sweep")
-    srows = [r for r in (sweep or {}).get("rows", []) if r.get("block_g") == "0"]
-
-    def _date(d: dict | None) -> str:
-        env = (d or {}).get("environment") or (d or {}).get("env") or {}
-        return str(env.get("date", ""))
-
-    if srows and _date(sweep) > _date(gpu):  # the sweep is newer than disk_gpu.json
-        last = srows[-1]
-        for fam, k, col in (
-            ("zernike", 1, "zernike_k1_ms"),
-            ("zernike", 11, "zernike_k11_ms"),
-            ("pseudo-zernike", 1, "pseudo-zernike_k1_ms"),
-        ):
-            if last.get(col):
-                committed[(fam, "float32", k, 700)] = {
-                    "forward": {"median_s": last[col] / 1e3},
-                    "_dev": device_of(sweep),
-                    "_src": f"disk_sweep.json ({last.get('version', '')[:2]}, default launch)",
-                }
-        g.text(
-            "Note: `disk_gpu.json` was measured before the engine changes recorded in "
-            "`disk_sweep.json`; where the sweep has the cell, this page takes its last "
-            "version with the default launch. The accuracy of those cells is the check of "
-            "`disk_gpu.json` (earlier engine)."
-        )
     grids = (
         ("T5.1", "zernike", "float32"),
         ("T5.6", "zernike", "float64"),
