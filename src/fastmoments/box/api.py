@@ -172,7 +172,7 @@ class JacobiTransform:
         and ``"fp16x3"`` faster (the classes as one batch, on large jobs).
         Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with Triton),
         ``"float32"`` otherwise (images: their small products measured faster with
-        cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a
+        cuBLAS on an H100). Ignored on the CPU, in float64 and while a
         gradient is recorded (the torch products are used there). Large ``"fp16x3"`` jobs
         on a GPU are recorded once per input geometry and then replayed as their launches
         (:mod:`fastmoments.box.replay`; the same bits, without the engine's Python).
@@ -291,7 +291,7 @@ class JacobiTransform:
         self._guesses: dict[tuple, tuple[tuple, bool]] = {}
         # replayable job geometries that ran: one item of them fits the memory as it did
         # (no budget query, which took 25-125 µs of the host's time per call on an H100
-        # machine, benchmarks/results/box_runs/session28/README.md; batches still ask)
+        # machine; batches still ask)
         self._warm: set[tuple] = set()
 
     # ---------------------------------------------------------------- helpers

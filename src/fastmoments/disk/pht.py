@@ -577,8 +577,8 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
 
 def choose_method(device_type: str, size: int, index: IndexSet, k: int, batch: int,
                   kernel_bytes: int, budget: int, *, kernel_ready: bool = False) -> str:
-    """The default method for a device and size, from the measurements in
-    ``benchmarks/results/pht_*`` (see ``docs/pht.md``).
+    """The default method for a device and size, from the measurements of
+    ``benchmarks/pht_gpu.py`` and ``benchmarks/pht_cpu.py`` (see ``docs/pht.md``).
 
     * GPU: the dense GEMM whenever its kernel matrix fits (a quarter of the budget, at most
       4 GiB): 2.2 ms against 6.8 ms for the engine on 128 patches of 512 x 512 with

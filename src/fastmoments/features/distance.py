@@ -163,7 +163,7 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
     Distances are computed in the dtype of the features. In float64 the counts equal SciPy's
     ``pdist`` + ``numpy.histogram`` exactly (tested); float32 distances carry a relative error
     of about ``1e-7``, so a pair that close to a bin edge may land in the neighbouring bin (none
-    of the 22.9 million GB2312 pairs did, see ``benchmarks/results/features_*.md``).
+    of the 22.9 million GB2312 pairs did, in ``benchmarks/features_characters.py``).
 
     On the CPU, from :data:`NUMBA_MIN_PAIRS` pairs, one compiled pass (numba) takes every pair's
     distance, bin and running sum without storing the distances; it sums the squared
@@ -311,8 +311,8 @@ def _pair_statistics_numba(x: torch.Tensor, e: np.ndarray, closest: int, chunk_r
 
 
 #: Bytes of ranking scores per block of queries in :func:`nearest_neighbours` on the CPU. For
-#: 6763 queries against 6763 gallery vectors of 4-64 float64 features on the 2-core
-#: development machine, blocks of 4-8 MiB took 0.07-0.21 s, one block of all the queries
+#: 6763 queries against 6763 gallery vectors of 4-64 float64 features on a 2-core AMD
+#: EPYC virtual machine, blocks of 4-8 MiB took 0.07-0.21 s, one block of all the queries
 #: (the memory budget's choice) 0.25-0.30 s.
 NN_CPU_BLOCK_BYTES = 4 << 20
 

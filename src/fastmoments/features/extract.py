@@ -331,7 +331,7 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 
 
 #: The dense analysis matrix's columns are padded with zeros to a multiple of this: on the
-#: 2-core AMD EPYC development machine (MKL, AVX2), ``(6763, 576) @ (576, n)`` in float64 took
+#: 2-core AMD EPYC virtual machine (MKL, AVX2), ``(6763, 576) @ (576, n)`` in float64 took
 #: 13-17 ms for n = 42 or 64 and 7-10 ms for n = 48 or 60 (float32: 4.1 against 3.6 ms for
 #: 42 and 48).
 _DENSE_COLUMNS = 12
