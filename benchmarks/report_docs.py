@@ -422,8 +422,8 @@ def _batch(out: list[str]) -> None:
             "(Gaussian of derivative order 0–2, or Morlet), against "
             "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run (Gaussians with σ ≤ "
             "64; its cost grows with σ); *% of copy*: bytes read and written per second as a "
-            "fraction of a plain device-to-device copy on the same GPU. Error: relative "
-            "error against float64.", ""]
+            "fraction of a plain device-to-device copy on the same GPU. Error: largest "
+            "error against float64, relative to the largest output.", ""]
     keyed = [{(r["sigma"], r["order"]): r for r in d["jobs"]} for _, d in runs]
     header = ["σ", "transform"]
     for _, d in runs:
