@@ -919,7 +919,8 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
 def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int | None = None,
                    k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
                    device: Any = None, channel_axis: int | None = None) -> BoxMoments:
-    r"""Jacobi moments :math:`J_{m,n}` / :math:`J_{m,n,o}` of images or volumes (Eq. 21/24, 31-44).
+    r"""Jacobi moments :math:`J_{m,n}` / :math:`J_{m,n,o}` of images or volumes (equations 21/24
+    and 31-44 of the :ref:`Jacobi thesis <bib-jacobi-thesis>`).
 
     Parameters
     ----------
@@ -989,7 +990,8 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
 def legendre_moments(x: Any, order: int, *, ndim: int | None = None, k: int = 1,
                      quadrature: str = "midpoint", truncation: str = "total",
                      device: Any = None, channel_axis: int | None = None) -> BoxMoments:
-    r"""Legendre moments: :func:`jacobi_moments` with :math:`\alpha=\beta=0` (Eq. 19).
+    r"""Legendre moments: :func:`jacobi_moments` with :math:`\alpha=\beta=0` (equation 19 of the
+    :ref:`Jacobi thesis <bib-jacobi-thesis>`).
 
     Examples
     --------

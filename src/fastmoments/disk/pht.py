@@ -684,7 +684,7 @@ class PHTMoments(DiskMoments):
     def reconstruct(self, nmax: int | None = None, lmax: int | None = None, *,
                     orders: Any = None, repetitions: Any = "all") -> Any:
         r"""Reconstruct at the pixel centres: :math:`\hat f = \sum M_{nl} H_{nl}`
-        (Yang et al. Eq. 3, 8, 14) over the computed moments.
+        (equations 3, 8 and 14 of the :ref:`PHT paper <bib-pht-paper>`) over the computed moments.
 
         Parameters
         ----------

@@ -1,4 +1,5 @@
-r"""Distances between moment feature vectors (thesis Eq. 6.4-6.5) and all-pairs statistics.
+r"""Distances between moment feature vectors (equations 6.4-6.5 of the
+:ref:`Zernike thesis <bib-zernike-thesis>`) and all-pairs statistics.
 
 The thesis measures how far apart two characters are by the Euclidean distance of their
 feature vectors: for complex features :math:`d(v_i, v_j) = (\sum_k |f_{ki} - f_{kj}|^2)^{1/2}`
@@ -58,7 +59,8 @@ def _cdist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def feature_distances(a: Any, b: Any = None, *, device: Any = None) -> Any:
-    r"""Euclidean distances between feature vectors (thesis Eq. 6.4-6.5).
+    r"""Euclidean distances between feature vectors (equations 6.4-6.5 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters
     ----------
@@ -120,7 +122,8 @@ class PairStatistics:
     closest: list[tuple[int, int, float]]
 
     def labels(self, fmt: str = "{:.2f}") -> list[str]:
-        """Row labels like the thesis's: ``"0.00-0.01"``, ..., ``"above 0.10"``."""
+        """Row labels like those of the :ref:`Zernike thesis <bib-zernike-thesis>`:
+        ``"0.00-0.01"``, ..., ``"above 0.10"``."""
         e = self.edges
         return ([f"{fmt.format(e[k])}-{fmt.format(e[k + 1])}" for k in range(len(e) - 1)]
                 + [f"above {fmt.format(e[-1])}"])
@@ -320,7 +323,8 @@ NN_CPU_BLOCK_BYTES = 4 << 20
 def nearest_neighbours(queries: Any, gallery: Any, *, k: int = 1, device: Any = None,
                        chunk_rows: int | None = None,
                        memory_budget: float | None = None) -> tuple[Any, Any]:
-    r"""The ``k`` nearest gallery vectors of each query (Euclidean, Eq. 6.4-6.5).
+    r"""The ``k`` nearest gallery vectors of each query (Euclidean, equations 6.4-6.5 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters
     ----------

@@ -330,7 +330,7 @@ def _fit_gaussian(sigma: float, terms: int, K: int | None, discrete: bool) -> Ga
 @functools.lru_cache(maxsize=8)
 def default_gaussian_terms(order: int, target: float = 1e-4) -> int:
     """Smallest ``P`` whose fitted kernel of ``order`` has relative RMSE ≤ ``target``
-    (evaluated at the paper's ``K = 256``).
+    (evaluated at ``K = 256``, as in the :ref:`ASFT paper <bib-asft-paper>`).
 
     >>> default_gaussian_terms(0), default_gaussian_terms(1), default_gaussian_terms(2)
     (5, 7, 7)

@@ -94,7 +94,8 @@ def max_shift(sigma: float) -> int:
 
 
 def default_shift(sigma: float) -> int:
-    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the paper uses ``n0 = 10`` at σ ≈ 60-90).
+    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the :ref:`ASFT paper <bib-asft-paper>`
+    uses ``n0 = 10`` at σ ≈ 60-90).
 
     The attenuation is ``α = n0/σ²`` (Eq. 40 with ``n0 = α/(2γ)``), i.e. a memory of about
     ``σ²/n0 = 16σ`` samples, short enough that float32 filters do not drift, while the
@@ -846,7 +847,7 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
 
 @functools.lru_cache(maxsize=256)
 def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=True):
-    """The bank of one Gaussian plan (``exact_moments=False``: the paper's raw fit, without
+    """The bank of one Gaussian plan (``exact_moments=False``: the ASFT paper's raw fit, without
     :func:`_moment_map`, as its Table 1 measures it)."""
     if method in ("direct", "direct-moments"):
         w = math.ceil(truncate * sigma)
