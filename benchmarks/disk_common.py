@@ -109,5 +109,6 @@ def write_results(name: str, payload: dict[str, Any], out_dir: str | None = None
 
 
 def out_dir() -> str | None:
-    """``$OUT`` on the device machine, else None (write into benchmarks/results)."""
+    """``$OUT`` when it is set (a folder to collect the results in), else None (write into
+    benchmarks/results)."""
     return os.environ.get("OUT") or None

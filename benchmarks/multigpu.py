@@ -1,6 +1,6 @@
 """Several GPUs in one process: the same jobs on one GPU and on two, in the same run.
 
-Jobs (issue 14, part 1):
+Jobs:
 
 a. Zernike invariants (order T = 100, k = 1, ``kind="magnitude"``) of a batch of 128 x 128
    images through :func:`fastmoments.features.features` (target: 2 GPUs >= 1.8x one);

@@ -1,4 +1,4 @@
-"""fastmoments' Gaussian filters against scipy.ndimage on the grid of issue 18, in one run.
+"""fastmoments' Gaussian filters against scipy.ndimage on a grid, in one run.
 
 Grid: 1-D signals of N ∈ {1e3, 1e4, 1e5, 1e6} samples, 512² and 2048² images (every axis) and
 a 128³ volume (every axis), × σ ∈ {0.5, 1, 2, 4, 8, 32, 256, 8192} × orders 0, 1, 2 × float32
