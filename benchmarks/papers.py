@@ -1746,22 +1746,21 @@ def _box_job(runner: Runner, shape: tuple, order: int, k: int, alpha: float, bet
 def page_jacobi(runner: Runner) -> Page:
     P = PAPER_DATA["jacobi-thesis"]
     g = Page("jacobi-thesis", "Jacobi moments in 2-D and 3-D on GPU (thesis): side by side")
-    b1, b2 = load("box_gpu_run1"), load("box_gpu_run2")
+    b2 = load("box_gpu")
     g.text(
         f"Paper: `{P['file']}`. Table 2: one 1024x1024 image, moments and reconstruction, "
         "alpha = beta = 0.3. Tables 3 and 5: the thesis's Fig. 13 volume (moments and "
         "reconstruction) on its System II; the thesis does not print the volume's size "
         "next to the tables, so our grid uses 256^3 (stated in each row). Ours: "
-        f"`box_gpu_run2.json` ({device_of(b2)}) where it has the cell, or `--run` "
+        f"`box_gpu.json` ({device_of(b2)}) where it has the cell, or `--run` "
         f"({runner.device_name}): moments + reconstruction, float32, CUDA events, warm. "
         "Accuracy: max relative error of the moments against our float64 plan."
     )
     dt = _dev_type(runner)
     committed = {}
-    for d in (b1, b2):
-        for r in (d or {}).get("timings", []):
-            if str(r.get("variant", "")).startswith("engine default") and "both" in r:
-                committed[(len(r["shape"]), r["order"], r["k"], r["alpha"], r["beta"])] = r
+    for r in (b2 or {}).get("timings", []):
+        if str(r.get("variant", "")).startswith("engine default") and "both" in r:
+            committed[(len(r["shape"]), r["order"], r["k"], r["alpha"], r["beta"])] = r
     for tab, ndim, shape, ab in (
         ("T2", 2, (1024, 1024), (0.3, 0.3)),
         ("T3", 3, (256, 256, 256), (0.3, 0.3)),
@@ -1776,7 +1775,7 @@ def page_jacobi(runner: Runner) -> Page:
                     r["both"]["median_ms"] / 1e3,
                     device_of(b2),
                     "",
-                    "box_gpu_run2.json",
+                    "box_gpu.json",
                 )
             else:
                 key = ("box", shape, M, k, *ab)
@@ -1825,13 +1824,13 @@ def page_jacobi(runner: Runner) -> Page:
             rows,
         )
     ours = {}
-    for r in (b2 or b1 or {}).get("psnr_tables", []):
+    for r in (b2 or {}).get("psnr_tables", []):
         ours[(r["volume"], r["alpha"], r["beta"], r["k"], r["order"])] = r["psnr"]
     vols = sorted({k[0] for k in ours})
     g.text(
         "## PSNR, Tables 4 and 6 (lines 1930, 1979)",
         "The thesis's Fig. 13 volume is not available; ours are a 3-D phantom and an MRI "
-        "volume (" + ", ".join(vols or ["none found"]) + ") from `box_gpu_run2.json`. The "
+        "volume (" + ", ".join(vols or ["none found"]) + ") from `box_gpu.json`. The "
         "numbers cannot agree cell by cell; the trend in k and order is what compares.",
     )
     for tab, ab in (("T4", (0.3, 0.3)), ("T6", (0.3, 0.7))):
