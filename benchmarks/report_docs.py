@@ -115,8 +115,9 @@ def run_line(data: dict, script: str, result: str) -> str:
     vtext = ", ".join(f"{k} {v}" for k, v in versions.items() if v and k in (
         "torch", "cuda", "triton", "cupy", "scipy", "numba", "zarr", "dask"))
     date = str(e.get("date") or data.get("date") or e.get("generated") or "?")[:10]
+    md = " (and `.md`)" if (RESULTS / f"{result}.md").exists() else ""
     return (f"*{device}; {date}; {vtext}. Script `benchmarks/{script}`, results "
-            f"`benchmarks/results/{result}.json` (and `.md`).*")
+            f"`benchmarks/results/{result}.json`{md}.*")
 
 
 def plot(name: str, draw, outside: bool = False) -> str | None:
