@@ -513,7 +513,7 @@ def _axis_length(x: Any, axis: Any) -> int | None:
 
 #: Fraction of scipy.ndimage's own error (:func:`peer_rmse`) that the SFT route of
 #: ``method="auto"`` fits its kernel to: the output's relative error on broadband signals is
-#: about the kernel's (measured on the issue-18 grid: 0.4-0.6 of scipy's where the SFT runs)
+#: about the kernel's (benchmarks/signal_scipy_grid.py: 0.4-0.6 of scipy's where the SFT runs)
 AUTO_PEER_MARGIN = 0.8
 
 
@@ -522,7 +522,7 @@ def peer_rmse(sigma: float, order: int) -> float:
     """Relative RMSE of scipy.ndimage's default kernel (``truncate = 4``: radius
     ``round(4σ)``, normalised over it) against its untruncated kernel: the error of
     ``scipy.ndimage.gaussian_filter1d(x, σ, order=order)`` on broadband signals, which
-    ``method="auto"`` must not exceed (issue 18). It grows with σ to a limit (order 0:
+    ``method="auto"`` must not exceed. It grows with σ to a limit (order 0:
     1.22e-4 at σ = 16, 1.38e-4 at σ = 256, 1.39e-4 at σ = 1024); beyond σ = 256 the value
     there is returned (within 1% of the limit).
 
@@ -832,7 +832,7 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
     the equality-constrained least-squares fit. Its cost, measured at σ = 16-1000 with the
     default terms: the relative RMSE of G_D goes from 2.05e-5 to 2.23e-5 and that of G_DD
     from 8.9e-5 to 9.4e-5 (G: 6.4e-5 to 6.2e-5); the error on a random walk went from up to
-    1.2x to at most 0.5x the (new) RMSE (issue 16).
+    1.2x to at most 0.5x the (new) RMSE.
     """
     from .coefficients import constrain_moments, target_moments
 
