@@ -1,6 +1,6 @@
 """Tables and a figure from a GPU run of ``box_gpu.py`` (the JSON it wrote).
 
-``python benchmarks/box_report.py benchmarks/results/box_gpu_run1.json`` writes the markdown
+``python benchmarks/box_report.py benchmarks/results/box_gpu.json`` writes the markdown
 next to the JSON and ``docs/figures/box_psnr_gpu.png``. Speed ratios are taken against the
 thesis's published times (Tables 2, 3 and 5: Tesla V100 for 512^3, K80 for 1024^2).
 """
@@ -116,4 +116,4 @@ def main(path: str) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.join(ROOT, "benchmarks", "results", "box_gpu_run1.json")))
+                  os.path.join(ROOT, "benchmarks", "results", "box_gpu.json")))

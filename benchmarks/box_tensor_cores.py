@@ -1,4 +1,4 @@
-"""Box engine on tensor cores (issue 16): float32 products as 3xTF32 and as split float16
+"""Box engine on tensor cores: float32 products as 3xTF32 and as split float16
 (fp16x3) against cuBLAS float32.
 
 The job of the Jacobi thesis's Table 3: one 512^3 volume (the 3-D Shepp-Logan phantom), order
@@ -115,7 +115,7 @@ def main() -> int:
              f"triton {meta['triton']}. Written by `benchmarks/box_tensor_cores.py`.", "",
              f"One {side}^3 volume, order {order} (total degree), k = {k}, alpha = beta = 0.3; "
              f"medians of {args.reps} CUDA-event timings after warm-up; errors are relative "
-             "2-norm errors against float64 plain separable products. Target (issue 16): "
+             "2-norm errors against float64 plain separable products. Target: "
              "forward + reconstruction <= 5 ms, error <= 1e-6. *fp16x3, TMA*: the products "
              "with halves results on the persistent TMA-fed kernel (`box/halves_tma.py`, "
              "the default on this GPU); *fp16x3, plain*: all on the earlier kernel "

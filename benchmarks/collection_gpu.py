@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         "params": params, "runs": runs,
         "dask_over_baseline": ratio,
         "baseline": "in-process, 2 GPUs" if on_gpu else runs[0]["setup"],
-        "target": ">= 0.80 (issue 14)" if on_gpu else "no slowdown beyond 10% (issue 14)",
+        "target": ">= 0.80" if on_gpu else "no slowdown beyond 10%",
         "notes": "wall time of run_features over the whole store after one warm-up chunk per "
                  "process: reads from disk, features, writes of a Zarr output included",
     }

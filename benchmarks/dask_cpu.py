@@ -1,4 +1,4 @@
-"""Dask LocalCluster against one process on the same CPU jobs (issue 14: no slowdown beyond
+"""Dask LocalCluster against one process on the same CPU jobs (target: no slowdown beyond
 10% on a 2-core machine).
 
 Jobs (``--jobs``, default both):

@@ -1,5 +1,6 @@
 """Shared helpers of the benchmarks (disk, PHT, features, box, signal): environment record, the
-timer, result files."""
+timer, result files, and the Markdown of the disk results (``python benchmarks/disk_common.py``
+rewrites it from the committed JSON; it measures nothing)."""
 
 from __future__ import annotations
 
@@ -100,14 +101,108 @@ def timeit(fn: Callable[[], Any], device: torch.device, *, warmup: int = 2, repe
 
 
 def write_results(name: str, payload: dict[str, Any], out_dir: str | None = None) -> Path:
-    """Write ``payload`` as JSON to ``benchmarks/results`` (or ``$OUT`` when given)."""
+    """Write ``payload`` as JSON to ``benchmarks/results`` (or ``$OUT`` when given), and its
+    Markdown beside it for the results that :data:`MARKDOWN` renders."""
     folder = Path(out_dir) if out_dir else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=float))
+    write_markdown(path)
     return path
 
 
 def out_dir() -> str | None:
-    """``$OUT`` on the device machine, else None (write into benchmarks/results)."""
+    """``$OUT`` when it is set (a folder to collect the results in), else None (write into
+    benchmarks/results)."""
     return os.environ.get("OUT") or None
+
+
+# --------------------------------------------------------- Markdown of the disk results
+def _head(env: dict, script: str) -> list[str]:
+    device = env.get("gpu") or f"CPU {env.get('cpu', '')}, {env.get('cpu_threads')} threads"
+    versions = ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "triton", "numpy", "mahotas")
+                         if env.get(k))
+    return [f"{device}; {env.get('date', '?')}; {versions}. Written by `benchmarks/{script}`.",
+            ""]
+
+
+def psnr_md(d: dict) -> str:
+    env = d["environment"]
+    out = ["# Reconstruction PSNR of Zernike and pseudo-Zernike moments", "",
+           *_head(env, "disk_psnr.py"),
+           "PSNR (dB) of the image rebuilt from all moments up to order T, for k x k points per "
+           "pixel; in brackets, with the reconstruction clipped to the grey range.", ""]
+    for r in d["results"]:
+        if "psnr" not in r:
+            continue
+        out += [f"## {r['image']}, {r['family']}, {r['quadrature']}", "",
+                "| k \\ T | " + " | ".join(map(str, r["orders"])) + " |",
+                "|---" * (len(r["orders"]) + 1) + "|"]
+        for k, row, clip in zip(r["ks"], r["psnr"], r["psnr_clipped"], strict=True):
+            cells = [f"{v:.2f} ({c:.1f})" for v, c in zip(row, clip, strict=True)]
+            out.append(f"| {k} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def gpu_md(d: dict) -> str:
+    env = d["environment"]
+    out = ["# Zernike and pseudo-Zernike moments on a GPU", "", *_head(env, "disk_gpu.py"),
+           f"Image: {d.get('image', '?')}, resident on the GPU; median of repeated calls after "
+           "a warm-up (CUDA events), TF32 off; the plan is built beforehand (its first call is "
+           "listed). Thesis: its TITAN V time for the same job.", "",
+           "| family | T | k | dtype | method | forward ms | reconstruct ms | first call s | "
+           "thesis s | thesis / ours |", "|---" * 10 + "|"]
+    for r in d["rows"]:
+        rec = f"{r['reconstruct']['median_s'] * 1e3:.2f}" if r.get("reconstruct") else "-"
+        th = f"{r['thesis_s']}" if r.get("thesis_s") else "-"
+        sp = f"{r['speedup_forward_vs_thesis']:.0f}x" if r.get("thesis_s") else "-"
+        out.append(f"| {r['family']} | {r['T']} | {r['k']} | {r['dtype']} | {r['method']}"
+                   f"{' (fused)' if r.get('fused') else ''} | "
+                   f"{r['forward']['median_s'] * 1e3:.3f} | {rec} | "
+                   f"{r['first_call_s']:.2f} | {th} | {sp} |")
+    out += ["", "Accuracy against the float64 plan (largest relative error):", "",
+            "| family | dtype | method | moments | reconstruction |", "|---" * 5 + "|"]
+    for c in d.get("checks", []):
+        if "dtype" in c:
+            out.append(f"| {c['family']} | {c['dtype']} | {c.get('method', '')} | "
+                       f"{c['rel_err_moments']:.1e} | {c['rel_err_reconstruction']:.1e} |")
+    out.append("")
+    for s in d.get("selected", []):
+        out.append(f"Selected moments, one order (n = {s['order']}, {s['moments']} moments, "
+                   f"{s['family']}): {s['forward']['median_s'] * 1e3:.2f} ms.")
+    return "\n".join(out) + "\n"
+
+
+def cpu_md(d: dict) -> str:
+    env = d["environment"]
+    out = ["# Zernike and pseudo-Zernike moments on the CPU", "", *_head(env, "disk_cpu.py"),
+           "Seconds; *cold*: the call builds its plan (sampling, radial tables), *warm*: the "
+           "median of calls that reuse the cached plan.",
+           ""]
+    for r in d["rows"]:
+        out.append("* " + ", ".join(f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {v}"
+                                    for k, v in r.items()))
+    return "\n".join(out) + "\n"
+
+
+MARKDOWN = {"disk_gpu": gpu_md, "disk_cpu": cpu_md, "disk_psnr": psnr_md}
+
+
+def write_markdown(path: Path) -> Path | None:
+    """Write the Markdown of the result file ``path`` (a ``disk_gpu*``, ``disk_cpu*`` or
+    ``disk_psnr*`` JSON) next to it; None for other files."""
+    path = Path(path)
+    for stem, render in MARKDOWN.items():
+        if path.stem == stem or path.stem.startswith(stem + "_"):
+            md = path.with_suffix(".md")
+            md.write_text(render(json.loads(path.read_text())))
+            return md
+    return None
+
+
+if __name__ == "__main__":  # rewrite the Markdown of the committed disk results from their JSON
+    for p in sorted(RESULTS.glob("disk_*.json")):
+        md = write_markdown(p)
+        if md:
+            print("wrote", md)

@@ -4,7 +4,7 @@ The radial stage either evaluates every radial polynomial at every radius group 
 Jacobi-recurrence kernels, "direct") or compresses the sums over the radii to Chebyshev
 nodes with one matrix product (:mod:`fastmoments.disk.compression`, "compressed"). This
 script times both through the public plans (warm plan, image resident on the device, CUDA
-events, median of several calls) for the issue's cases, and checks each against a float64
+events, median of several calls) for the target cases, and checks each against a float64
 reference:
 
 * Zernike and pseudo-Zernike, T = 700, 512², k = 1 and k = 11, float32 and float64;
@@ -41,7 +41,7 @@ from fastmoments.disk import DiskTransform
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
-#: the issue's targets (seconds) for the forward transform, 512², T = 700, float32
+#: the targets (seconds) for the forward transform, 512², T = 700, float32
 TARGETS = {("zernike", 1): 0.002, ("zernike", 11): 0.060}
 
 

@@ -1,4 +1,4 @@
-"""First-call times in fresh processes (issue 15, "Fast first calls").
+"""First-call times in fresh processes.
 
 Each case runs in a new Python process (``sys.executable``), so imports, plan building and
 fits are all paid, as a user pays them. As in a user's installation, the processes load
@@ -98,7 +98,7 @@ SRC = HERE.parent / "src"
 
 #: Where the timed processes keep their bytecode: a user's installation has its ``.pyc``
 #: files, so the processes must not recompile fastmoments from source each time (this
-#: development machine sets ``PYTHONDONTWRITEBYTECODE=1``); filled by an untimed first run.
+#: machine may set ``PYTHONDONTWRITEBYTECODE=1``); filled by an untimed first run.
 PYCACHE = Path(tempfile.gettempdir()) / "fastmoments-first-calls-pycache"
 
 
@@ -215,7 +215,7 @@ def main() -> None:
                      f"{cell(row, 'second')} | {cell(row, 'in_process')} | "
                      f"{cell(row, 'total')} |")
     lines += ["", "cold: empty fit cache; warm: a fresh process after one that filled it; "
-              "off: `FASTMOMENTS_CACHE_DIR=off`. Targets (issue 15, quiet 2-core machine): "
+              "off: `FASTMOMENTS_CACHE_DIR=off`. Targets (quiet 2-core machine): "
               "first 64-scale cwt <= 0.5 s, Zernike 256^2 T=100 <= 1.5 s, "
               "`fastmoments scalogram chirp` <= 3 s end to end. *import of the function*: "
               "the `from fastmoments... import f` statement, which loads torch (row `import "

@@ -938,34 +938,6 @@ def page_zernike(runner: Runner) -> Page:
             if "dtype" in c:  # (the fused-against-torch checks carry no dtype)
                 checks.setdefault((c["family"], c["dtype"]), c.get("rel_err_moments"))
     gdev = device_of(gpu)
-    # disk_sweep.json holds later timings of the same forward (T = 700, float32) for each
-    # engine version; its last version's default launch is the newest number we have
-    sweep = load("disk_sweep")
-    srows = [r for r in (sweep or {}).get("rows", []) if r.get("block_g") == "0"]
-
-    def _date(d: dict | None) -> str:
-        env = (d or {}).get("environment") or (d or {}).get("env") or {}
-        return str(env.get("date", ""))
-
-    if srows and _date(sweep) > _date(gpu):  # the sweep is newer than disk_gpu.json
-        last = srows[-1]
-        for fam, k, col in (
-            ("zernike", 1, "zernike_k1_ms"),
-            ("zernike", 11, "zernike_k11_ms"),
-            ("pseudo-zernike", 1, "pseudo-zernike_k1_ms"),
-        ):
-            if last.get(col):
-                committed[(fam, "float32", k, 700)] = {
-                    "forward": {"median_s": last[col] / 1e3},
-                    "_dev": device_of(sweep),
-                    "_src": f"disk_sweep.json ({last.get('version', '')[:2]}, default launch)",
-                }
-        g.text(
-            "Note: `disk_gpu.json` was measured before the engine changes recorded in "
-            "`disk_sweep.json`; where the sweep has the cell, this page takes its last "
-            "version with the default launch. The accuracy of those cells is the check of "
-            "`disk_gpu.json` (earlier engine)."
-        )
     grids = (
         ("T5.1", "zernike", "float32"),
         ("T5.6", "zernike", "float64"),
@@ -1774,22 +1746,21 @@ def _box_job(runner: Runner, shape: tuple, order: int, k: int, alpha: float, bet
 def page_jacobi(runner: Runner) -> Page:
     P = PAPER_DATA["jacobi-thesis"]
     g = Page("jacobi-thesis", "Jacobi moments in 2-D and 3-D on GPU (thesis): side by side")
-    b1, b2 = load("box_gpu_run1"), load("box_gpu_run2")
+    b2 = load("box_gpu")
     g.text(
         f"Paper: `{P['file']}`. Table 2: one 1024x1024 image, moments and reconstruction, "
         "alpha = beta = 0.3. Tables 3 and 5: the thesis's Fig. 13 volume (moments and "
         "reconstruction) on its System II; the thesis does not print the volume's size "
         "next to the tables, so our grid uses 256^3 (stated in each row). Ours: "
-        f"`box_gpu_run2.json` ({device_of(b2)}) where it has the cell, or `--run` "
+        f"`box_gpu.json` ({device_of(b2)}) where it has the cell, or `--run` "
         f"({runner.device_name}): moments + reconstruction, float32, CUDA events, warm. "
         "Accuracy: max relative error of the moments against our float64 plan."
     )
     dt = _dev_type(runner)
     committed = {}
-    for d in (b1, b2):
-        for r in (d or {}).get("timings", []):
-            if str(r.get("variant", "")).startswith("engine default") and "both" in r:
-                committed[(len(r["shape"]), r["order"], r["k"], r["alpha"], r["beta"])] = r
+    for r in (b2 or {}).get("timings", []):
+        if str(r.get("variant", "")).startswith("engine default") and "both" in r:
+            committed[(len(r["shape"]), r["order"], r["k"], r["alpha"], r["beta"])] = r
     for tab, ndim, shape, ab in (
         ("T2", 2, (1024, 1024), (0.3, 0.3)),
         ("T3", 3, (256, 256, 256), (0.3, 0.3)),
@@ -1804,7 +1775,7 @@ def page_jacobi(runner: Runner) -> Page:
                     r["both"]["median_ms"] / 1e3,
                     device_of(b2),
                     "",
-                    "box_gpu_run2.json",
+                    "box_gpu.json",
                 )
             else:
                 key = ("box", shape, M, k, *ab)
@@ -1853,13 +1824,13 @@ def page_jacobi(runner: Runner) -> Page:
             rows,
         )
     ours = {}
-    for r in (b2 or b1 or {}).get("psnr_tables", []):
+    for r in (b2 or {}).get("psnr_tables", []):
         ours[(r["volume"], r["alpha"], r["beta"], r["k"], r["order"])] = r["psnr"]
     vols = sorted({k[0] for k in ours})
     g.text(
         "## PSNR, Tables 4 and 6 (lines 1930, 1979)",
         "The thesis's Fig. 13 volume is not available; ours are a 3-D phantom and an MRI "
-        "volume (" + ", ".join(vols or ["none found"]) + ") from `box_gpu_run2.json`. The "
+        "volume (" + ", ".join(vols or ["none found"]) + ") from `box_gpu.json`. The "
         "numbers cannot agree cell by cell; the trend in k and order is what compares.",
     )
     for tab, ab in (("T4", (0.3, 0.3)), ("T6", (0.3, 0.7))):

@@ -1,7 +1,7 @@
 """CPU benchmark of the polar harmonic transforms (run on the 2-core CI-like machine).
 
 A. The paper's real-patch job: 128 patches of 512 x 512, 1 <= n, l <= 25, every method
-   (paper: 1.67-1.71 s on a GTX 1060; the issue's CPU target: under 2 s).
+   (paper: 1.67-1.71 s on a GTX 1060; the CPU target: under 2 s).
 B. The NUFFT against the direct sum at nmax = lmax = 100 on one 512 x 512 image (PCET,
    20301 stored moments): the direct O(P K) sum in float64 (separable: one complex BLAS
    product per image), the two-stage engine and the NUFFT at several eps, float32 and float64.

@@ -7,13 +7,15 @@ B. 1000 synthetic 2048x2048 images of integers 1..255, 11 <= n <= 16, 11 <= l <=
 Images are resident on the GPU for the transform timings; host-to-device copies are timed
 separately. Each row carries the relative error (2-norm over the moments) of the float32
 result against the float64 two-stage engine (itself tested against the direct definition).
-TF32 is off. Writes ``$OUT/pht_gpu.json`` (or ``benchmarks/results/pht_gpu.json``).
+TF32 is off. Writes ``$OUT/pht_gpu.json`` and ``.md`` (or into ``benchmarks/results/``);
+``--markdown`` rewrites the Markdown of the committed JSON.
 
 Run: ``PYTHONPATH=src:benchmarks python benchmarks/pht_gpu.py``
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -148,7 +150,33 @@ def main() -> None:
     rows[-1]["note"] = f"engine measured on {NB // 10} images (not {NB})"
     name = "pht_gpu.json" if not SMOKE else "pht_gpu_smoke.json"
     write_json(out_dir / name, {"environment": env, "copies": copies, "rows": rows})
+    (out_dir / name).with_suffix(".md").write_text(markdown(env, rows))
+
+
+def markdown(env: dict, rows: list[dict]) -> str:
+    """The Markdown of a run: one row per job, transform and method."""
+    out = [f"# Polar harmonic transforms on a GPU ({env.get('gpu')}, {env['date']})", "",
+           ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "triton") if env.get(k))
+           + ", TF32 off. Median of repeated calls after a warm-up (CUDA events), images "
+           "resident on the GPU unless a row says otherwise; paper: its GTX 1060 time for "
+           "the same job. Written by `benchmarks/pht_gpu.py`.", "",
+           "| job | kind | method | batch | median s | min..max s | rel. err vs f64 | paper s "
+           "| paper / ours |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        err = f"{r['rel_err_vs_f64']:.1e}" if r.get("rel_err_vs_f64") is not None else "-"
+        paper = r.get("paper_s")
+        ratio = f"{paper / r['median_s']:.0f}" if paper else "-"
+        job = r["job"] + (f" ({r['note']})" if r.get("note") else "")
+        out.append(f"| {job} | {r['kind']} | {r['method']} | {r.get('batch', '-')} | "
+                   f"{r['median_s']:.4f} | {r['min_s']:.4f}..{r['max_s']:.4f} | {err} | "
+                   f"{paper if paper else '-'} | {ratio} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--markdown"]:  # rewrite the Markdown of the committed results
+        path = RESULTS / "pht_gpu.json"
+        data = json.loads(path.read_text())
+        path.with_suffix(".md").write_text(markdown(data["environment"], data["rows"]))
+    else:
+        main()

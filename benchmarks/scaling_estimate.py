@@ -1,7 +1,7 @@
 """How the feature job scales to 8 GPUs and to many machines: an estimate on paper.
 
 Nothing here is timed. The script reads two committed measurements, both from two H200 GPUs of
-one host (issue 14):
+one host:
 
 * ``results/multigpu.json``: Zernike T = 100 invariants of 10^5 images of 128^2 on one GPU with
   the images already on it (the compute rate of one GPU);

@@ -1,4 +1,4 @@
-"""Batches of 1000 × 102400 float32 signals on one GPU (issue 16: ≥ 50 % of the copy
+"""Batches of 1000 × 102400 float32 signals on one GPU (target: ≥ 50 % of the copy
 bandwidth): the CUDA C++ kernel (:mod:`fastmoments.signal.cuda_sft`) against the Triton
 kernels (:mod:`fastmoments.signal.triton_sft`) and against ``cupyx.scipy.ndimage``, all in one
 run, with the card's copy bandwidth measured in the same run.

@@ -1,4 +1,4 @@
-"""CPU benchmark (issue 5): the Morlet CWT against fCWT, PyWavelets and ssqueezepy, and Gaussian
+"""CPU benchmark: the Morlet CWT against fCWT, PyWavelets and ssqueezepy, and Gaussian
 smoothing against scipy.ndimage.gaussian_filter1d (time against σ and against N).
 
 A 64-scale Morlet CWT of N = 102400 samples (scales log-spaced from 2 to 1024 samples, ξ = 6),

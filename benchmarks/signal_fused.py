@@ -1,4 +1,4 @@
-"""Benchmark of the chunked SFT engine and its fused Triton kernels (issue 5), on one GPU.
+"""Benchmark of the chunked SFT engine and its fused Triton kernels, on one GPU.
 
 Checks, then times, in one run:
 

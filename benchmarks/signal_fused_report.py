@@ -40,7 +40,7 @@ def gpu_report(data) -> list[str]:
            "`benchmarks/signal_fused.py`. float32 input, N = 102400, mode reflect. "
            "`eager`: the public call (input checks, plan lookup, two kernel launches), "
            "`fused`: the two kernels called from Python, `graph`: the two kernels replayed "
-           "from a CUDA graph (the issue allows graphs). Medians of 20 after warm-up, CUDA "
+           "from a CUDA graph (allowed for this target). Medians of 20 after warm-up, CUDA "
            "events. `prefix graph`: the previous default engine (row-by-row prefix sums) "
            "in a CUDA graph, same run.", "",
            "## Single signal", "",

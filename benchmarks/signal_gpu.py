@@ -1,4 +1,4 @@
-"""Benchmark of the signal transforms (issue 5) on a GPU and on 2 CPU threads, in one run.
+"""Benchmark of the signal transforms on a GPU and on 2 CPU threads, in one run.
 
 Times Gaussian smoothing (orders 0-2), the Morlet transform and a 64-scale CWT for every
 engine ("prefix", "recursive", "sliding") and method ("sft", "asft", "direct"), against σ and

@@ -1,4 +1,4 @@
-"""Per-call time of the public signal calls on one GPU signal, against cupyx (issue 16).
+"""Per-call time of the public signal calls on one GPU signal, against cupyx.
 
 What a user sees in a loop over signals: each call as written (``gaussian_filter1d(x, σ)``,
 ``plan(x)``, ``morlet_transform``, a 64-scale ``cwt``), its result ready (a synchronisation

@@ -5,12 +5,11 @@ method with P_M = 2, 3, 4, 5 (pairs P_D = 2 P_M + 1, as in Fig. 5), SFT and ASFT
 ξ = 1 .. 20, and the optimum first order P_S for P_D = 6 (Fig. 7). CPU only, float64 fits.
 
 Usage: ``PYTHONPATH=src python benchmarks/signal_morlet_fit.py`` -> ``benchmarks/results/
-signal_morlet_fit.{json,csv}`` and ``docs/figures/signal_morlet_rmse.png``.
+signal_morlet_fit.json`` and ``docs/figures/signal_morlet_rmse.png``.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime
 import json
 import os
@@ -49,10 +48,6 @@ def main() -> int:
             "sigma": SIGMA, "note": "float64 least-squares fits; K per the design search"}
     with open(os.path.join(HERE, "results", "signal_morlet_fit.json"), "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=1)
-    with open(os.path.join(HERE, "results", "signal_morlet_fit.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
     fig, axes = plt.subplots(1, 5, figsize=(20, 3.8))
     for ax, (pd, pm) in zip(axes[:4], ((5, 2), (7, 3), (9, 4), (11, 5)), strict=True):

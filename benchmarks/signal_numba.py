@@ -1,4 +1,4 @@
-"""CPU benchmark of the numba engine (issue 16): the 64-scale Morlet CWT against fCWT, and
+"""CPU benchmark of the numba engine: the 64-scale Morlet CWT against fCWT, and
 Gaussian smoothing against scipy.ndimage.gaussian_filter1d and the chunked engine.
 
 1. The 64-scale Morlet CWT (ξ = 6, scales log-spaced 2-1024) of N = 102400 float32 samples on

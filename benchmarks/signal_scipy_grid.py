@@ -1,4 +1,4 @@
-"""fastmoments' Gaussian filters against scipy.ndimage on the grid of issue 18, in one run.
+"""fastmoments' Gaussian filters against scipy.ndimage on a grid, in one run.
 
 Grid: 1-D signals of N ∈ {1e3, 1e4, 1e5, 1e6} samples, 512² and 2048² images (every axis) and
 a 128³ volume (every axis), × σ ∈ {0.5, 1, 2, 4, 8, 32, 256, 8192} × orders 0, 1, 2 × float32
@@ -13,8 +13,7 @@ signal: relative RMSE over the whole array.
 
 Writes ``benchmarks/results/signal_scipy_grid_<device>.json`` and ``.md`` (a table with the
 ratio ``t_scipy / t_fastmoments`` per cell, > 1 where fastmoments is faster, the method
-``"auto"`` chose and both errors) and ``signal_scipy_grid_<device>.png`` (heat maps of the
-ratio, σ against N, per dtype and order).
+``"auto"`` chose and both errors); the documentation draws its plots from the JSON.
 
     PYTHONPATH=src python benchmarks/signal_scipy_grid.py              # full grid (CPU)
     PYTHONPATH=src python benchmarks/signal_scipy_grid.py --quick      # a subset, ~1-2 min
@@ -291,8 +290,7 @@ def main() -> None:
     with open(base + ".json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)
     write_md(base + ".md", meta, rows, shapes, sigmas, orders)
-    write_png(base + ".png", meta, rows, shapes, sigmas, orders)
-    print(f"wrote {base}.json, .md and .png")
+    print(f"wrote {base}.json and .md")
 
 
 def accuracy_only(args) -> None:
@@ -461,43 +459,3 @@ def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
             lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-
-
-def write_png(path, meta, rows, shapes, sigmas, orders) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.colors import LogNorm
-    except ImportError:  # pragma: no cover
-        print("matplotlib missing: no figure")
-        return
-    fig, axes = plt.subplots(2, len(orders), figsize=(4.2 * len(orders), 7.5), squeeze=False)
-    norm = LogNorm(vmin=0.1, vmax=1000.0)
-    im = None
-    for i, dt in enumerate(("float32", "float64")):
-        for j, o in enumerate(orders):
-            grid = np.full((len(sigmas), len(shapes)), np.nan)
-            for r in rows:
-                if r["dtype"] == dt and r["order"] == o and r.get("ratio") is not None:
-                    grid[sigmas.index(r["sigma"]), shapes.index(r["shape"])] = r["ratio"]
-            ax = axes[i, j]
-            im = ax.imshow(grid, origin="lower", cmap="RdYlGn", norm=norm, aspect="auto")
-            for (a, b), v in np.ndenumerate(grid):
-                if np.isfinite(v):
-                    ax.text(b, a, f"{v:.2g}", ha="center", va="center", fontsize=7)
-            ax.set_xticks(range(len(shapes)), shapes, fontsize=8)
-            ax.set_yticks(range(len(sigmas)), [f"{s:g}" for s in sigmas], fontsize=8)
-            ax.set_title(f"{dt}, order {o}", fontsize=9)
-            ax.set_xlabel("N (1-D) or shape")
-            ax.set_ylabel("σ")
-    fig.colorbar(im, ax=axes, shrink=0.6, label=f"t_{meta['peer']} / t_fastmoments")
-    fig.suptitle(f"Gaussian filter: {meta['peer']} time / fastmoments time on {meta['name']} "
-                 f"({meta['device']})", fontsize=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,8 @@
 Build: ``python3 -m sphinx -W --keep-going -b html docs docs/_build/html`` from the repository
 root (``pip install -e ".[docs]"`` first). The build regenerates, from committed files only:
 
-* ``docs/benchmarks.md`` from ``benchmarks/results/*.json`` (``benchmarks/report_docs.py``);
+* ``docs/benchmarks.md`` and its plots (``docs/_generated/bench_*.png``) from the result files
+  in ``benchmarks/results/`` (``benchmarks/report_docs.py``);
 * ``docs/api.rst``: the API reference's autosummary lists, made from the
   modules that import here (optional modules written elsewhere are skipped when missing);
 * ``docs/auto_examples/``: the sphinx-gallery tutorials, run from ``examples/plot_*.py``.

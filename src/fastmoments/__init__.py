@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 # Names are imported on first use (PEP 562): ``import fastmoments`` imports neither torch nor
-# scipy, so a command or a first call pays only for what it uses (issue 15). Each public name
+# scipy, so a command or a first call pays only for what it uses. Each public name
 # maps to the submodule that defines it; ``from fastmoments import X``, ``fastmoments.X`` and
 # tab completion (``__dir__``) work as if everything had been imported here.
 _LAZY: dict[str, tuple[str, ...]] = {

@@ -3,7 +3,7 @@
 ``torch.isfinite(x).all()`` is five kernels on CUDA (four elementwise passes and a reduction),
 and for the 10^5 samples of one signal they took 17 µs of GPU time on an H100 inside the
 replayed graph of a Gaussian filter whose own two kernels take 8.5 µs
-(``benchmarks/signal_replay_profile.py``). Here a flag byte is set to 1 and one kernel reads
+(a profile of that call). Here a flag byte is set to 1 and one kernel reads
 every entry once; a block that holds NaN or infinity writes 0 into it (every such block writes
 the same value, so no atomic operation is needed).
 

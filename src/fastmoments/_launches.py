@@ -5,7 +5,7 @@ eager call spends hundreds of microseconds in Python around them (checks, the ch
 method, Triton's argument binding and specialisation at every launch), and a replayed CUDA graph
 (:mod:`fastmoments.signal.graphs`) still copies the input into its static buffer and the result
 out of it: 10 and 13 µs of host time per call on the H100 machine
-(``benchmarks/results/signal_replay_profile.txt``). When the whole call is Triton launches on
+(a profile of those calls). When the whole call is Triton launches on
 the input, on fresh allocations and on constant tables, those launches can be replayed on the
 caller's own tensors instead:
 

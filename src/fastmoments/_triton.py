@@ -194,7 +194,7 @@ class FastLaunch:
     Triton's ``kernel[grid](...)`` binds and specialises every argument and builds launch
     metadata on every call: about 37 µs of host time for the 40 arguments of the box
     engine's product on the H100 machine, against 6 µs for its compiled launcher
-    (``benchmarks/results/box_runs/session26/README.md``). The first launch of each
+    (host time, median of repeated calls). The first launch of each
     specialisation goes through Triton (which compiles it); the compiled kernel is then kept
     under a key at least as fine as Triton's (:func:`_specialization` of every argument,
     the constexpr values, the current device) and later launches with that key call its
@@ -298,7 +298,7 @@ class DriverLaunch:
 
     Triton's compiled launcher parses every parameter from Python on each launch: 9.4 µs of
     host time for the 43 of the one-launch SFT kernel on one H100 machine's host
-    (``benchmarks/results/signal_fused_runs/session29/call_profile.txt``). Here the block is
+    (host time, median of repeated calls). Here the block is
     the one that launcher builds (each non-constexpr parameter in its C type, then the two
     scratch pointers, null), the grid, block and shared memory are Triton's, and a replay
     only rewrites the pointer parameters that change (:meth:`__call__`). :meth:`make`
@@ -307,7 +307,7 @@ class DriverLaunch:
     scratch memory, clusters or programmatic launch, or a parameter type other than a
     pointer or a plain scalar. On the H100 machine it saved 0.2-4.3 µs per replayed
     one-signal call against Triton's launcher
-    (``benchmarks/results/signal_fused_runs/session30/``). The same kernel, grid and
+    (``benchmarks/signal_latency.py`` times such calls). The same kernel, grid and
     parameters give the same bits. The launches are not thread-safe (the block is shared): a
     caller serialises them (a replay holds its lock).
     """

@@ -172,7 +172,7 @@ class JacobiTransform:
         and ``"fp16x3"`` faster (the classes as one batch, on large jobs).
         Default (``None``): ``"fp16x3"`` for float32 volumes on CUDA (with Triton),
         ``"float32"`` otherwise (images: their small products measured faster with
-        cuBLAS, table ``box_batches_gpu``). Ignored on the CPU, in float64 and while a
+        cuBLAS on an H100). Ignored on the CPU, in float64 and while a
         gradient is recorded (the torch products are used there). Large ``"fp16x3"`` jobs
         on a GPU are recorded once per input geometry and then replayed as their launches
         (:mod:`fastmoments.box.replay`; the same bits, without the engine's Python).
@@ -291,7 +291,7 @@ class JacobiTransform:
         self._guesses: dict[tuple, tuple[tuple, bool]] = {}
         # replayable job geometries that ran: one item of them fits the memory as it did
         # (no budget query, which took 25-125 µs of the host's time per call on an H100
-        # machine, benchmarks/results/box_runs/session28/README.md; batches still ask)
+        # machine; batches still ask)
         self._warm: set[tuple] = set()
 
     # ---------------------------------------------------------------- helpers
@@ -919,7 +919,8 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
 def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int | None = None,
                    k: int = 1, quadrature: str = "midpoint", truncation: str = "total",
                    device: Any = None, channel_axis: int | None = None) -> BoxMoments:
-    r"""Jacobi moments :math:`J_{m,n}` / :math:`J_{m,n,o}` of images or volumes (Eq. 21/24, 31-44).
+    r"""Jacobi moments :math:`J_{m,n}` / :math:`J_{m,n,o}` of images or volumes (equations 21/24
+    and 31-44 of the :ref:`Jacobi thesis <bib-jacobi-thesis>`).
 
     Parameters
     ----------
@@ -989,7 +990,8 @@ def jacobi_moments(x: Any, order: int, *, alpha: float, beta: float, ndim: int |
 def legendre_moments(x: Any, order: int, *, ndim: int | None = None, k: int = 1,
                      quadrature: str = "midpoint", truncation: str = "total",
                      device: Any = None, channel_axis: int | None = None) -> BoxMoments:
-    r"""Legendre moments: :func:`jacobi_moments` with :math:`\alpha=\beta=0` (Eq. 19).
+    r"""Legendre moments: :func:`jacobi_moments` with :math:`\alpha=\beta=0` (equation 19 of the
+    :ref:`Jacobi thesis <bib-jacobi-thesis>`).
 
     Examples
     --------

@@ -320,8 +320,7 @@ def _zero_(t: torch.Tensor, mask: torch.Tensor) -> None:
 
     On the CPU one ``torch.where`` pass (1.5-2x faster there than ``masked_fill_``); on CUDA,
     and while autograd records (``out=`` is not differentiable), ``masked_fill_``: on an
-    H100 the ``torch.where`` form made batches slower (the ``torch.where`` variant in
-    ``benchmarks/results/box_batches_gpu.md``).
+    H100 the ``torch.where`` form made batches slower.
     """
     if t.is_cuda or _recording(t):
         t.masked_fill_(mask, 0.0)
@@ -499,8 +498,8 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
 #: input once (a reduction whose result the host reads, and a pass) and sets each product's
 #: scales (two small kernels): on an H100 that made one 512^3 volume 1.4x faster but a batch
 #: of 64 volumes of 64^3 (2^24 samples) about 1.7x slower than the kernel that splits its
-#: data tiles itself (``benchmarks/results/box_tensor_cores.md``,
-#: ``box_runs/presplit_engine/batches_halves_for_every_size.md``). Smaller inputs take that
+#: data tiles itself (``benchmarks/box_tensor_cores.py`` times the volume). Smaller inputs
+#: take that
 #: kernel.
 HALVES_MIN = 1 << 26
 
@@ -549,7 +548,7 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
                     # a block whose rows do not split into aligned groups: written through a
                     # contiguous result (the kernel's strided writes and mask reads by
                     # column cost more than the copy: 0.82 against 0.44 ms for the
-                    # 245-wide block of the 512^3 job, history/box.md, session 22)
+                    # 245-wide block of the 512^3 job on an H100)
                     y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                                    out_exps=None)
                     block_copy.copy_block(dst, y, zero)

@@ -300,7 +300,7 @@ def _stride_table(strides: tuple[int, ...], device: torch.device) -> torch.Tenso
     """The parts' strides as an int64 tensor on ``device``, kept per strides and device: a
     copy from pageable host memory waits for the stream, so making it on every call held
     the unfold until the products before it had finished (0.16 ms of idle GPU before the
-    unfold of the 512^3 job, ``benchmarks/results/box_runs/session27/README.md``)."""
+    unfold of the 512^3 job of ``benchmarks/box_tensor_cores.py``, on an H100)."""
     key = (strides, device)
     t = _STRIDES.get(key)
     if t is None:

@@ -18,8 +18,7 @@ each block added to a float32 accumulator, then the factors, the mask and the st
   ``K`` need no masks.
 
 Used for the products whose results are halves (every stage but the last of each
-direction). On the H100, in the 512^3, order-500 job
-(``benchmarks/results/box_runs/session27/README.md``):
+direction). On the H100, in the 512^3, order-500 job of ``benchmarks/box_tensor_cores.py``:
 
 * the largest product (501 x 512 by 512 x 262144) took 0.75-0.76 ms against 0.88 ms with
   :func:`.triton_gemm._halves_kernel`; with the parity classes as one batch the first

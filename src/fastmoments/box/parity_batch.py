@@ -146,7 +146,7 @@ if HAVE_TRITON:
         ``s2 = 0, 1`` that read one row of ``src``: it reads ``2 BLOCK`` entries of it at
         once and splits them into the even and the odd ones (0.43 against 0.63 ms for the
         coefficients of the 512^3 job on an H100 when each class read every other entry
-        of the row itself, ``benchmarks/results/box_runs/session28/README.md``).
+        of the row itself).
         With ``TOP``: the largest magnitude read, raised in ``NTOP`` slots of ``top_ptr``
         (:func:`.gemm_epilogue.raise_largest`; most programs of a total-degree set read
         none, and take no atomic)."""
@@ -180,8 +180,7 @@ def _tiles(width: int, what: str) -> tuple[int, int, int]:
     across a row of up to 1024 entries; the interleave takes rows per program up to about
     4096 entries, with 8 warps (0.33 against 0.53 ms with one row of 256 and 4 warps on an
     H100, 512^3 job), the split one source row per program (its ``ROWS`` is not used:
-    several rows per program ran 1.5-2x slower,
-    ``benchmarks/results/box_runs/session28/README.md``); small tiles under the
+    several rows per program ran 1.5-2x slower); small tiles under the
     interpreter. ``FASTMOMENTS_BOX_ROWS="what:ROWS,BLOCK,warps"`` (``what`` one of
     ``interleave``, ``split``) overrides it (for benchmarks)."""
     env = os.environ.get("FASTMOMENTS_BOX_ROWS", "")

@@ -5,7 +5,7 @@ six products and an interleave forward, a split, six products and an unfold back
 of kernels on an H100. The Python that decides and launches them (the engine's
 blocks, the operands' layouts, Triton's argument handling) took as long as the kernels,
 2-3.6 ms per direction on the H100 machines
-(``benchmarks/results/box_runs/session27/README.md``), so the GPU waited for the host.
+(``benchmarks/box_tensor_cores.py`` times the job), so the GPU waited for the host.
 
 Those decisions depend only on the plan, on the input's shape, strides, dtype, device and
 16-byte alignment, and on the scales the engine derives from the input's largest magnitude

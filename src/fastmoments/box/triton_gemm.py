@@ -401,9 +401,8 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
 # :mod:`.engine`, ``_analyze_halves``): every product then loads ready halves, and no pass
 # splits its data. A stage's output is scaled by powers of two known before it is computed,
 # from a bound on its magnitude: the row (or column) sums of the table times the bound of
-# its input (measured on an H100: a product of ready halves is 2.9x cuBLAS's float32 GEMM,
-# ``benchmarks/results/box_runs/box_presplit_gemm.md``; splitting in a pass of its own
-# costs what that saves, ``box_runs/presplit_engine/``).
+# its input (measured on an H100: a product of ready halves is 2.9x cuBLAS's float32 GEMM;
+# splitting in a pass of its own costs what that saves).
 
 if _HAVE_TRITON:
 
@@ -564,8 +563,8 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     :data:`ROW_ALIGN` entries apart (the halves are then views of padded buffers, at most
     a quarter larger): the products read strided blocks of them, and strides that are not
     multiples of 16 kept Triton from vectorising those reads (the reconstruction of 501^3
-    coefficients: 0.69 against 0.40 ms for its first product, ``history/box.md``, session
-    22). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
+    coefficients: 0.69 against 0.40 ms for its first product on an H100). Shorter rows are
+    not padded (a row of 5 would take 3.2 times the memory)."""
     if top is None:
         top = largest_magnitude_value(t) if t.numel() else 0.0
     base = scale_exponent(top)
@@ -816,12 +815,11 @@ def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
 
 def _tile_halves(m: int, n: int, classes: bool = False) -> tuple[int, int, int, int, int]:
     """``(BM, BN, BK, warps, stages)`` of the halves product, measured on an H100
-    (``benchmarks/results/box_runs/box_presplit_gemm.md``: 64-wide blocks for the large
-    products, 32-wide where a side is at most 256; ten other settings were no faster on the
-    512^3 job, ``box_runs/presplit_engine/README.md``; the products of the parity classes
-    as one batch (``classes``: one table per batch entry), whose sides are about 251, were
-    faster with 64-wide blocks, 5.8-6.0 against 6.1-7.8 ms for the 512^3 job,
-    ``box_runs/session26/README.md``); small tiles under the interpreter.
+    (64-wide blocks for the large products, 32-wide where a side is at most 256; ten other
+    settings were no faster on the 512^3 job of ``benchmarks/box_tensor_cores.py``; the
+    products of the parity classes as one batch (``classes``: one table per batch entry),
+    whose sides are about 251, were faster with 64-wide blocks, 5.8-6.0 against 6.1-7.8 ms
+    for the 512^3 job); small tiles under the interpreter.
     ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
     env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
     if env and os.environ.get("TRITON_INTERPRET", "") != "1":

@@ -13,7 +13,7 @@ for ``k > 1`` it first builds the pixel-centre engine once (the forward cost at 
 
 Seconds per operation were fitted by least squares (relative error) to CPU times
 (:func:`time.process_time`, one torch thread, so that other users of a shared machine do not
-inflate them) of Zernike plans on an x86-64 core of the 2-core development machine, torch 2.13
+inflate them) of Zernike plans on an x86-64 core of a 2-core AMD EPYC virtual machine, torch 2.13
 CPU build: ``N`` in {64, 128, 256}, ``T`` in {25, 50, 100, 200}, ``k`` in {1, 3, 5} (12
 points; the model is within a factor 1.6 of every point, most within 25 %); checked beyond
 the grid at ``N = 256``: ``T = 400, k = 3`` took 8.6 s (model 9.4 s), ``T = 700, k = 1`` 3.8 s

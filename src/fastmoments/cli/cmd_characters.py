@@ -1,4 +1,5 @@
-"""``fastmoments characters``: the GB2312 character experiment of thesis Chapter 6.
+"""``fastmoments characters``: the GB2312 character experiment of the Zernike thesis, chapter 6
+(:ref:`bib-zernike-thesis`).
 
 Progress: one bar on stderr (shown by default when stderr is a terminal) that moves through
 every phase of :func:`fastmoments.features.experiment.run_characters`: rendering (per chunk

@@ -71,7 +71,8 @@ def register(subparsers: Any) -> None:
 
 
 def _psnr(ref: np.ndarray, est: np.ndarray) -> float:
-    """PSNR of a whole volume (thesis Eq. 47-48), peak = the reference's range."""
+    """PSNR of a whole volume (equations 47-48 of the :ref:`Jacobi thesis <bib-jacobi-thesis>`),
+    peak = the reference's range."""
     ref = ref.astype(np.float64)
     mse = float(np.mean((ref - est.astype(np.float64)) ** 2))
     peak = float(ref.max() - ref.min()) or 1.0

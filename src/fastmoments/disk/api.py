@@ -22,8 +22,8 @@ __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
 
 def order_pairs(family: str, n: int) -> list[tuple[int, int]]:
-    """All stored ``(n, m)`` (``m >= 0``) of one order: the selection of the re-layout paper's
-    single-order experiments.
+    """All stored ``(n, m)`` (``m >= 0``) of one order: the selection of the single-order
+    experiments of the :ref:`re-layout paper <bib-relayout-paper>`.
 
     >>> order_pairs("zernike", 4)
     [(4, 0), (4, 2), (4, 4)]

@@ -208,12 +208,12 @@ class RadialCompression:
         return B
 
     def phi_np(self, r: np.ndarray) -> np.ndarray:
-        """The angle :math:`\varphi = \arccos t` of radii (float64 NumPy)."""
+        r"""The angle :math:`\varphi = \arccos t` of radii (float64 NumPy)."""
         t = r if self.zernike else 2 * r - 1
         return np.arccos(np.clip(t, -1.0, 1.0))
 
     def phi(self, r: torch.Tensor) -> torch.Tensor:
-        """The angle :math:`\varphi = \arccos t` of radii (float64 tensor)."""
+        r"""The angle :math:`\varphi = \arccos t` of radii (float64 tensor)."""
         t = r if self.zernike else 2 * r - 1
         return torch.arccos(t.clamp(-1.0, 1.0))
 

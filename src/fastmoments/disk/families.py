@@ -139,7 +139,8 @@ class _ZernikeLike(DiskFamily):
 
 class ZernikeFamily(_ZernikeLike):
     r"""Zernike moments: :math:`n \ge 0`, :math:`|m| \le n`, :math:`n - |m|` even,
-    :math:`c_{nm} = (n+1)/\pi` (thesis Eq. 2.5-2.10)."""
+    :math:`c_{nm} = (n+1)/\pi` (equations 2.5-2.10 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`)."""
 
     name = "zernike"
     methods = ZERNIKE_METHODS
@@ -158,7 +159,7 @@ class ZernikeFamily(_ZernikeLike):
 
 class PseudoZernikeFamily(_ZernikeLike):
     r"""Pseudo-Zernike moments: :math:`n \ge 0`, :math:`|m| \le n`, :math:`c_{nm} = (n+1)/\pi`
-    (thesis Eq. 2.13-2.16)."""
+    (equations 2.13-2.16 of the :ref:`Zernike thesis <bib-zernike-thesis>`)."""
 
     name = "pseudo-zernike"
     methods = PSEUDO_METHODS

@@ -127,7 +127,8 @@ def _terms(family: str, T: int
 
 
 def radial_coefficient(family: str, n: int, m: int, k: int) -> int:
-    """:math:`B_{nmk}` of thesis Eq. 3.3 (Zernike) or Eq. 3.7 (pseudo-Zernike), exact.
+    """The exact coefficient :math:`B_{nmk}` of equation 3.3 (Zernike) or 3.7 (pseudo-Zernike) of
+    the :ref:`Zernike thesis <bib-zernike-thesis>`.
 
     Examples
     --------
@@ -148,7 +149,8 @@ def radial_coefficient(family: str, n: int, m: int, k: int) -> int:
 
 
 class GeometricEngine:
-    """Moments of a disk plan through geometric moments (thesis Eq. 3.1-3.9).
+    """Moments of a disk plan through geometric moments (equations 3.1-3.9 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters are those of :class:`~fastmoments.disk.engine.DiskEngine`; ``method`` is
     ``"geometric"`` (float64) or ``"geometric-exact"`` (exact rationals). Only the Zernike and
@@ -317,7 +319,8 @@ def make_engine(sampling: DiskSampling, family: Any, index: IndexSet, method: st
 
 
 def geometric_moments(plan: Any, image: Any, *, exact: bool = False):
-    r"""The moments of ``plan`` computed through geometric moments (thesis Eq. 3.1-3.9).
+    r"""The moments of ``plan`` computed through geometric moments (equations 3.1-3.9 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters
     ----------

@@ -160,7 +160,8 @@ class DiskMoments(Moments):
     def invariants(self) -> Any:
         r"""Rotation invariants :math:`|A_{nm}|` as ``(..., K)`` real, in the order of
         :attr:`pairs` (``n``, then ``m``; rotation by :math:`\alpha` multiplies
-        :math:`A_{nm}` by :math:`e^{-im\alpha}`, thesis Eq. 2.8-2.9). The columns are
+        :math:`A_{nm}` by :math:`e^{-im\alpha}`, equations 2.8-2.9 of the
+        :ref:`Zernike thesis <bib-zernike-thesis>`). The columns are
         named by :meth:`names` and equal ``features(..., kind="magnitude")`` of the same
         orders."""
         return self._out(self._flat().abs())

@@ -577,8 +577,8 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
 
 def choose_method(device_type: str, size: int, index: IndexSet, k: int, batch: int,
                   kernel_bytes: int, budget: int, *, kernel_ready: bool = False) -> str:
-    """The default method for a device and size, from the measurements in
-    ``benchmarks/results/pht_*`` (see ``docs/pht.md``).
+    """The default method for a device and size, from the measurements of
+    ``benchmarks/pht_gpu.py`` and ``benchmarks/pht_cpu.py`` (see ``docs/pht.md``).
 
     * GPU: the dense GEMM whenever its kernel matrix fits (a quarter of the budget, at most
       4 GiB): 2.2 ms against 6.8 ms for the engine on 128 patches of 512 x 512 with
@@ -684,7 +684,7 @@ class PHTMoments(DiskMoments):
     def reconstruct(self, nmax: int | None = None, lmax: int | None = None, *,
                     orders: Any = None, repetitions: Any = "all") -> Any:
         r"""Reconstruct at the pixel centres: :math:`\hat f = \sum M_{nl} H_{nl}`
-        (Yang et al. Eq. 3, 8, 14) over the computed moments.
+        (equations 3, 8 and 14 of the :ref:`PHT paper <bib-pht-paper>`) over the computed moments.
 
         Parameters
         ----------

@@ -1,4 +1,5 @@
-"""Reconstruction studies: moments at several orders and k, PSNR and timings (thesis Ch. 5)."""
+"""Reconstruction studies: moments at several orders and k, PSNR and timings (chapter 5 of the
+:ref:`Zernike thesis <bib-zernike-thesis>`)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ class ReconstructionStudy:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def table(self) -> str:
-        """The PSNR table as Markdown (rows k, columns order), like thesis Table 5.4."""
+        """The PSNR table as Markdown (rows k, columns order), like table 5.4 of the
+        :ref:`Zernike thesis <bib-zernike-thesis>`."""
         head = "| k \\ T | " + " | ".join(str(t) for t in self.orders) + " |"
         sep = "|---" * (len(self.orders) + 1) + "|"
         rows = [f"| {k} | " + " | ".join(f"{v:.2f}" for v in self.psnr[i]) + " |"

@@ -1,5 +1,6 @@
-"""Moment features for recognition (thesis Chapter 6): feature vectors of image sets, moment
-selection by variance, distances (Eq. 6.4-6.5), all-pairs statistics, and the GB2312 character
+"""Moment features for recognition (chapter 6 of the :ref:`Zernike thesis <bib-zernike-thesis>`):
+feature vectors of image sets, moment selection by variance, distances (equations 6.4-6.5),
+all-pairs statistics, and the GB2312 character
 experiment (:mod:`.experiment`, command ``fastmoments characters``).
 """
 

@@ -1,4 +1,5 @@
-r"""Distances between moment feature vectors (thesis Eq. 6.4-6.5) and all-pairs statistics.
+r"""Distances between moment feature vectors (equations 6.4-6.5 of the
+:ref:`Zernike thesis <bib-zernike-thesis>`) and all-pairs statistics.
 
 The thesis measures how far apart two characters are by the Euclidean distance of their
 feature vectors: for complex features :math:`d(v_i, v_j) = (\sum_k |f_{ki} - f_{kj}|^2)^{1/2}`
@@ -58,7 +59,8 @@ def _cdist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def feature_distances(a: Any, b: Any = None, *, device: Any = None) -> Any:
-    r"""Euclidean distances between feature vectors (thesis Eq. 6.4-6.5).
+    r"""Euclidean distances between feature vectors (equations 6.4-6.5 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters
     ----------
@@ -120,7 +122,8 @@ class PairStatistics:
     closest: list[tuple[int, int, float]]
 
     def labels(self, fmt: str = "{:.2f}") -> list[str]:
-        """Row labels like the thesis's: ``"0.00-0.01"``, ..., ``"above 0.10"``."""
+        """Row labels like those of the :ref:`Zernike thesis <bib-zernike-thesis>`:
+        ``"0.00-0.01"``, ..., ``"above 0.10"``."""
         e = self.edges
         return ([f"{fmt.format(e[k])}-{fmt.format(e[k + 1])}" for k in range(len(e) - 1)]
                 + [f"above {fmt.format(e[-1])}"])
@@ -163,7 +166,7 @@ def pair_statistics(feats: Any, *, edges: Any = THESIS_EDGES, closest: int = 10,
     Distances are computed in the dtype of the features. In float64 the counts equal SciPy's
     ``pdist`` + ``numpy.histogram`` exactly (tested); float32 distances carry a relative error
     of about ``1e-7``, so a pair that close to a bin edge may land in the neighbouring bin (none
-    of the 22.9 million GB2312 pairs did, see ``benchmarks/results/features_*.md``).
+    of the 22.9 million GB2312 pairs did, in ``benchmarks/features_characters.py``).
 
     On the CPU, from :data:`NUMBA_MIN_PAIRS` pairs, one compiled pass (numba) takes every pair's
     distance, bin and running sum without storing the distances; it sums the squared
@@ -311,8 +314,8 @@ def _pair_statistics_numba(x: torch.Tensor, e: np.ndarray, closest: int, chunk_r
 
 
 #: Bytes of ranking scores per block of queries in :func:`nearest_neighbours` on the CPU. For
-#: 6763 queries against 6763 gallery vectors of 4-64 float64 features on the 2-core
-#: development machine, blocks of 4-8 MiB took 0.07-0.21 s, one block of all the queries
+#: 6763 queries against 6763 gallery vectors of 4-64 float64 features on a 2-core AMD
+#: EPYC virtual machine, blocks of 4-8 MiB took 0.07-0.21 s, one block of all the queries
 #: (the memory budget's choice) 0.25-0.30 s.
 NN_CPU_BLOCK_BYTES = 4 << 20
 
@@ -320,7 +323,8 @@ NN_CPU_BLOCK_BYTES = 4 << 20
 def nearest_neighbours(queries: Any, gallery: Any, *, k: int = 1, device: Any = None,
                        chunk_rows: int | None = None,
                        memory_budget: float | None = None) -> tuple[Any, Any]:
-    r"""The ``k`` nearest gallery vectors of each query (Euclidean, Eq. 6.4-6.5).
+    r"""The ``k`` nearest gallery vectors of each query (Euclidean, equations 6.4-6.5 of the
+    :ref:`Zernike thesis <bib-zernike-thesis>`).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-r"""The GB2312 character experiment of thesis Chapter 6, and a rotated/noisy recognition test.
+r"""The GB2312 character experiment of the :ref:`Zernike thesis <bib-zernike-thesis>`, chapter 6,
+and a rotated/noisy recognition test.
 
 :func:`run_characters` (command ``fastmoments characters --out DIR``) renders the GB2312 hanzi
 (:mod:`.glyphs`), computes their pseudo-Zernike and Zernike moments of order :math:`n \le 5`,
@@ -91,7 +92,7 @@ def rotate_images(images: torch.Tensor, angles_deg: torch.Tensor, *,
 
 
 def _vectors(pz: FeatureSet, zn: FeatureSet) -> dict[str, Any]:
-    """Selections by variance (ours) and the thesis's, for each vector."""
+    """Selections by variance (ours) and the Zernike thesis's, for each vector."""
     out: dict[str, Any] = {}
     for kind, name in zip(KINDS, VECTOR_NAMES[:3], strict=True):
         var = moment_variances(pz, kind=kind)

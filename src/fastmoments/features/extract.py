@@ -289,11 +289,12 @@ def check_normalize(normalize: Any) -> str | None:
 
 
 def pixel_factor(plan: DiskTransform) -> float:
-    r"""The factor that turns the thesis's normalization into the re-layout paper's
-    :math:`\lambda_N` one: :math:`\pi N^2 / (4 \lambda_N)`, with :math:`\lambda_N` the number
-    of pixels the plan maps into the unit disk (each pixel's quadrature weights sum to its
-    area :math:`(2/N)^2`, so the weighted sums divided by :math:`\lambda_N (2/N)^2` instead
-    of :math:`\pi` are the paper's averages).
+    r"""The factor that turns the normalization of the :ref:`Zernike thesis <bib-zernike-thesis>`
+    into the :math:`\lambda_N` one of the :ref:`re-layout paper <bib-relayout-paper>`:
+    :math:`\pi N^2 / (4 \lambda_N)`, with :math:`\lambda_N` the number of pixels the plan maps
+    into the unit disk (each pixel's quadrature weights sum to its area :math:`(2/N)^2`, so
+    the weighted sums divided by :math:`\lambda_N (2/N)^2` instead of :math:`\pi` are the
+    paper's averages).
 
     >>> from fastmoments.disk import ZernikeTransform
     >>> plan = ZernikeTransform(4, 1, rule="centre")
@@ -331,7 +332,7 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 
 
 #: The dense analysis matrix's columns are padded with zeros to a multiple of this: on the
-#: 2-core AMD EPYC development machine (MKL, AVX2), ``(6763, 576) @ (576, n)`` in float64 took
+#: 2-core AMD EPYC virtual machine (MKL, AVX2), ``(6763, 576) @ (576, n)`` in float64 took
 #: 13-17 ms for n = 42 or 64 and 7-10 ms for n = 48 or 60 (float32: 4.1 against 3.6 ms for
 #: 42 and 48).
 _DENSE_COLUMNS = 12

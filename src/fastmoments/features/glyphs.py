@@ -1,4 +1,5 @@
-r"""Deterministic 24 x 24 binary renderings of the GB2312 hanzi (thesis Chapter 6 data set).
+r"""Deterministic 24 x 24 binary renderings of the GB2312 hanzi (the data set of chapter 6 of the
+:ref:`Zernike thesis <bib-zernike-thesis>`).
 
 The thesis uses the 6,763 simplified Chinese characters of GB2312 (levels 1 and 2, bytes
 ``0xB0A1``-``0xF7FE``) as 24 x 24 binary images from a bitmap font that it does not name. We

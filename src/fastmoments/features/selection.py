@@ -1,4 +1,5 @@
-r"""Choosing moments by their variance over a data set (thesis Sec. 6.2, Tables 6.1-6.3).
+r"""Choosing moments by their variance over a data set (section 6.2 and tables 6.1-6.3 of the
+:ref:`Zernike thesis <bib-zernike-thesis>`).
 
 Moments whose values spread most over a set of objects separate those objects best, so the
 thesis keeps the four moments of order :math:`n \le 5` with the largest variance, computed

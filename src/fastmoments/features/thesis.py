@@ -1,4 +1,5 @@
-"""Published numbers of the thesis's Chapter 6 (Tables 6.1-6.8), to print beside ours.
+"""Published numbers of chapter 6 of the :ref:`Zernike thesis <bib-zernike-thesis>` (tables
+6.1-6.8), to print beside ours.
 
 Transcribed from ``zernike-pseudozernike-gpu-thesis.txt``. The thesis uses 6,762 characters
 (GB2312 has 6,763 hanzi; it does not say which one is missing).

@@ -93,11 +93,12 @@ def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
                   ) -> Verdict | None:
     """The :class:`~fastmoments.signal.verdict.Verdict` on ``t`` for :func:`apply_bank` to
     form, when the chunked engine runs ``t`` on a GPU: its fused kernels check the samples as
-    they read them, instead of a separate pass over the input (measured on an H100 in
-    ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
-    with :func:`~fastmoments._array.finite_flag`. With ``check_finite=False``, the flag of the
-    recording under way (:func:`fastmoments._launches.recorded_flag`), if any, so that its
-    replays check inside the same kernels."""
+    they read them, instead of a separate pass over the input (faster on an H100 batch;
+    ``benchmarks/signal_batch_cuda.py`` times the public call). ``None`` elsewhere: the
+    caller checks with :func:`~fastmoments._array.finite_flag`. With
+    ``check_finite=False``, the flag of the recording under way
+    (:func:`fastmoments._launches.recorded_flag`), if any, so that its replays check inside
+    the same kernels."""
     if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
         return None
     if not check_finite:
@@ -200,7 +201,8 @@ def numpy_result(shape: tuple[int, ...], dtype: torch.dtype) -> np.ndarray:
 
     Allocated by NumPy rather than torch because NumPy advises the kernel to back large arrays
     with transparent huge pages (Linux), which makes their first touch several times cheaper: a
-    52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on the development machine.
+    52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on a 2-core AMD EPYC
+    virtual machine.
     Aligned to 64 bytes (a view into a slightly larger buffer; NumPy itself guarantees 16) so
     that the CPU CWT kernels can write it with streaming stores (:mod:`._numba_cwt`: 27
     instead of 50 ms for a 64-scale CWT of 102400 float32 samples, which writes 52 MB).
@@ -343,7 +345,7 @@ def numba_loaded(cwt: bool = False) -> bool:
 def numba_preferred(bank) -> bool:
     """Whether ``engine="auto"`` runs ``bank`` with the numba engine on the CPU.
 
-    Measured on the development machine (benchmarks/results/signal_numba.md): the compiled
+    Measured on a 2-core AMD EPYC virtual machine (``benchmarks/signal_numba.py``): the compiled
     recursions cost a fixed number of operations per row and sample, the chunked engine's
     products a number per sample that grows with its chunk but not with the rows. So the
     recursions win for real banks (the Gaussians: 6-8 rows) and lose for a single complex

@@ -50,9 +50,9 @@ A_r Re q_r^k + B_r Im q_r^k`` (the same kernel, :meth:`.chunked.GroupTables.taps
 taps satisfy ``h[K + j] = conj(h[K - j])`` to rounding (checked: :data:`_SYMMETRIC`), so each
 pair of taps costs two multiply-adds. The outputs are transposed back in registers and each
 output sample is written once, with streaming stores when the output is 32-byte aligned.
-On the development machine (2-core AMD EPYC, one thread) the 64-scale CWT of 102400 float32
+On a 2-core AMD EPYC virtual machine (one thread) the 64-scale CWT of 102400 float32
 samples takes about a third of the torch chunked engine's time
-(``benchmarks/results/signal_numba.md``).
+(``benchmarks/signal_numba.py``).
 
 **Error.** Float32 signals are computed in float32: the near-field recursion of ``C`` steps
 (``C = 128``) from an anchor rounded once adds at most about ``(C + 2) ε_32`` times the rows'
@@ -1094,7 +1094,7 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
     threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS, gt.shape[0] * xnp.shape[0])
     # streaming stores need 32-byte aligned rows (the results this package allocates are
     # 64-byte aligned); they skip the read of the output's cache lines (a 64-scale CWT of
-    # 10^5 samples writes 52 MB: 27 against 50 ms on the development machine)
+    # 10^5 samples writes 52 MB: 27 against 50 ms on a 2-core AMD EPYC)
     nt = onp.ctypes.data % 32 == 0 and (onp.shape[-1] * onp.itemsize) % 32 == 0
     args = (xnp, onp, _MODE_CODE[mode], float(cval), gt, coef, qp, r64, taps, tap_ptr, chunk,
             _RESET, v, nt)

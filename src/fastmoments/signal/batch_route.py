@@ -12,7 +12,7 @@ thousand signals of 10^5 samples, say) is neither recorded nor captured into a g
 
 On the H100's host, at σ = 16, ``plan(x)`` took 0.64 ms where the bare allocation, launch
 and wait took 0.55 ms, for a kernel of 0.46 ms
-(``benchmarks/results/signal_fused_runs/session29/``). ``benchmarks/signal_batch_cuda.py``
+(an H100 measurement). ``benchmarks/signal_batch_cuda.py``
 times routed calls against the general path in the same run.
 
 Every one of those decisions depends on the call's *key* only: the plan, the input's shape,

@@ -18,7 +18,7 @@ the same ``K``. For the Morlet wavelet, ``K`` and the first order ``P_S`` minimi
 
 Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``), and
 on disk (:mod:`.fit_cache`). SciPy is imported by the fits themselves, not with the module: a
-cached fit costs no SciPy import (issue 15).
+cached fit costs no SciPy import.
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ def _fit_gaussian(sigma: float, terms: int, K: int | None, discrete: bool) -> Ga
 @functools.lru_cache(maxsize=8)
 def default_gaussian_terms(order: int, target: float = 1e-4) -> int:
     """Smallest ``P`` whose fitted kernel of ``order`` has relative RMSE ≤ ``target``
-    (evaluated at the paper's ``K = 256``).
+    (evaluated at ``K = 256``, as in the :ref:`ASFT paper <bib-asft-paper>`).
 
     >>> default_gaussian_terms(0), default_gaussian_terms(1), default_gaussian_terms(2)
     (5, 7, 7)

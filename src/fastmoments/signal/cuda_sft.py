@@ -3,7 +3,7 @@
 The Triton kernels of :mod:`.triton_sft` form the filter from tensor-core products over tiles
 of chunks. On an H100 they reach about a fifth of the card's copy bandwidth on a batch of
 1000 × 102400 samples, limited on chip (operand layout changes through shared memory, the
-products' latency, 12.5 % occupancy; ``benchmarks/results/history/signal.md``). A batch
+products' latency, 12.5 % occupancy; ``benchmarks/signal_batch_cuda.py``). A batch
 needs no tensor cores: per sample, a bank of ``R`` complex rows costs about ``7 R``
 multiply-adds as a first-order recursion. Triton cannot express a sequential loop over the
 samples a thread holds (only whole-tensor operations and scans), so this one kernel is CUDA
@@ -52,10 +52,10 @@ most ``MAX_TILES`` tiles; with exact anchors the float32 error matches the Trito
 
 The launch goes straight to the driver (``cuLaunchKernel`` through CuPy's binding of it,
 :class:`_Driver`) when the caller's thread has the input's device current, with less host
-time than CuPy's launcher (``benchmarks/results/signal_fused_runs/session29/`` and
-``session30/``). Any other case, and any status but success, takes CuPy's launcher, which
-sets the device. A repeated call of one key launches through a :class:`Prepared` launch
-(:mod:`.batch_route`), which keeps every decision of the first call.
+time than CuPy's launcher (measured on an H100 host). Any other case, and any status but
+success, takes CuPy's launcher, which sets the device. A repeated call of one key launches
+through a :class:`Prepared` launch (:mod:`.batch_route`), which keeps every decision of the
+first call.
 
 The bank's constants are compiled into its module (one NVRTC compile per bank and layout,
 about 0.5 s, cached on the bank and by CuPy on disk): the recursion is straight-line code
@@ -94,8 +94,8 @@ TILE = SEG * THREADS
 #: (512 < L < T: σ ≈ 60-240 for a Gaussian): the threads holding the tail then redo the
 #: recursion over it, 25-40 % of the kernel's time when done on every tile. Between exact
 #: anchors the anchor is carried, so its rounding error is that of at most 8 tiles (1.4-2×
-#: the exact anchors' for order 0, and below the carried anchors' of longer windows, σ ≥ 256:
-#: ``benchmarks/results/signal_fused_runs/session29/``).
+#: the exact anchors' for order 0, and below the carried anchors' of longer windows, σ ≥ 256;
+#: ``benchmarks/signal_batch_cuda.py`` reports the errors).
 EVERY_LONG = 8
 
 #: Longest signal, in tiles, that the kernel takes when it carries the anchor from tile to

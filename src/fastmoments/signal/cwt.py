@@ -364,7 +364,7 @@ def _simd_preferred(t: torch.Tensor, method: str, n_scales: int) -> bool:
     and ASFT, several scales, at least :data:`SIMD_MIN_VALUES` outputs, no gradient recorded.
     The call uses the kernels once they are loaded; the first such call runs the torch engine
     and then starts loading them in the background (:func:`~._apply.numba_ready`). Measured
-    on the development machine (benchmarks/results/signal_numba.md): the 64-scale CWT of
+    on a 2-core AMD EPYC (``benchmarks/signal_numba.py``): the 64-scale CWT of
     102400 float32 samples on one thread takes about a third of the chunked engine's time."""
     return not (t.device.type != "cpu" or method not in ("sft", "asft") or n_scales < 2
                 or t.numel() * n_scales < SIMD_MIN_VALUES

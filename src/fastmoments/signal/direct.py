@@ -1,4 +1,5 @@
-"""Truncated convolution (``method="direct"``): the reference the paper compares against.
+"""Truncated convolution (``method="direct"``): the reference the :ref:`ASFT paper
+<bib-asft-paper>` compares against.
 
 The exact kernel is sampled on ``[-W, W]`` with ``W = ceil(truncate * σ)`` and convolved
 directly, so the cost per sample grows linearly with σ (the paper's GCT3/MCT3 use

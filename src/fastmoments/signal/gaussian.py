@@ -94,7 +94,8 @@ def max_shift(sigma: float) -> int:
 
 
 def default_shift(sigma: float) -> int:
-    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the paper uses ``n0 = 10`` at σ ≈ 60-90).
+    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the :ref:`ASFT paper <bib-asft-paper>`
+    uses ``n0 = 10`` at σ ≈ 60-90).
 
     The attenuation is ``α = n0/σ²`` (Eq. 40 with ``n0 = α/(2γ)``), i.e. a memory of about
     ``σ²/n0 = 16σ`` samples, short enough that float32 filters do not drift, while the
@@ -512,7 +513,7 @@ def _axis_length(x: Any, axis: Any) -> int | None:
 
 #: Fraction of scipy.ndimage's own error (:func:`peer_rmse`) that the SFT route of
 #: ``method="auto"`` fits its kernel to: the output's relative error on broadband signals is
-#: about the kernel's (measured on the issue-18 grid: 0.4-0.6 of scipy's where the SFT runs)
+#: about the kernel's (benchmarks/signal_scipy_grid.py: 0.4-0.6 of scipy's where the SFT runs)
 AUTO_PEER_MARGIN = 0.8
 
 
@@ -521,7 +522,7 @@ def peer_rmse(sigma: float, order: int) -> float:
     """Relative RMSE of scipy.ndimage's default kernel (``truncate = 4``: radius
     ``round(4σ)``, normalised over it) against its untruncated kernel: the error of
     ``scipy.ndimage.gaussian_filter1d(x, σ, order=order)`` on broadband signals, which
-    ``method="auto"`` must not exceed (issue 18). It grows with σ to a limit (order 0:
+    ``method="auto"`` must not exceed. It grows with σ to a limit (order 0:
     1.22e-4 at σ = 16, 1.38e-4 at σ = 256, 1.39e-4 at σ = 1024); beyond σ = 256 the value
     there is returned (within 1% of the limit).
 
@@ -831,7 +832,7 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
     the equality-constrained least-squares fit. Its cost, measured at σ = 16-1000 with the
     default terms: the relative RMSE of G_D goes from 2.05e-5 to 2.23e-5 and that of G_DD
     from 8.9e-5 to 9.4e-5 (G: 6.4e-5 to 6.2e-5); the error on a random walk went from up to
-    1.2x to at most 0.5x the (new) RMSE (issue 16).
+    1.2x to at most 0.5x the (new) RMSE.
     """
     from .coefficients import constrain_moments, target_moments
 
@@ -846,7 +847,7 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
 
 @functools.lru_cache(maxsize=256)
 def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=True):
-    """The bank of one Gaussian plan (``exact_moments=False``: the paper's raw fit, without
+    """The bank of one Gaussian plan (``exact_moments=False``: the ASFT paper's raw fit, without
     :func:`_moment_map`, as its Table 1 measures it)."""
     if method in ("direct", "direct-moments"):
         w = math.ceil(truncate * sigma)
@@ -1334,10 +1335,10 @@ _NOTES = """
     ``ε_scipy`` scipy's own truncation error, :func:`~fastmoments.signal.gaussian.peer_rmse`:
     3.5e-5 for smoothing at σ = 2, ~1.3e-4 from σ = 32 on) or else not picked, and an axis
     no longer than ``W = ceil(truncate σ)`` is filtered by the untruncated kernel folded onto
-    its boundary (float rounding). Measured on the issue-18 grid (orders 0-2, σ = 0.5-8192,
+    its boundary (float rounding). Measured on a grid (orders 0-2, σ = 0.5-8192,
     10³-10⁶ samples, 512², 2048², 128³, float32 and float64): no cell less accurate than
-    scipy.ndimage (``python benchmarks/signal_scipy_grid.py --accuracy-only``,
-    ``benchmarks/results/signal_scipy_grid_accuracy_cpu.md``).
+    scipy.ndimage (``python benchmarks/signal_scipy_grid.py``,
+    ``benchmarks/results/signal_scipy_grid_cpu.md``).
 
     *dtype.* float32 stays float32 and float64 stays float64; integer (and bool, float16)
     input is filtered in float32 and returned as float32, the package's dtype policy, where

@@ -1,4 +1,5 @@
-"""The Morlet wavelet transform by the (attenuated) sliding Fourier transform (paper's Sec. 3)."""
+"""The Morlet wavelet transform by the (attenuated) sliding Fourier transform (section 3 of the
+:ref:`ASFT paper <bib-asft-paper>`)."""
 
 from __future__ import annotations
 
@@ -275,7 +276,8 @@ def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                      shift: int | None = None, engine: str = "auto", truncate: float = 4.0,
                      memory_budget: float | None = None, out: Any = None,
                      progress: bool | None = None) -> Any:
-    """Morlet wavelet transform at scale σ (Eqs. 49-55 and 60-61 of Yamashita & Wakahara 2022).
+    """Morlet wavelet transform at scale σ (equations 49-55 and 60-61 of the
+    :ref:`ASFT paper <bib-asft-paper>`).
 
     Parameters
     ----------

@@ -122,7 +122,7 @@ def _cumsum(f: torch.Tensor, block: int = 1024, two_level: bool | None = None) -
     if two_level is None:
         two_level = f.device.type == "cuda"
     if m <= 2 * block or not two_level:
-        # on the CPU one pass is faster (measured: benchmarks/results/signal_gpu_run1.json)
+        # on the CPU one pass is faster (measured with benchmarks/signal_gpu.py)
         return torch.cumsum(f, dim=-1)
     nb = -(-m // block)
     fr = torch.view_as_real(f) if f.is_complex() else f

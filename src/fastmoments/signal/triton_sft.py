@@ -37,8 +37,8 @@ float32 signals all products use ``input_precision="tf32x3"`` (float32 accuracy 
 cores); the tables come from the float64 tables of
 :func:`~fastmoments.signal.chunked.group_tables`. float64 signals run the same kernels with
 float64 tables and float64 products (:func:`takes`; on the H100 2-3× faster than the torch
-engine for a batch, and 6× for a replayed 64-scale CWT:
-``benchmarks/results/signal_call_runs/float64_fused.md``). The anchor
+engine for a batch, and 6× for a replayed 64-scale CWT; ``benchmarks/signal_latency.py``
+times float64 calls). The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
 (:func:`~fastmoments.signal.chunked.fused_eligible`); other banks run on the torch engine.
 Tiles start at arbitrary (unaligned) samples; tiles of 64 chunks are read as one 1-D run so that
@@ -480,7 +480,7 @@ def _join(complex_output: bool, bc: int) -> bool:
     """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
     product each for the near field and ``D``) or runs two products of ``BC × C`` each.
 
-    Measured on the H100 (``signal_fused_runs/join_options.json``): two products are 14% faster
+    Measured on the H100: two products are 14% faster
     for the real (Gaussian) batch, 5% slower for the complex (Morlet) batch; small jobs keep
     the interleaved operand, with which the single-signal times were measured.
     ``FASTMOMENTS_SFT_JOIN`` (0 or 1) overrides.
@@ -494,7 +494,7 @@ def _join(complex_output: bool, bc: int) -> bool:
 def _lin(bc: int) -> bool:
     """Whether the kernels load each tile as one 1-D run (see ``_load_tile``).
 
-    Measured on the H100 (``signal_fused_runs/coalesced_loads.json``): with tiles of 64 chunks
+    Measured on the H100: with tiles of 64 chunks
     the 64-scale CWT is 1.35× faster, the Morlet batch at σ = 8192 1.65× and the Gaussian
     batch at σ = 8192 1.2×; the Morlet batch at σ = 256 is unchanged and the Gaussian batch
     at σ = 256 5% slower. A single Morlet transform (tiles of 32 chunks) was 4-5 µs slower,
@@ -613,7 +613,7 @@ def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: t
     (its counters would be shared with eager calls), or a launch the driver refused.
 
     One launch instead of two saves the host about one Triton launch per call (5-8 µs on
-    the H100 machines, ``benchmarks/results/signal_call_runs/``). With ``flag``, the last
+    the H100 machines; ``benchmarks/signal_latency.py`` times these calls). With ``flag``, the last
     program of the group that reads every sample writes the verdict into it at the barrier,
     before the output tiles are computed: a replayed call whose flag is in host memory can
     return as soon as it sees that write (:func:`fastmoments._launches.signal`)."""

@@ -16,7 +16,8 @@ MAX_XI = 1000.0  # beyond, the carrier is meaningless next to the envelope (and 
 
 @dataclass(frozen=True)
 class Morlet:
-    """The complex Morlet wavelet with admissibility correction (Eqs. 49-51).
+    """The complex Morlet wavelet with admissibility correction (equations 49-51 of the
+    :ref:`ASFT paper <bib-asft-paper>`).
 
     ``ψ_ξ(t) = C_ξ π^{-1/4} e^{-t²/2} (e^{iξt} - κ_ξ)``, ``κ_ξ = e^{-ξ²/2}``,
     ``C_ξ = (1 + e^{-ξ²} - 2 e^{-3ξ²/4})^{-1/2}``, dilated by the scale σ as

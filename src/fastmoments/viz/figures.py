@@ -73,9 +73,9 @@ def _figure(**kwargs: Any) -> Any:
 
 
 def reconstruction_grid(study: Any, title: str | None = None, caption: str | None = None) -> Any:
-    """Grid of reconstructions, rows ``k``, columns order ``T``, PSNR in each panel (as thesis
-    Fig. 5.2); the original image is shown in the first column; ``caption`` is written under
-    the grid (wrapped to its width)."""
+    """Grid of reconstructions, rows ``k``, columns order ``T``, PSNR in each panel (as figure
+    5.2 of the :ref:`Zernike thesis <bib-zernike-thesis>`); the original image is shown in the
+    first column; ``caption`` is written under the grid (wrapped to its width)."""
     import textwrap
 
     plt = _plt()
