@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -284,7 +285,8 @@ class JacobiTransform:
                         + (", or use dtype=torch.float64" if where != "float64" else ""))
             self._analysis[n] = AxisOp.build(ca, self.symmetric)
             self._synthesis[n] = AxisOp.build(cs, self.symmetric)
-        self._outside: dict[int, torch.Tensor | None] = {}
+        self._outside: dict[int, torch.Tensor] = {}
+        self._outside_lock = threading.Lock()
         self._replays: dict[tuple, Any] = {}  # recorded GPU jobs (:mod:`.replay`), by key
         # per job geometry: the scales of the last call, and whether the call before had
         # the same and its job checks its input on the way (then a call may run on them)
@@ -313,29 +315,36 @@ class JacobiTransform:
                 f"dtype={self.dtype}, device={self.device})")
 
     def outside(self, order: int | None = None) -> torch.Tensor | None:
-        """Boolean mask of the coefficients not in the set for ``order`` (``None``: all are)."""
+        """Boolean mask of the coefficients not in the set for ``order`` (``None``: all are).
+
+        Built once per order and kept (the plan's own order, and the last partial order
+        asked for: each is ``(order + 1)^ndim`` bytes); safe to call from several threads
+        on one plan (the cache is changed under a lock, and a caller keeps the mask it got).
+        """
         m = self.order if order is None else order
-        if m not in self._outside:
-            if not self.total and m == self.order:
-                mask = None
-            else:
-                idx = torch.arange(self.order + 1, device=self.device, dtype=torch.int32)
-                if self.total:
-                    if self.ndim == 2:
-                        mask = idx[:, None] + idx[None, :] > m
-                    else:
-                        qr = idx[:, None] + idx[None, :]
-                        mask = torch.stack([qr > m - p for p in range(self.order + 1)])
-                else:
-                    big = idx > m
-                    mask = big[:, None] | big[None, :]
-                    if self.ndim == 3:
-                        mask = mask[None, :, :] | big[:, None, None]
-            # keep the plan's own mask and the last partial order only (each is P^ndim bytes)
-            for key in [k for k in self._outside if k != self.order]:
-                del self._outside[key]
-            self._outside[m] = mask
-        return self._outside[m]
+        if not self.total and m == self.order:
+            return None
+        with self._outside_lock:
+            mask = self._outside.get(m)
+            if mask is None:
+                mask = self._mask(m)
+                self._outside = {k: v for k, v in self._outside.items() if k == self.order}
+                self._outside[m] = mask
+        return mask
+
+    def _mask(self, m: int) -> torch.Tensor:
+        """The mask of :meth:`outside` for order ``m``, built anew."""
+        idx = torch.arange(self.order + 1, device=self.device, dtype=torch.int32)
+        if self.total:
+            if self.ndim == 2:
+                return idx[:, None] + idx[None, :] > m
+            qr = idx[:, None] + idx[None, :]
+            return torch.stack([qr > m - p for p in range(self.order + 1)])
+        big = idx > m
+        mask = big[:, None] | big[None, :]
+        if self.ndim == 3:
+            mask = mask[None, :, :] | big[:, None, None]
+        return mask
 
     def _budget_or_none(self, need: int) -> int | None:
         """The budget in bytes, or ``None`` when ``need`` fits any default budget."""
