@@ -25,8 +25,7 @@ from box_gpu import bench, summary
 from fastmoments.box import JacobiTransform, engine
 from fastmoments.box.phantom import phantom_tensor
 
-VARIANTS = [("float32", True, 256), ("fp16x3", False, 128), ("fp16x3", True, 256),
-            ("tf32x3", True, 256)]
+VARIANTS = [("float32", True, 256), ("fp16x3", False, 128), ("fp16x3", True, 256)]
 
 
 def kernel_table(fn, top: int = 12) -> list[tuple[str, float, int]]:

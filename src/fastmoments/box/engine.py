@@ -10,8 +10,9 @@ Two savings cut the GEMM work:
 
 * **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the matrices satisfy
   :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along every axis at once
-  (:func:`fold`, one Triton or numba pass): one part per parity class (even or odd degrees on
-  each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along each axis, on half of the pixels.
+  (:func:`fold`, one Triton pass on a GPU, torch folds elsewhere): one part per parity
+  class (even or odd degrees on each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along
+  each axis, on half of the pixels.
   Each class is then a plain problem with the even or odd rows of every axis's matrix
   (:attr:`AxisOp.halves`), and its moments are every other degree of the result: half the
   multiply-adds. Reconstruction synthesizes every class on half of the pixels and
@@ -42,9 +43,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import keep_largest, largest_magnitude_value
-from . import block_copy, fold_kernels, parity_batch, triton_gemm
-from .gemm_epilogue import maxima
+from . import fold_kernels, parity_batch, routes, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -135,15 +134,14 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
     return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
 
-#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores),
+#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores) or
 #: ``"fp16x3"`` (float16 tensor cores, each operand split into two scaled halves, float32
-#: accuracy) or ``"tf32x3"`` (TF32 tensor cores, three TF32 products); both are in
-#: :mod:`.triton_gemm`. Set per call by the plans through :func:`matmul_precision`; a
+#: accuracy; :mod:`.triton_gemm`). Set per call by the plans through :func:`matmul_precision`; a
 #: context variable, so that threads (one per GPU) and concurrent plans never see each
 #: other's setting.
 _PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar("box_matmul_precision",
                                                                  default="float32")
-PRECISIONS = ("float32", "fp16x3", "tf32x3")
+PRECISIONS = ("float32", "fp16x3")
 
 
 @contextlib.contextmanager
@@ -190,8 +188,6 @@ def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Te
     mode = _tensor_cores(data, mat)
     if mode == "fp16x3":
         return triton_gemm.bmm_fp16x3(data, _split3(mat), data_first=not mat_first)
-    if mode == "tf32x3":
-        return triton_gemm.bmm(mat[None], data) if mat_first else triton_gemm.bmm(data, mat[None])
     if data.shape[0] == 1:
         return (mat @ data[0] if mat_first else data[0] @ mat)[None]
     return torch.matmul(mat, data) if mat_first else torch.matmul(data, mat)
@@ -276,9 +272,9 @@ def fold(x: torch.Tensor, ops: list[AxisOp]) -> dict[Parity, torch.Tensor]:
     :math:`i_k \to N_k - 1 - i_k`, where :math:`a_k = 1`), the middle sample of an odd axis
     counted once in the even part. Even-degree rows of that axis act on the even part and
     odd-degree rows on the odd part, over half of the pixels each (thesis Eq. 18): the
-    products then cost half of the plain ones. One pass reads ``x`` once
-    (:mod:`.fold_kernels`: Triton on CUDA, numba on the CPU); while autograd records, one
-    torch fold per axis.
+    products then cost half of the plain ones. On a Triton device one pass reads ``x`` once
+    (:mod:`.fold_kernels`); elsewhere, and while autograd records, one torch fold per axis
+    (the same bits).
     """
     sym = [op.symmetric for op in ops]
     if fold_kernels.usable(x, sym) and not _recording(x):
@@ -342,7 +338,7 @@ def _recording(*ts: torch.Tensor) -> bool:
 
 
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-            outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
+            outside: torch.Tensor | None) -> torch.Tensor:
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
     Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
@@ -351,15 +347,12 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     half of the pixels per axis, whose coefficients are every other degree of the result.
     ``outside`` must be the mask of the set that ``order`` and ``total`` define (the
     parity classes on halves compute it from them, :func:`_analyze_classes_halves`).
-    ``found``: a dict that receives, under ``"input"``, a float32 vector whose largest
-    entry is ``max |x|`` when the job found it on the way (the parity classes on halves),
-    to check the input after the work.
     """
     if any(op.symmetric for op in ops):
-        done = _analyze_classes_halves(x, ops, order, total, block, found)
+        done = _analyze_classes_halves(x, ops, order, total, block)
         if done is not None:
             return done
-    out = block_copy.zeros((x.shape[0], *(op.nrows for op in ops)), x.dtype, x.device)
+    out = torch.zeros((x.shape[0], *(op.nrows for op in ops)), dtype=x.dtype, device=x.device)
     if not any(op.symmetric for op in ops):
         _analyze_plain(x, ops, order, total, block, outside, out)
         return out
@@ -383,7 +376,7 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
     (:func:`_analysis_step`): ``(B, N_0, N_1, N_2) -> (B, P_2, N_0, N_1) -> (B, P_1, P_2, N_0)
     -> (B, P_0, P_1, P_2)``; a block of degrees is a slice of the axis after the batch.
     """
-    if (x.numel() >= HALVES_MIN and _tensor_cores(x, ops[0].full) == "fp16x3"
+    if (routes.halves_job(x.numel()) and _tensor_cores(x, ops[0].full) == "fp16x3"
             and _analyze_halves(x, ops, order, total, block, outside, out)):
         return
     nsp = len(ops)
@@ -418,19 +411,18 @@ def _inside(key: dict[int, Block] | tuple[Block, ...], ops: list[AxisOp], order:
 
 
 def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-               outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
+               outside: torch.Tensor | None) -> torch.Tensor:
     """Adjoint of :func:`analyze`: ``(B, P_0, ..., P_{d-1}) -> (B, N_0, ..., N_{d-1})``.
 
     Only coefficients in the set (degrees ``<= order``; total degree ``<= order`` with
     ``total``) contribute; ``outside`` masks the others to zero first. With parity every
     class is synthesized on half of the pixels per axis and :func:`unfold` puts them together.
     As in :func:`analyze`, ``outside`` is either ``None`` (coefficients already in the set)
-    or the mask of the set that ``order`` and ``total`` define. ``found``: as in
-    :func:`analyze`, for the coefficients in the set (the parity classes on halves).
+    or the mask of the set that ``order`` and ``total`` define.
     """
     if not any(op.symmetric for op in ops):
         return _synthesize_plain(c, ops, order, total, block, outside)
-    done = _synthesize_classes_halves(c, ops, order, total, block, found)
+    done = _synthesize_classes_halves(c, ops, order, total, block)
     if done is not None:
         return done
     if outside is not None:  # one masked copy, not one per block of every class
@@ -462,7 +454,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
     keys = block_keys(ops, order, total, block)
     if not keys:
         return None
-    if c.numel() >= HALVES_MIN and _tensor_cores(c, ops[0].full) == "fp16x3":
+    if routes.halves_job(c.numel()) and _tensor_cores(c, ops[0].full) == "fp16x3":
         done = _synthesize_halves(c, ops, order, total, keys, outside)
         if done is not None:
             return done
@@ -495,16 +487,6 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
 
 
 # ------------------------------------------------------------- fp16x3: stages as halves
-#: Smallest input (elements) whose fp16x3 products run on halves. Each call then splits its
-#: input once (a reduction whose result the host reads, and a pass) and sets each product's
-#: scales (two small kernels): on an H100 that made one 512^3 volume 1.4x faster but a batch
-#: of 64 volumes of 64^3 (2^24 samples) about 1.7x slower than the kernel that splits its
-#: data tiles itself (``benchmarks/results/box_tensor_cores.md``,
-#: ``box_runs/presplit_engine/batches_halves_for_every_size.md``). Smaller inputs take that
-#: kernel.
-HALVES_MIN = 1 << 26
-
-
 def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], order: int,
                     total: bool, block: int, outside: torch.Tensor | None,
                     out: torch.Tensor) -> bool:
@@ -549,10 +531,10 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
                     # a block whose rows do not split into aligned groups: written through a
                     # contiguous result (the kernel's strided writes and mask reads by
                     # column cost more than the copy: 0.82 against 0.44 ms for the
-                    # 245-wide block of the 512^3 job, history/box.md, session 22)
+                    # 245-wide block of the 512^3 job on an H100)
                     y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                                    out_exps=None)
-                    block_copy.copy_block(dst, y, zero)
+                    dst.copy_(y if zero is None else y.masked_fill(zero, 0.0))
                     continue
                 triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                            out_exps=None, out=dst, zero=zero)
@@ -662,29 +644,27 @@ def _table_exponents(op: AxisOp | parity_batch.StackedOp) -> tuple[torch.Tensor,
 # ------------------------------------------------ fp16x3: the parity classes as one batch
 def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
     """For :func:`_analyze_classes_halves` and :func:`_synthesize_classes_halves`: the
-    largest magnitude of ``t`` (the input check's value when it has one) when the job runs
-    there (``precision="fp16x3"``, parity on every axis, at least :data:`HALVES_MIN`
-    elements, no gradient recorded, a Triton device); else ``None``."""
-    if (t.numel() < HALVES_MIN or not all(op.symmetric for op in ops) or len(ops) not in (2, 3)
-            or _tensor_cores(t, ops[0].full) != "fp16x3" or _recording(t)):
+    largest magnitude of ``t`` when the job runs there (``precision="fp16x3"``, parity on
+    every axis, at least :data:`~.routes.HALVES_MIN` elements, no gradient recorded, a
+    Triton device); else ``None``."""
+    if (not routes.halves_job(t.numel()) or not all(op.symmetric for op in ops)
+            or len(ops) not in (2, 3) or _tensor_cores(t, ops[0].full) != "fp16x3"
+            or _recording(t)):
         return None
-    top = largest_magnitude_value(t, keep=True)  # (kept: the caller may check against it)
+    top = triton_gemm.largest_magnitude(t)
     return top if math.isfinite(top) else None
 
 
 def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                            block: int, found: dict | None = None) -> torch.Tensor | None:
+                            block: int) -> torch.Tensor | None:
     r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
     batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
     halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
     scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
     its own). :func:`_analyze_halves` transforms it with the stacked tables, and the
     class-major coefficients are interleaved into the dense result with the entries
-    outside the set zeroed. The interleave also finds the result's largest magnitude,
-    kept for it (:func:`~fastmoments._array.keep_largest`): a reconstruction from these
-    moments then needs no reduction for its scale, only the host read; and the fold finds
-    ``max |x|`` (``found["input"]``, see :func:`analyze`). ``None`` when the job does not
-    run here (see :func:`_classes_on_halves`), or its scales are out of range."""
+    outside the set zeroed. ``None`` when the job does not run here (see
+    :func:`_classes_on_halves`), or its scales are out of range."""
     top = _classes_on_halves(x, ops)
     if top is None:
         return None
@@ -697,36 +677,26 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     odd = any(op.npix % 2 for op in ops)  # odd parts are shorter: zero padding around them
     # the high and low halves of every class's part, rows padded as split_scaled pads them
     shape = (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1]))
-    both = (block_copy.zeros(shape, torch.float16, x.device) if odd
+    both = (torch.zeros(shape, dtype=torch.float16, device=x.device) if odd
             else torch.empty(shape, dtype=torch.float16, device=x.device))
     hi, lo = both[0][..., :sizes[-1]], both[1][..., :sizes[-1]]
     parts = _class_parts(hi, ops, b)
-    seen = None
-    if found is not None and x.dtype == torch.float32:
-        seen = found["input"] = maxima(x.device)
-    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base, seen)
+    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base)
     data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
                      device=x.device)
     if not _analyze_halves(data, sops, order, total, block, None, cm):
         return None
-    found_top = maxima(x.device) if x.dtype == torch.float32 else None
-    out = parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total,
-                                  found_top)
-    if found_top is not None:  # the reconstruction's scale, with no pass over the moments
-        keep_largest(out, found_top)
-    return out
+    return parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total)
 
 
 def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                               block: int, found: dict | None = None) -> torch.Tensor | None:
+                               block: int) -> torch.Tensor | None:
     """:func:`synthesize` with parity for ``precision="fp16x3"``, the adjoint of
     :func:`_analyze_classes_halves`: the classes' coefficients are gathered, masked to the
     set and split in one pass (:func:`~.parity_batch.split_classes`), synthesized as one
-    batch, and :func:`unfold` puts the parts together. ``found``: a dict that receives,
-    under ``"input"``, a vector whose largest entry is the largest magnitude of the
-    coefficients in the set, found by the split (a check of the scale after the work).
-    ``None`` when the job does not run here or its scales are out of range."""
+    batch, and :func:`unfold` puts the parts together. ``None`` when the job does not run
+    here or its scales are out of range."""
     top = _classes_on_halves(c, ops)
     if top is None:
         return None
@@ -735,11 +705,7 @@ def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, t
     keys = block_keys(sops, order, total, block)
     if not keys:
         return None
-    seen = None
-    if found is not None and c.dtype == torch.float32:
-        seen = found["input"] = maxima(c.device)
-    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top,
-                                      seen)
+    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top)
     if data is None:
         return None
     y = _synthesize_halves(data, sops, order, total, keys, None)

@@ -24,13 +24,12 @@ with arbitrary strides (a zero batch stride shares an operand between the batch 
   are already float16 halves (:class:`Halves`): each stage's epilogue writes the next
   stage's data as halves, scaled by powers of two known in advance, so that no product
   splits its data; :func:`bmm_fp16x3` serves the data out of those scales' range.
-* :func:`bmm` (``precision="tf32x3"``): Triton's own ``input_precision="tf32x3"``.
 
-Measured on an H100 (``benchmarks/results/box_tensor_cores.md``, the 512^3, order-500 job):
-both schemes give the fastest forward products (large GEMMs, the data read in place as a
-transposed view), but their reconstruction products, whose data operand is read column by
-column, are slower than cuBLAS's; both keep the error against float64 below 1e-6. cuBLAS
-float32 stays the default and the torch ``matmul`` the reference and the CPU path.
+Measured on an H100 and an H200 (``benchmarks/results/box_tensor_cores.md``,
+``box_tensor_cores_h200.md``, the 512^3, order-500 job): the halves stages take 4.4-4.9 ms
+for forward and reconstruction against 10.6-11.6 ms for cuBLAS's float32 products, with
+the error against float64 below 1e-6. The torch ``matmul`` stays the reference and the
+CPU path. (Triton's own ``input_precision="tf32x3"`` took 13.8-13.9 ms there: not offered.)
 """
 
 from __future__ import annotations
@@ -41,13 +40,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import largest_magnitude_value
 from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import FastLaunch, available, loop_bound, tl, triton
-from . import halves_tma
+from .._triton import available, loop_bound, tl, triton
 
-__all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
+__all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm_fp16x3",
            "halves_product", "l1_exponents", "padded_row", "scale_exponent", "split_constant",
            "split_of", "split_scaled", "table_exponents"]
 
@@ -71,88 +68,11 @@ if _HAVE_TRITON:
         pid_n = (pid % per_group) // size_m
         return pid_m * BM + tl.arange(0, BM), pid_n * BN + tl.arange(0, BN)
 
-    @triton.jit
-    def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
-                    PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr, GROUP: tl.constexpr, INTERPRET: tl.constexpr,
-                    KTILES: tl.constexpr):
-        batch = tl.program_id(1).to(tl.int64)
-        rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
-        rk = tl.arange(0, BK)
-        a_ptrs = a_ptr + batch * s_ab + rm[:, None].to(tl.int64) * s_am + rk[None, :] * s_ak
-        b_ptrs = b_ptr + batch * s_bb + rk[:, None] * s_bk + rn[None, :].to(tl.int64) * s_bn
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        # the interpreter cannot loop to a runtime bound (NumPy >= 2.4 refuses int() of its
-        # one-element scalars): there the bound is the constexpr KTILES (0 when compiled)
-        for k in range(0, KTILES if INTERPRET else tl.cdiv(K, BK)):
-            left = K - k * BK
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
-            b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
-            a_ptrs += BK * s_ak
-            b_ptrs += BK * s_bk
-        c_ptrs = c_ptr + batch * s_cb + rm[:, None].to(tl.int64) * s_cm + rn[None, :] * s_cn
-        tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 def _loop_bound(k: int, bk: int) -> dict[str, object]:
     """The kernels' loop-bound arguments: under ``TRITON_INTERPRET=1`` the number of K tiles
     as a constexpr, compiled a constant 0 (unused; the loop runs to ``cdiv(K, BK)``, so that
     one compiled kernel serves every K)."""
     return loop_bound("KTILES", triton.cdiv(k, bk))
-
-
-def _tile(m: int, n: int) -> tuple[int, int, int, int, int]:
-    """``(BM, BN, BK, warps, stages)``: one fixed tile per shape class, no autotuning (whose
-    compilations took minutes on the first calls, for a kernel that is used on request)."""
-    if os.environ.get("TRITON_INTERPRET", "") == "1":
-        return 16, 16, 16, 1, 1
-    bm = 64 if m <= 64 else 128
-    bn = 128 if n >= 128 else 64
-    return bm, bn, 32, 4 if bm * bn <= 8192 else 8, 3
-
-
-def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Tensor:
-    """``a @ b`` for float32 ``a`` ``(Ba, M, K)`` and ``b`` ``(Bb, K, N)`` (``Ba``/``Bb`` equal,
-    or 1 to share the operand), on tensor cores with ``precision`` ``"tf32x3"`` (float32
-    accuracy, see the module notes) or ``"ieee"`` (CUDA cores, for comparison).
-
-    Returns a new contiguous ``(B, M, N)`` float32 tensor. Strided operands are read in
-    place (no copies).
-    """
-    if a.dtype != torch.float32 or b.dtype != torch.float32:
-        raise TypeError(f"bmm needs float32 operands, got {a.dtype} and {b.dtype}")
-    if a.ndim != 3 or b.ndim != 3 or a.shape[2] != b.shape[1]:
-        raise ValueError(f"bmm needs (B, M, K) @ (B, K, N), got {tuple(a.shape)} and "
-                         f"{tuple(b.shape)}")
-    if precision not in ("tf32x3", "ieee", "tf32"):
-        raise ValueError(f"precision must be 'tf32x3', 'tf32' or 'ieee', got {precision!r}")
-    batch = max(a.shape[0], b.shape[0])
-    if a.shape[0] not in (1, batch) or b.shape[0] not in (1, batch):
-        raise ValueError(f"bmm batch sizes {a.shape[0]} and {b.shape[0]} do not broadcast")
-    m, k = a.shape[1], a.shape[2]
-    n = b.shape[2]
-    c = torch.empty((batch, m, n), dtype=torch.float32, device=a.device)
-    if c.numel() == 0:
-        return c
-    if k == 0:
-        return c.zero_()
-    s_ab = a.stride(0) if a.shape[0] > 1 else 0
-    s_bb = b.stride(0) if b.shape[0] > 1 else 0
-
-    bm, bn, bk, warps, stages = _tile(m, n)
-    for start in range(0, batch, _MAX_GRID_Y):  # the grid's second axis holds 65535 programs
-        stop = min(batch, start + _MAX_GRID_Y)
-        aa = a[start:stop] if s_ab else a
-        bb = b[start:stop] if s_bb else b
-
-        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
-        launch(_bmm_kernel, grid, aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1),
-               a.stride(2), s_bb, b.stride(1), b.stride(2), c.stride(0), c.stride(1),
-               c.stride(2), PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
-               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
-    return c
 
 
 # ------------------------------------------------------------------ split half precision
@@ -533,6 +453,14 @@ class Halves:
         return total + self.base
 
 
+def largest_magnitude(t: torch.Tensor) -> float:
+    """``max |t|`` as a Python float (one reduction and one host read; 0 for an empty ``t``,
+    NaN or infinity when ``t`` holds one). Computed on every call: nothing is kept."""
+    if not t.numel():
+        return 0.0
+    return float(torch.linalg.vector_norm(t.detach(), ord=math.inf))
+
+
 def scale_exponent(top: float) -> int | None:
     """The exponent ``e`` of the scale :math:`2^e` that brings ``top`` (a bound of the
     magnitudes, ``> 0``, or ``0``) into :math:`[2^{14}, 2^{15})`: 0 for 0, ``None`` when
@@ -567,7 +495,7 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     coefficients: 0.69 against 0.40 ms for its first product, ``history/box.md``, session
     22). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
     if top is None:
-        top = largest_magnitude_value(t) if t.numel() else 0.0
+        top = largest_magnitude(t)
     base = scale_exponent(top)
     if base is None:
         return None
@@ -725,13 +653,6 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
                 f if zero is None else zero)
     flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
              "SPLITN": s_ow != 0, "ZERO": zero is not None}
-    if halves and s_xw == 0 and halves_tma.enabled(dev):  # Hopper on: TMA-fed (halves out)
-        lay = halves_tma.layout((x_h, x_l), (y_h, y_l), s_x, s_y, m, n, k, b)
-        if lay is not None and halves_tma.launch(
-                lay, (x_h, x_l), (y_h, y_l), b, s_x[0] == 0, s_y[0] == 0, m, n, k,
-                (*epilogue, *s_o, w, s_ow, *s_z), flags, tile,
-                os.environ.get("TRITON_INTERPRET", "") == "1"):
-            return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
@@ -743,8 +664,8 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
             parts = (_part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
                      _part(y_l, s_y[0], sl))
             o = (oh[sl], ol[sl])
-        _HALVES_LAUNCH(
-            (tiles, stop - start),
+        launch(
+            _halves_kernel, (tiles, stop - start),
             *parts, *epilogue[:2], *o, epilogue[4], m, n, k, *s_x, *s_y, *s_o, w, s_ow,
             wx, s_xw, *s_z, **flags, SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk,
             GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
@@ -805,10 +726,6 @@ _MAX_FACTORS = 256
 _FACTORS: dict[tuple, tuple] = {}
 
 
-#: The launcher of :func:`_halves_kernel` (its compiled kernels kept, :class:`FastLaunch`).
-_HALVES_LAUNCH = FastLaunch(_halves_kernel) if _HAVE_TRITON else None
-
-
 def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
     """The batch entries ``sl`` of ``t`` for one launch (all of it when it is shared)."""
     return t[sl] if batch_stride else t
@@ -821,12 +738,7 @@ def _tile_halves(m: int, n: int, classes: bool = False) -> tuple[int, int, int, 
     512^3 job, ``box_runs/presplit_engine/README.md``; the products of the parity classes
     as one batch (``classes``: one table per batch entry), whose sides are about 251, were
     faster with 64-wide blocks, 5.8-6.0 against 6.1-7.8 ms for the 512^3 job,
-    ``box_runs/session26/README.md``); small tiles under the interpreter.
-    ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
-    env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
-    if env and os.environ.get("TRITON_INTERPRET", "") != "1":
-        bm, bn, bk, warps, stages = (int(v) for v in env.split(","))
-        return bm, bn, bk, warps, stages
+    ``box_runs/session26/README.md``); small tiles under the interpreter."""
     bm, bn, bk, warps, stages = _tile16(m, n)  # the split kernel's tiles, wider blocks
     if bk == 32 and (min(m, n) > 256 or (classes and min(m, n) > 128)):
         bk = 64
