@@ -576,6 +576,49 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     the batch (any strides) whose entries are written as 0.
     """
     b = data.hi.shape[0]
+    free, hi, lo, s_d, wx, s_xw = _data_operand(data, k_axis, data_first)
+    free_shape = tuple(data.hi.shape[a] for a in free)
+    kdim = data.hi.shape[k_axis]
+    a_shape = (b, math.prod(free_shape), kdim) if data_first else const.hi.shape
+    b_shape = const.hi.shape if data_first else hi.shape
+    m, k, n = a_shape[1], a_shape[2], b_shape[2]
+    if a_shape[2] != b_shape[1]:
+        raise ValueError("halves_product: inner sizes differ")
+    halves = out_exps is not None
+    # (scalars from the host are Python numbers: a tensor made from one would be a copy
+    # that waits for the GPU)
+    f = _factors(data, free, out_exps, const.inv_scale, m if data_first else n)
+    rowf, colf = (f, None) if halves == (not data_first) else (None, f)
+    shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
+    oh, ol, s_o, w, s_ow = _output(out, halves, data_first, shape, (b, m, n), free_shape,
+                                   data.hi.device)
+    shared = const.hi.shape[0] == 1
+    s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
+    if data_first:
+        x, y, s_x, s_y = (hi, lo), (const.hi, const.lo), s_d, s_c
+    else:
+        x, y, s_x, s_y = (const.hi, const.lo), (hi, lo), s_c, s_d
+    s_z = (0, 0, 0)
+    if zero is not None:
+        if out is None or halves or tuple(zero.shape) != shape[1:]:
+            raise ValueError("halves_product: zero= takes a mask of the float32 out=")
+        s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
+    flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
+             "SPLITN": s_ow != 0, "SPLITM": s_xw != 0, "ZERO": zero is not None}
+    scalars = (m, n, k, *s_x, *s_y, *s_o, w, s_ow, wx, s_xw, *s_z)
+    _launch_halves(x, y, (s_x[0], s_y[0]), (f if rowf is None else rowf,
+                   f if colf is None else colf), (oh, ol), f if zero is None else zero,
+                   scalars, flags, _tile_halves(m, n, not shared), b)
+    return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
+
+
+def _data_operand(data: Halves, k_axis: int, data_first: bool
+                  ) -> tuple[range, torch.Tensor, torch.Tensor, tuple[int, int, int], int, int]:
+    """The data operand of :func:`halves_product` as the kernel reads it: its free axes,
+    the halves as ``(B, F, K)`` (``data_first``) or ``(B, K, F)`` views, their strides,
+    and ``(WX, s_xw)``: the free axes read as two strided axes when they do not merge
+    (``WX = 1``, ``s_xw = 0`` otherwise)."""
+    b = data.hi.shape[0]
     nd = data.hi.ndim
     kdim = data.hi.shape[k_axis]
     if data.exps[k_axis - 1] is not None:
@@ -583,93 +626,73 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     if data_first != (k_axis == 1) or (not data_first and k_axis != nd - 1):
         raise ValueError("halves_product: sums axis 1 with the data first, else the last")
     free = range(2, nd) if data_first else range(1, nd - 1)
-    free_shape = tuple(data.hi.shape[a] for a in free)
-    wx, s_xw = 1, 0
-    if data_first:  # (B, K, F) -> (B, F, K), a transposed view
-        try:
-            hi, lo = data.hi.view(b, kdim, -1).mT, data.lo.view(b, kdim, -1).mT
-            s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-        except RuntimeError:  # free axes that do not merge (a block of a larger array)
-            if nd == 4 and data.hi.stride() == data.lo.stride():
-                # rows read in place as two strided axes, (m // WX, m % WX)
-                hi, lo = data.hi, data.lo
-                wx, s_xw = hi.shape[3], hi.stride(3)
-                s_d = (hi.stride(0), hi.stride(2), hi.stride(1))
-            else:
-                hi = data.hi.reshape(b, kdim, -1).mT
-                lo = data.lo.reshape(b, kdim, -1).mT
-                s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-    else:  # (B, F, K) -> (B, K, F)
+    if not data_first:  # (B, F, K) -> (B, K, F)
         hi, lo = data.hi.reshape(b, -1, kdim).mT, data.lo.reshape(b, -1, kdim).mT
-        s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-    f_total = math.prod(free_shape)
-    a_shape = (b, f_total, kdim) if data_first else const.hi.shape
-    b_shape = const.hi.shape if data_first else hi.shape
-    m, k, n = a_shape[1], a_shape[2], b_shape[2]
-    if a_shape[2] != b_shape[1]:
-        raise ValueError("halves_product: inner sizes differ")
-    dev = data.hi.device
-    halves = out_exps is not None
-    # (scalars from the host are Python numbers: a tensor made from one would be a copy
-    # that waits for the GPU)
-    f = _factors(data, free, out_exps, const.inv_scale, m if data_first else n)
-    new_axis_is_row = not data_first
-    rowf, colf = (f, None) if halves == new_axis_is_row else (None, f)
-    dt = torch.float16 if halves else torch.float32
-    shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
-    w, s_ow = n, 0
+        return free, hi, lo, (hi.stride(0), hi.stride(1), hi.stride(2)), 1, 0
+    try:  # (B, K, F) -> (B, F, K), a transposed view
+        hi, lo = data.hi.view(b, kdim, -1).mT, data.lo.view(b, kdim, -1).mT
+    except RuntimeError:  # free axes that do not merge (a block of a larger array)
+        if nd == 4 and data.hi.stride() == data.lo.stride():
+            # rows read in place as two strided axes, (m // WX, m % WX)
+            hi = data.hi
+            return (free, hi, data.lo, (hi.stride(0), hi.stride(2), hi.stride(1)),
+                    hi.shape[3], hi.stride(3))
+        hi = data.hi.reshape(b, kdim, -1).mT
+        lo = data.lo.reshape(b, kdim, -1).mT
+    return free, hi, lo, (hi.stride(0), hi.stride(1), hi.stride(2)), 1, 0
+
+
+def _output(out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None, halves: bool,
+            data_first: bool, shape: tuple[int, ...], bmn: tuple[int, int, int],
+            free_shape: tuple[int, ...], device: torch.device
+            ) -> tuple[torch.Tensor, torch.Tensor, tuple[int, int, int], int, int]:
+    """Where :func:`halves_product` writes: ``(oh, ol)`` as ``(B, M, N)`` (the same tensor
+    twice for a float32 result), their strides and ``(W, s_ow)``: the columns written as
+    two strided axes (``W = N``, ``s_ow = 0`` otherwise)."""
+    b, m, n = bmn
     if out is not None and halves:
         if not data_first or tuple(out[0].shape) != shape or tuple(out[1].shape) != shape:
             raise ValueError("halves_product: out= takes halves of data @ const")
         oh, ol = out[0].view(b, m, n), out[1].view(b, m, n)
         if oh.stride() != ol.stride():
             raise ValueError("halves_product: out= halves of different strides")
-        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
-    elif out is not None:
+        return oh, ol, (oh.stride(0), oh.stride(1), oh.stride(2)), n, 0
+    if out is not None:
         if data_first or len(free_shape) > 2 or tuple(out.shape) != shape:
             raise ValueError("halves_product: out= takes the float32 result of const @ data")
-        oh = ol = out
         s_o = (out.stride(0), out.stride(1), out.stride(2))
         if len(free_shape) == 2:
-            w, s_ow = free_shape[1], out.stride(3)
-    else:
-        oh = torch.empty((b, m, n), dtype=dt, device=dev)
-        ol = torch.empty_like(oh) if halves else oh
-        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
-    shared = const.hi.shape[0] == 1
-    s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
-    if data_first:
-        x_h, x_l, y_h, y_l, s_x, s_y = hi, lo, const.hi, const.lo, s_d, s_c
-    else:
-        x_h, x_l, y_h, y_l, s_x, s_y = const.hi, const.lo, hi, lo, s_c, s_d
-    s_z = (0, 0, 0)
-    if zero is not None:
-        if out is None or halves or tuple(zero.shape) != shape[1:]:
-            raise ValueError("halves_product: zero= takes a mask of the float32 out=")
-        s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
-    tile = _tile_halves(m, n, not shared)
+            return out, out, s_o, free_shape[1], out.stride(3)
+        return out, out, s_o, n, 0
+    oh = torch.empty((b, m, n), dtype=torch.float16 if halves else torch.float32, device=device)
+    ol = torch.empty_like(oh) if halves else oh
+    return oh, ol, (oh.stride(0), oh.stride(1), oh.stride(2)), n, 0
+
+
+def _launch_halves(x: tuple[torch.Tensor, torch.Tensor], y: tuple[torch.Tensor, torch.Tensor],
+                   batch_strides: tuple[int, int], factors: tuple[torch.Tensor, torch.Tensor],
+                   o: tuple[torch.Tensor, torch.Tensor], z: torch.Tensor, scalars: tuple,
+                   flags: dict[str, bool], tile: tuple[int, int, int, int, int],
+                   b: int) -> None:
+    """Launch :func:`_halves_kernel` over the ``b`` batch entries (several launches when
+    they exceed one grid axis); ``scalars``: ``M, N, K`` and the strides, in the kernel's
+    order."""
+    m, n, k = scalars[:3]
     bm, bn, bk, warps, stages = tile
-    epilogue = (f if rowf is None else rowf, f if colf is None else colf, oh, ol,
-                f if zero is None else zero)
-    flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
-             "SPLITN": s_ow != 0, "ZERO": zero is not None}
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
         if stop - start == b:  # one launch for the batch: no views of its part
-            parts = (x_h, x_l, y_h, y_l)
-            o = (oh, ol)
+            parts = (*x, *y)
+            outs = o
         else:
             sl = slice(start, stop)
-            parts = (_part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
-                     _part(y_l, s_y[0], sl))
-            o = (oh[sl], ol[sl])
-        launch(
-            _halves_kernel, (tiles, stop - start),
-            *parts, *epilogue[:2], *o, epilogue[4], m, n, k, *s_x, *s_y, *s_o, w, s_ow,
-            wx, s_xw, *s_z, **flags, SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk,
-            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
-    return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
+            parts = (_part(x[0], batch_strides[0], sl), _part(x[1], batch_strides[0], sl),
+                     _part(y[0], batch_strides[1], sl), _part(y[1], batch_strides[1], sl))
+            outs = (o[0][sl], o[1][sl])
+        launch(_halves_kernel, (tiles, stop - start), *parts, *factors, *outs, z, *scalars,
+               **flags, BM=bm, BN=bn, BK=bk, GROUP=8,
+               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
 
 
 def _halves_result(data: Halves, free: range, out_exps: torch.Tensor | None,
