@@ -50,13 +50,13 @@ def product_times(fn) -> list[dict]:
     orig = engine._product
     log: list[dict] = []
 
-    def timed(data, mat, mat_first):
+    def timed(data, op, j0, j1, mat_first):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        out = orig(data, mat, mat_first)
+        out = orig(data, op, j0, j1, mat_first)
         stop.record()
         log.append({"data": list(data.shape), "strides": list(data.stride()),
-                    "mat": list(mat.shape), "mat_first": mat_first,
+                    "mat": list(op.full[j0:j1].shape), "mat_first": mat_first,
                     "out_strides": list(out.stride()), "events": (start, stop)})
         return out
 

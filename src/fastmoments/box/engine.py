@@ -38,8 +38,9 @@ import contextlib
 import contextvars
 import itertools
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -59,11 +60,16 @@ class AxisOp:
     ``halves == ()``. With parity (``symmetric``) ``halves`` holds two plain ops: the even
     degrees over the first ``ceil(N/2)`` pixels and the odd degrees over the first
     ``floor(N/2)``; the engine applies them to the folded input (see :func:`fold`).
+
+    What the tensor-core products derive from the table (its float16 halves per block of
+    rows, its exponents, its parity classes stacked) is computed on first use and kept with
+    the op under plain keys (:meth:`memo`): the plan's tables are never modified.
     """
 
     full: torch.Tensor
     degrees: tuple[int, ...]
     halves: tuple[AxisOp, ...] = ()
+    _memo: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, full: torch.Tensor, symmetric: bool) -> AxisOp:
@@ -96,6 +102,28 @@ class AxisOp:
     def rows_upto(self, degree: int) -> int:
         """How many rows have a degree ``<= degree``."""
         return bisect.bisect_right(self.degrees, degree)
+
+    def memo(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per plain ``key`` and kept with the op (concurrent
+        first calls may both compute it; one result is kept and every caller gets it)."""
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo.setdefault(key, make())
+        return hit
+
+    def split_rows(self, j0: int, j1: int) -> triton_gemm.SplitOperand:
+        """Rows ``j0:j1`` of the table as float16 halves
+        (:func:`~.triton_gemm.split_constant`), with a batch axis of one."""
+        def make() -> triton_gemm.SplitOperand:
+            s = triton_gemm.split_constant(self.full[j0:j1].contiguous())
+            return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
+
+        return self.memo(("split", j0, j1), make)
+
+    @property
+    def exponents(self) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """:func:`~.triton_gemm.table_exponents` of the table (one host read, once)."""
+        return self.memo(("exponents",), lambda: triton_gemm.table_exponents(self.full))
 
 
 def _pieces(n: int, op: AxisOp, split: bool, block: int) -> list[tuple[int, int]]:
@@ -167,35 +195,32 @@ def _tensor_cores(t: torch.Tensor, mat: torch.Tensor) -> str | None:
     return mode
 
 
-def _split3(mat: torch.Tensor) -> triton_gemm.SplitOperand:
-    """The float16 halves of a table view, with a batch axis of one."""
-    s = triton_gemm.split_of(mat)
-    return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
-
-
-def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Tensor:
+def _product(data: torch.Tensor, op: AxisOp, j0: int, j1: int,
+             mat_first: bool) -> torch.Tensor:
     """``mat @ data[i]`` (``mat_first``) or ``data[i] @ mat`` for every item ``i`` of a 3-D
-    ``data`` and a table ``mat``: the engine's only product.
+    ``data`` and the rows ``j0:j1`` of ``op``'s table, ``mat``: the engine's only product.
 
     ``data`` is a transposed view (the engine's operands are read in place): the BLAS, cuBLAS
     and the Triton kernels take it as it is. One item is one GEMM; several are one batched
     GEMM sharing ``mat``.
     """
+    mat = op.full[j0:j1]
     k = mat.shape[1] if mat_first else mat.shape[0]
     if k == 0:  # nothing to sum (an odd half of a one-pixel axis)
         rows, cols = (mat.shape[0], data.shape[2]) if mat_first else (data.shape[1], mat.shape[1])
         return data.new_zeros((data.shape[0], rows, cols))
     mode = _tensor_cores(data, mat)
     if mode == "fp16x3":
-        return triton_gemm.bmm_fp16x3(data, _split3(mat), data_first=not mat_first)
+        return triton_gemm.bmm_fp16x3(data, op.split_rows(j0, j1), data_first=not mat_first)
     if data.shape[0] == 1:
         return (mat @ data[0] if mat_first else data[0] @ mat)[None]
     return torch.matmul(mat, data) if mat_first else torch.matmul(data, mat)
 
 
-def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
-    """Contract the last axis of ``t`` ``(B, ..., K)`` with ``mat`` ``(R, K)``; the new axis
-    comes right after the batch axis: ``y[b, r, ...] = sum_k mat[r, k] t[b, ..., k]``.
+def _analysis_step(t: torch.Tensor, op: AxisOp, n: int) -> torch.Tensor:
+    """Contract the last axis of ``t`` ``(B, ..., K)`` with the first ``n`` rows of ``op``'s
+    table, ``mat`` ``(n, K)``; the new axis comes right after the batch axis:
+    ``y[b, r, ...] = sum_k mat[r, k] t[b, ..., k]``.
 
     Contracting the last axis and putting the result first rotates the axes of every item, so
     that every step is one GEMM per item whose large dimension is all the item's other axes
@@ -203,16 +228,17 @@ def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
     in the caller's layout, with no transposing copy of the batch at either end.
     """
     b, k = t.shape[0], t.shape[-1]
-    y = _product(t.reshape(b, math.prod(t.shape[1:-1]), k).mT, mat, True)
-    return y.reshape(b, mat.shape[0], *t.shape[1:-1])
+    y = _product(t.reshape(b, math.prod(t.shape[1:-1]), k).mT, op, 0, n, True)
+    return y.reshape(b, n, *t.shape[1:-1])
 
 
-def _synthesis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
+def _synthesis_step(t: torch.Tensor, op: AxisOp, j0: int, j1: int) -> torch.Tensor:
     """The adjoint of :func:`_analysis_step`: contract the axis after the batch of ``t``
-    ``(B, P, ...)`` with ``mat`` ``(P, N)``; the new axis comes last."""
+    ``(B, P, ...)`` with the rows ``j0:j1`` (``P`` of them) of ``op``'s table ``(P, N)``;
+    the new axis comes last."""
     b, p = t.shape[0], t.shape[1]
-    y = _product(t.reshape(b, p, math.prod(t.shape[2:])).mT, mat, False)
-    return y.reshape(b, *t.shape[2:], mat.shape[1])
+    y = _product(t.reshape(b, p, math.prod(t.shape[2:])).mT, op, j0, j1, False)
+    return y.reshape(b, *t.shape[2:], op.npix)
 
 
 def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -390,7 +416,7 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
             n = op.rows_upto(_limit(ops, order, total, key))
             if n == 0:
                 continue
-            y = _analysis_step(t, op.full[:n])
+            y = _analysis_step(t, op, n)
             for j0, j1 in _pieces(n, op, split, block):
                 part = y if (j0 == 0 and j1 == n) else y.narrow(1, j0, j1 - j0)
                 new.append(({**key, ax: (j0, j1)}, part))
@@ -481,7 +507,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
             if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
                 raise AssertionError("blocks are not contiguous")  # pragma: no cover
             t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], 1)
-            new[rest] = _synthesis_step(t, op.full[j0:j1])
+            new[rest] = _synthesis_step(t, op, j0, j1)
         items = new
     return items[()]
 
@@ -630,15 +656,13 @@ def _table_rows(op: AxisOp | parity_batch.StackedOp, j0: int,
     per batch entry for the parity classes as a batch)."""
     if isinstance(op, parity_batch.StackedOp):
         return op.rows(j0, j1)
-    return _split3(op.full[j0:j1])
+    return op.split_rows(j0, j1)
 
 
 def _table_exponents(op: AxisOp | parity_batch.StackedOp) -> tuple[torch.Tensor, torch.Tensor,
                                                                     int]:
     """:func:`~.triton_gemm.table_exponents` of an axis's table (or of both stacked)."""
-    if isinstance(op, parity_batch.StackedOp):
-        return op.exponents
-    return triton_gemm.table_exponents(op.full)
+    return op.exponents
 
 
 # ------------------------------------------------ fp16x3: the parity classes as one batch

@@ -81,7 +81,8 @@ class StackedOp:
 
 def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
     """The :class:`StackedOp` of the symmetric :class:`~fastmoments.box.engine.AxisOp`
-    ``op`` (axis ``axis`` of ``nsp``) for ``batch`` items per class; cached on the table."""
+    ``op`` (axis ``axis`` of ``nsp``) for ``batch`` items per class; kept with ``op``
+    (:meth:`~fastmoments.box.engine.AxisOp.memo`)."""
     even, odd = op.halves
 
     def make() -> StackedOp:
@@ -101,7 +102,7 @@ def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
                          triton_gemm.l1_exponents(m.sum(2).amax(0), m.sum(1).amax(0)),
                          tuple(range(0, 2 * r, 2)), c)
 
-    return triton_gemm._cached(op.full, f"stacked {axis}/{nsp} x{batch}", make)
+    return op.memo(("stacked", axis, nsp, batch), make)
 
 
 if HAVE_TRITON:

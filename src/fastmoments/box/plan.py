@@ -661,11 +661,13 @@ class JacobiTransform:
         return to_output(out, kind)
 
     def analysis_matrices(self) -> list[torch.Tensor]:
-        """The per-axis analysis matrices ``(order + 1, N_axis)`` in the plan's dtype."""
-        return [self._analysis[n].full for n in self.shape]
+        """The per-axis analysis matrices ``(order + 1, N_axis)`` in the plan's dtype (copies:
+        the plan's own tables, and what it derives from them, never change)."""
+        return [self._analysis[n].full.clone() for n in self.shape]
 
     def synthesis_matrices(self) -> list[torch.Tensor]:
-        """The per-axis synthesis matrices ``(order + 1, N_axis)`` in the plan's dtype."""
-        return [self._synthesis[n].full for n in self.shape]
+        """The per-axis synthesis matrices ``(order + 1, N_axis)`` in the plan's dtype
+        (copies, as :meth:`analysis_matrices`)."""
+        return [self._synthesis[n].full.clone() for n in self.shape]
 
 

@@ -46,7 +46,7 @@ from .._triton import available, loop_bound, tl, triton
 
 __all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm_fp16x3",
            "halves_product", "l1_exponents", "padded_row", "scale_exponent", "split_constant",
-           "split_of", "split_scaled", "table_exponents"]
+           "split_scaled", "table_exponents"]
 
 _MAX_GRID_Y = 65535
 
@@ -209,35 +209,6 @@ def _padded(shape: tuple[int, ...] | torch.Size, dtype: torch.dtype,
     last = shape[-1]
     wide = -(-last // _ALIGN) * _ALIGN
     return torch.empty((*shape[:-1], wide), dtype=dtype, device=device)[..., :last]
-
-
-def split_of(mat: torch.Tensor) -> SplitOperand:
-    """:func:`split_constant` of the table view ``mat``, as contiguous halves.
-
-    Computed once per view (shape, strides and offset) and kept on the tensor that owns the
-    memory, so the plan's tables are split on their first product only; recomputed when the
-    table is modified in place. The halves are contiguous whatever the view's strides (a
-    transposed table is read row by row by the kernel).
-    """
-    return _cached(mat, "split", lambda: split_constant(mat.contiguous()))
-
-
-def _cached(mat: torch.Tensor, what: str, make):
-    """``make()``, computed once per view of ``mat`` (shape, strides, offset) and kept on the
-    tensor that owns the memory until that tensor is modified in place (computed on every
-    call for an inference tensor, which has no version counter to tell that)."""
-    base = mat if mat._base is None else mat._base
-    if base.is_inference():
-        return make()
-    key = (what, tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
-    cache = getattr(base, "_fastmoments_splits", None)
-    if cache is None or cache[0] != base._version:
-        cache = (base._version, {})
-        base._fastmoments_splits = cache
-    hit = cache[1].get(key)
-    if hit is None:
-        hit = cache[1][key] = make()
-    return hit
 
 
 def _tile16(m: int, n: int) -> tuple[int, int, int, int, int]:
@@ -531,12 +502,10 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
     """Integer exponents (float32 vectors) ``e_row``, ``e_col`` of a table with
     :math:`2^{e}\\,\\|row\\|_1 \\le 1` and :math:`2^{e}\\,\\|column\\|_1 \\le 1`
     (``-ceil(log2)`` of the sums, 0 for a zero row), and the largest of their magnitudes
-    (an ``int``); cached on the table like :func:`split_of` (one host read, once)."""
-    def make() -> tuple[torch.Tensor, torch.Tensor, int]:
-        a = mat.detach().double().abs()
-        return l1_exponents(a.sum(1), a.sum(0))
-
-    return _cached(mat, "exponents", make)
+    (an ``int``; one host read). The engine keeps them with the plan's table
+    (:meth:`fastmoments.box.engine.AxisOp.exponents`)."""
+    a = mat.detach().double().abs()
+    return l1_exponents(a.sum(1), a.sum(0))
 
 
 def l1_exponents(row_sums: torch.Tensor,
