@@ -65,7 +65,9 @@ def _resolve_ndim(ndim: Any, shape: tuple[int, ...], channels: bool = False) -> 
 def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadrature: str,
              truncation: str, normalization: str, device: Any,
              channel_axis: Any = None) -> BoxMoments:
-    t, kind = as_tensor(x, "x", min_ndim=2, device=None if is_multi(device) else device)
+    multi = is_multi(device)  # (a device list checks x here: its plans take checked input)
+    t, kind = as_tensor(x, "x", min_ndim=2, device=None if multi else device,
+                        check_finite=multi)
     nd = _resolve_ndim(ndim, tuple(t.shape), channels=channel_axis is not None)
     axis = check_channel_axis(channel_axis, t.ndim, nd, "x")
     t, move = move_channels(t, axis, nd)
@@ -81,7 +83,8 @@ def _moments(x: Any, order: int, alpha: Any, beta: Any, ndim: Any, k: int, quadr
     check_choice("truncation", truncation, TRUNCATIONS)
     plan = _plan(tuple(t.shape[-nd:]), order, alpha, beta, k, quadrature, truncation,
                  normalization, t.dtype, device_key(device, t.device))
-    out = plan._forward_tensor(t, kind)
+    # one pass checks x for NaN and infinity and finds the halves' scale (plan.forward's)
+    out = plan._forward_tensor(t, kind) if multi else plan._forward_tensor(t, kind, source=x)
     out.channels = move
     return out
 

@@ -364,7 +364,7 @@ def _recording(*ts: torch.Tensor) -> bool:
 
 
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-            outside: torch.Tensor | None) -> torch.Tensor:
+            outside: torch.Tensor | None, top: float | None = None) -> torch.Tensor:
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
     Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
@@ -373,14 +373,16 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     half of the pixels per axis, whose coefficients are every other degree of the result.
     ``outside`` must be the mask of the set that ``order`` and ``total`` define (the
     parity classes on halves compute it from them, :func:`_analyze_classes_halves`).
+    ``top``: ``max |x|`` when the caller has it (its input check read it), so that the
+    halves' scale needs no reduction of its own; measured here otherwise.
     """
     if any(op.symmetric for op in ops):
-        done = _analyze_classes_halves(x, ops, order, total, block)
+        done = _analyze_classes_halves(x, ops, order, total, block, top)
         if done is not None:
             return done
     out = torch.zeros((x.shape[0], *(op.nrows for op in ops)), dtype=x.dtype, device=x.device)
     if not any(op.symmetric for op in ops):
-        _analyze_plain(x, ops, order, total, block, outside, out)
+        _analyze_plain(x, ops, order, total, block, outside, out, top)
         return out
     parts = fold(x, ops)
     for cls in _classes(ops):
@@ -395,15 +397,17 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
 
 
 def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-                   outside: torch.Tensor | None, out: torch.Tensor) -> None:
-    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided).
+                   outside: torch.Tensor | None, out: torch.Tensor,
+                   top: float | None = None) -> None:
+    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided);
+    ``top``: ``max |x|`` when known.
 
     Each stage contracts the last axis and puts its degrees right after the batch axis
     (:func:`_analysis_step`): ``(B, N_0, N_1, N_2) -> (B, P_2, N_0, N_1) -> (B, P_1, P_2, N_0)
     -> (B, P_0, P_1, P_2)``; a block of degrees is a slice of the axis after the batch.
     """
     if (routes.halves_job(x.numel()) and _tensor_cores(x, ops[0].full) == "fp16x3"
-            and _analyze_halves(x, ops, order, total, block, outside, out)):
+            and _analyze_halves(x, ops, order, total, block, outside, out, top)):
         return
     nsp = len(ops)
     items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
@@ -515,7 +519,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
 # ------------------------------------------------------------- fp16x3: stages as halves
 def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], order: int,
                     total: bool, block: int, outside: torch.Tensor | None,
-                    out: torch.Tensor) -> bool:
+                    out: torch.Tensor, top: float | None = None) -> bool:
     r""":func:`_analyze_plain` with ``precision="fp16x3"``, every stage handing the next its
     result as float16 halves (:class:`~.triton_gemm.Halves`): the input is split once (one
     scale), each stage's rows are scaled by :math:`2^{e_r}` with :math:`2^{e_r}\|A_r\|_1
@@ -531,7 +535,7 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
     units, i.e. :math:`2^{-40}` of the bound :math:`2^{15 - e}`. Against float64 the 512^3,
     order-500 job measured 3.1e-7 (moments) and 7.7e-7 (reconstruction) relative 2-norm
     errors (``benchmarks/results/box_tensor_cores.md``); the tests hold every job below 1e-6."""
-    data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x)
+    data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x, top=top)
     if data is None or not _scales_fit(data, ops):
         return False
     nsp = len(ops)
@@ -666,30 +670,33 @@ def _table_exponents(op: AxisOp | parity_batch.StackedOp) -> tuple[torch.Tensor,
 
 
 # ------------------------------------------------ fp16x3: the parity classes as one batch
-def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
+def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp],
+                       top: float | None = None) -> float | None:
     """For :func:`_analyze_classes_halves` and :func:`_synthesize_classes_halves`: the
-    largest magnitude of ``t`` when the job runs there (``precision="fp16x3"``, parity on
-    every axis, at least :data:`~.routes.HALVES_MIN` elements, no gradient recorded, a
-    Triton device); else ``None``."""
+    largest magnitude of ``t`` (``top`` when given) when the job runs there
+    (``precision="fp16x3"``, parity on every axis, at least :data:`~.routes.HALVES_MIN`
+    elements, no gradient recorded, a Triton device); else ``None``."""
     if (not routes.halves_job(t.numel()) or not all(op.symmetric for op in ops)
             or len(ops) not in (2, 3) or _tensor_cores(t, ops[0].full) != "fp16x3"
             or _recording(t)):
         return None
-    top = triton_gemm.largest_magnitude(t)
+    if top is None:
+        top = triton_gemm.largest_magnitude(t)
     return top if math.isfinite(top) else None
 
 
 def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                            block: int) -> torch.Tensor | None:
+                            block: int, known: float | None = None) -> torch.Tensor | None:
     r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
     batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
     halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
     scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
     its own). :func:`_analyze_halves` transforms it with the stacked tables, and the
     class-major coefficients are interleaved into the dense result with the entries
-    outside the set zeroed. ``None`` when the job does not run here (see
-    :func:`_classes_on_halves`), or its scales are out of range."""
-    top = _classes_on_halves(x, ops)
+    outside the set zeroed. ``known``: ``max |x|`` when the caller has it. ``None`` when
+    the job does not run here (see :func:`_classes_on_halves`), or its scales are out of
+    range."""
+    top = _classes_on_halves(x, ops, known)
     if top is None:
         return None
     nsp, b, ncls = len(ops), x.shape[0], 1 << len(ops)

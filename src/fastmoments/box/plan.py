@@ -73,6 +73,7 @@ from .quadrature import (
     analysis_matrix,
     synthesis_matrix,
 )
+from .triton_gemm import largest_magnitude
 
 __all__ = ["MAX_ALPHA_PLUS_BETA", "TRUNCATIONS", "JacobiTransform"]
 
@@ -321,13 +322,14 @@ class JacobiTransform:
         return hit
 
     def _run(self, direction: str, part: torch.Tensor, ops: list[AxisOp], order: int,
-             outside: torch.Tensor | None) -> torch.Tensor:
-        """One chunk through the engine, on its route (kept in :attr:`routes`)."""
+             outside: torch.Tensor | None, top: float | None = None) -> torch.Tensor:
+        """One chunk through the engine, on its route (kept in :attr:`routes`); ``top``:
+        ``max |part|`` when the input check read it."""
         self._route_of(direction, part.numel(), part.dtype, part.device,
                        torch.is_grad_enabled() and part.requires_grad)
         with matmul_precision(self.precision):
             if direction == "forward":
-                return analyze(part, ops, self.order, self.total, self.block, outside)
+                return analyze(part, ops, self.order, self.total, self.block, outside, top)
             return synthesize(part, ops, order, self.total, self.block, outside)
 
     def outside(self, order: int | None = None) -> torch.Tensor | None:
@@ -481,12 +483,16 @@ class JacobiTransform:
         if b == 0:
             return BoxMoments(t.new_zeros((*batch, *self.coef_shape)), self, kind)
         flat = t.reshape(b, *self.shape)
-        if source is not None:
-            require_finite(flat, "x", source)
+        top = None
+        if source is not None:  # one reduction: the check, and the scale of one chunk
+            top = largest_magnitude(flat)
+            if not math.isfinite(top):
+                require_finite(flat, "x", source)  # the check's own error
         ops = [self._analysis[n] for n in self.shape]
         step = self._chunk(b)
         outside = self.outside()
-        out = [self._run("forward", flat[i:i + step], ops, self.order, outside)
+        out = [self._run("forward", flat[i:i + step], ops, self.order, outside,
+                         top if step >= b else None)
                for i in range(0, b, step)]
         data = out[0] if len(out) == 1 else torch.cat(out)
         return BoxMoments(data.reshape(*batch, *self.coef_shape), self, kind)
