@@ -58,9 +58,12 @@ HALVES_MIN = 1 << 26
 #: ``benchmarks/box_tensor_cores.py``: 4.4-4.9 ms against 5.4-5.8 without blocks of 256).
 BLOCK_PARITY_OR_HALVES = 256
 
-#: Degrees per block for other volumes (cuBLAS float32 products without parity, the CPU):
-#: 128 (``benchmarks/box_gpu.py``, ``benchmarks/box_cpu.py``). Images take no blocks: the
-#: saving touches only their cheaper second product and measured slower on an H100.
+#: Degrees per block for other volumes (float32 products without parity, the CPU): 128
+#: (cuBLAS products of the 512^3, order-500 job without parity on an H200: 13.6 ms with
+#: blocks of 128 against 15.3 with 256 and 18.8 without, ``benchmarks/box_tensor_cores.py``;
+#: with parity on an H100 128 was the best block below 256, ``benchmarks/box_gpu.py``).
+#: Images take no blocks: the saving touches only their cheaper second product and
+#: measured slower on an H100.
 BLOCK_VOLUMES = 128
 
 
