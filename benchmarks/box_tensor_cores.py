@@ -1,11 +1,12 @@
-"""Box engine on tensor cores: float32 products as 3xTF32 and as split float16
-(fp16x3) against cuBLAS float32.
+"""Box engine on tensor cores: float32 products as split float16 (fp16x3) against cuBLAS
+float32.
 
 The job of the Jacobi thesis's Table 3: one 512^3 volume (the 3-D Shepp-Logan phantom), order
 500 (total degree), k = 23, alpha = beta = 0.3, moments and reconstruction. Each engine
 variant (degree blocks, parity) is timed with the engine's float32 products on CUDA cores
-(cuBLAS, TF32 off) and on tensor cores (``precision="tf32x3"`` and ``"fp16x3"``,
-:mod:`fastmoments.box.triton_gemm`), with the relative error of the moments and of the
+(cuBLAS, TF32 off) and on tensor cores (``precision="fp16x3"``,
+:mod:`fastmoments.box.triton_gemm`), as a user calls them (eager; the route each plan takes
+is recorded with its row), with the relative error of the moments and of the
 reconstruction against a float64 reference made of plain separable products. Medians of
 CUDA-event times after warm-up. Target: forward plus reconstruction <= 5 ms with error <= 1e-6.
 
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from box_gpu import bench, dense_forward, dense_inverse, rel, summary
-from fastmoments.box import JacobiTransform, engine, halves_tma
+from fastmoments.box import JacobiTransform, engine
 from fastmoments.box.phantom import phantom_tensor
 
 VARIANTS = [("plan defaults", {}),
@@ -57,16 +58,7 @@ def main() -> int:
     r64 = dense_inverse(j64, ref.synthesis_matrices())
     rows = []
     for name, opts in VARIANTS:
-        runs = [(p, None, None) for p in engine.PRECISIONS]
-        if halves_tma.enabled(dev):  # the TMA-fed kernel and the plain one, same run; and
-            # the jobs replayed as recorded launches (the default) or run eagerly
-            runs = [(p, True, True) if p == "fp16x3" else (p, None, None) for p, _, _ in runs]
-            runs += [("fp16x3", True, False), ("fp16x3", False, True)]
-        for precision, tma, replayed in runs:
-            if tma is not None:
-                os.environ["FASTMOMENTS_BOX_TMA"] = "1" if tma else "0"
-            if replayed is not None:
-                os.environ["FASTMOMENTS_BOX_REPLAY"] = "1" if replayed else "0"
+        for precision in engine.PRECISIONS:
             plan = JacobiTransform(shape, order, alpha=0.3, beta=0.3, k=k, device=dev,
                                    precision=precision, **opts)
 
@@ -78,7 +70,7 @@ def main() -> int:
 
             j = fwd()
             r = inv(j)
-            row = {"variant": name, "precision": precision, "tma": tma, "replay": replayed,
+            row = {"variant": name, "precision": precision, "route": str(plan.route),
                    "parity": plan.symmetric,
                    "block": plan.block,
                    "rel_err_moments": rel(j.data, j64), "rel_err_recon": rel(r, r64),
@@ -87,9 +79,7 @@ def main() -> int:
                    "both": summary(bench(lambda fwd=fwd, inv=inv: inv(fwd()), dev,
                                          args.reps))}
             rows.append(row)
-            os.environ.pop("FASTMOMENTS_BOX_TMA", None)
-            os.environ.pop("FASTMOMENTS_BOX_REPLAY", None)
-            print(f"{name:26s} {_label(row):16s} fwd {row['forward']['median_ms']:7.2f} inv "
+            print(f"{name:26s} {row['route']:34s} fwd {row['forward']['median_ms']:7.2f} inv "
                   f"{row['inverse']['median_ms']:7.2f} both {row['both']['median_ms']:7.2f} ms"
                   f" err {row['rel_err_moments']:.1e}/{row['rel_err_recon']:.1e}", flush=True)
             del j, r, plan
@@ -110,23 +100,21 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     stem = "box_tensor_cores" if not args.small else "box_tensor_cores_small"
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    lines = ["# Box engine: float32 products on CUDA cores vs tensor cores (3xTF32, fp16x3)", "",
+    lines = ["# Box engine: float32 products on CUDA cores vs tensor cores (fp16x3)", "",
              f"{meta['date']}; {meta['device']}; torch {meta['torch']}, CUDA {meta['cuda']}, "
              f"triton {meta['triton']}. Written by `benchmarks/box_tensor_cores.py`.", "",
              f"One {side}^3 volume, order {order} (total degree), k = {k}, alpha = beta = 0.3; "
              f"medians of {args.reps} CUDA-event timings after warm-up; errors are relative "
              "2-norm errors against float64 plain separable products. Target: "
-             "forward + reconstruction <= 5 ms, error <= 1e-6. *fp16x3, TMA*: the products "
-             "with halves results on the persistent TMA-fed kernel (`box/halves_tma.py`, "
-             "the default on this GPU); *fp16x3, plain*: all on the earlier kernel "
-             "(`FASTMOMENTS_BOX_TMA=0`); *eager*: the jobs run through the engine's Python "
-             "at every call instead of replaying their recorded launches (`box/replay.py`, "
-             "`FASTMOMENTS_BOX_REPLAY=0`). Forward and reconstruction are timed as a user "
-             "calls them: `plan.forward(x)`, then `plan.inverse(moments)`.", "",
-             "| variant | products | parity | block | forward ms | reconstruction ms | both ms "
-             "| err moments | err recon |", "|---|---|---|---|---|---|---|---|---|"]
+             "forward + reconstruction <= 5.5 ms, error <= 1e-6. Forward and reconstruction "
+             "are timed as a user calls them: `plan.forward(x)`, then "
+             "`plan.inverse(moments)`; *route*: `plan.route` (`box/routes.py`).", "",
+             "| variant | products | route | parity | block | forward ms | reconstruction ms "
+             "| both ms | err moments | err recon |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['variant']} | {_label(r)} | {'yes' if r['parity'] else 'no'} "
+        lines.append(f"| {r['variant']} | {r['precision']} | `{r['route']}` "
+                     f"| {'yes' if r['parity'] else 'no'} "
                      f"| {r['block'] if r['block'] <= order else 'none'} "
                      f"| {r['forward']['median_ms']:.2f} "
                      f"| {r['inverse']['median_ms']:.2f} | {r['both']['median_ms']:.2f} | "
@@ -134,12 +122,6 @@ def main() -> int:
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}/{stem}.json, .md")
     return 0
-
-
-def _label(row: dict) -> str:
-    tma, replayed = row.get("tma"), row.get("replay")
-    return (row["precision"] + ("" if tma is None else ", TMA" if tma else ", plain")
-            + (", eager" if replayed is False else ""))
 
 
 if __name__ == "__main__":

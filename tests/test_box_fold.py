@@ -1,8 +1,8 @@
 """Parity folds of the box engine (engine.fold / unfold, box.fold_kernels).
 
 The torch folds are checked against the definition (sums over reflections); the one-pass
-kernels (Triton on CUDA or under TRITON_INTERPRET=1, numba on the CPU) must give the torch
-folds' bits. The engine with
+Triton kernels (on CUDA, or on the CPU under TRITON_INTERPRET=1: ``test_box_interpreter.py``
+runs this file so) must give the torch folds' bits. The engine with
 parity must agree with the plain engine, including orders and sizes where some parity class
 has no coefficient or no pixel."""
 
@@ -18,7 +18,8 @@ from fastmoments.box import JacobiTransform, engine, fold_kernels
 
 DEV = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 KERNEL = fold_kernels.usable(torch.empty(0, device=DEV), [True, True])
-needs_kernel = pytest.mark.skipif(not KERNEL, reason="needs numba, or CUDA with Triton")
+needs_kernel = pytest.mark.skipif(not KERNEL,
+                                  reason="needs CUDA or TRITON_INTERPRET=1 with Triton")
 
 SHAPES = [(6, 7, 5), (4, 4, 4), (1, 3, 2), (5, 6), (7, 1)]
 
@@ -156,9 +157,9 @@ def test_parity_default_follows_the_device_and_the_options(monkeypatch):
     assert JacobiTransform((6, 6, 6), 400, alpha=0.2, beta=0.2, parity=False).block == 128
 
 
-def test_cpu_kernels_take_cpu_jobs_and_leave_gradients_to_torch():
+def test_kernels_take_triton_jobs_and_leave_gradients_to_torch():
     x = torch.randn(2, 5, 4, 3, dtype=torch.float64)
-    assert fold_kernels.usable(x, [True] * 3) == fold_kernels.numba_ready()
+    assert fold_kernels.usable(x, [True] * 3) == fold_kernels.triton_on(x.device)
     assert not fold_kernels.usable(x.to(torch.int64), [True] * 3)
     assert not fold_kernels.usable(x, [False] * 3)
     ops = _ops((5, 4, 3), (True, True, True))

@@ -1,4 +1,4 @@
-"""The box engine's Triton kernels (tensor-core products, split halves) on the CPU: their test
+"""The box engine's Triton kernels (tensor-core products, halves, folds) on the CPU: their test
 files run again in a fresh interpreter with ``TRITON_INTERPRET=1``, which Triton reads at
 import time. On a CUDA machine those files test the compiled kernels directly."""
 
@@ -17,7 +17,7 @@ pytest.importorskip("triton")
 
 HERE = Path(__file__).resolve().parent
 FILES = ["test_box_tensor_cores.py", "test_box_split_halves.py", "test_box_halves.py",
-         "test_box_tma.py", "test_box_block_copy.py"]
+         "test_box_fold.py", "test_box_routes.py"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA runs the compiled kernels")

@@ -44,18 +44,23 @@ def test_split_constant_zero_and_nonfinite():
         triton_gemm.split_constant(torch.tensor([[1.0, float("nan")]]))
 
 
-def test_split_of_caches_per_view_and_follows_in_place_changes():
+def test_table_splits_are_kept_with_the_op_by_rows():
     base = torch.randn(6, 5)
-    v = base[:4]
-    a = triton_gemm.split_of(v)
-    assert triton_gemm.split_of(base[:4]) is a  # same view: the cached halves
-    t = triton_gemm.split_of(base.t())  # a transposed view: row-major halves of its own
-    assert t.hi.shape == (5, 6) and t.hi.stride(1) == 1 and t.hi.stride(0) % 16 == 0
-    assert torch.allclose((t.hi.float() + t.lo.float()) * t.inv_scale, base.t(), atol=1e-6)
-    base.mul_(2.0)  # the table changes: the split is recomputed
-    b = triton_gemm.split_of(base[:4])
+    op = engine.AxisOp.build(base, False)
+    a = op.split_rows(0, 4)
+    assert op.split_rows(0, 4) is a  # the same rows: the kept halves
+    assert a.hi.shape == (1, 4, 5) and a.hi.stride(1) % 16 == 0
+    assert torch.allclose((a.hi[0].float() + a.lo[0].float()) * a.inv_scale, base[:4],
+                          atol=1e-6)
+    b = op.split_rows(2, 6)  # other rows: split with their own scale
     assert b is not a
-    assert torch.allclose((b.hi.float() + b.lo.float()) * b.inv_scale, base[:4], atol=1e-6)
+    assert torch.allclose((b.hi[0].float() + b.lo[0].float()) * b.inv_scale, base[2:],
+                          atol=1e-6)
+    assert op.exponents is op.exponents  # computed once
+    plan = JacobiTransform((6, 5), 4)
+    copy = plan.analysis_matrices()[0]
+    copy.zero_()  # a copy: the plan's table (and what it keeps from it) does not change
+    assert bool(plan.analysis_matrices()[0].abs().sum() > 0)
 
 
 @needs_kernel

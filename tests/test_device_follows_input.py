@@ -27,7 +27,6 @@ import torch
 pytest.importorskip("triton")
 
 from fastmoments import _launches, _triton
-from fastmoments.box import replay as box_replay
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
@@ -77,12 +76,10 @@ class _Spy:
 
 @pytest.fixture
 def small_halves(monkeypatch):
-    """Small volumes on the box engine's replayed halves path (else 2^26 samples and more)."""
-    from fastmoments.box import api as box_api
-    from fastmoments.box import engine
+    """Small volumes on the box engine's halves path (else 2^26 samples and more)."""
+    from fastmoments.box import routes
 
-    monkeypatch.setattr(engine, "HALVES_MIN", 1 << 12)
-    monkeypatch.setattr(box_api, "HALVES_MIN", 1 << 12)
+    monkeypatch.setattr(routes, "HALVES_MIN", 1 << 12)
 
 
 @pytest.fixture
@@ -139,19 +136,6 @@ def test_a_signal_call_enters_the_inputs_device(spy, rng):
         got = plan(x, **opts)
         torch.testing.assert_close(got, ref, rtol=0, atol=0)
     assert spy.entered == 2
-
-
-def test_a_box_replay_entry_enters_the_inputs_device(spy):
-    x = torch.arange(6.0)
-    programs: dict = {}
-    jobs = []
-
-    def job():
-        jobs.append(spy.depth)
-        return x * 2
-
-    out = box_replay.replayed(programs, ("k",), x, job)
-    assert torch.equal(out, x * 2) and jobs == [1] and spy.entered == 1
 
 
 # --------------------------------------------------------------------------- one GPU

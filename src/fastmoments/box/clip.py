@@ -7,7 +7,7 @@ several planes keep the intersection of their half-spaces (the thesis's clipped 
 ``jacobi-3d-gpu-thesis`` Sec. 6.2, Figs. 17 and 19, where each plane is written as an equation
 such as :math:`-x + y + z = c`).
 
-**Coordinates.** The box convention of :mod:`fastmoments.box.api`: for an axis of ``N``
+**Coordinates.** The box convention of :mod:`fastmoments.box.plan`: for an axis of ``N``
 voxels, voxel ``i`` covers :math:`[-1 + 2i/N, -1 + 2(i+1)/N]` and its centre is
 :math:`-1 + (2i + 1)/N`. A volume ``(D, H, W)`` has ``z`` along D, ``y`` along H and ``x``
 along W (as :data:`fastmoments.box.moments.PLANES`), and a normal is written ``(nx, ny, nz)``.
@@ -19,7 +19,7 @@ mask is not. Clipping therefore reconstructs boxes and masks them (:class:`Rows`
 voxels as one interval per row along W, so the mask costs :math:`O(DH)` to describe and one
 comparison per voxel of a box to apply): only the bounding box of the kept voxels is
 reconstructed, through the ``region=`` path of
-:meth:`~fastmoments.box.api.JacobiTransform.inverse`, and voxels outside it are never computed.
+:meth:`~fastmoments.box.plan.JacobiTransform.inverse`, and voxels outside it are never computed.
 The engine's first products cost the most per output voxel, so the axis that the box shrinks
 most (relative to the volume) is contracted first (the coefficients are permuted once; the
 total-degree set is symmetric in the axes). The box may further be split into 2, 4 or 8 slabs

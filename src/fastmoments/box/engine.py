@@ -10,8 +10,9 @@ Two savings cut the GEMM work:
 
 * **Parity** (thesis Eq. 18). When :math:`\alpha=\beta` the matrices satisfy
   :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`. The input is folded along every axis at once
-  (:func:`fold`, one Triton or numba pass): one part per parity class (even or odd degrees on
-  each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along each axis, on half of the pixels.
+  (:func:`fold`, one Triton pass on a GPU, torch folds elsewhere): one part per parity
+  class (even or odd degrees on each axis), :math:`f^\pm_i = f_i \pm f_{N-1-i}` along
+  each axis, on half of the pixels.
   Each class is then a plain problem with the even or odd rows of every axis's matrix
   (:attr:`AxisOp.halves`), and its moments are every other degree of the result: half the
   multiply-adds. Reconstruction synthesizes every class on half of the pixels and
@@ -37,14 +38,13 @@ import contextlib
 import contextvars
 import itertools
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
-from .._array import keep_largest, largest_magnitude_value
-from . import block_copy, fold_kernels, parity_batch, triton_gemm
-from .gemm_epilogue import maxima
+from . import fold_kernels, parity_batch, routes, triton_gemm
 
 __all__ = ["PRECISIONS", "AxisOp", "analyze", "block_keys", "matmul_precision", "synthesize"]
 
@@ -60,11 +60,16 @@ class AxisOp:
     ``halves == ()``. With parity (``symmetric``) ``halves`` holds two plain ops: the even
     degrees over the first ``ceil(N/2)`` pixels and the odd degrees over the first
     ``floor(N/2)``; the engine applies them to the folded input (see :func:`fold`).
+
+    What the tensor-core products derive from the table (its float16 halves per block of
+    rows, its exponents, its parity classes stacked) is computed on first use and kept with
+    the op under plain keys (:meth:`memo`): the plan's tables are never modified.
     """
 
     full: torch.Tensor
     degrees: tuple[int, ...]
     halves: tuple[AxisOp, ...] = ()
+    _memo: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, full: torch.Tensor, symmetric: bool) -> AxisOp:
@@ -97,6 +102,28 @@ class AxisOp:
     def rows_upto(self, degree: int) -> int:
         """How many rows have a degree ``<= degree``."""
         return bisect.bisect_right(self.degrees, degree)
+
+    def memo(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per plain ``key`` and kept with the op (concurrent
+        first calls may both compute it; one result is kept and every caller gets it)."""
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo.setdefault(key, make())
+        return hit
+
+    def split_rows(self, j0: int, j1: int) -> triton_gemm.SplitOperand:
+        """Rows ``j0:j1`` of the table as float16 halves
+        (:func:`~.triton_gemm.split_constant`), with a batch axis of one."""
+        def make() -> triton_gemm.SplitOperand:
+            s = triton_gemm.split_constant(self.full[j0:j1].contiguous())
+            return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
+
+        return self.memo(("split", j0, j1), make)
+
+    @property
+    def exponents(self) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """:func:`~.triton_gemm.table_exponents` of the table (one host read, once)."""
+        return self.memo(("exponents",), lambda: triton_gemm.table_exponents(self.full))
 
 
 def _pieces(n: int, op: AxisOp, split: bool, block: int) -> list[tuple[int, int]]:
@@ -135,15 +162,14 @@ def block_keys(ops: list[AxisOp], order: int, total: bool, block: int) -> list[t
     return [tuple(k[ax] for ax in range(nsp)) for k in keys]
 
 
-#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores),
+#: How float32 products are computed on CUDA: ``"float32"`` (cuBLAS on CUDA cores) or
 #: ``"fp16x3"`` (float16 tensor cores, each operand split into two scaled halves, float32
-#: accuracy) or ``"tf32x3"`` (TF32 tensor cores, three TF32 products); both are in
-#: :mod:`.triton_gemm`. Set per call by the plans through :func:`matmul_precision`; a
+#: accuracy; :mod:`.triton_gemm`). Set per call by the plans through :func:`matmul_precision`; a
 #: context variable, so that threads (one per GPU) and concurrent plans never see each
 #: other's setting.
 _PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar("box_matmul_precision",
                                                                  default="float32")
-PRECISIONS = ("float32", "fp16x3", "tf32x3")
+PRECISIONS = ("float32", "fp16x3")
 
 
 @contextlib.contextmanager
@@ -169,37 +195,32 @@ def _tensor_cores(t: torch.Tensor, mat: torch.Tensor) -> str | None:
     return mode
 
 
-def _split3(mat: torch.Tensor) -> triton_gemm.SplitOperand:
-    """The float16 halves of a table view, with a batch axis of one."""
-    s = triton_gemm.split_of(mat)
-    return triton_gemm.SplitOperand(s.hi[None], s.lo[None], s.inv_scale)
-
-
-def _product(data: torch.Tensor, mat: torch.Tensor, mat_first: bool) -> torch.Tensor:
+def _product(data: torch.Tensor, op: AxisOp, j0: int, j1: int,
+             mat_first: bool) -> torch.Tensor:
     """``mat @ data[i]`` (``mat_first``) or ``data[i] @ mat`` for every item ``i`` of a 3-D
-    ``data`` and a table ``mat``: the engine's only product.
+    ``data`` and the rows ``j0:j1`` of ``op``'s table, ``mat``: the engine's only product.
 
     ``data`` is a transposed view (the engine's operands are read in place): the BLAS, cuBLAS
     and the Triton kernels take it as it is. One item is one GEMM; several are one batched
     GEMM sharing ``mat``.
     """
+    mat = op.full[j0:j1]
     k = mat.shape[1] if mat_first else mat.shape[0]
     if k == 0:  # nothing to sum (an odd half of a one-pixel axis)
         rows, cols = (mat.shape[0], data.shape[2]) if mat_first else (data.shape[1], mat.shape[1])
         return data.new_zeros((data.shape[0], rows, cols))
     mode = _tensor_cores(data, mat)
     if mode == "fp16x3":
-        return triton_gemm.bmm_fp16x3(data, _split3(mat), data_first=not mat_first)
-    if mode == "tf32x3":
-        return triton_gemm.bmm(mat[None], data) if mat_first else triton_gemm.bmm(data, mat[None])
+        return triton_gemm.bmm_fp16x3(data, op.split_rows(j0, j1), data_first=not mat_first)
     if data.shape[0] == 1:
         return (mat @ data[0] if mat_first else data[0] @ mat)[None]
     return torch.matmul(mat, data) if mat_first else torch.matmul(data, mat)
 
 
-def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
-    """Contract the last axis of ``t`` ``(B, ..., K)`` with ``mat`` ``(R, K)``; the new axis
-    comes right after the batch axis: ``y[b, r, ...] = sum_k mat[r, k] t[b, ..., k]``.
+def _analysis_step(t: torch.Tensor, op: AxisOp, n: int) -> torch.Tensor:
+    """Contract the last axis of ``t`` ``(B, ..., K)`` with the first ``n`` rows of ``op``'s
+    table, ``mat`` ``(n, K)``; the new axis comes right after the batch axis:
+    ``y[b, r, ...] = sum_k mat[r, k] t[b, ..., k]``.
 
     Contracting the last axis and putting the result first rotates the axes of every item, so
     that every step is one GEMM per item whose large dimension is all the item's other axes
@@ -207,16 +228,17 @@ def _analysis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
     in the caller's layout, with no transposing copy of the batch at either end.
     """
     b, k = t.shape[0], t.shape[-1]
-    y = _product(t.reshape(b, math.prod(t.shape[1:-1]), k).mT, mat, True)
-    return y.reshape(b, mat.shape[0], *t.shape[1:-1])
+    y = _product(t.reshape(b, math.prod(t.shape[1:-1]), k).mT, op, 0, n, True)
+    return y.reshape(b, n, *t.shape[1:-1])
 
 
-def _synthesis_step(t: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
+def _synthesis_step(t: torch.Tensor, op: AxisOp, j0: int, j1: int) -> torch.Tensor:
     """The adjoint of :func:`_analysis_step`: contract the axis after the batch of ``t``
-    ``(B, P, ...)`` with ``mat`` ``(P, N)``; the new axis comes last."""
+    ``(B, P, ...)`` with the rows ``j0:j1`` (``P`` of them) of ``op``'s table ``(P, N)``;
+    the new axis comes last."""
     b, p = t.shape[0], t.shape[1]
-    y = _product(t.reshape(b, p, math.prod(t.shape[2:])).mT, mat, False)
-    return y.reshape(b, *t.shape[2:], mat.shape[1])
+    y = _product(t.reshape(b, p, math.prod(t.shape[2:])).mT, op, j0, j1, False)
+    return y.reshape(b, *t.shape[2:], op.npix)
 
 
 def _fold(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -276,9 +298,9 @@ def fold(x: torch.Tensor, ops: list[AxisOp]) -> dict[Parity, torch.Tensor]:
     :math:`i_k \to N_k - 1 - i_k`, where :math:`a_k = 1`), the middle sample of an odd axis
     counted once in the even part. Even-degree rows of that axis act on the even part and
     odd-degree rows on the odd part, over half of the pixels each (thesis Eq. 18): the
-    products then cost half of the plain ones. One pass reads ``x`` once
-    (:mod:`.fold_kernels`: Triton on CUDA, numba on the CPU); while autograd records, one
-    torch fold per axis.
+    products then cost half of the plain ones. On a Triton device one pass reads ``x`` once
+    (:mod:`.fold_kernels`); elsewhere, and while autograd records, one torch fold per axis
+    (the same bits).
     """
     sym = [op.symmetric for op in ops]
     if fold_kernels.usable(x, sym) and not _recording(x):
@@ -320,7 +342,8 @@ def _zero_(t: torch.Tensor, mask: torch.Tensor) -> None:
 
     On the CPU one ``torch.where`` pass (1.5-2x faster there than ``masked_fill_``); on CUDA,
     and while autograd records (``out=`` is not differentiable), ``masked_fill_``: on an
-    H100 the ``torch.where`` form made batches slower.
+    H100 the ``torch.where`` form made batches slower (the ``torch.where`` variant in
+    ``benchmarks/results/box_batches_gpu.md``).
     """
     if t.is_cuda or _recording(t):
         t.masked_fill_(mask, 0.0)
@@ -341,7 +364,7 @@ def _recording(*ts: torch.Tensor) -> bool:
 
 
 def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-            outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
+            outside: torch.Tensor | None, top: float | None = None) -> torch.Tensor:
     """Contract ``x`` of shape ``(B, N_0, ..., N_{d-1})`` with each axis's matrix.
 
     Returns the dense coefficients ``(B, P_0, ..., P_{d-1})`` in degree order; with ``total``
@@ -350,17 +373,16 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
     half of the pixels per axis, whose coefficients are every other degree of the result.
     ``outside`` must be the mask of the set that ``order`` and ``total`` define (the
     parity classes on halves compute it from them, :func:`_analyze_classes_halves`).
-    ``found``: a dict that receives, under ``"input"``, a float32 vector whose largest
-    entry is ``max |x|`` when the job found it on the way (the parity classes on halves),
-    to check the input after the work.
+    ``top``: ``max |x|`` when the caller has it (its input check read it), so that the
+    halves' scale needs no reduction of its own; measured here otherwise.
     """
     if any(op.symmetric for op in ops):
-        done = _analyze_classes_halves(x, ops, order, total, block, found)
+        done = _analyze_classes_halves(x, ops, order, total, block, top)
         if done is not None:
             return done
-    out = block_copy.zeros((x.shape[0], *(op.nrows for op in ops)), x.dtype, x.device)
+    out = torch.zeros((x.shape[0], *(op.nrows for op in ops)), dtype=x.dtype, device=x.device)
     if not any(op.symmetric for op in ops):
-        _analyze_plain(x, ops, order, total, block, outside, out)
+        _analyze_plain(x, ops, order, total, block, outside, out, top)
         return out
     parts = fold(x, ops)
     for cls in _classes(ops):
@@ -375,15 +397,17 @@ def analyze(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: 
 
 
 def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-                   outside: torch.Tensor | None, out: torch.Tensor) -> None:
-    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided).
+                   outside: torch.Tensor | None, out: torch.Tensor,
+                   top: float | None = None) -> None:
+    """:func:`analyze` for plain ops, written into the zeroed ``out`` (a view, maybe strided);
+    ``top``: ``max |x|`` when known.
 
     Each stage contracts the last axis and puts its degrees right after the batch axis
     (:func:`_analysis_step`): ``(B, N_0, N_1, N_2) -> (B, P_2, N_0, N_1) -> (B, P_1, P_2, N_0)
     -> (B, P_0, P_1, P_2)``; a block of degrees is a slice of the axis after the batch.
     """
-    if (x.numel() >= HALVES_MIN and _tensor_cores(x, ops[0].full) == "fp16x3"
-            and _analyze_halves(x, ops, order, total, block, outside, out)):
+    if (routes.halves_job(x.numel()) and _tensor_cores(x, ops[0].full) == "fp16x3"
+            and _analyze_halves(x, ops, order, total, block, outside, out, top)):
         return
     nsp = len(ops)
     items: list[tuple[dict[int, Block], torch.Tensor]] = [({}, x)]
@@ -396,7 +420,7 @@ def _analyze_plain(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool, 
             n = op.rows_upto(_limit(ops, order, total, key))
             if n == 0:
                 continue
-            y = _analysis_step(t, op.full[:n])
+            y = _analysis_step(t, op, n)
             for j0, j1 in _pieces(n, op, split, block):
                 part = y if (j0 == 0 and j1 == n) else y.narrow(1, j0, j1 - j0)
                 new.append(({**key, ax: (j0, j1)}, part))
@@ -417,19 +441,18 @@ def _inside(key: dict[int, Block] | tuple[Block, ...], ops: list[AxisOp], order:
 
 
 def synthesize(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool, block: int,
-               outside: torch.Tensor | None, found: dict | None = None) -> torch.Tensor:
+               outside: torch.Tensor | None) -> torch.Tensor:
     """Adjoint of :func:`analyze`: ``(B, P_0, ..., P_{d-1}) -> (B, N_0, ..., N_{d-1})``.
 
     Only coefficients in the set (degrees ``<= order``; total degree ``<= order`` with
     ``total``) contribute; ``outside`` masks the others to zero first. With parity every
     class is synthesized on half of the pixels per axis and :func:`unfold` puts them together.
     As in :func:`analyze`, ``outside`` is either ``None`` (coefficients already in the set)
-    or the mask of the set that ``order`` and ``total`` define. ``found``: as in
-    :func:`analyze`, for the coefficients in the set (the parity classes on halves).
+    or the mask of the set that ``order`` and ``total`` define.
     """
     if not any(op.symmetric for op in ops):
         return _synthesize_plain(c, ops, order, total, block, outside)
-    done = _synthesize_classes_halves(c, ops, order, total, block, found)
+    done = _synthesize_classes_halves(c, ops, order, total, block)
     if done is not None:
         return done
     if outside is not None:  # one masked copy, not one per block of every class
@@ -461,7 +484,7 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
     keys = block_keys(ops, order, total, block)
     if not keys:
         return None
-    if c.numel() >= HALVES_MIN and _tensor_cores(c, ops[0].full) == "fp16x3":
+    if routes.halves_job(c.numel()) and _tensor_cores(c, ops[0].full) == "fp16x3":
         done = _synthesize_halves(c, ops, order, total, keys, outside)
         if done is not None:
             return done
@@ -488,25 +511,15 @@ def _synthesize_plain(c: torch.Tensor, ops: list[AxisOp], order: int, total: boo
             if sum(r[1] - r[0] for r, _t in members) != j1 - j0:
                 raise AssertionError("blocks are not contiguous")  # pragma: no cover
             t = members[0][1] if len(members) == 1 else torch.cat([m[1] for m in members], 1)
-            new[rest] = _synthesis_step(t, op.full[j0:j1])
+            new[rest] = _synthesis_step(t, op, j0, j1)
         items = new
     return items[()]
 
 
 # ------------------------------------------------------------- fp16x3: stages as halves
-#: Smallest input (elements) whose fp16x3 products run on halves. Each call then splits its
-#: input once (a reduction whose result the host reads, and a pass) and sets each product's
-#: scales (two small kernels): on an H100 that made one 512^3 volume 1.4x faster but a batch
-#: of 64 volumes of 64^3 (2^24 samples) about 1.7x slower than the kernel that splits its
-#: data tiles itself (``benchmarks/box_tensor_cores.py`` times the volume). Smaller inputs
-#: take that
-#: kernel.
-HALVES_MIN = 1 << 26
-
-
 def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], order: int,
                     total: bool, block: int, outside: torch.Tensor | None,
-                    out: torch.Tensor) -> bool:
+                    out: torch.Tensor, top: float | None = None) -> bool:
     r""":func:`_analyze_plain` with ``precision="fp16x3"``, every stage handing the next its
     result as float16 halves (:class:`~.triton_gemm.Halves`): the input is split once (one
     scale), each stage's rows are scaled by :math:`2^{e_r}` with :math:`2^{e_r}\|A_r\|_1
@@ -522,7 +535,7 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
     units, i.e. :math:`2^{-40}` of the bound :math:`2^{15 - e}`. Against float64 the 512^3,
     order-500 job measured 3.1e-7 (moments) and 7.7e-7 (reconstruction) relative 2-norm
     errors (``benchmarks/results/box_tensor_cores.md``); the tests hold every job below 1e-6."""
-    data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x)
+    data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x, top=top)
     if data is None or not _scales_fit(data, ops):
         return False
     nsp = len(ops)
@@ -551,7 +564,7 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
                     # 245-wide block of the 512^3 job on an H100)
                     y = triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                                    out_exps=None)
-                    block_copy.copy_block(dst, y, zero)
+                    dst.copy_(y if zero is None else y.masked_fill(zero, 0.0))
                     continue
                 triton_gemm.halves_product(t, t.hi.ndim - 1, mat, data_first=False,
                                            out_exps=None, out=dst, zero=zero)
@@ -647,44 +660,43 @@ def _table_rows(op: AxisOp | parity_batch.StackedOp, j0: int,
     per batch entry for the parity classes as a batch)."""
     if isinstance(op, parity_batch.StackedOp):
         return op.rows(j0, j1)
-    return _split3(op.full[j0:j1])
+    return op.split_rows(j0, j1)
 
 
 def _table_exponents(op: AxisOp | parity_batch.StackedOp) -> tuple[torch.Tensor, torch.Tensor,
                                                                     int]:
     """:func:`~.triton_gemm.table_exponents` of an axis's table (or of both stacked)."""
-    if isinstance(op, parity_batch.StackedOp):
-        return op.exponents
-    return triton_gemm.table_exponents(op.full)
+    return op.exponents
 
 
 # ------------------------------------------------ fp16x3: the parity classes as one batch
-def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp]) -> float | None:
+def _classes_on_halves(t: torch.Tensor, ops: list[AxisOp],
+                       top: float | None = None) -> float | None:
     """For :func:`_analyze_classes_halves` and :func:`_synthesize_classes_halves`: the
-    largest magnitude of ``t`` (the input check's value when it has one) when the job runs
-    there (``precision="fp16x3"``, parity on every axis, at least :data:`HALVES_MIN`
+    largest magnitude of ``t`` (``top`` when given) when the job runs there
+    (``precision="fp16x3"``, parity on every axis, at least :data:`~.routes.HALVES_MIN`
     elements, no gradient recorded, a Triton device); else ``None``."""
-    if (t.numel() < HALVES_MIN or not all(op.symmetric for op in ops) or len(ops) not in (2, 3)
-            or _tensor_cores(t, ops[0].full) != "fp16x3" or _recording(t)):
+    if (not routes.halves_job(t.numel()) or not all(op.symmetric for op in ops)
+            or len(ops) not in (2, 3) or _tensor_cores(t, ops[0].full) != "fp16x3"
+            or _recording(t)):
         return None
-    top = largest_magnitude_value(t, keep=True)  # (kept: the caller may check against it)
+    if top is None:
+        top = triton_gemm.largest_magnitude(t)
     return top if math.isfinite(top) else None
 
 
 def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                            block: int, found: dict | None = None) -> torch.Tensor | None:
+                            block: int, known: float | None = None) -> torch.Tensor | None:
     r""":func:`analyze` with parity for ``precision="fp16x3"``: the parity classes as one
     batch on halves (:mod:`.parity_batch`). The input is folded straight into the float16
     halves of one class-major buffer (:func:`~.fold_kernels.fold_halves`, one pass), with a
     scale from :math:`2^d \max|x|` (each part sums :math:`2^d` samples, so no reduction of
     its own). :func:`_analyze_halves` transforms it with the stacked tables, and the
     class-major coefficients are interleaved into the dense result with the entries
-    outside the set zeroed. The interleave also finds the result's largest magnitude,
-    kept for it (:func:`~fastmoments._array.keep_largest`): a reconstruction from these
-    moments then needs no reduction for its scale, only the host read; and the fold finds
-    ``max |x|`` (``found["input"]``, see :func:`analyze`). ``None`` when the job does not
-    run here (see :func:`_classes_on_halves`), or its scales are out of range."""
-    top = _classes_on_halves(x, ops)
+    outside the set zeroed. ``known``: ``max |x|`` when the caller has it. ``None`` when
+    the job does not run here (see :func:`_classes_on_halves`), or its scales are out of
+    range."""
+    top = _classes_on_halves(x, ops, known)
     if top is None:
         return None
     nsp, b, ncls = len(ops), x.shape[0], 1 << len(ops)
@@ -696,36 +708,26 @@ def _analyze_classes_halves(x: torch.Tensor, ops: list[AxisOp], order: int, tota
     odd = any(op.npix % 2 for op in ops)  # odd parts are shorter: zero padding around them
     # the high and low halves of every class's part, rows padded as split_scaled pads them
     shape = (2, ncls * b, *sizes[:-1], triton_gemm.padded_row(sizes[-1]))
-    both = (block_copy.zeros(shape, torch.float16, x.device) if odd
+    both = (torch.zeros(shape, dtype=torch.float16, device=x.device) if odd
             else torch.empty(shape, dtype=torch.float16, device=x.device))
     hi, lo = both[0][..., :sizes[-1]], both[1][..., :sizes[-1]]
     parts = _class_parts(hi, ops, b)
-    seen = None
-    if found is not None and x.dtype == torch.float32:
-        seen = found["input"] = maxima(x.device)
-    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base, seen)
+    fold_kernels.fold_halves(x, [True] * nsp, parts, both.stride(0), 2.0 ** base)
     data = triton_gemm.Halves(hi, lo, base, (None,) * nsp)
     cm = torch.empty(((1 << nsp) * b, *(s.nrows for s in sops)), dtype=x.dtype,
                      device=x.device)
     if not _analyze_halves(data, sops, order, total, block, None, cm):
         return None
-    found_top = maxima(x.device) if x.dtype == torch.float32 else None
-    out = parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total,
-                                  found_top)
-    if found_top is not None:  # the reconstruction's scale, with no pass over the moments
-        keep_largest(out, found_top)
-    return out
+    return parity_batch.interleave(cm, nsp, b, tuple(op.nrows for op in ops), order, total)
 
 
 def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, total: bool,
-                               block: int, found: dict | None = None) -> torch.Tensor | None:
+                               block: int) -> torch.Tensor | None:
     """:func:`synthesize` with parity for ``precision="fp16x3"``, the adjoint of
     :func:`_analyze_classes_halves`: the classes' coefficients are gathered, masked to the
     set and split in one pass (:func:`~.parity_batch.split_classes`), synthesized as one
-    batch, and :func:`unfold` puts the parts together. ``found``: a dict that receives,
-    under ``"input"``, a vector whose largest entry is the largest magnitude of the
-    coefficients in the set, found by the split (a check of the scale after the work).
-    ``None`` when the job does not run here or its scales are out of range."""
+    batch, and :func:`unfold` puts the parts together. ``None`` when the job does not run
+    here or its scales are out of range."""
     top = _classes_on_halves(c, ops)
     if top is None:
         return None
@@ -734,11 +736,7 @@ def _synthesize_classes_halves(c: torch.Tensor, ops: list[AxisOp], order: int, t
     keys = block_keys(sops, order, total, block)
     if not keys:
         return None
-    seen = None
-    if found is not None and c.dtype == torch.float32:
-        seen = found["input"] = maxima(c.device)
-    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top,
-                                      seen)
+    data = parity_batch.split_classes(c, nsp, tuple(s.nrows for s in sops), order, total, top)
     if data is None:
         return None
     y = _synthesize_halves(data, sops, order, total, keys, None)

@@ -1,5 +1,5 @@
-r"""The parity folds of the box engine (:func:`fastmoments.box.engine.fold`) as one pass:
-Triton on CUDA, numba on the CPU (:mod:`._numba_fold`).
+r"""The parity folds of the box engine (:func:`fastmoments.box.engine.fold`) as one Triton
+pass (CUDA, or the CPU under ``TRITON_INTERPRET=1``); elsewhere the engine folds with torch.
 
 With :math:`\alpha = \beta` every axis's matrix satisfies :math:`M_{n,N-1-i} = (-1)^n M_{n,i}`
 (thesis Eq. 18), so the engine folds the input along every axis at once: for a volume the
@@ -13,7 +13,7 @@ one per parity class :math:`s` (0 even, 1 odd per axis; the middle sample of an 
 only in the even part), each on half of the pixels per axis. Torch needs a flip, an addition
 and a subtraction per axis (three passes over the data each); the kernels here read every
 sample once and write every part once, with the butterflies in the same order as the torch
-folds (the first axis first), so all paths give the same bits. :func:`unfold` is the
+folds (the first axis first), so both paths give the same bits. :func:`unfold` is the
 adjoint (the synthesis), the butterflies in the reverse order. Images are volumes of depth 1
 whose first axis is not folded.
 """
@@ -24,9 +24,8 @@ import torch
 
 from .._launches import launch
 from .._triton import HAVE_TRITON, available, tl, triton
-from .gemm_epilogue import maxima_view
 
-__all__ = ["fold", "fold_halves", "numba_ready", "runs_on", "triton_on", "unfold", "usable"]
+__all__ = ["fold", "fold_halves", "triton_on", "unfold", "usable"]
 
 #: Tile of one program: ``_BY`` rows of ``_BX`` samples, one depth index.
 _BY, _BX = 8, 128
@@ -38,51 +37,15 @@ def triton_on(device: torch.device) -> bool:
     return HAVE_TRITON and available(device)
 
 
-def numba_ready() -> bool:
-    """Whether the CPU kernels can be used (numba importable; checked once)."""
-    global _NUMBA
-    if _NUMBA is None:
-        try:
-            from . import _numba_fold  # noqa: F401
-            _NUMBA = True
-        except ImportError:  # pragma: no cover - numba is a dependency
-            _NUMBA = False
-    return _NUMBA
-
-
-_NUMBA: bool | None = None
-
-
-def runs_on(device: torch.device) -> bool:
-    """Whether one of the kernels runs on ``device``: Triton on CUDA (or on the CPU under
-    ``TRITON_INTERPRET=1``), numba on the CPU."""
-    return triton_on(device) or (device.type == "cpu" and numba_ready())
-
-
 def usable(t: torch.Tensor, sym: list[bool]) -> bool:
-    """Whether the kernels take this job: a kernel on ``t``'s device, a float32 or float64
+    """Whether the kernels take this job: Triton on ``t``'s device, a float32 or float64
     ``t``, 2 or 3 axes, a parity on at least one of them."""
-    return (runs_on(t.device) and t.dtype in (torch.float32, torch.float64)
+    return (triton_on(t.device) and t.dtype in (torch.float32, torch.float64)
             and len(sym) in (2, 3) and any(sym))
 
 
-def _numba_call(name: str, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
-                flags: list[bool]) -> None:
-    """Run the numba kernel ``name`` on ``(B, D, H, W)`` views of ``x`` and the parts."""
-    from . import _numba_fold
-
-    def arr(t: torch.Tensor):
-        a = t.detach().numpy()
-        return a if a.ndim == 4 else a[:, None]
-
-    ps = [arr(parts[(0,) * (len(next(iter(parts))))])] * 8
-    for cls, t in parts.items():
-        ps[_class_index(cls)] = arr(t)
-    getattr(_numba_fold, name)(arr(x), *ps, *flags)
-
-
 if HAVE_TRITON:
-    from .gemm_epilogue import magnitude_bits, raise_largest, store_halves
+    from .gemm_epilogue import store_halves
 
     @triton.jit
     def _ld(base, z, y, x, sz, sy, mask, ENABLED: tl.constexpr):
@@ -118,14 +81,10 @@ if HAVE_TRITON:
 
     @triton.jit
     def _fold_kernel(x_ptr, sxb, sxz, sxy, D, H, W, CZ, CY, CX, HZ, HY, HX,
-                     p0, p1, p2, p3, p4, p5, p6, p7, ps, scale, lo_delta, top_ptr,
+                     p0, p1, p2, p3, p4, p5, p6, p7, ps, scale, lo_delta,
                      FZ: tl.constexpr, FY: tl.constexpr, FX: tl.constexpr,
-                     HALVES: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
-                     BY: tl.constexpr, BX: tl.constexpr):
-        """The parts of every class from the 8 reflections of a tile (see :func:`fold`).
-        With ``TOP`` (float32 input): the largest magnitude read, raised in ``NTOP`` slots
-        of ``top_ptr`` (:func:`.gemm_epilogue.raise_largest`): the input's check and scale,
-        found on the way."""
+                     HALVES: tl.constexpr, BY: tl.constexpr, BX: tl.constexpr):
+        """The parts of every class from the 8 reflections of a tile (see :func:`fold`)."""
         pid = tl.program_id(0).to(tl.int64)
         b = pid // CZ
         i = pid - b * CZ
@@ -147,13 +106,6 @@ if HAVE_TRITON:
         v101 = _ld(base, zh, yi, xh, sxz, sxy, m & mz & mx, FZ and FX)
         v110 = _ld(base, zh, yh, xi, sxz, sxy, m & mz & my, FZ and FY)
         v111 = _ld(base, zh, yh, xh, sxz, sxy, m & mz & my & mx, FZ and FY and FX)
-        if TOP:  # (the reflections a flag turns off are zeros)
-            bits = tl.maximum(
-                tl.maximum(tl.maximum(magnitude_bits(v000), magnitude_bits(v001)),
-                           tl.maximum(magnitude_bits(v010), magnitude_bits(v011))),
-                tl.maximum(tl.maximum(magnitude_bits(v100), magnitude_bits(v101)),
-                           tl.maximum(magnitude_bits(v110), magnitude_bits(v111))))
-            raise_largest(top_ptr, bits, NTOP)
         # depth first, then rows, then samples: the order of the torch folds
         a000, a100 = _bf(v000, v100)
         a001, a101 = _bf(v001, v101)
@@ -269,11 +221,9 @@ def _all_classes(flags: list[bool], nsp: int) -> list[tuple[int, ...]]:
 
 def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
             sym: list[bool], dims: list[int], even: list[int], odd: list[int],
-            flags: list[bool], halves: tuple[float, int] | None = None,
-            top: torch.Tensor | None = None) -> None:
+            flags: list[bool], halves: tuple[float, int] | None = None) -> None:
     """Launch the fold or the unfold ``kernel``; ``halves``: ``(scale, offset of the low
-    halves)`` of a fold into halves; ``top``: the int32 view of a vector of maxima
-    (:func:`~.gemm_epilogue.maxima_view`)."""
+    halves)`` of a fold into halves."""
     nsp = len(sym)
     ptrs = [parts[(0,) * nsp]] * 8
     strides = [0] * 24
@@ -289,9 +239,7 @@ def _launch(kernel, x: torch.Tensor, parts: dict[tuple[int, ...], torch.Tensor],
     extra: dict = {}
     if kernel is _fold_kernel:  # (scale, offset of the low halves) or a plain float fold
         scale, delta = halves if halves is not None else (1.0, 0)
-        extra = {"scale": scale, "lo_delta": delta, "top_ptr": x if top is None else top,
-                 "HALVES": halves is not None, "TOP": top is not None,
-                 "NTOP": 1 if top is None else top.numel()}
+        extra = {"scale": scale, "lo_delta": delta, "HALVES": halves is not None}
     launch(kernel, grid, x, xs[0], xs[1], xs[2], *dims, *even, *odd, *ptrs, ps, **extra,
            FZ=flags[0], FY=flags[1], FX=flags[2], BY=_BY, BX=_BX, num_warps=4)
 
@@ -333,23 +281,19 @@ def fold(x: torch.Tensor, sym: list[bool]) -> dict[tuple[int, ...], torch.Tensor
     parts = {cls: x.new_empty(size) for cls, size in _part_sizes(x, sym).items()}
     if not x.numel():
         return parts
-    if triton_on(x.device):
-        _launch(_fold_kernel, x, parts, sym, dims, even, odd, flags)
-    else:
-        _numba_call("fold", x, parts, flags)
+    if not triton_on(x.device):
+        raise RuntimeError("fold needs Triton (CUDA, or TRITON_INTERPRET=1)")
+    _launch(_fold_kernel, x, parts, sym, dims, even, odd, flags)
     return parts
 
 
 def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torch.Tensor],
-                lo_delta: int, scale: float, top: torch.Tensor | None = None) -> None:
+                lo_delta: int, scale: float) -> None:
     """:func:`fold` written as float16 halves, ``hi + lo = scale * part`` (the rounding of
     :func:`fastmoments.box.triton_gemm.split_scaled`, so the bits are those of a fold
     followed by that split): ``hi`` holds one float16 view per class of the part's shape
     (contiguous samples), and each low half is written ``lo_delta`` entries after its high
-    half (views of one buffer, say). ``top``: a vector of maxima
-    (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes ``max |x|`` (NaN if ``x``
-    holds one), found on the way (float32 ``x``).
-    Triton only (CUDA, or the CPU under ``TRITON_INTERPRET=1``)."""
+    half (views of one buffer, say). Triton only (CUDA, or the CPU under ``TRITON_INTERPRET=1``)."""
     dims, flags, even, odd = _geometry(tuple(x.shape[1:]), sym)
     if x.stride(-1) != 1:
         x = x.contiguous()
@@ -361,10 +305,8 @@ def fold_halves(x: torch.Tensor, sym: list[bool], hi: dict[tuple[int, ...], torc
                              f"on {x.device} with contiguous rows")
     if not triton_on(x.device):
         raise RuntimeError("fold_halves needs Triton (CUDA, or TRITON_INTERPRET=1)")
-    top = maxima_view(top, x, "fold_halves")
     if x.numel():
-        _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)),
-                top)
+        _launch(_fold_kernel, x, hi, sym, dims, even, odd, flags, (float(scale), int(lo_delta)))
 
 
 def unfold(parts: dict[tuple[int, ...], torch.Tensor], sym: list[bool],
@@ -377,8 +319,7 @@ def unfold(parts: dict[tuple[int, ...], torch.Tensor], sym: list[bool],
     x = first.new_empty((first.shape[0], *npix))
     if not x.numel():
         return x
-    if triton_on(x.device):
-        _launch(_unfold_kernel, x, parts, sym, dims, even, odd, flags)
-    else:
-        _numba_call("unfold", x, parts, flags)
+    if not triton_on(x.device):
+        raise RuntimeError("unfold needs Triton (CUDA, or TRITON_INTERPRET=1)")
+    _launch(_unfold_kernel, x, parts, sym, dims, even, odd, flags)
     return x

@@ -13,7 +13,7 @@ from .._validate import check_choice, check_int
 from ..moments import Moments
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import JacobiTransform
+    from .plan import JacobiTransform
 
 __all__ = ["PLANES", "BoxMoments"]
 
@@ -177,7 +177,7 @@ class BoxMoments(Moments):
         Raises
         ------
         ValueError, TypeError, MemoryError
-            As :meth:`JacobiTransform.inverse <fastmoments.box.api.JacobiTransform.inverse>`.
+            As :meth:`JacobiTransform.inverse <fastmoments.box.plan.JacobiTransform.inverse>`.
 
         Examples
         --------

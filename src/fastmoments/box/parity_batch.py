@@ -37,7 +37,6 @@ import torch
 from .._launches import launch
 from .._triton import HAVE_TRITON, tl, triton
 from . import triton_gemm
-from .gemm_epilogue import maxima_view
 
 __all__ = ["StackedOp", "interleave", "split_classes", "stacked"]
 
@@ -82,7 +81,8 @@ class StackedOp:
 
 def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
     """The :class:`StackedOp` of the symmetric :class:`~fastmoments.box.engine.AxisOp`
-    ``op`` (axis ``axis`` of ``nsp``) for ``batch`` items per class; cached on the table."""
+    ``op`` (axis ``axis`` of ``nsp``) for ``batch`` items per class; kept with ``op``
+    (:meth:`~fastmoments.box.engine.AxisOp.memo`)."""
     even, odd = op.halves
 
     def make() -> StackedOp:
@@ -102,21 +102,18 @@ def stacked(op, axis: int, nsp: int, batch: int) -> StackedOp:
                          triton_gemm.l1_exponents(m.sum(2).amax(0), m.sum(1).amax(0)),
                          tuple(range(0, 2 * r, 2)), c)
 
-    return triton_gemm._cached(op.full, f"stacked {axis}/{nsp} x{batch}", make)
+    return op.memo(("stacked", axis, nsp, batch), make)
 
 
 if HAVE_TRITON:
-    from .gemm_epilogue import magnitude_bits, raise_largest, store_halves
+    from .gemm_epilogue import store_halves
 
     @triton.jit
-    def _interleave_kernel(src_ptr, dst_ptr, top_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
-                           TOTAL: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
-                           ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    def _interleave_kernel(src_ptr, dst_ptr, B, P0, P1, P2, s_c, s_0, s_1, order,
+                           TOTAL: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
         """Dense ``dst[b, n0, n1, n2]`` (contiguous) from class-major ``src[c B + b, n0 // 2,
         n1 // 2, n2 // 2]`` (rows contiguous), ``c`` the parity bits of ``(n0, n1, n2)``;
-        0 outside the set; ``ROWS`` rows ``(b, n0, n1)`` per program. With ``TOP``: the
-        largest magnitude written, raised in ``NTOP`` slots of ``top_ptr``
-        (:func:`.gemm_epilogue.raise_largest`)."""
+        0 outside the set; ``ROWS`` rows ``(b, n0, n1)`` per program."""
         first = tl.program_id(0).to(tl.int64) * ROWS
         row = first + tl.arange(0, ROWS)[:, None]
         n1 = row % P1
@@ -132,24 +129,18 @@ if HAVE_TRITON:
         off = (cls * B + b) * s_c + (n0 // 2) * s_0 + (n1 // 2) * s_1 + n2 // 2
         v = tl.where(keep, tl.load(src_ptr + off, mask=keep, other=0.0), 0.0)
         tl.store(dst_ptr + row * P2 + n2, v, mask=inside)
-        if TOP:
-            raise_largest(top_ptr, magnitude_bits(v), NTOP)
 
     @triton.jit
-    def _split_classes_kernel(src_ptr, hi_ptr, lo_ptr, top_ptr, B, P0, P1, P2, R0, R1, R2,
+    def _split_classes_kernel(src_ptr, hi_ptr, lo_ptr, B, P0, P1, P2, R0, R1, R2,
                               s_b, s_0, s_1, d_c, d_0, d_1, order, scale, NCLS: tl.constexpr,
-                              TOTAL: tl.constexpr, TOP: tl.constexpr, NTOP: tl.constexpr,
-                              BLOCK: tl.constexpr):
+                              TOTAL: tl.constexpr, BLOCK: tl.constexpr):
         """Class-major halves ``hi + lo = scale * src[b, 2 r0 + s0, 2 r1 + s1, 2 r2 + s2]``
         at ``[c B + b, r0, r1, r2]`` (``c`` the parity bits ``s0 s1 s2``), 0 outside the
         set and beyond the coefficients. One program makes the rows of the two classes
         ``s2 = 0, 1`` that read one row of ``src``: it reads ``2 BLOCK`` entries of it at
         once and splits them into the even and the odd ones (0.43 against 0.63 ms for the
         coefficients of the 512^3 job on an H100 when each class read every other entry
-        of the row itself).
-        With ``TOP``: the largest magnitude read, raised in ``NTOP`` slots of ``top_ptr``
-        (:func:`.gemm_epilogue.raise_largest`; most programs of a total-degree set read
-        none, and take no atomic)."""
+        of the row itself; measured by ``benchmarks/box_tensor_cores.py``)."""
         pid = tl.program_id(0).to(tl.int64)
         pair = pid % (NCLS // 2)  # the class bits but the last: 2 pair + s2 is the class
         row = pid // (NCLS // 2)
@@ -166,8 +157,6 @@ if HAVE_TRITON:
         else:
             keep = inside & (n0 <= order) & (n1 <= order) & (n2 <= order)
         v = tl.load(src_ptr + b * s_b + n0 * s_0 + n1 * s_1 + n2, mask=keep, other=0.0)
-        if TOP:
-            raise_largest(top_ptr, magnitude_bits(v), NTOP)
         even, odd = tl.split(tl.reshape(tl.where(keep, v * scale, 0.0), (BLOCK, 2)))
         r2 = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         at = r0 * d_0 + r1 * d_1 + r2
@@ -180,13 +169,9 @@ def _tiles(width: int, what: str) -> tuple[int, int, int]:
     across a row of up to 1024 entries; the interleave takes rows per program up to about
     4096 entries, with 8 warps (0.33 against 0.53 ms with one row of 256 and 4 warps on an
     H100, 512^3 job), the split one source row per program (its ``ROWS`` is not used:
-    several rows per program ran 1.5-2x slower); small tiles under the
-    interpreter. ``FASTMOMENTS_BOX_ROWS="what:ROWS,BLOCK,warps"`` (``what`` one of
-    ``interleave``, ``split``) overrides it (for benchmarks)."""
-    env = os.environ.get("FASTMOMENTS_BOX_ROWS", "")
-    if env.startswith(what + ":"):
-        rows, block, warps = (int(v) for v in env.split(":")[1].split(","))
-        return rows, block, warps
+    several rows per program ran 1.5-2x slower,
+    ``benchmarks/box_tensor_cores.py``); small tiles under the
+    interpreter."""
     if os.environ.get("TRITON_INTERPRET", "") == "1":
         return 2, 32, 1
     block = min(triton.next_power_of_2(max(width, 16)), 1024)
@@ -201,41 +186,32 @@ def _as_volumes(t: torch.Tensor, nsp: int) -> torch.Tensor:
 
 
 def interleave(cm: torch.Tensor, nsp: int, batch: int, shape: tuple[int, ...], order: int,
-               total: bool, top: torch.Tensor | None = None) -> torch.Tensor:
+               total: bool) -> torch.Tensor:
     """The dense coefficients ``(batch, *shape)`` from the class-major ``cm``
     ``(2^nsp batch, R_0, ..., R_{nsp-1})`` (rows contiguous), 0 outside the set (total
-    degree ``<= order`` with ``total``, else every degree ``<= order``). ``top``: a vector
-    of maxima (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes the largest
-    magnitude of the result (NaN if it holds one), found on the way with no pass of its
-    own."""
+    degree ``<= order`` with ``total``, else every degree ``<= order``)."""
     src = _as_volumes(cm, nsp)
     if src.stride(-1) != 1:
         src = src.contiguous()
     dst = torch.empty((batch, *shape), dtype=cm.dtype, device=cm.device)
     p = (1, *shape) if nsp == 2 else tuple(shape)
     rows = batch * p[0] * p[1]
-    slots = maxima_view(top, cm, "interleave")
     if rows and p[2]:
         nrows, block, warps = _tiles(p[2], "interleave")
         grid = (triton.cdiv(rows, nrows), triton.cdiv(p[2], block))
-        launch(_interleave_kernel, grid, src, dst, dst if slots is None else slots, batch,
-               *p, src.stride(0), src.stride(1), src.stride(2), order, TOTAL=total,
-               TOP=slots is not None, NTOP=1 if slots is None else slots.numel(), ROWS=nrows,
-               BLOCK=block, num_warps=warps)
+        launch(_interleave_kernel, grid, src, dst, batch, *p, src.stride(0), src.stride(1),
+               src.stride(2), order, TOTAL=total, ROWS=nrows, BLOCK=block, num_warps=warps)
     return dst
 
 
 def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, total: bool,
-                  top: float, seen: torch.Tensor | None = None) -> triton_gemm.Halves | None:
+                  top: float) -> triton_gemm.Halves | None:
     """The parity classes of the dense coefficients ``c`` ``(B, P_0, ..., P_{nsp-1})``
     side by side, class-major ``(2^nsp B, *rows)``, masked to the set and split into
     float16 halves with one scale that brings the bound ``top`` of ``|c|`` into
     :math:`[2^{14}, 2^{15})` (as :func:`~fastmoments.box.triton_gemm.split_scaled`,
     rows of 64 entries or more start 16-aligned); ``None`` when that scale is beyond
-    :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite. ``seen``:
-    a vector of maxima (:func:`~.gemm_epilogue.maxima`) whose largest entry becomes the
-    largest magnitude of the coefficients in the set (NaN if one is), found on the way: a
-    check that ``top`` bounds them."""
+    :data:`~fastmoments.box.triton_gemm.MAX_EXPONENT` or ``top`` is not finite."""
     base = triton_gemm.scale_exponent(top)
     if base is None:
         return None
@@ -252,12 +228,9 @@ def split_classes(c: torch.Tensor, nsp: int, rows: tuple[int, ...], order: int, 
     if hi.numel():
         _, block, warps = _tiles(row, "split")
         grid = (ncls // 2 * b * r[0] * r[1], triton.cdiv(row, block))
-        slots = maxima_view(seen, c, "split_classes")
-        launch(_split_classes_kernel, grid, src, hi, lo, hi if slots is None else slots, b,
-               *p, *r, src.stride(0), src.stride(1), src.stride(2), hi.stride(0),
-               hi.stride(1), hi.stride(2),
-               order, 2.0 ** base, NCLS=ncls, TOTAL=total, TOP=slots is not None,
-               NTOP=1 if slots is None else slots.numel(), BLOCK=block, num_warps=warps)
+        launch(_split_classes_kernel, grid, src, hi, lo, b, *p, *r, src.stride(0),
+               src.stride(1), src.stride(2), hi.stride(0), hi.stride(1), hi.stride(2),
+               order, 2.0 ** base, NCLS=ncls, TOTAL=total, BLOCK=block, num_warps=warps)
     hi, lo = hi[..., :row], lo[..., :row]
     if nsp == 2:
         hi, lo = hi.squeeze(1), lo.squeeze(1)

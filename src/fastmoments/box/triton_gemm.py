@@ -24,13 +24,12 @@ with arbitrary strides (a zero batch stride shares an operand between the batch 
   are already float16 halves (:class:`Halves`): each stage's epilogue writes the next
   stage's data as halves, scaled by powers of two known in advance, so that no product
   splits its data; :func:`bmm_fp16x3` serves the data out of those scales' range.
-* :func:`bmm` (``precision="tf32x3"``): Triton's own ``input_precision="tf32x3"``.
 
-Measured on an H100 (``benchmarks/results/box_tensor_cores.md``, the 512^3, order-500 job):
-both schemes give the fastest forward products (large GEMMs, the data read in place as a
-transposed view), but their reconstruction products, whose data operand is read column by
-column, are slower than cuBLAS's; both keep the error against float64 below 1e-6. cuBLAS
-float32 stays the default and the torch ``matmul`` the reference and the CPU path.
+Measured on an H100 and an H200 (``benchmarks/results/box_tensor_cores.md``,
+``box_tensor_cores_h200.md``, the 512^3, order-500 job): the halves stages take 4.4-4.9 ms
+for forward and reconstruction against 10.6-11.6 ms for cuBLAS's float32 products, with
+the error against float64 below 1e-6. The torch ``matmul`` stays the reference and the
+CPU path. (Triton's own ``input_precision="tf32x3"`` took 13.8-13.9 ms there: not offered.)
 """
 
 from __future__ import annotations
@@ -41,15 +40,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .._array import largest_magnitude_value
 from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
-from .._triton import FastLaunch, available, loop_bound, tl, triton
-from . import halves_tma
+from .._triton import available, loop_bound, tl, triton
 
-__all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm", "bmm_fp16x3",
+__all__ = ["MAX_EXPONENT", "Halves", "SplitOperand", "available", "bmm_fp16x3",
            "halves_product", "l1_exponents", "padded_row", "scale_exponent", "split_constant",
-           "split_of", "split_scaled", "table_exponents"]
+           "split_scaled", "table_exponents"]
 
 _MAX_GRID_Y = 65535
 
@@ -71,88 +68,11 @@ if _HAVE_TRITON:
         pid_n = (pid % per_group) // size_m
         return pid_m * BM + tl.arange(0, BM), pid_n * BN + tl.arange(0, BN)
 
-    @triton.jit
-    def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
-                    PRECISION: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr, GROUP: tl.constexpr, INTERPRET: tl.constexpr,
-                    KTILES: tl.constexpr):
-        batch = tl.program_id(1).to(tl.int64)
-        rm, rn = _tile_ranges(M, N, BM, BN, GROUP)
-        rk = tl.arange(0, BK)
-        a_ptrs = a_ptr + batch * s_ab + rm[:, None].to(tl.int64) * s_am + rk[None, :] * s_ak
-        b_ptrs = b_ptr + batch * s_bb + rk[:, None] * s_bk + rn[None, :].to(tl.int64) * s_bn
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        # the interpreter cannot loop to a runtime bound (NumPy >= 2.4 refuses int() of its
-        # one-element scalars): there the bound is the constexpr KTILES (0 when compiled)
-        for k in range(0, KTILES if INTERPRET else tl.cdiv(K, BK)):
-            left = K - k * BK
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
-            b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
-            a_ptrs += BK * s_ak
-            b_ptrs += BK * s_bk
-        c_ptrs = c_ptr + batch * s_cb + rm[:, None].to(tl.int64) * s_cm + rn[None, :] * s_cn
-        tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 def _loop_bound(k: int, bk: int) -> dict[str, object]:
     """The kernels' loop-bound arguments: under ``TRITON_INTERPRET=1`` the number of K tiles
     as a constexpr, compiled a constant 0 (unused; the loop runs to ``cdiv(K, BK)``, so that
     one compiled kernel serves every K)."""
     return loop_bound("KTILES", triton.cdiv(k, bk))
-
-
-def _tile(m: int, n: int) -> tuple[int, int, int, int, int]:
-    """``(BM, BN, BK, warps, stages)``: one fixed tile per shape class, no autotuning (whose
-    compilations took minutes on the first calls, for a kernel that is used on request)."""
-    if os.environ.get("TRITON_INTERPRET", "") == "1":
-        return 16, 16, 16, 1, 1
-    bm = 64 if m <= 64 else 128
-    bn = 128 if n >= 128 else 64
-    return bm, bn, 32, 4 if bm * bn <= 8192 else 8, 3
-
-
-def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32x3") -> torch.Tensor:
-    """``a @ b`` for float32 ``a`` ``(Ba, M, K)`` and ``b`` ``(Bb, K, N)`` (``Ba``/``Bb`` equal,
-    or 1 to share the operand), on tensor cores with ``precision`` ``"tf32x3"`` (float32
-    accuracy, see the module notes) or ``"ieee"`` (CUDA cores, for comparison).
-
-    Returns a new contiguous ``(B, M, N)`` float32 tensor. Strided operands are read in
-    place (no copies).
-    """
-    if a.dtype != torch.float32 or b.dtype != torch.float32:
-        raise TypeError(f"bmm needs float32 operands, got {a.dtype} and {b.dtype}")
-    if a.ndim != 3 or b.ndim != 3 or a.shape[2] != b.shape[1]:
-        raise ValueError(f"bmm needs (B, M, K) @ (B, K, N), got {tuple(a.shape)} and "
-                         f"{tuple(b.shape)}")
-    if precision not in ("tf32x3", "ieee", "tf32"):
-        raise ValueError(f"precision must be 'tf32x3', 'tf32' or 'ieee', got {precision!r}")
-    batch = max(a.shape[0], b.shape[0])
-    if a.shape[0] not in (1, batch) or b.shape[0] not in (1, batch):
-        raise ValueError(f"bmm batch sizes {a.shape[0]} and {b.shape[0]} do not broadcast")
-    m, k = a.shape[1], a.shape[2]
-    n = b.shape[2]
-    c = torch.empty((batch, m, n), dtype=torch.float32, device=a.device)
-    if c.numel() == 0:
-        return c
-    if k == 0:
-        return c.zero_()
-    s_ab = a.stride(0) if a.shape[0] > 1 else 0
-    s_bb = b.stride(0) if b.shape[0] > 1 else 0
-
-    bm, bn, bk, warps, stages = _tile(m, n)
-    for start in range(0, batch, _MAX_GRID_Y):  # the grid's second axis holds 65535 programs
-        stop = min(batch, start + _MAX_GRID_Y)
-        aa = a[start:stop] if s_ab else a
-        bb = b[start:stop] if s_bb else b
-
-        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), stop - start)
-        launch(_bmm_kernel, grid, aa, bb, c[start:stop], m, n, k, s_ab, a.stride(1),
-               a.stride(2), s_bb, b.stride(1), b.stride(2), c.stride(0), c.stride(1),
-               c.stride(2), PRECISION=precision, BM=bm, BN=bn, BK=bk, GROUP=8,
-               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
-    return c
 
 
 # ------------------------------------------------------------------ split half precision
@@ -291,35 +211,6 @@ def _padded(shape: tuple[int, ...] | torch.Size, dtype: torch.dtype,
     return torch.empty((*shape[:-1], wide), dtype=dtype, device=device)[..., :last]
 
 
-def split_of(mat: torch.Tensor) -> SplitOperand:
-    """:func:`split_constant` of the table view ``mat``, as contiguous halves.
-
-    Computed once per view (shape, strides and offset) and kept on the tensor that owns the
-    memory, so the plan's tables are split on their first product only; recomputed when the
-    table is modified in place. The halves are contiguous whatever the view's strides (a
-    transposed table is read row by row by the kernel).
-    """
-    return _cached(mat, "split", lambda: split_constant(mat.contiguous()))
-
-
-def _cached(mat: torch.Tensor, what: str, make):
-    """``make()``, computed once per view of ``mat`` (shape, strides, offset) and kept on the
-    tensor that owns the memory until that tensor is modified in place (computed on every
-    call for an inference tensor, which has no version counter to tell that)."""
-    base = mat if mat._base is None else mat._base
-    if base.is_inference():
-        return make()
-    key = (what, tuple(mat.shape), tuple(mat.stride()), mat.storage_offset())
-    cache = getattr(base, "_fastmoments_splits", None)
-    if cache is None or cache[0] != base._version:
-        cache = (base._version, {})
-        base._fastmoments_splits = cache
-    hit = cache[1].get(key)
-    if hit is None:
-        hit = cache[1][key] = make()
-    return hit
-
-
 def _tile16(m: int, n: int) -> tuple[int, int, int, int, int]:
     """``(BM, BN, BK, warps, stages)`` of the split kernel, measured on an H100
     (``benchmarks/box_tensor_cores.py``); small tiles under the interpreter."""
@@ -401,8 +292,9 @@ def bmm_fp16x3(data: torch.Tensor, const: SplitOperand, *, data_first: bool,
 # :mod:`.engine`, ``_analyze_halves``): every product then loads ready halves, and no pass
 # splits its data. A stage's output is scaled by powers of two known before it is computed,
 # from a bound on its magnitude: the row (or column) sums of the table times the bound of
-# its input (measured on an H100: a product of ready halves is 2.9x cuBLAS's float32 GEMM;
-# splitting in a pass of its own costs what that saves).
+# its input (measured on an H100 with ``benchmarks/box_tensor_cores.py``: a product of
+# ready halves is 2.9x cuBLAS's float32 GEMM; splitting in a pass of its own costs what
+# that saves).
 
 if _HAVE_TRITON:
 
@@ -532,6 +424,14 @@ class Halves:
         return total + self.base
 
 
+def largest_magnitude(t: torch.Tensor) -> float:
+    """``max |t|`` as a Python float (one reduction and one host read; 0 for an empty ``t``,
+    NaN or infinity when ``t`` holds one). Computed on every call: nothing is kept."""
+    if not t.numel():
+        return 0.0
+    return float(torch.linalg.vector_norm(t.detach(), ord=math.inf))
+
+
 def scale_exponent(top: float) -> int | None:
     """The exponent ``e`` of the scale :math:`2^e` that brings ``top`` (a bound of the
     magnitudes, ``> 0``, or ``0``) into :math:`[2^{14}, 2^{15})`: 0 for 0, ``None`` when
@@ -563,10 +463,9 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     :data:`ROW_ALIGN` entries apart (the halves are then views of padded buffers, at most
     a quarter larger): the products read strided blocks of them, and strides that are not
     multiples of 16 kept Triton from vectorising those reads (the reconstruction of 501^3
-    coefficients: 0.69 against 0.40 ms for its first product on an H100). Shorter rows are
-    not padded (a row of 5 would take 3.2 times the memory)."""
+    coefficients: 0.69 against 0.40 ms for its first product on an H100). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
     if top is None:
-        top = largest_magnitude_value(t) if t.numel() else 0.0
+        top = largest_magnitude(t)
     base = scale_exponent(top)
     if base is None:
         return None
@@ -602,12 +501,10 @@ def table_exponents(mat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]
     """Integer exponents (float32 vectors) ``e_row``, ``e_col`` of a table with
     :math:`2^{e}\\,\\|row\\|_1 \\le 1` and :math:`2^{e}\\,\\|column\\|_1 \\le 1`
     (``-ceil(log2)`` of the sums, 0 for a zero row), and the largest of their magnitudes
-    (an ``int``); cached on the table like :func:`split_of` (one host read, once)."""
-    def make() -> tuple[torch.Tensor, torch.Tensor, int]:
-        a = mat.detach().double().abs()
-        return l1_exponents(a.sum(1), a.sum(0))
-
-    return _cached(mat, "exponents", make)
+    (an ``int``; one host read). The engine keeps them with the plan's table
+    (:meth:`fastmoments.box.engine.AxisOp.exponents`)."""
+    a = mat.detach().double().abs()
+    return l1_exponents(a.sum(1), a.sum(0))
 
 
 def l1_exponents(row_sums: torch.Tensor,
@@ -647,6 +544,49 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     the batch (any strides) whose entries are written as 0.
     """
     b = data.hi.shape[0]
+    free, hi, lo, s_d, wx, s_xw = _data_operand(data, k_axis, data_first)
+    free_shape = tuple(data.hi.shape[a] for a in free)
+    kdim = data.hi.shape[k_axis]
+    a_shape = (b, math.prod(free_shape), kdim) if data_first else const.hi.shape
+    b_shape = const.hi.shape if data_first else hi.shape
+    m, k, n = a_shape[1], a_shape[2], b_shape[2]
+    if a_shape[2] != b_shape[1]:
+        raise ValueError("halves_product: inner sizes differ")
+    halves = out_exps is not None
+    # (scalars from the host are Python numbers: a tensor made from one would be a copy
+    # that waits for the GPU)
+    f = _factors(data, free, out_exps, const.inv_scale, m if data_first else n)
+    rowf, colf = (f, None) if halves == (not data_first) else (None, f)
+    shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
+    oh, ol, s_o, w, s_ow = _output(out, halves, data_first, shape, (b, m, n), free_shape,
+                                   data.hi.device)
+    shared = const.hi.shape[0] == 1
+    s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
+    if data_first:
+        x, y, s_x, s_y = (hi, lo), (const.hi, const.lo), s_d, s_c
+    else:
+        x, y, s_x, s_y = (const.hi, const.lo), (hi, lo), s_c, s_d
+    s_z = (0, 0, 0)
+    if zero is not None:
+        if out is None or halves or tuple(zero.shape) != shape[1:]:
+            raise ValueError("halves_product: zero= takes a mask of the float32 out=")
+        s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
+    flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
+             "SPLITN": s_ow != 0, "SPLITM": s_xw != 0, "ZERO": zero is not None}
+    scalars = (m, n, k, *s_x, *s_y, *s_o, w, s_ow, wx, s_xw, *s_z)
+    _launch_halves(x, y, (s_x[0], s_y[0]), (f if rowf is None else rowf,
+                   f if colf is None else colf), (oh, ol), f if zero is None else zero,
+                   scalars, flags, _tile_halves(m, n, not shared), b)
+    return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
+
+
+def _data_operand(data: Halves, k_axis: int, data_first: bool
+                  ) -> tuple[range, torch.Tensor, torch.Tensor, tuple[int, int, int], int, int]:
+    """The data operand of :func:`halves_product` as the kernel reads it: its free axes,
+    the halves as ``(B, F, K)`` (``data_first``) or ``(B, K, F)`` views, their strides,
+    and ``(WX, s_xw)``: the free axes read as two strided axes when they do not merge
+    (``WX = 1``, ``s_xw = 0`` otherwise)."""
+    b = data.hi.shape[0]
     nd = data.hi.ndim
     kdim = data.hi.shape[k_axis]
     if data.exps[k_axis - 1] is not None:
@@ -654,100 +594,73 @@ def halves_product(data: Halves, k_axis: int, const: SplitOperand, *, data_first
     if data_first != (k_axis == 1) or (not data_first and k_axis != nd - 1):
         raise ValueError("halves_product: sums axis 1 with the data first, else the last")
     free = range(2, nd) if data_first else range(1, nd - 1)
-    free_shape = tuple(data.hi.shape[a] for a in free)
-    wx, s_xw = 1, 0
-    if data_first:  # (B, K, F) -> (B, F, K), a transposed view
-        try:
-            hi, lo = data.hi.view(b, kdim, -1).mT, data.lo.view(b, kdim, -1).mT
-            s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-        except RuntimeError:  # free axes that do not merge (a block of a larger array)
-            if nd == 4 and data.hi.stride() == data.lo.stride():
-                # rows read in place as two strided axes, (m // WX, m % WX)
-                hi, lo = data.hi, data.lo
-                wx, s_xw = hi.shape[3], hi.stride(3)
-                s_d = (hi.stride(0), hi.stride(2), hi.stride(1))
-            else:
-                hi = data.hi.reshape(b, kdim, -1).mT
-                lo = data.lo.reshape(b, kdim, -1).mT
-                s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-    else:  # (B, F, K) -> (B, K, F)
+    if not data_first:  # (B, F, K) -> (B, K, F)
         hi, lo = data.hi.reshape(b, -1, kdim).mT, data.lo.reshape(b, -1, kdim).mT
-        s_d = (hi.stride(0), hi.stride(1), hi.stride(2))
-    f_total = math.prod(free_shape)
-    a_shape = (b, f_total, kdim) if data_first else const.hi.shape
-    b_shape = const.hi.shape if data_first else hi.shape
-    m, k, n = a_shape[1], a_shape[2], b_shape[2]
-    if a_shape[2] != b_shape[1]:
-        raise ValueError("halves_product: inner sizes differ")
-    dev = data.hi.device
-    halves = out_exps is not None
-    # (scalars from the host are Python numbers: a tensor made from one would be a copy
-    # that waits for the GPU)
-    f = _factors(data, free, out_exps, const.inv_scale, m if data_first else n)
-    new_axis_is_row = not data_first
-    rowf, colf = (f, None) if halves == new_axis_is_row else (None, f)
-    dt = torch.float16 if halves else torch.float32
-    shape = (b, *free_shape, n) if data_first else (b, m, *free_shape)
-    w, s_ow = n, 0
+        return free, hi, lo, (hi.stride(0), hi.stride(1), hi.stride(2)), 1, 0
+    try:  # (B, K, F) -> (B, F, K), a transposed view
+        hi, lo = data.hi.view(b, kdim, -1).mT, data.lo.view(b, kdim, -1).mT
+    except RuntimeError:  # free axes that do not merge (a block of a larger array)
+        if nd == 4 and data.hi.stride() == data.lo.stride():
+            # rows read in place as two strided axes, (m // WX, m % WX)
+            hi = data.hi
+            return (free, hi, data.lo, (hi.stride(0), hi.stride(2), hi.stride(1)),
+                    hi.shape[3], hi.stride(3))
+        hi = data.hi.reshape(b, kdim, -1).mT
+        lo = data.lo.reshape(b, kdim, -1).mT
+    return free, hi, lo, (hi.stride(0), hi.stride(1), hi.stride(2)), 1, 0
+
+
+def _output(out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None, halves: bool,
+            data_first: bool, shape: tuple[int, ...], bmn: tuple[int, int, int],
+            free_shape: tuple[int, ...], device: torch.device
+            ) -> tuple[torch.Tensor, torch.Tensor, tuple[int, int, int], int, int]:
+    """Where :func:`halves_product` writes: ``(oh, ol)`` as ``(B, M, N)`` (the same tensor
+    twice for a float32 result), their strides and ``(W, s_ow)``: the columns written as
+    two strided axes (``W = N``, ``s_ow = 0`` otherwise)."""
+    b, m, n = bmn
     if out is not None and halves:
         if not data_first or tuple(out[0].shape) != shape or tuple(out[1].shape) != shape:
             raise ValueError("halves_product: out= takes halves of data @ const")
         oh, ol = out[0].view(b, m, n), out[1].view(b, m, n)
         if oh.stride() != ol.stride():
             raise ValueError("halves_product: out= halves of different strides")
-        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
-    elif out is not None:
+        return oh, ol, (oh.stride(0), oh.stride(1), oh.stride(2)), n, 0
+    if out is not None:
         if data_first or len(free_shape) > 2 or tuple(out.shape) != shape:
             raise ValueError("halves_product: out= takes the float32 result of const @ data")
-        oh = ol = out
         s_o = (out.stride(0), out.stride(1), out.stride(2))
         if len(free_shape) == 2:
-            w, s_ow = free_shape[1], out.stride(3)
-    else:
-        oh = torch.empty((b, m, n), dtype=dt, device=dev)
-        ol = torch.empty_like(oh) if halves else oh
-        s_o = (oh.stride(0), oh.stride(1), oh.stride(2))
-    shared = const.hi.shape[0] == 1
-    s_c = (0 if shared else const.hi.stride(0), const.hi.stride(1), const.hi.stride(2))
-    if data_first:
-        x_h, x_l, y_h, y_l, s_x, s_y = hi, lo, const.hi, const.lo, s_d, s_c
-    else:
-        x_h, x_l, y_h, y_l, s_x, s_y = const.hi, const.lo, hi, lo, s_c, s_d
-    s_z = (0, 0, 0)
-    if zero is not None:
-        if out is None or halves or tuple(zero.shape) != shape[1:]:
-            raise ValueError("halves_product: zero= takes a mask of the float32 out=")
-        s_z = (zero.stride(0), zero.stride(1), zero.stride(2) if zero.ndim > 2 else 0)
-    tile = _tile_halves(m, n, not shared)
+            return out, out, s_o, free_shape[1], out.stride(3)
+        return out, out, s_o, n, 0
+    oh = torch.empty((b, m, n), dtype=torch.float16 if halves else torch.float32, device=device)
+    ol = torch.empty_like(oh) if halves else oh
+    return oh, ol, (oh.stride(0), oh.stride(1), oh.stride(2)), n, 0
+
+
+def _launch_halves(x: tuple[torch.Tensor, torch.Tensor], y: tuple[torch.Tensor, torch.Tensor],
+                   batch_strides: tuple[int, int], factors: tuple[torch.Tensor, torch.Tensor],
+                   o: tuple[torch.Tensor, torch.Tensor], z: torch.Tensor, scalars: tuple,
+                   flags: dict[str, bool], tile: tuple[int, int, int, int, int],
+                   b: int) -> None:
+    """Launch :func:`_halves_kernel` over the ``b`` batch entries (several launches when
+    they exceed one grid axis); ``scalars``: ``M, N, K`` and the strides, in the kernel's
+    order."""
+    m, n, k = scalars[:3]
     bm, bn, bk, warps, stages = tile
-    epilogue = (f if rowf is None else rowf, f if colf is None else colf, oh, ol,
-                f if zero is None else zero)
-    flags = {"ROWF": rowf is not None, "COLF": colf is not None, "HALVES": halves,
-             "SPLITN": s_ow != 0, "ZERO": zero is not None}
-    if halves and s_xw == 0 and halves_tma.enabled(dev):  # Hopper on: TMA-fed (halves out)
-        lay = halves_tma.layout((x_h, x_l), (y_h, y_l), s_x, s_y, m, n, k, b)
-        if lay is not None and halves_tma.launch(
-                lay, (x_h, x_l), (y_h, y_l), b, s_x[0] == 0, s_y[0] == 0, m, n, k,
-                (*epilogue, *s_o, w, s_ow, *s_z), flags, tile,
-                os.environ.get("TRITON_INTERPRET", "") == "1"):
-            return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     for start in range(0, b, _MAX_GRID_Y):
         stop = min(b, start + _MAX_GRID_Y)
         if stop - start == b:  # one launch for the batch: no views of its part
-            parts = (x_h, x_l, y_h, y_l)
-            o = (oh, ol)
+            parts = (*x, *y)
+            outs = o
         else:
             sl = slice(start, stop)
-            parts = (_part(x_h, s_x[0], sl), _part(x_l, s_x[0], sl), _part(y_h, s_y[0], sl),
-                     _part(y_l, s_y[0], sl))
-            o = (oh[sl], ol[sl])
-        _HALVES_LAUNCH(
-            (tiles, stop - start),
-            *parts, *epilogue[:2], *o, epilogue[4], m, n, k, *s_x, *s_y, *s_o, w, s_ow,
-            wx, s_xw, *s_z, **flags, SPLITM=s_xw != 0, BM=bm, BN=bn, BK=bk,
-            GROUP=8, **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
-    return _halves_result(data, free, out_exps, data_first, out, oh, ol, shape)
+            parts = (_part(x[0], batch_strides[0], sl), _part(x[1], batch_strides[0], sl),
+                     _part(y[0], batch_strides[1], sl), _part(y[1], batch_strides[1], sl))
+            outs = (o[0][sl], o[1][sl])
+        launch(_halves_kernel, (tiles, stop - start), *parts, *factors, *outs, z, *scalars,
+               **flags, BM=bm, BN=bn, BK=bk, GROUP=8,
+               **_loop_bound(k, bk), num_warps=warps, num_stages=stages)
 
 
 def _halves_result(data: Halves, free: range, out_exps: torch.Tensor | None,
@@ -804,10 +717,6 @@ _MAX_FACTORS = 256
 _FACTORS: dict[tuple, tuple] = {}
 
 
-#: The launcher of :func:`_halves_kernel` (its compiled kernels kept, :class:`FastLaunch`).
-_HALVES_LAUNCH = FastLaunch(_halves_kernel) if _HAVE_TRITON else None
-
-
 def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
     """The batch entries ``sl`` of ``t`` for one launch (all of it when it is shared)."""
     return t[sl] if batch_stride else t
@@ -815,16 +724,11 @@ def _part(t: torch.Tensor, batch_stride: int, sl: slice) -> torch.Tensor:
 
 def _tile_halves(m: int, n: int, classes: bool = False) -> tuple[int, int, int, int, int]:
     """``(BM, BN, BK, warps, stages)`` of the halves product, measured on an H100
-    (64-wide blocks for the large products, 32-wide where a side is at most 256; ten other
-    settings were no faster on the 512^3 job of ``benchmarks/box_tensor_cores.py``; the
+    (``benchmarks/box_tensor_cores.py``: 64-wide blocks for the large products, 32-wide
+    where a side is at most 256; ten other settings were no faster on the 512^3 job; the
     products of the parity classes as one batch (``classes``: one table per batch entry),
     whose sides are about 251, were faster with 64-wide blocks, 5.8-6.0 against 6.1-7.8 ms
-    for the 512^3 job); small tiles under the interpreter.
-    ``FASTMOMENTS_BOX_TILE="BM,BN,BK,warps,stages"`` overrides it (for benchmarks)."""
-    env = os.environ.get("FASTMOMENTS_BOX_TILE")  # "BM,BN,BK,warps,stages", for benchmarks
-    if env and os.environ.get("TRITON_INTERPRET", "") != "1":
-        bm, bn, bk, warps, stages = (int(v) for v in env.split(","))
-        return bm, bn, bk, warps, stages
+    for the 512^3 job); small tiles under the interpreter."""
     bm, bn, bk, warps, stages = _tile16(m, n)  # the split kernel's tiles, wider blocks
     if bk == 32 and (min(m, n) > 256 or (classes and min(m, n) > 128)):
         bk = 64
