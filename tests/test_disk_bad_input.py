@@ -29,7 +29,7 @@ from fastmoments.disk import (
     ZernikeTransform,
     get_family,
 )
-from fastmoments.features import moment_pairs
+from fastmoments.recognition import moment_pairs
 
 from .reference_disk import moments_direct, pht_moments_direct, sum_bound
 

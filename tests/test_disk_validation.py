@@ -13,7 +13,7 @@ import torch
 
 import fastmoments as fm
 from fastmoments.disk import DiskTransform
-from fastmoments.features import moment_pairs
+from fastmoments.recognition import moment_pairs
 
 IMG = np.random.default_rng(0).random((12, 12))
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments.features import features
+from fastmoments.recognition import features
 from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFeatures
 
 IMGS = np.random.default_rng(21).random((5, 20, 20))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastmoments.disk import pixel_mask
-from fastmoments.features import features, object_features
+from fastmoments.recognition import features, object_features
 from fastmoments.sklearn import ZernikeFeatures
 
 from .reference_disk import radial_exact

@@ -15,8 +15,8 @@ from fastmoments.box.api import JacobiTransform, legendre_moments
 from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import pseudo_zernike_moments, zernike_moments
 from fastmoments.disk.pht import PolarHarmonicTransform, pcet
-from fastmoments.features import features
 from fastmoments.parallel import plans
+from fastmoments.recognition import features
 from fastmoments.signal import cwt, gaussian_filter, gaussian_filter1d, morlet_transform
 
 LISTS = [["cpu", "cpu"], ["cpu", "cpu", "cpu"]]

@@ -93,7 +93,7 @@ class DiskMoments(Moments):
         >>> zernike_moments(np.ones((8, 8)), 1).names("complex")
         ['Re A[0,0]', 'Im A[0,0]', 'Re A[1,1]', 'Im A[1,1]']
         """
-        from ..features.extract import KINDS, column_labels
+        from ..recognition.extract import KINDS, column_labels
 
         kind = check_choice("kind", kind, (*KINDS, "value"))
         if kind == "value":

@@ -714,7 +714,7 @@ def gather_features(res: list[Any], ax: Any, dev0: torch.device, kind: ArrayKind
                              kind_in=kind)
     if count is not None:
         from .._validate import check_int
-        from ..features.selection import moment_variances, top_by_variance
+        from ..recognition.selection import moment_variances, top_by_variance
 
         count = check_int("select", count, minimum=1, maximum=len(fs.pairs))
         var = moment_variances(fs, kind=fs.kind)

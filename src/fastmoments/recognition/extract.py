@@ -440,7 +440,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     select : int or sequence of (n, m), optional
         ``None``: every candidate moment. An int ``c``: the ``c`` candidates whose ``kind``
         values vary most over these images (the thesis's criterion, Tables 6.1-6.3; see
-        :func:`fastmoments.features.moment_variances`). A sequence: exactly these moments, in
+        :func:`fastmoments.recognition.moment_variances`). A sequence: exactly these moments, in
         this order (negative ``m`` allowed).
     k, quadrature, rule
         Sampling of the disk (as in :func:`fastmoments.pseudo_zernike_moments`).

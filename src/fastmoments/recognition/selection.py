@@ -114,9 +114,9 @@ def select_by_variance(images: Any, count: int = 4, *, family: str = "pseudo-zer
     count : int
         How many moments to keep (4 in the thesis).
     family, orders, kind
-        As in :func:`fastmoments.features.features`.
+        As in :func:`fastmoments.features`.
     **kwargs
-        Passed to :func:`fastmoments.features.features` (device, dtype, batch_size, ...).
+        Passed to :func:`fastmoments.features` (device, dtype, batch_size, ...).
 
     Returns
     -------
