@@ -75,6 +75,7 @@ from .quadrature import (
     analysis_matrix,
     synthesis_matrix,
 )
+from .split import BoxSplit
 
 __all__ = [
     "TRUNCATIONS",
@@ -107,7 +108,7 @@ def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> 
                          f"norms leave the float64 range), got alpha={alpha}, beta={beta}")
 
 
-@multi_device
+@multi_device(split=BoxSplit)
 class JacobiTransform:
     r"""A plan for Jacobi (Legendre, Gegenbauer) moments of images or volumes of one shape.
 

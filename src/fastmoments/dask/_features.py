@@ -13,7 +13,10 @@ import torch
 from .._array import working_dtype
 from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
-from ..recognition.extract import ALGORITHMS, KINDS, _column_names, _label, moment_pairs
+from ..moments import KINDS
+from ..moments import column_names as _column_names
+from ..moments import label as _label
+from ..recognition.extract import ALGORITHMS, moment_pairs
 from ._workers import cached_factory, configure_threads
 
 __all__ = ["feature_names", "features"]

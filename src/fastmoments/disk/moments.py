@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from .._array import ChannelMove, restore_channels
 from .._validate import check_choice, check_int, check_int_list
-from ..moments import MomentIndexError, Moments, index_key
-from .transform import REPETITION_SETS, DiskTransform
+from ..moments import KINDS, MomentIndexError, Moments, column_labels, index_key
+from .indexing import REPETITION_SETS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .transform import DiskTransform
 
 __all__ = ["DiskMoments"]
 
@@ -93,8 +96,6 @@ class DiskMoments(Moments):
         >>> zernike_moments(np.ones((8, 8)), 1).names("complex")
         ['Re A[0,0]', 'Im A[0,0]', 'Re A[1,1]', 'Im A[1,1]']
         """
-        from ..recognition.extract import KINDS, column_labels
-
         kind = check_choice("kind", kind, (*KINDS, "value"))
         if kind == "value":
             return [f"A[{n},{m}]" for n, m in self.pairs]

@@ -61,11 +61,10 @@ from .._validate import (
 )
 from ..parallel import device_key, first_device, resolve_devices
 from .families import FAMILIES, DiskFamily, check_family_pairs
-from .indexing import IndexSet
+from .indexing import REPETITION_SETS, IndexSet
 from .moments import DiskMoments
-from .sampling import QUADRATURES, RULES, SLOT_KAPPA, SLOT_SIGMA, DiskSampling
+from .sampling import QUADRATURES, RULES, sample_points
 from .transform import (
-    REPETITION_SETS,
     DiskTransform,
     channels_first,
     estimate_disk_memory,
@@ -82,7 +81,6 @@ __all__ = [
     "pct",
     "pht_family",
     "pst",
-    "sample_points",
 ]
 
 KINDS = ("pcet", "pct", "pst")
@@ -203,32 +201,6 @@ def pht_family(kind: str, s: float = 2.0) -> PolarHarmonicFamily:
     return fam if s == 2.0 else PolarHarmonicFamily(kind, s)  # type: ignore[return-value]
 
 
-# ---------------------------------------------------------------------------- sample points
-@lru_cache(maxsize=8)
-def sample_points(size: int, k: int, quadrature: str, rule: str
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    r"""Every sample point of the disk engine's sampling, flattened.
-
-    Returns
-    -------
-    r, theta, weight, pix : ndarray, shape (P,)
-        Radius, angle (:math:`\sigma\theta_0 + \kappa\pi/2`), quadrature weight and linear
-        pixel index (``row * N + col``) of each point (coinciding orbit images kept once).
-    """
-    from .sampling import disk_sampling
-
-    smp: DiskSampling = disk_sampling(size, k, quadrature, rule)
-    theta = SLOT_SIGMA[None, :] * smp.theta0[:, None] + SLOT_KAPPA[None, :] * (np.pi / 2)
-    r = np.broadcast_to(smp.radius[smp.group][:, None], theta.shape)
-    w = np.broadcast_to(smp.weight[:, None], theta.shape)
-    used = smp.slot_used
-    out = (np.ascontiguousarray(r[used]), np.ascontiguousarray(theta[used]),
-           np.ascontiguousarray(w[used]), np.ascontiguousarray(smp.pix[used]))
-    for a in out:
-        a.setflags(write=False)
-    return out
-
-
 # ---------------------------------------------------------------------------- plan
 class PolarHarmonicTransform(DiskTransform):
     r"""Plan of a polar harmonic transform for ``N x N`` images, applied to batches.
@@ -319,6 +291,14 @@ class PolarHarmonicTransform(DiskTransform):
         # moments, 40 ms against 18 ms at 30 moments on 1000 images of 2048 x 2048)
         self._fold = self.index.size >= _FOLD_FROM
         self._nufft: Any = None
+
+    def partial_plan(self, index: IndexSet, device: torch.device,
+                     arguments: dict[str, Any]) -> PolarHarmonicTransform:
+        """The plan of some of this plan's columns on ``device``, for a split over devices."""
+        kw = {k: v for k, v in arguments.items()
+              if k not in ("nmax", "lmax", "nmin", "lmin", "pairs", "kind", "size")}
+        return PolarHarmonicTransform(self.kind, self.size, pairs=index.pairs(),
+                                      **{**kw, "device": device})
 
     # ------------------------------------------------------------------ sizes
     def _kernel_base(self) -> np.ndarray:

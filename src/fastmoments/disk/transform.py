@@ -37,20 +37,18 @@ from .families import FAMILIES, DiskFamily, get_family
 from .geometric import make_engine
 from .indexing import IndexSet
 from .sampling import QUADRATURES, RULES, disk_sampling
+from .split import DiskSplit
 
 __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform",
            "channels_first", "estimate_disk_memory"]
 
-#: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
 #: Largest scratch memory (bytes) of a forward transform that is replayed as a CUDA graph:
 #: a graph keeps its scratch for as long as its plan keeps it. Larger jobs run eagerly, and
 #: their launches are a small share of their time anyway.
 GRAPH_SCRATCH = 1 << 30
 
-REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
-
-@multi_device
+@multi_device(split=DiskSplit)
 class DiskTransform:
     r"""A transform on the unit disk for ``N x N`` images, built once and applied to batches.
 
@@ -312,6 +310,17 @@ class DiskTransform:
         img = self.engine.synthesize(coef.reshape(-1, *coef.shape[-2:]), gamma=gamma,
                                      weighted=True, normalized=True)
         return to_output(img.reshape(*batch, self.size, self.size), kind)
+
+    def partial_plan(self, index: IndexSet, device: torch.device,
+                     arguments: dict[str, Any]) -> DiskTransform:
+        """The plan of some of this plan's columns on ``device``, for a split over devices.
+
+        ``arguments`` are those this plan was built with (by name): the options that do not
+        name the moments are passed on.
+        """
+        keep = ("k", "quadrature", "rule", "method", "dtype", "memory_budget")
+        return DiskTransform(self.family, self.size, 0, index=index, device=device,
+                             **{k: arguments[k] for k in keep if k in arguments})
 
     def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
         """Reconstruct at pixel centres from ``(B, cols, rows)`` coefficients (unmasked

@@ -28,7 +28,7 @@ from .._memory import memory_budget as _memory_budget
 from .._memory import rows_per_chunk
 from .._progress import progress as _progress
 from .._validate import check_int
-from .extract import FeatureSet
+from .featureset import FeatureSet
 
 __all__ = ["THESIS_EDGES", "PairStatistics", "feature_distances", "nearest_neighbours",
            "pair_statistics"]

@@ -43,11 +43,13 @@ import torch
 
 from .._array import resolve_device
 from .._validate import check_int
+from ..moments import KINDS
 from . import thesis
 from .distance import nearest_neighbours, pair_statistics
-from .extract import KINDS, FeatureSet, features, moment_pairs
+from .extract import features, moment_pairs
+from .featureset import FeatureSet
 from .glyphs import find_font, gb2312_characters, render_glyphs
-from .selection import moment_variances, top_by_variance, variance_table
+from .variance import moment_variances, top_by_variance, variance_table
 
 __all__ = ["glyph_images", "rotate_images", "run_characters"]
 

@@ -56,7 +56,8 @@ import torch
 
 from .._array import ArrayKind, finite_flag, move_channels, resolve_device, working_dtype
 from .._validate import check_channel_axis, check_choice, check_int, colour_hint
-from .extract import FeatureSet, features
+from .extract import features
+from .featureset import FeatureSet
 
 __all__ = ["RADII", "ObjectFeatures", "object_features", "regionprops_property"]
 
