@@ -43,7 +43,7 @@ from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
 from .._progress import progress_bar
 from . import triton_radial
-from .compression import RadialCompression, compressible
+from .compression import RadialCompression, compressible, node_count
 from .families import DiskFamily
 from .indexing import IndexSet
 from .sampling import DiskSampling
@@ -170,6 +170,7 @@ class DiskEngine:
         self.g_inside = int(np.searchsorted(self.sampling.radius, 1.0, side="right"))
         if choice != "1" and not compressible(name, self.g_inside, T):
             return None
+        self._check_compression_memory(T)
         comp = RadialCompression(name, self.index.ms, T, self.device,
                                  radius=np.asarray(self.sampling.radius[:self.g_inside]))
         comp.cache_bytes = self.budget // 16
@@ -177,6 +178,31 @@ class DiskEngine:
         self.class_to_comp = self.class_inverse[comp.order]
         self.ms32_comp = self.ms32[comp.order].contiguous()
         return comp
+
+    def compression_bytes(self, max_order: int, batch: int = 1) -> int:
+        """Least memory of the compressed radial stage, before any of it is built: the node
+        matrices of the basis, the radial table at the nodes (float64, unless the fused
+        kernels compute it on the fly) and the node sums of ``batch`` images."""
+        K = node_count(self.family.name, max_order)
+        node_matrices = 2 * (max_order + 1) * K * 8
+        node_table = 0 if self.fused else self.index.size * K * 8
+        node_sums = 2 * self.n_cols * K * 2 * batch * 8
+        return node_matrices + node_table + node_sums
+
+    def _check_compression_memory(self, max_order: int) -> None:
+        """Raise :class:`MemoryError` before anything of the compressed stage is built (or
+        any work done) when its tables cannot fit in the budget."""
+        item = _ITEM[self.dtype]
+        one_image = (self.n_cols * self.n_rows * 2 * item * 3  # outputs
+                     + self.sampling.size**2 * item * 2)  # image in and out
+        need = self.compression_bytes(max_order) + one_image
+        if need > self.budget:
+            raise MemoryError(
+                f"{self.family.name} moments of order={max_order} ({self.index.size} moments)"
+                f" need at least {format_bytes(need)} for the radial stage at "
+                f"{node_count(self.family.name, max_order)} Chebyshev nodes (its tables and "
+                f"one image), but the memory budget is {format_bytes(self.budget)}: lower "
+                "order, or raise memory_budget")
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -391,7 +417,9 @@ class DiskEngine:
                                                   for _c, _r, t in self._table)
         fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
         fixed += 0 if self._cs is None else 2 * self._cs[0].numel() * self._cs[0].element_size()
-        fixed += 0 if self.compression is None else self.compression._cached
+        if self.compression is not None:
+            fixed += self.compression._cached
+            fixed += self.compression_bytes(self.index.max_order, batch)
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
         fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
         return fixed
