@@ -50,8 +50,9 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, complex_dtype, policy_dtype, real_dtype
-from .._memory import check_memory_budget, format_bytes, memory_budget, rows_per_chunk
+from .._memory import check_memory_budget, format_bytes, rows_per_chunk
 from .._progress import check_progress
+from .._route import Route
 from .._validate import (
     check_choice,
     check_int,
@@ -60,6 +61,7 @@ from .._validate import (
     check_positive_float,
 )
 from ..parallel import device_key, first_device, resolve_devices
+from . import routes
 from .families import FAMILIES, DiskFamily, check_family_pairs
 from .indexing import REPETITION_SETS, IndexSet
 from .moments import DiskMoments
@@ -84,7 +86,8 @@ __all__ = [
 ]
 
 KINDS = ("pcet", "pct", "pst")
-#: ``"auto"`` picks one of the others per device and size (see :func:`choose_method`).
+#: ``"auto"`` picks one of the others per device, size and batch
+#: (:func:`fastmoments.disk.routes.pht_method`).
 METHODS = ("auto", "engine", "gemm", "nufft")
 
 
@@ -225,7 +228,7 @@ class PolarHarmonicTransform(DiskTransform):
         Sampling, as for the Zernike moments (:class:`~fastmoments.disk.DiskTransform`).
     method : {"auto", "engine", "gemm", "nufft"}
         How to compute (see the module notes); ``"auto"`` (default) picks by device and size
-        (:func:`choose_method`).
+        (:func:`fastmoments.disk.routes.pht_method`).
     eps : float, optional
         Requested relative accuracy of the ``"nufft"`` method (default ``1e-6`` in float32,
         ``1e-12`` in float64).
@@ -286,10 +289,8 @@ class PolarHarmonicTransform(DiskTransform):
         if self.s < 2.0:  # fail at build time, not at the first call
             family.radial(torch.as_tensor(self.sampling.radius[:1]), torch.zeros(1))
         self._kernel: dict[str, Any] | None = None
-        # the 180-degree fold of the "gemm" method: it halves the flops but adds a pass over
-        # the batch, so it pays for many moments only (H100: 1.44 ms against 2.01 ms at 625
-        # moments, 40 ms against 18 ms at 30 moments on 1000 images of 2048 x 2048)
-        self._fold = self.index.size >= _FOLD_FROM
+        # the 180-degree fold of the "gemm" method, for many moments (routes.PHT_FOLD_FROM)
+        self._fold = self.index.size >= routes.PHT_FOLD_FROM
         self._nufft: Any = None
 
     def partial_plan(self, index: IndexSet, device: torch.device,
@@ -329,11 +330,32 @@ class PolarHarmonicTransform(DiskTransform):
 
     def method_for(self, batch: int) -> str:
         """The method that :meth:`forward` uses for a batch of ``batch`` images."""
+        return self._method(batch)[0]
+
+    def _method(self, batch: int) -> tuple[str, str]:
         if self.requested_method != "auto":
-            return self.requested_method
-        return choose_method(self.device.type, self.size, self.index, self.k, batch,
-                             self.kernel_bytes(), memory_budget(self.device, self._budget),
-                             kernel_ready=self._kernel is not None)
+            return self.requested_method, "method= given"
+        from .nufft import have_finufft
+
+        return routes.pht_method(self.device, self.index.size, batch, self.kernel_bytes(),
+                                 self.engine.budget, have_finufft())
+
+    @property
+    def route(self) -> Route:
+        """What :meth:`forward` runs for one image (:mod:`fastmoments.disk.routes`);
+        :meth:`route_for` for a batch."""
+        return self.route_for(1)
+
+    def route_for(self, batch: int) -> Route:
+        """The route a forward call of ``batch`` images takes (the same on every call)."""
+        method, reason = self._method(batch)
+        return routes.pht_route(method, reason, self.engine, batch, self._fold)
+
+    def __repr__(self) -> str:
+        dtype = str(self.dtype).replace("torch.", "")
+        return (f"PolarHarmonicTransform({self.kind!r}, size={self.size}, "
+                f"moments={self.index.size}, s={self.s}, k={self.k}, dtype={dtype}, "
+                f"device={self.device}, route={self.route})")
 
     # ------------------------------------------------------------------ forward
     def forward(self, image: Any, *, progress: bool | None = None,
@@ -380,7 +402,7 @@ class PolarHarmonicTransform(DiskTransform):
         item = 4 if self.dtype == torch.float32 else 8
         per_image = self.size * self.size * item
         count = int(np.prod(shape[:-2]))
-        budget = memory_budget(self.device, self._budget)
+        budget = self.engine.budget
         if count * per_image <= budget // 4:
             return None
         step = rows_per_chunk(per_image, budget // 4, count, what="streaming the images")
@@ -408,7 +430,7 @@ class PolarHarmonicTransform(DiskTransform):
         """
         if self._kernel is None:
             need = self.kernel_bytes()
-            budget = memory_budget(self.device, self._budget)
+            budget = self.engine.budget
             if need > budget // 2:
                 raise MemoryError(
                     f"method='gemm' needs a {format_bytes(need)} kernel matrix for "
@@ -450,7 +472,7 @@ class PolarHarmonicTransform(DiskTransform):
         elif "pixels" in kern:
             scratch = int(kern["pixels"].numel()) * item
         if scratch:
-            budget = memory_budget(self.device, self._budget)
+            budget = self.engine.budget
             step = rows_per_chunk(scratch, budget, x.shape[0], what="method='gemm'")
             if step < x.shape[0]:
                 return torch.cat([self._gemm_chunk(x[i:i + step], kern)
@@ -489,7 +511,6 @@ class PolarHarmonicTransform(DiskTransform):
 
 
 #: number of stored moments from which the "gemm" method folds the image (measured)
-_FOLD_FROM = 128
 
 
 def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Tensor:
@@ -553,32 +574,6 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
                 WT[K + j:K + j + b] = acc[1].to(dtype)
             j += b
     return WT
-
-
-def choose_method(device_type: str, size: int, index: IndexSet, k: int, batch: int,
-                  kernel_bytes: int, budget: int, *, kernel_ready: bool = False) -> str:
-    """The default method for a device and size, from the measurements in
-    ``benchmarks/results/pht_*`` (see ``docs/pht.md``).
-
-    * GPU: the dense GEMM whenever its kernel matrix fits (a quarter of the budget, at most
-      4 GiB): 2.2 ms against 6.8 ms for the engine on 128 patches of 512 x 512 with
-      625 moments (H100); otherwise the two-stage engine.
-    * CPU: the dense GEMM for batches of at least 32 images (or once its kernel is built)
-      when the kernel fits (a quarter of the budget, at most 2 GiB); otherwise the NUFFT when
-      ``finufft`` is installed and there are at least 64 moments (at ``nmax = lmax = 100`` on
-      512 x 512 it is 0.2 s against 28 s for the engine); otherwise the engine.
-    """
-    if device_type == "cuda":
-        if kernel_bytes <= min(budget // 4, 4 * 2**30):
-            return "gemm"
-        return "engine"
-    if kernel_bytes <= min(budget // 4, 2 * 2**30) and (kernel_ready or batch >= 32):
-        return "gemm"
-    from .nufft import have_finufft
-
-    if index.size >= 64 and have_finufft():
-        return "nufft"
-    return "engine"
 
 
 def _check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,

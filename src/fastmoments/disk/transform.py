@@ -23,6 +23,7 @@ from .._array import (
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
+from .._route import Route
 from .._validate import (
     check_channel_axis,
     check_choice,
@@ -161,6 +162,24 @@ class DiskTransform:
         self._recon_engine: DiskEngine | None = None
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def route(self) -> Route:
+        """What the forward transform runs (:mod:`fastmoments.disk.routes`), decided when
+        the plan was built: the radial method, the backend of the angular stage and the
+        radial stage (``"compressed"``, ``"fused"``, ``"table"`` or ``"streamed"``), for a
+        call of one image (:meth:`route_for` for a batch)."""
+        return self.route_for(1)
+
+    def route_for(self, batch: int) -> Route:
+        """The route a forward call of ``batch`` images takes (the same on every call)."""
+        return self.engine.route_for(batch)
+
+    def __repr__(self) -> str:
+        dtype = str(self.dtype).replace("torch.", "")
+        return (f"{type(self).__name__}({self.family.name!r}, size={self.size}, "
+                f"order={self.order}, moments={self.index.size}, k={self.k}, "
+                f"dtype={dtype}, device={self.device}, route={self.route})")
+
     @property
     def mask(self) -> np.ndarray:
         """Pixels used by the transform (``(N, N)`` bool)."""
