@@ -63,6 +63,7 @@ import numpy as np
 import torch
 
 from .._array import complex_dtype
+from .._cache import plan_cache
 from .._route import Route
 from .engine import DiskEngine
 from .indexing import IndexSet
@@ -103,7 +104,7 @@ def _binom(n: int, k: int) -> int:
     return math.comb(n, k)
 
 
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def _terms(family: str, T: int
            ) -> tuple[list[tuple[int, int]], list[list[tuple[int, int, int, int]]]]:
     """The (k, m) of the radial-power moments up to order T and, for each, its monomial terms

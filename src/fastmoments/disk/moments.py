@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from .._array import ChannelMove, restore_channels
+from .._cache import plan_cache
 from .._validate import check_choice, check_int, check_int_list
 from ..moments import KINDS, MomentIndexError, Moments, column_labels, index_key
 from .indexing import REPETITION_SETS
@@ -329,7 +329,7 @@ class DiskMoments(Moments):
         return gamma, gamma != 0
 
 
-@lru_cache(maxsize=32)
+@plan_cache(maxsize=32)
 def _nm_order(index: Any) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray]:
     """The stored moments of ``index`` sorted by ``(n, m)``, with their ``(column, row)``
     slots in the dense layout."""

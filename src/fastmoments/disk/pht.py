@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
 from .._array import ArrayKind, complex_dtype, policy_dtype, real_dtype
+from .._cache import plan_cache
 from .._memory import check_memory_budget, format_bytes, rows_per_chunk
 from .._progress import check_progress
 from .._route import Route
@@ -195,7 +195,7 @@ for _kind in KINDS:
     FAMILIES[_kind] = PolarHarmonicFamily(_kind)
 
 
-@lru_cache(maxsize=32)
+@plan_cache(maxsize=32)
 def pht_family(kind: str, s: float = 2.0) -> PolarHarmonicFamily:
     """The family of ``kind`` with exponent ``s`` (registered ones for ``s = 2``)."""
     check_choice("kind", kind, KINDS)
@@ -726,7 +726,7 @@ def _given(args: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------- one-call
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def _cached_plan(kind: str, size: int, nmax: int | None, lmax: int | None, nmin: int | None,
                  lmin: int | None, pairs: tuple[tuple[int, int], ...] | None, s: float,
                  k: int, quadrature: str, rule: str, method: str, eps: float | None,
@@ -746,7 +746,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
               eps: float | None, device: Any, dtype: Any, memory_budget: float | None,
               channel_axis: Any = None) -> PHTMoments:
     # every argument is checked and made a plain value of its exact type before the plan
-    # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    # cache sees it (the plan cache takes True, 1 and 1.0 for one key)
     image, move = channels_first(image, channel_axis)
     nmax, lmax = _opt_int("nmax", nmax), _opt_int("lmax", lmax)
     nmin, lmin = _opt_int("nmin", nmin), _opt_int("lmin", lmin)

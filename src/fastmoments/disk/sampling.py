@@ -29,9 +29,10 @@ Gauss rule each orbit is its own group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
+
+from .._cache import plan_cache
 
 __all__ = ["QUADRATURES", "RULES", "DiskSampling", "disk_sampling", "pixel_mask", "sample_points"]
 
@@ -134,7 +135,7 @@ def _coordinates(size: int, k: int, quadrature: str):
     return q, Uq, wq, pix_of, L, npos
 
 
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def disk_sampling(size: int, k: int = 1, quadrature: str = "midpoint",
                   rule: str = "inscribed") -> DiskSampling:
     """Build (and cache) the sampling of an ``N x N`` image with ``k x k`` points per pixel."""
@@ -188,7 +189,7 @@ def disk_sampling(size: int, k: int = 1, quadrature: str = "midpoint",
     )
 
 
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def sample_points(size: int, k: int, quadrature: str, rule: str
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r"""Every sample point of the disk engine's sampling, flattened.

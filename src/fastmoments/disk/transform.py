@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from .._array import (
     resolve_device,
     to_output,
 )
+from .._cache import plan_cache
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -382,7 +382,7 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
     return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def _cached(family: str, size: int, order: int, k: int, quadrature: str, rule: str,
             method: str | None, repetitions: tuple[int, ...] | None,
             pairs: tuple[tuple[int, int], ...] | None, dtype: torch.dtype, device: str,

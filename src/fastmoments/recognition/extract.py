@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from .._array import (
     real_dtype,
     resolve_device,
 )
+from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -114,7 +114,7 @@ def _orders(orders: int | Iterable[int]) -> set[int] | range:
     return out
 
 
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def _plan(family: str, size: int, stored: tuple[tuple[int, int], ...], k: int, quadrature: str,
           rule: str, dtype: torch.dtype, device: str,
           budget: float | None) -> DiskTransform:
@@ -188,7 +188,7 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 _DENSE_COLUMNS = 12
 
 
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
            rule: str, dtype: torch.dtype, device: str,
            budget: float | None) -> torch.Tensor:
@@ -413,7 +413,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         raise TypeError(f"family must be a name in {tuple(FAMILIES)}, got {family!r}")
     kind = check_choice("kind", kind, KINDS)
     # every option is checked and made a plain value before a plan cache sees it
-    # (lru_cache takes True, 1 and 1.0 for one key)
+    # (the plan cache takes True, 1 and 1.0 for one key)
     k = check_int("k", k, minimum=1)
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     rule = check_choice("rule", rule, RULES)
