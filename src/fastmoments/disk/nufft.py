@@ -30,7 +30,7 @@ from .._memory import memory_budget
 from .sampling import sample_points
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .pht import PolarHarmonicTransform
+    from .pht_plan import PolarHarmonicTransform
 
 __all__ = ["have_finufft", "nufft_forward"]
 
