@@ -431,20 +431,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     n_img, size = x.shape[0], x.shape[-1]
     check_disk_pixels(size, rule, "images")
 
-    count = None
-    if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
-        candidates = moment_pairs(family, orders)
-        if select is not None:
-            count = check_int("select", select, minimum=1, maximum=len(candidates))
-    else:
-        if isinstance(select, bool):
-            raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
-                            f"{select!r}")
-        try:
-            candidates = list(check_family_pairs(fam, "select", select))
-        except TypeError as exc:
-            raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
-                            f"{exc}") from exc
+    candidates, count = _candidates(fam, orders, select)
     # normalize="z00" needs A_00 even when the candidates leave it out (an extra column,
     # dropped after the division)
     computed = list(candidates)
@@ -464,11 +451,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
                       memory_budget)
 
     if batch_size is None:
-        per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
-        budget = _memory_budget(dev, memory_budget)
-        cap = 65536 if mats is not None else 4096
-        batch_size = int(max(1, min(cap, budget // 16 // max(per_image, 1))))
-    batch_size = check_int("batch_size", batch_size, minimum=1)
+        batch_size = _default_batch(plan, size, dev, memory_budget, dense=mats is not None)
     out = torch.empty(n_img, len(computed), dtype=torch.complex128 if dt == torch.float64
                       else torch.complex64, device=dev)
     starts = range(0, n_img, batch_size)
@@ -498,6 +481,32 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         var = moment_variances(fs, kind=kind)
         fs = fs.select(top_by_variance(candidates, var, count))
     return fs
+
+
+def _candidates(fam: Any, orders: Any, select: Any) -> tuple[list[tuple[int, int]], int | None]:
+    """The candidate moments of :func:`features` and how many of them ``select`` keeps by
+    variance (None: all, or exactly the pairs it names)."""
+    if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
+        candidates = moment_pairs(fam.name, orders)
+        if select is None:
+            return candidates, None
+        return candidates, check_int("select", select, minimum=1, maximum=len(candidates))
+    if isinstance(select, bool):
+        raise TypeError(f"select must be an int or a sequence of (n, m) pairs, got {select!r}")
+    try:
+        return list(check_family_pairs(fam, "select", select)), None
+    except TypeError as exc:
+        raise TypeError(f"select must be an int or a sequence of (n, m) pairs: {exc}") from exc
+
+
+def _default_batch(plan: DiskTransform, size: int, dev: torch.device,
+                   memory_budget: float | None, *, dense: bool) -> int:
+    """Images per batch of :func:`features`: a sixteenth of the budget, at most 65536 with
+    the dense matrices and 4096 with the engine."""
+    per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
+    budget = _memory_budget(dev, memory_budget)
+    cap = 65536 if dense else 4096
+    return int(max(1, min(cap, budget // 16 // max(per_image, 1))))
 
 
 def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, ArrayKind]:
