@@ -1,4 +1,4 @@
-"""Property-based bad-input suite for the disk API (issue 13): every call is either a correct
+"""Property-based bad-input suite for the disk API: every call is either a correct
 result or a ValueError/TypeError that names the parameter (a MemoryError saying what is
 needed for huge requests, an IndexError naming the index for ``A[n, m]``).
 

@@ -1,4 +1,4 @@
-"""A moments object knows its plan (issue 13): a plan refuses moments computed by a plan
+"""A moments object knows its plan: a plan refuses moments computed by a plan
 whose coefficients differ (other size, sampling, family, kind, exponent or set of moments),
 and accepts those that differ only in how the sums were computed (method, dtype)."""
 

@@ -1,4 +1,4 @@
-"""First calls of the disk transforms (issue 15): the radial table is stored in blocks of
+"""First calls of the disk transforms: the radial table is stored in blocks of
 columns of about the same length (disk/engine.py ``DiskEngine._layout``), not padded to the
 longest column, so a first call fills about half the pages; the values must be those of the
 dense table, and the transforms those of the streamed recurrence."""

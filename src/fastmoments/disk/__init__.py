@@ -27,7 +27,7 @@ __all__ = [
     "zernike_moments",
 ]
 
-# polar harmonic transforms (issue 3); importing registers the "pcet", "pct", "pst" families
+# polar harmonic transforms; importing registers the "pcet", "pct", "pst" families
 from .pht import PHTMoments, PolarHarmonicTransform, pcet, pct, pst
 
 __all__ += ["PHTMoments", "PolarHarmonicTransform", "pcet", "pct", "pst"]
