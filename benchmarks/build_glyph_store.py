@@ -137,7 +137,7 @@ def build(out: str | Path, *, fonts: list[str] | None = None, size: int = 128,
     import zarr
 
     from fastmoments._progress import progress_bar
-    from fastmoments.features import gb2312_characters
+    from fastmoments.recognition import gb2312_characters
 
     fonts = [str(Path(f).resolve()) for f in (fonts or installed_fonts())]
     if not fonts:

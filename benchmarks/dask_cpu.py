@@ -126,7 +126,7 @@ def main() -> None:
 
     import fastmoments.dask as fmd
     from fastmoments.data import PPG_SAMPLING_RATE, ppg_recording
-    from fastmoments.features import features as features_in_memory
+    from fastmoments.recognition import features as features_in_memory
     from fastmoments.signal import GaussianFilter
 
     cores = fmd._workers.available_cores()

@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fastmoments as fm
 from disk_common import timeit  # shared timers (CUDA events / wall clock)
-from fastmoments.features import THESIS_EDGES, pair_statistics
-from fastmoments.features.experiment import glyph_images, run_characters
+from fastmoments.recognition import THESIS_EDGES, pair_statistics
+from fastmoments.recognition.experiment import glyph_images, run_characters
 
 
 def timed(fn, device: torch.device, repeat: int, warmup: int = 2) -> dict:
@@ -83,7 +83,7 @@ def main() -> int:
         chars = [str(c) for c in z["chars"]]
         masks = np.unpackbits(z["packed"], axis=-1)[..., :24].astype(bool).reshape(-1, 24, 24)
     else:
-        from fastmoments.features import gb2312_characters, render_glyphs
+        from fastmoments.recognition import gb2312_characters, render_glyphs
 
         chars = gb2312_characters()
         masks = render_glyphs(chars)

@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from fastmoments.box import JacobiTransform
 from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import order_pairs
-from fastmoments.features import features
 from fastmoments.parallel import plans
+from fastmoments.recognition import features
 from fastmoments.signal import gaussian_filter1d
 
 torch.backends.cuda.matmul.allow_tf32 = False

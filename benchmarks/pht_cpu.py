@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fastmoments.disk.pht import PolarHarmonicTransform, sample_points
+from fastmoments.disk.pht import PolarHarmonicTransform
+from fastmoments.disk.sampling import sample_points
 from pht_common import PAPER, RESULTS, environment, real_patches, rel_err, timeit, wall, write_json
 
 dev = torch.device("cpu")

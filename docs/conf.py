@@ -68,7 +68,7 @@ API_MODULES = [
     ("fastmoments.box.phantom", "Test volumes"),
     ("fastmoments.box.io", "Reading volumes"),
     ("fastmoments.signal", "Signal transforms: Gaussian smoothing, Morlet wavelets"),
-    ("fastmoments.features", "Moment features for recognition"),
+    ("fastmoments.recognition", "Moment features for recognition"),
     ("fastmoments.data", "Sample data"),
     ("fastmoments.parallel", "Several devices"),
     ("fastmoments.dask", "Dask arrays"),

@@ -12,7 +12,7 @@ import torch
 import fastmoments as fm
 from fastmoments.box import JacobiTransform
 from fastmoments.disk import PolarHarmonicTransform, ZernikeTransform
-from fastmoments.features import features, object_features
+from fastmoments.recognition import features, object_features
 
 RNG = np.random.default_rng(11)
 RGB = RNG.random((24, 24, 3))         # one colour image, channels last

@@ -297,7 +297,7 @@ def test_demo_figure_and_readme_say_why_k1_degrades(tmp_path, capsys, monkeypatc
 # ----------------------------------------------------------------------------- characters
 
 def test_characters_progress_covers_every_phase(tmp_path, capsys):
-    from fastmoments.features.glyphs import find_font
+    from fastmoments.recognition.glyphs import find_font
 
     try:
         find_font()
@@ -313,7 +313,7 @@ def test_characters_progress_covers_every_phase(tmp_path, capsys):
 
 
 def test_characters_progress_off_when_not_a_terminal(tmp_path, capsys):
-    from fastmoments.features.glyphs import find_font
+    from fastmoments.recognition.glyphs import find_font
 
     try:
         find_font()
@@ -321,10 +321,10 @@ def test_characters_progress_off_when_not_a_terminal(tmp_path, capsys):
         pytest.skip("the CJK font is not installed")
     import sys
 
-    import fastmoments.features.experiment  # noqa: F401  (the module the bar wraps)
+    import fastmoments.recognition.experiment  # noqa: F401  (the module the bar wraps)
 
-    before = sys.modules["fastmoments.features.experiment"].features
+    before = sys.modules["fastmoments.recognition.experiment"].features
     assert main(["characters", "--limit", "4", "--no-figures", "--no-recognition",
                  "--out", str(tmp_path / "c")]) == 0
     assert "characters:" not in capsys.readouterr().err  # capsys is not a terminal
-    assert sys.modules["fastmoments.features.experiment"].features is before  # restored
+    assert sys.modules["fastmoments.recognition.experiment"].features is before  # restored

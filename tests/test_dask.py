@@ -12,7 +12,7 @@ import fastmoments.dask as fmd  # noqa: E402
 from fastmoments.box import JacobiTransform  # noqa: E402
 from fastmoments.disk import PseudoZernikeTransform, ZernikeTransform  # noqa: E402
 from fastmoments.disk.pht import PolarHarmonicTransform  # noqa: E402
-from fastmoments.features import features as features_in_memory  # noqa: E402
+from fastmoments.recognition import features as features_in_memory  # noqa: E402
 from fastmoments.signal import MODES, GaussianFilter  # noqa: E402
 from fastmoments.signal import cwt as cwt_in_memory  # noqa: E402
 

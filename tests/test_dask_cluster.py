@@ -13,8 +13,8 @@ import torch  # noqa: E402
 
 import fastmoments.dask as fmd  # noqa: E402
 from fastmoments.dask import _features, _signal  # noqa: E402
-from fastmoments.features import extract  # noqa: E402
-from fastmoments.features import features as features_in_memory  # noqa: E402
+from fastmoments.recognition import extract  # noqa: E402
+from fastmoments.recognition import features as features_in_memory  # noqa: E402
 from fastmoments.signal import GaussianFilter  # noqa: E402
 
 CLUSTER = {"dashboard_address": ":0", "silence_logs": 50}

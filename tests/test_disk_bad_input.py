@@ -1,4 +1,4 @@
-"""Property-based bad-input suite for the disk API (issue 13): every call is either a correct
+"""Property-based bad-input suite for the disk API: every call is either a correct
 result or a ValueError/TypeError that names the parameter (a MemoryError saying what is
 needed for huge requests, an IndexError naming the index for ``A[n, m]``).
 
@@ -29,7 +29,7 @@ from fastmoments.disk import (
     ZernikeTransform,
     get_family,
 )
-from fastmoments.features import moment_pairs
+from fastmoments.recognition import moment_pairs
 
 from .reference_disk import moments_direct, pht_moments_direct, sum_bound
 

@@ -12,15 +12,18 @@ import pytest
 import torch
 from numpy.polynomial import chebyshev as C
 
-from fastmoments.disk import DiskTransform
+from fastmoments.disk import DiskTransform, routes
 from fastmoments.disk.compression import LOCAL_NODES, RadialCompression
 
 
 def _plan(monkeypatch, compressed: bool, *args, **kwargs) -> DiskTransform:
-    monkeypatch.setenv("FASTMOMENTS_DISK_COMPRESSION", "1" if compressed else "0")
-    p = DiskTransform(*args, **kwargs)
-    monkeypatch.delenv("FASTMOMENTS_DISK_COMPRESSION")
+    """A plan with the compressed radial stage forced on or off (the route table decides it
+    otherwise)."""
+    with monkeypatch.context() as m:
+        m.setattr(routes, "compress", lambda family, radial_is_complex, n, order: compressed)
+        p = DiskTransform(*args, **kwargs)
     assert (p.engine.compression is not None) == compressed
+    assert (p.route.kernel == "compressed") == compressed
     return p
 
 
@@ -124,8 +127,7 @@ def test_gradients_match_direct(monkeypatch, rng):
     torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=1e-12)
 
 
-def test_auto_choice(monkeypatch):
-    monkeypatch.delenv("FASTMOMENTS_DISK_COMPRESSION", raising=False)
+def test_auto_choice():
     # many radii per node: compressed; a tiny image at a high order, or a low order: direct
     assert DiskTransform("zernike", 64, 30, k=3).engine.compression is not None
     assert DiskTransform("zernike", 8, 40).engine.compression is None
@@ -133,8 +135,9 @@ def test_auto_choice(monkeypatch):
     # non-polynomial families never
     from fastmoments.disk.pht import PolarHarmonicTransform
     assert PolarHarmonicTransform("pcet", 32, nmax=4, lmax=4).engine.compression is None
-    monkeypatch.setenv("FASTMOMENTS_DISK_COMPRESSION", "0")
-    assert DiskTransform("zernike", 64, 30, k=3).engine.compression is None
+    assert routes.compress("zernike", False, 4 * 16, 30)
+    assert not routes.compress("zernike", False, 4 * 16 - 1, 30)
+    assert not routes.compress("zernike", False, 10**6, routes.COMPRESSION_MIN_ORDER - 1)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -1,9 +1,8 @@
-"""Huge disk requests fail at once with the memory they need (issue 13), never in the middle
-of building an index or in torch's allocator. Nothing here allocates more than a few MiB."""
+"""Huge disk requests fail at once with the memory they need, never in the middle of building
+an index or a table, or in torch's allocator. Nothing here allocates more than a few MiB."""
 
 from __future__ import annotations
 
-import time
 import typing
 
 import numpy as np
@@ -26,9 +25,22 @@ def test_counts_from_closed_forms_match_the_index():
                 assert est["slots"] == idx.n_cols * idx.n_rows
 
 
-def test_huge_order_on_a_small_image_fails_at_once():
+def _nothing_built(monkeypatch) -> None:
+    """Make every builder of an index, a table or the work itself fail the test if called."""
+    from fastmoments.disk import engine, indexing
+
+    def built(*args, **kwargs):
+        raise AssertionError("built before the memory check")
+
+    monkeypatch.setattr(indexing.IndexSet, "__post_init__", built)
+    for name in ("_build_table", "_make_exp", "_layout", "_angular", "forward"):
+        monkeypatch.setattr(engine.DiskEngine, name, built)
+    monkeypatch.setattr(engine.RadialCompression, "__init__", built)
+
+
+def test_huge_order_on_a_small_image_fails_at_once(monkeypatch):
     img = np.zeros((40, 40))
-    t0 = time.perf_counter()
+    _nothing_built(monkeypatch)
     with pytest.raises(MemoryError, match=r"order 100000 \(2500100001 moments\) need at least "
                                           r".*GiB .*but the memory budget is"):
         fm.zernike_moments(img, 100000)
@@ -40,7 +52,34 @@ def test_huge_order_on_a_small_image_fails_at_once():
         fm.pcet(img, 100000, 100000)
     with pytest.raises(MemoryError, match=r"order 100000 .* need at least"):
         PolarHarmonicTransform("pst", 40, 100000, 100000)
-    assert time.perf_counter() - t0 < 60  # nothing was built (a generous bound, not a timing)
+
+
+def test_compressed_stage_is_checked_before_any_table_or_work(monkeypatch):
+    """Pseudo-Zernike order 2000 on 1024 x 1024: the radial table at the Chebyshev nodes
+    alone is over 30 GiB. The plan says so before building any table or doing any work."""
+    from fastmoments.disk import engine
+
+    def built(*args, **kwargs):
+        raise AssertionError("built before the memory check")
+
+    for name in ("_build_table", "_make_exp", "_angular", "forward"):
+        monkeypatch.setattr(engine.DiskEngine, name, built)
+    monkeypatch.setattr(engine.RadialCompression, "__init__", built)
+    with pytest.raises(MemoryError, match=r"pseudo-zernike moments of order=2000 \(2003001 "
+                                          r"moments\) need at least [0-9.]+ GiB .* budget is "
+                                          r"7.45 GiB: lower order, or raise memory_budget"):
+        fm.pseudo_zernike_moments(np.zeros((1024, 1024)), 2000, memory_budget=8e9)
+
+
+def test_compressed_stage_counts_its_tables_in_the_chunks():
+    plan = fm.PseudoZernikeTransform(128, 40, dtype="float64")
+    eng = plan.engine
+    assert eng.compression is not None
+    tables = eng.compression_bytes(40, 3)
+    assert tables >= eng.index.size * 41 * 8  # the node table, float64
+    assert eng._fixed_bytes(3) >= tables
+    A = plan.forward(np.random.default_rng(0).random((128, 128)))
+    assert np.isfinite(A.values()).all()
 
 
 def test_budget_names_order_need_and_budget():

@@ -9,30 +9,36 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.disk import DiskTransform, engine
+from fastmoments.disk import DiskTransform, routes
 from fastmoments.disk.pht import PolarHarmonicTransform
 
 
 @pytest.fixture(autouse=True)
 def _every_job(monkeypatch):
     """The compiled kernel for jobs of any size (the engine keeps small ones on torch)."""
-    monkeypatch.setattr(engine, "NUMBA_ANGULAR_WORK", 0)
+    monkeypatch.setattr(routes, "NUMBA_ANGULAR_WORK", 0)
 
 
 def _pair(monkeypatch, make):
-    monkeypatch.setenv("FASTMOMENTS_DISK_NUMBA", "0")
     ref = make()
-    monkeypatch.setenv("FASTMOMENTS_DISK_NUMBA", "1")
+    ref.engine.numba_angular = False  # the torch reference
     got = make()
-    assert got.engine.numba_angular and not ref.engine.numba_angular
+    assert got.engine.route_for(1).backend == "numba"
+    assert ref.engine.route_for(1).backend == "torch"
     return ref, got
 
 
-@pytest.mark.parametrize("compressed", ["0", "1"])
+def _compress(monkeypatch, compressed: bool) -> None:
+    """Force the compressed radial stage on (for the polynomial families) or off."""
+    monkeypatch.setattr(routes, "compress", lambda family, radial_is_complex, n, order:
+                        compressed and not radial_is_complex)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
 @pytest.mark.parametrize("family", ["zernike", "pseudo-zernike"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_numba_equals_torch(monkeypatch, rng, compressed, family, dtype):
-    monkeypatch.setenv("FASTMOMENTS_DISK_COMPRESSION", compressed)
+    _compress(monkeypatch, compressed)
     ref, got = _pair(monkeypatch, lambda: DiskTransform(family, 40, 30, k=2, dtype=dtype))
     img = rng.random((3, 40, 40))
     a, b = ref.forward(img).numpy(), got.forward(img).numpy()
@@ -58,7 +64,7 @@ def test_selection_with_gaps_and_pht(monkeypatch, rng):
 
 
 def test_small_jobs_keep_the_torch_path(monkeypatch, rng):
-    monkeypatch.setattr(engine, "NUMBA_ANGULAR_WORK", 10**9)
+    monkeypatch.setattr(routes, "NUMBA_ANGULAR_WORK", 10**9)
     plan = DiskTransform("zernike", 20, 10, dtype=torch.float64)
 
     def refuse(*args, **kwargs):
@@ -69,7 +75,6 @@ def test_small_jobs_keep_the_torch_path(monkeypatch, rng):
 
 
 def test_gradients_use_the_torch_path(monkeypatch, rng):
-    monkeypatch.setenv("FASTMOMENTS_DISK_NUMBA", "1")
     plan = DiskTransform("zernike", 20, 10, dtype=torch.float64)
     x = torch.tensor(rng.random((20, 20)), requires_grad=True)
     plan.forward(x).data.real.sum().backward()

@@ -1,4 +1,4 @@
-"""A moments object knows its plan (issue 13): a plan refuses moments computed by a plan
+"""A moments object knows its plan: a plan refuses moments computed by a plan
 whose coefficients differ (other size, sampling, family, kind, exponent or set of moments),
 and accepts those that differ only in how the sums were computed (method, dtype)."""
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.disk import DiskMoments, DiskTransform, PolarHarmonicTransform
+import fastmoments as fm
+from fastmoments.disk import DiskMoments, DiskTransform, PolarHarmonicTransform, ZernikeTransform
 
 RNG = np.random.default_rng(7)
 
@@ -88,3 +89,25 @@ def test_moments_data_must_fit_the_plan():
     plan = _zernike()
     with pytest.raises(ValueError, match="data must have shape \\(\\.\\.\\., 7, 4\\)"):
         DiskMoments(torch.zeros(3, 3, dtype=torch.complex128), plan, None)
+
+
+def test_route_is_decided_when_the_plan_is_built(rng):
+    """``plan.route`` names what runs (method/backend:kernel), is in ``repr(plan)``, is the
+    one-call function's route, and does not change with the calls made."""
+    from fastmoments.disk import routes
+
+    plan = ZernikeTransform(64, 30, dtype="float64")
+    route = plan.route
+    assert (route.method, route.kernel) == ("deng", "compressed")
+    assert route.backend in ("torch", "numba") and route.reason
+    assert str(route) in repr(plan)
+    img = rng.random((64, 64))
+    first = plan.forward(img).values()
+    A = fm.zernike_moments(img, 30, dtype="float64")
+    assert A.plan.route == route and plan.route == route
+    np.testing.assert_array_equal(A.values(), first)
+    big = plan.route_for(routes.NUMBA_ANGULAR_WORK)
+    assert big.backend == "numba" and plan.route_for(1).backend == "torch"
+    small = ZernikeTransform(16, 4)
+    assert small.route.kernel == "table"
+    assert ZernikeTransform(64, 30, method="geometric").route.method == "geometric"

@@ -1,5 +1,5 @@
-"""Reconstruction selections and moment indexing never return a silent wrong answer
-(issue 13): asking for moments that were not computed is an error naming the parameter, an
+"""Reconstruction selections and moment indexing never return a silent wrong answer:
+asking for moments that were not computed is an error naming the parameter, an
 empty selection is an error (not an all-zero image), indices never wrap around and never
 index the batch."""
 

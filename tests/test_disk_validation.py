@@ -1,8 +1,8 @@
-"""Arguments of the disk API are checked before any plan cache is consulted (issue 13).
+"""Arguments of the disk API are checked before any plan cache is consulted.
 
-``functools.lru_cache`` takes ``True``, ``1`` and ``1.0`` for one key, so a check that runs
-only when a plan is built lets a bad argument through once a plan with the "equal" value is
-cached. Each test warms the cache with the good value first.
+The plan cache (a ``functools.lru_cache`` inside) takes ``True``, ``1`` and ``1.0`` for one key,
+so a check that runs only when a plan is built lets a bad argument through once a plan with
+the "equal" value is cached. Each test warms the cache with the good value first.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 
 import fastmoments as fm
 from fastmoments.disk import DiskTransform
-from fastmoments.features import moment_pairs
+from fastmoments.recognition import moment_pairs
 
 IMG = np.random.default_rng(0).random((12, 12))
 

@@ -1,4 +1,4 @@
-"""One column order, with names, everywhere (issue 15): ``DiskMoments.invariants()``,
+"""One column order, with names, everywhere: ``DiskMoments.invariants()``,
 ``features()`` and the scikit-learn transformers list the moments by order ``n``, then
 repetition ``m``, under the same names, so columns match by name; ``np.asarray`` gives the
 feature matrix and the moments; moments objects have ``shape`` and an informative repr."""
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments.features import features
+from fastmoments.recognition import features
 from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFeatures
 
 IMGS = np.random.default_rng(21).random((5, 20, 20))

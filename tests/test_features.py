@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments.features import (
+from fastmoments.recognition import (
     FeatureSet,
     moment_pairs,
     moment_variances,

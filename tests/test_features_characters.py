@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments.features import find_font, gb2312_characters, pair_statistics, render_glyphs
-from fastmoments.features.experiment import glyph_images, rotate_images
+from fastmoments.recognition import find_font, gb2312_characters, pair_statistics, render_glyphs
+from fastmoments.recognition.experiment import glyph_images, rotate_images
 
 from .reference_disk import sum_bound
 
@@ -39,7 +39,7 @@ def test_gb2312_characters():
 def test_missing_font_message(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         find_font(tmp_path / "nope.ttc")
-    from fastmoments.features import glyphs as g
+    from fastmoments.recognition import glyphs as g
 
     monkeypatch.delenv("FASTMOMENTS_CJK_FONT", raising=False)
     monkeypatch.setattr(g, "_FONT_CANDIDATES", (str(tmp_path / "absent.ttc"),))
@@ -52,7 +52,7 @@ def test_rendering_is_deterministic_and_binary():
     chars = gb2312_characters(SUBSET)
     a = render_glyphs(chars)
     assert a.shape == (SUBSET, 24, 24) and a.dtype == bool
-    from fastmoments.features import glyphs
+    from fastmoments.recognition import glyphs
 
     glyphs._render_cached.cache_clear()
     b = render_glyphs(chars)

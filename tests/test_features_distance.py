@@ -9,7 +9,7 @@ import torch
 from scipy.spatial.distance import cdist, pdist
 
 import fastmoments as fm
-from fastmoments.features import (
+from fastmoments.recognition import (
     THESIS_EDGES,
     feature_distances,
     nearest_neighbours,
@@ -21,7 +21,7 @@ from fastmoments.features import (
 def cpu_path(request, monkeypatch):
     """Run pair_statistics through the torch blocks or the numba kernel (which on the CPU
     takes over from NUMBA_MIN_PAIRS pairs)."""
-    from fastmoments.features import distance
+    from fastmoments.recognition import distance
 
     monkeypatch.setattr(distance, "NUMBA_MIN_PAIRS", 0 if request.param == "numba" else 1 << 62)
     return request.param
@@ -118,7 +118,7 @@ def test_the_numba_kernel_gives_scipys_distances_and_the_torch_paths_counts(rng)
     in feature order, as pdist does, so that in float64 its closest distances are pdist's to
     the bit; counts, mean and closest pairs equal the torch blocks' (float32: the counts may
     differ only for distances within float32 rounding of an edge)."""
-    from fastmoments.features import distance
+    from fastmoments.recognition import distance
 
     x = rng.random((1500, 8)) * 0.1          # 1.12 million pairs
     assert 1500 * 1499 // 2 >= distance.NUMBA_MIN_PAIRS

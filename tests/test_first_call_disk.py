@@ -1,17 +1,15 @@
-"""First calls of the disk transforms (issue 15): the radial table is stored in blocks of
+"""First calls of the disk transforms: the radial table is stored in blocks of
 columns of about the same length (disk/engine.py ``DiskEngine._layout``), not padded to the
 longest column, so a first call fills about half the pages; the values must be those of the
 dense table, and the transforms those of the streamed recurrence."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 import torch
 
-from fastmoments.disk import DiskTransform
+from fastmoments.disk import DiskTransform, routes
 from fastmoments.disk.engine import BLOCK_PADDING
 from fastmoments.disk.pht import PolarHarmonicTransform
 
@@ -28,11 +26,12 @@ def _dense(engine) -> torch.Tensor:
 
 def _plans():
     # the stored table is the direct radial stage's (the compressed stage has none)
-    os.environ["FASTMOMENTS_DISK_COMPRESSION"] = "0"
+    compress = routes.compress
+    routes.compress = lambda *args: False
     try:
         yield from _made_plans()
     finally:
-        os.environ.pop("FASTMOMENTS_DISK_COMPRESSION", None)
+        routes.compress = compress
 
 
 def _made_plans():
@@ -65,7 +64,7 @@ def test_blocks_hold_the_dense_table(plan):
 
 
 def test_full_zernike_table_is_about_half_the_dense_one(monkeypatch):
-    monkeypatch.setenv("FASTMOMENTS_DISK_COMPRESSION", "0")
+    monkeypatch.setattr(routes, "compress", lambda *args: False)
     plan = DiskTransform("zernike", 64, 60, dtype=torch.float64)
     eng = plan.engine
     dense = eng.n_cols * eng.n_rows * eng.sampling.n_groups * 8

@@ -1,4 +1,4 @@
-"""``import fastmoments`` is lazy (issue 15): it imports neither torch, scipy nor numba, and every
+"""``import fastmoments`` is lazy: it imports neither torch, scipy nor numba, and every
 documented name still comes from ``from fastmoments import X``, attribute access and ``dir``."""
 
 from __future__ import annotations
@@ -52,10 +52,11 @@ def test_every_documented_name_resolves(name):
     assert ns[name] is value
 
 
-def test_features_stays_the_function_after_the_subpackage_is_imported():
-    code = ("import fastmoments as fm; import fastmoments.features.objects; "
-            "import fastmoments.sklearn; print(callable(fm.features), fm.features.__name__)")
-    assert _fresh(code) == "True features"
+def test_features_is_the_function_and_recognition_the_subpackage():
+    code = ("import fastmoments as fm; import fastmoments.recognition.objects; "
+            "import fastmoments.sklearn; print(callable(fm.features), fm.features.__name__, "
+            "fm.recognition.__name__, fm.features is fm.recognition.features)")
+    assert _fresh(code) == "True features fastmoments.recognition True"
 
 
 def test_unknown_attribute_is_an_attribute_error():
@@ -65,8 +66,10 @@ def test_unknown_attribute_is_an_attribute_error():
 
 
 def test_subpackages_are_attributes():
-    code = "import fastmoments as fm; print(fm.disk.__name__, fm.box.__name__, fm.data.__name__)"
-    assert _fresh(code) == "fastmoments.disk fastmoments.box fastmoments.data"
+    code = ("import fastmoments as fm; print(fm.disk.__name__, fm.box.__name__, fm.data.__name__, "
+            "fm.recognition.__name__)")
+    assert _fresh(code) == ("fastmoments.disk fastmoments.box fastmoments.data "
+                            "fastmoments.recognition")
 
 
 def test_streamed_recurrence_keeps_gradients():

@@ -1,4 +1,4 @@
-"""Normalised features of the re-layout paper (issue 17): ``features(normalize="pixels")`` is
+"""Normalised features of the re-layout paper: ``features(normalize="pixels")`` is
 the paper's lambda_N normalization (Eq. 12-14: divide by the number of pixels mapped into the
 unit disk) and ``normalize="z00"`` gives |Z_nm| / |Z_00|; both against a direct float64 sum
 written from the paper's equations (pixel centres, one sample per pixel)."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastmoments.disk import pixel_mask
-from fastmoments.features import features, object_features
+from fastmoments.recognition import features, object_features
 from fastmoments.sklearn import ZernikeFeatures
 
 from .reference_disk import radial_exact

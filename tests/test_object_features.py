@@ -1,4 +1,4 @@
-"""Per-object moment features (fastmoments.features.objects) on a real image: scikit-image's
+"""Per-object moment features (fastmoments.recognition.objects) on a real image: scikit-image's
 coins, thresholded and labelled as in its gallery."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import torch
 from scipy import ndimage
 from skimage import data, draw, filters, measure, morphology
 
-from fastmoments.features import features
-from fastmoments.features.objects import object_features, regionprops_property
+from fastmoments.recognition import features
+from fastmoments.recognition.objects import object_features, regionprops_property
 
 ORDERS = 8
 SIZE = 48

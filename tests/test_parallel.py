@@ -12,11 +12,12 @@ import torch
 
 from fastmoments import parallel
 from fastmoments.box.api import JacobiTransform, legendre_moments
+from fastmoments.box.split import BoxSplit
 from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import pseudo_zernike_moments, zernike_moments
 from fastmoments.disk.pht import PolarHarmonicTransform, pcet
-from fastmoments.features import features
-from fastmoments.parallel import plans
+from fastmoments.disk.split import DiskSplit
+from fastmoments.recognition import features
 from fastmoments.signal import cwt, gaussian_filter, gaussian_filter1d, morlet_transform
 
 LISTS = [["cpu", "cpu"], ["cpu", "cpu", "cpu"]]
@@ -26,7 +27,8 @@ RTOL = 1e-12
 @pytest.fixture(autouse=True)
 def split_small_jobs(monkeypatch):
     """The tests' jobs are small: let ``split="auto"`` split them all the same."""
-    monkeypatch.setattr(plans, "MIN_WORK_SPLIT", {"disk": 0.0, "box": 0.0})
+    monkeypatch.setattr(DiskSplit, "min_cost", 0.0)
+    monkeypatch.setattr(BoxSplit, "min_cost", 0.0)
 
 
 def close(a, b) -> None:
@@ -206,10 +208,10 @@ def test_out_of_memory_names_the_device(monkeypatch, imgs):
 
 
 def test_auto_keeps_small_jobs_on_the_first_device(monkeypatch, imgs):
-    monkeypatch.setattr(plans, "MIN_WORK_SPLIT", {"disk": 1e10, "box": 1e12})
+    monkeypatch.setattr(DiskSplit, "min_cost", 1e10)
     plan = ZernikeTransform(24, 6, device=["cpu", "cpu"])
-    assert plan._mode("auto", 1) == "one" and plan._mode("work", 1) == "work"
-    assert plan._mode("auto", 2) == "batch"
+    assert plan.mode("auto", 1) == "one" and plan.mode("work", 1) == "work"
+    assert plan.mode("auto", 2) == "batch"
     close(plan.forward(imgs[0]).values(), ZernikeTransform(24, 6).forward(imgs[0]).values())
 
 

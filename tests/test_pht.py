@@ -12,9 +12,9 @@ import fastmoments as fm
 from fastmoments.disk import nufft as nufft_mod
 from fastmoments.disk.pht import (
     PolarHarmonicTransform,
-    choose_method,
     pht_family,
 )
+from fastmoments.disk.routes import pht_method
 
 from .reference_disk import sum_bound
 
@@ -341,20 +341,36 @@ def test_nufft_missing_falls_back_with_one_warning(monkeypatch, rng):
 
 
 def test_auto_method_rule():
-    idx = pht_family("pcet").selection([(n, l) for n in range(1, 26) for l in range(1, 26)])
+    n = 625
     GiB = 2**30
-    assert choose_method("cuda", 512, idx, 1, 128, GiB, 40 * GiB) == "gemm"
-    assert choose_method("cuda", 512, idx, 1, 128, 64 * GiB, 40 * GiB) == "engine"
-    assert choose_method("cpu", 512, idx, 1, 128, GiB, 8 * GiB) == "gemm"
-    assert choose_method("cpu", 512, idx, 1, 1, GiB, 8 * GiB, kernel_ready=True) == "gemm"
-    fallback = "nufft" if nufft_mod.have_finufft() else "engine"
-    assert choose_method("cpu", 512, idx, 1, 4, GiB, 8 * GiB) == fallback
-    assert choose_method("cpu", 512, idx, 1, 128, 3 * GiB, 8 * GiB) == fallback
-    small = pht_family("pst").full(3)
-    assert choose_method("cpu", 64, small, 1, 1, 2**20, 8 * GiB) == "engine"
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert pht_method(cuda, n, 128, GiB, 40 * GiB, False)[0] == "gemm"
+    assert pht_method(cuda, n, 1, GiB, 40 * GiB, False)[0] == "gemm"
+    assert pht_method(cuda, n, 128, 64 * GiB, 40 * GiB, False)[0] == "engine"
+    assert pht_method(cpu, n, 128, GiB, 8 * GiB, False)[0] == "gemm"
+    for finufft, fallback in ((True, "nufft"), (False, "engine")):
+        assert pht_method(cpu, n, 4, GiB, 8 * GiB, finufft)[0] == fallback
+        assert pht_method(cpu, n, 128, 3 * GiB, 8 * GiB, finufft)[0] == fallback
+        assert pht_method(cpu, 10, 1, 2**20, 8 * GiB, finufft)[0] == "engine"
     plan = PolarHarmonicTransform("pcet", 16, 2, 2)
     assert plan.method_for(4) == "engine"
     assert plan.method_for(64) == "gemm"
+
+
+def test_route_is_decided_by_the_key_not_by_history(rng):
+    """A small batch takes the same route (and gives the same bits) before and after a large
+    batch has built the dense kernel."""
+    plan = PolarHarmonicTransform("pcet", 16, 2, 2, dtype="float64")
+    img = rng.random((16, 16))
+    first = plan.forward(img).numpy()
+    assert plan.route.method == "engine" and plan.route_for(64).method == "gemm"
+    assert str(plan.route) in repr(plan)
+    plan.forward(rng.random((64, 16, 16)))  # builds the dense kernel
+    assert plan.route.method == "engine"
+    np.testing.assert_array_equal(plan.forward(img).numpy(), first)  # bits are the property
+    one = fm.pcet(img, 2, 2, dtype="float64")
+    assert one.plan.route == plan.route
+    np.testing.assert_array_equal(one.numpy(), first)
 
 
 @pytest.mark.parametrize("all_pixels", [False, True])

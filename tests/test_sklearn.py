@@ -18,7 +18,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from fastmoments.features import features
+from fastmoments.recognition import features
 from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFeatures
 
 ESTIMATORS = [ZernikeFeatures(order=3), PseudoZernikeFeatures(order=2),

@@ -9,16 +9,14 @@ in :mod:`fastmoments.box`; signal transforms (Gaussian smoothing, Morlet wavelet
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 # Names are imported on first use (PEP 562): ``import fastmoments`` imports neither torch nor
-# scipy, so a command or a first call pays only for what it uses. Each public name
-# maps to the submodule that defines it; ``from fastmoments import X``, ``fastmoments.X`` and
-# tab completion (``__dir__``) work as if everything had been imported here.
+# scipy, so a command or a first call pays only for what it uses. Each public name maps to
+# the submodule that defines it; ``from fastmoments import X``, ``fastmoments.X`` and tab
+# completion (``__dir__``) work as if everything had been imported here.
 _LAZY: dict[str, tuple[str, ...]] = {
     # box moments: Legendre, Gegenbauer, Jacobi in 2-D and 3-D (fastmoments.box)
     ".box": (
@@ -44,8 +42,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "pst",
         "zernike_moments",
     ),
-    # moment features for recognition (fastmoments.features)
-    ".features": (
+    # moment features for recognition (fastmoments.recognition)
+    ".recognition": (
         "FeatureSet",
         "ObjectFeatures",
         "feature_distances",
@@ -69,26 +67,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
 }
 
 #: Subpackages reachable as attributes (``fastmoments.disk``) without importing them first.
-#: (``fastmoments.features`` is the function; the subpackage of that name is imported as
-#: ``fastmoments.features.extract`` etc. or ``from fastmoments.features import ...``.)
 _SUBMODULES = ("box", "cli", "collections", "dask", "data", "disk", "metrics", "moments",
-               "parallel", "signal", "sklearn", "viz")
+               "parallel", "recognition", "signal", "sklearn", "viz")
 
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
-
-
-class _Package(types.ModuleType):
-    """The package module: importing the subpackage ``fastmoments.features`` makes Python set
-    the package's attribute ``features`` to that subpackage; the public name is the function
-    of that name, so such a write is dropped (the next access imports the function)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "features" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
@@ -132,7 +114,9 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
         pst,
         zernike_moments,
     )
-    from .features import (
+    from .metrics import psnr
+    from .moments import Moments
+    from .recognition import (
         FeatureSet,
         ObjectFeatures,
         feature_distances,
@@ -140,8 +124,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
         object_features,
         pair_statistics,
     )
-    from .metrics import psnr
-    from .moments import Moments
     from .signal import (
         CWT,
         GaussianFilter,

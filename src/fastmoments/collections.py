@@ -353,7 +353,7 @@ def compute_chunk(spec: dict[str, Any], options: dict[str, Any]) -> np.ndarray:
     ``spec`` and ``options`` are plain values (a task carries nothing else); the plan comes from
     the library's per-process cache, so each worker builds it once.
     """
-    from .features import features
+    from .recognition import features
 
     images = read_task(spec)
     fs = features(images, family=options["family"], orders=options["orders"],
@@ -363,7 +363,9 @@ def compute_chunk(spec: dict[str, Any], options: dict[str, Any]) -> np.ndarray:
 
 
 def _columns(family: str, orders: int | list[int], kind: str) -> list[str]:
-    from .features.extract import _column_names, _label, moment_pairs
+    from .moments import column_names as _column_names
+    from .moments import label as _label
+    from .recognition.extract import moment_pairs
 
     return [_label(*c) for c in _column_names(moment_pairs(family, orders), kind)]
 
@@ -670,7 +672,7 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     from ._progress import progress_bar
     from ._validate import check_choice, check_int
     from .disk.families import get_family
-    from .features.extract import KINDS
+    from .moments import KINDS
 
     family = get_family(family).name if isinstance(family, str) else family
     if not isinstance(family, str):

@@ -9,6 +9,7 @@ dimensions in front, conversion to NumPy or torch, and the plan used for reconst
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,12 @@ import torch
 
 from ._array import ArrayKind, to_output
 
-__all__ = ["MomentIndexError", "Moments", "index_key"]
+__all__ = ["KINDS", "MomentIndexError", "Moments", "column_labels", "column_names", "index_key",
+           "label"]
+
+#: The ways a complex moment becomes real feature columns: ``"complex"`` (a real and an
+#: imaginary column), ``"real"`` (the real part), ``"magnitude"`` (the modulus).
+KINDS = ("complex", "real", "magnitude")
 
 
 class MomentIndexError(IndexError, KeyError):
@@ -59,6 +65,34 @@ def index_key(key: Any, names: tuple[str, ...], what: str = "moments") -> tuple[
             raise TypeError(f"index {name} of {what}{form} must be an integer, got {v!r}")
         out.append(int(v))
     return tuple(out)
+
+
+def column_names(pairs: Sequence[tuple[int, int]], kind: str) -> list[tuple[int, int, str]]:
+    """What each column of a feature matrix of ``kind`` over ``pairs`` holds: ``(n, m, part)``
+    with ``part`` one of ``"re"``, ``"im"``, ``"abs"``.
+
+    >>> column_names([(2, 0)], "complex")
+    [(2, 0, 're'), (2, 0, 'im')]
+    """
+    parts = {"complex": ("re", "im"), "real": ("re",), "magnitude": ("abs",)}[kind]
+    return [(n, m, p) for n, m in pairs for p in parts]
+
+
+def label(n: int, m: int, part: str) -> str:
+    """The label of one column: ``"Re A[n,m]"``, ``"Im A[n,m]"`` or ``"|A[n,m]|"``."""
+    return {"re": f"Re A[{n},{m}]", "im": f"Im A[{n},{m}]", "abs": f"|A[{n},{m}]|"}[part]
+
+
+def column_labels(pairs: Sequence[tuple[int, int]], kind: str) -> list[str]:
+    """The column labels of a feature matrix of ``kind`` over ``pairs``.
+
+    One naming rule for :attr:`fastmoments.recognition.FeatureSet.names`,
+    :meth:`fastmoments.disk.DiskMoments.names` and the scikit-learn transformers.
+
+    >>> column_labels([(0, 0), (2, 2)], "magnitude")
+    ['|A[0,0]|', '|A[2,2]|']
+    """
+    return [label(*c) for c in column_names(pairs, kind)]
 
 
 class Moments:

@@ -2,7 +2,7 @@ r"""scikit-learn transformers: moment features of images as a step of a ``Pipeli
 
 :class:`ZernikeFeatures`, :class:`PseudoZernikeFeatures` and :class:`MomentFeatures` (any disk
 family, the polar harmonic ones included) turn a set of square images into a feature matrix
-with :func:`fastmoments.features.features`, following scikit-learn's transformer API:
+with :func:`fastmoments.features`, following scikit-learn's transformer API:
 
 * ``X`` is ``(n_samples, H, W)`` square images, or ``(n_samples, H * W)`` flattened square
   images (what a ``Pipeline``, ``train_test_split`` or a pandas DataFrame hands over); the side
@@ -62,7 +62,7 @@ from sklearn.utils.validation import (
 )
 
 from ._validate import check_int
-from .features.extract import features
+from .recognition.extract import features
 
 __all__ = ["MomentFeatures", "PseudoZernikeFeatures", "ZernikeFeatures"]
 
@@ -260,11 +260,11 @@ class MomentFeatures(_DiskFeatures):
         ``"pst"``): any name in :data:`fastmoments.disk.FAMILIES`.
     orders : int or iterable of int
         ``T`` means every order ``0..T``; an iterable names the orders
-        (:func:`fastmoments.features.moment_pairs`).
+        (:func:`fastmoments.recognition.moment_pairs`).
     kind : {"magnitude", "real", "complex"}
         ``|A_nm|`` (invariant to rotations), ``Re A_nm``, or ``(Re, Im)`` column pairs.
     k, quadrature, rule
-        Sampling of the disk, as in :func:`fastmoments.features.features`.
+        Sampling of the disk, as in :func:`fastmoments.features`.
     dtype : {"float64", "float32"}
         Working precision and output dtype.
     device : str, optional
@@ -275,7 +275,7 @@ class MomentFeatures(_DiskFeatures):
         ``"pixels"``: the re-layout paper's :math:`\lambda_N` normalization (divide by the
         number of pixels in the disk instead of :math:`\pi`); ``"z00"``: every moment
         divided by :math:`|A_{00}|` of its image (contrast invariant). As in
-        :func:`fastmoments.features.features`.
+        :func:`fastmoments.features`.
 
     Attributes
     ----------
@@ -290,7 +290,7 @@ class MomentFeatures(_DiskFeatures):
 
     Notes
     -----
-    The moments and their normalization are those of :func:`fastmoments.features.features`
+    The moments and their normalization are those of :func:`fastmoments.features`
     (thesis Eq. 2.10, 2.16 and 6.1-6.3); each transformer is a thin wrapper over that function
     and a cached plan per image size.
 

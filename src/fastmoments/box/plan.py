@@ -73,6 +73,7 @@ from .quadrature import (
     analysis_matrix,
     synthesis_matrix,
 )
+from .split import BoxSplit
 from .triton_gemm import largest_magnitude
 
 __all__ = ["MAX_ALPHA_PLUS_BETA", "TRUNCATIONS", "JacobiTransform"]
@@ -109,7 +110,7 @@ def _check_alpha_beta(alpha: float, beta: float, what: str = "alpha + beta") -> 
 
 
 
-@multi_device
+@multi_device(split=BoxSplit)
 class JacobiTransform:
     r"""A plan for Jacobi (Legendre, Gegenbauer) moments of images or volumes of one shape.
 

@@ -463,7 +463,8 @@ def split_scaled(t: torch.Tensor, zero: torch.Tensor | None = None,
     :data:`ROW_ALIGN` entries apart (the halves are then views of padded buffers, at most
     a quarter larger): the products read strided blocks of them, and strides that are not
     multiples of 16 kept Triton from vectorising those reads (the reconstruction of 501^3
-    coefficients: 0.69 against 0.40 ms for its first product on an H100). Shorter rows are not padded (a row of 5 would take 3.2 times the memory)."""
+    coefficients: 0.69 against 0.40 ms for its first product on an H100). Shorter rows
+    are not padded (a row of 5 would take 3.2 times the memory)."""
     if top is None:
         top = largest_magnitude(t)
     base = scale_exponent(top)

@@ -74,7 +74,7 @@ def phase_progress(show: bool) -> Iterator[Any]:
     from tqdm.auto import tqdm
 
     # import_module: the package's attribute 'features' is the function, not the subpackage
-    ex = importlib.import_module("fastmoments.features.experiment")
+    ex = importlib.import_module("fastmoments.recognition.experiment")
 
     bar = tqdm(total=None, desc="characters", unit="step", disable=not show, leave=False,
                file=sys.stderr, mininterval=0.5)
@@ -131,8 +131,8 @@ def phase_progress(show: bool) -> Iterator[Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fastmoments.features.experiment import run_characters
-    from fastmoments.features.glyphs import find_font
+    from fastmoments.recognition.experiment import run_characters
+    from fastmoments.recognition.glyphs import find_font
 
     from ._args import pick_device, want_progress
     from ._errors import UsageError

@@ -80,7 +80,7 @@ def parse_device(text: str | None) -> Any:
 def run(args: argparse.Namespace) -> int:
     from ..collections import open_images, parse_orders, run_features
     from ..disk.families import get_family
-    from ..features.extract import KINDS
+    from ..moments import KINDS
 
     # every option is checked before anything is read or created
     try:

@@ -13,7 +13,10 @@ import torch
 from .._array import working_dtype
 from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
-from ..features.extract import ALGORITHMS, KINDS, _column_names, _label, moment_pairs
+from ..moments import KINDS
+from ..moments import column_names as _column_names
+from ..moments import label as _label
+from ..recognition.extract import ALGORITHMS, moment_pairs
 from ._workers import cached_factory, configure_threads
 
 __all__ = ["feature_names", "features"]
@@ -113,7 +116,7 @@ class _FeatureJob:
     def __init__(self, family: str, size: int, pairs: tuple[tuple[int, int], ...], kind: str,
                  k: int, quadrature: str, rule: str, dtype: str, device: str | None,
                  algorithm: str) -> None:
-        from ..features import features as _features
+        from ..recognition import features as _features
 
         self._fn = _features
         self.opts = dict(family=family, select=list(pairs), kind=kind, k=k,
@@ -216,7 +219,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
     >>> f = features(x, "zernike", 2, kind="magnitude")
     >>> f.shape, f.chunks, f.dtype
     ((6, 4), ((2, 2, 2), (4,)), dtype('float64'))
-    >>> from fastmoments.features import features as in_memory
+    >>> from fastmoments.recognition import features as in_memory
     >>> ref = in_memory(x.compute(), family="zernike", orders=2, kind="magnitude").matrix
     >>> bool(np.allclose(f.compute(scheduler="sync"), ref, rtol=1e-12, atol=0))
     True

@@ -47,7 +47,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
              memory_budget: float | None, progress: bool | None = None,
              channel_axis: Any = None) -> DiskMoments:
     # every argument is checked and made a plain value of its exact type before the plan
-    # cache sees it (lru_cache takes True, 1 and 1.0 for one key)
+    # cache sees it (the plan cache takes True, 1 and 1.0 for one key)
     fam = get_family(family)
     image, move = channels_first(image, channel_axis)
     if order is not None and pairs is not None:

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["RadialCompression", "compressible", "node_count"]
+__all__ = ["RadialCompression", "node_count"]
 
 #: Nodes per block of the local level (:class:`_Local`).
 LOCAL_NODES = 16
@@ -84,19 +84,6 @@ def node_count(family: str, max_order: int) -> int:
         m_all = max_order + 1 if (max_order + 1) % 2 == 0 else max_order + 2
         return m_all // 2
     return max_order + 1
-
-
-#: Lowest maximum order compressed by default: below it the direct recurrence is a few steps
-#: per radius, and the compressed stage's extra launches cost more than they save.
-MIN_ORDER = 24
-
-
-def compressible(family: str, n_groups: int, max_order: int) -> bool:
-    """Whether compressing pays: a polynomial family of order at least :data:`MIN_ORDER`
-    with many more radii than nodes."""
-    if family not in ("zernike", "pseudo-zernike") or max_order < MIN_ORDER:
-        return False
-    return n_groups >= 4 * node_count(family, max_order)
 
 
 @dataclass

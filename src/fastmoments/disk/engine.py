@@ -33,7 +33,6 @@ stage.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
@@ -42,8 +41,8 @@ import torch
 from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
 from .._progress import progress_bar
-from . import triton_radial
-from .compression import RadialCompression, compressible
+from . import routes, triton_radial
+from .compression import RadialCompression, node_count
 from .families import DiskFamily
 from .indexing import IndexSet
 from .sampling import DiskSampling
@@ -54,12 +53,6 @@ _ITEM = {torch.float32: 4, torch.float64: 8}
 
 #: Largest share of padding in a block of the radial table (:meth:`DiskEngine._layout`).
 BLOCK_PADDING = 0.125
-
-#: Orbit-repetition-image terms of an angular stage from which the CPU runs the compiled
-#: kernel (:mod:`._numba_angular`, about 4x faster warm); smaller jobs keep the torch path,
-#: so that a first call of that size does not pay numba's import (0.3-0.6 s, with scipy's),
-#: more than the torch path takes (a 256² image at T = 100, k = 3 is 5.9e6 terms, 0.25 s).
-NUMBA_ANGULAR_WORK = 10_000_000
 
 #: Jobs of more operations (as counted by :meth:`DiskEngine.op_count`) than this get a
 #: progress bar, shown once they have run for a second. Measured: 0.32-0.53 G of these
@@ -128,16 +121,17 @@ class DiskEngine:
         self.dft_im = self.dft.imag.contiguous()
         self.idft = torch.polar(torch.ones_like(ang), ang).to(self.cdtype).to(dev)
         self.radial_is_complex = family.complex_radial
-        self.fused = self._can_fuse()
+        self.fused = routes.fuse_radial(method, family.name, index,
+                                        triton_radial.available(device))
         if self.fused:
             self.jn = torch.as_tensor([len(c) for c in index.ns], dtype=torch.int32, device=dev)
             self.jcoef = triton_radial.jacobi_coefficients(self.ms, index.n_rows,
                                                            family.name == "zernike")
         # the fused angular kernel serves every family (it does not involve R_nm)
         self.fused_angular = triton_radial.available(device)
-        #: the compiled CPU angular stage (:mod:`._numba_angular`); off: the torch path
-        self.numba_angular = (device.type == "cpu"
-                              and os.environ.get("FASTMOMENTS_DISK_NUMBA", "1") != "0")
+        #: the compiled CPU angular stage (:mod:`._numba_angular`) for large chunks
+        #: (:data:`.routes.NUMBA_ANGULAR_WORK`); off: the torch path
+        self.numba_angular = device.type == "cpu"
         self._theta0_np = np.ascontiguousarray(sampling.theta0, dtype=np.float64)
         self._ms_np = np.asarray(index.ms, dtype=np.int64)
         counts = np.diff(self.gstart)
@@ -153,23 +147,29 @@ class DiskEngine:
         self._exp_checked = False
         self._cs: tuple[torch.Tensor, torch.Tensor] | None = None
         self._cs_checked = False
+        #: whether the radial table is cached on the plan (else streamed or not needed)
+        self.radial_table_cached = (self.compression is None and not self.fused
+                                    and routes.use_table(self.table_bytes(), self.budget))
+        #: the route of a call of one image (:meth:`route_for` for a batch)
+        self.route = routes.engine_route(self)
+
+    def route_for(self, batch: int) -> Any:
+        """The route a call of ``batch`` images takes (:func:`.routes.engine_route`)."""
+        return routes.engine_route(self, batch)
 
     def _make_compression(self) -> RadialCompression | None:
         """The Chebyshev-node compression of the radial stage (:mod:`.compression`), for
-        the polynomial families when the radii far outnumber the nodes.
-        ``FASTMOMENTS_DISK_COMPRESSION=0`` turns it off, ``=1`` forces it for those
-        families (both for comparisons)."""
-        choice = os.environ.get("FASTMOMENTS_DISK_COMPRESSION", "auto")
+        the polynomial families when the radii far outnumber the nodes
+        (:func:`.routes.compress`)."""
         name = self.family.name
-        if choice == "0" or self.radial_is_complex or name not in ("zernike", "pseudo-zernike"):
-            return None
         T = self.index.max_order
         # groups outside the unit disk (rule="centre" samples there) keep the direct
         # stage: the polynomials grow like cosh(j arccosh r) there, and their Chebyshev
         # sums would cancel
         self.g_inside = int(np.searchsorted(self.sampling.radius, 1.0, side="right"))
-        if choice != "1" and not compressible(name, self.g_inside, T):
+        if not routes.compress(name, self.radial_is_complex, self.g_inside, T):
             return None
+        self._check_compression_memory(T)
         comp = RadialCompression(name, self.index.ms, T, self.device,
                                  radius=np.asarray(self.sampling.radius[:self.g_inside]))
         comp.cache_bytes = self.budget // 16
@@ -177,6 +177,31 @@ class DiskEngine:
         self.class_to_comp = self.class_inverse[comp.order]
         self.ms32_comp = self.ms32[comp.order].contiguous()
         return comp
+
+    def compression_bytes(self, max_order: int, batch: int = 1) -> int:
+        """Least memory of the compressed radial stage, before any of it is built: the node
+        matrices of the basis, the radial table at the nodes (float64, unless the fused
+        kernels compute it on the fly) and the node sums of ``batch`` images."""
+        K = node_count(self.family.name, max_order)
+        node_matrices = 2 * (max_order + 1) * K * 8
+        node_table = 0 if self.fused else self.index.size * K * 8
+        node_sums = 2 * self.n_cols * K * 2 * batch * 8
+        return node_matrices + node_table + node_sums
+
+    def _check_compression_memory(self, max_order: int) -> None:
+        """Raise :class:`MemoryError` before anything of the compressed stage is built (or
+        any work done) when its tables cannot fit in the budget."""
+        item = _ITEM[self.dtype]
+        one_image = (self.n_cols * self.n_rows * 2 * item * 3  # outputs
+                     + self.sampling.size**2 * item * 2)  # image in and out
+        need = self.compression_bytes(max_order) + one_image
+        if need > self.budget:
+            raise MemoryError(
+                f"{self.family.name} moments of order={max_order} ({self.index.size} moments)"
+                f" need at least {format_bytes(need)} for the radial stage at "
+                f"{node_count(self.family.name, max_order)} Chebyshev nodes (its tables and "
+                f"one image), but the memory budget is {format_bytes(self.budget)}: lower "
+                "order, or raise memory_budget")
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -233,17 +258,6 @@ class DiskEngine:
     def exp_bytes(self) -> int:
         return self.sampling.n_orbits * self.n_cols * 2 * _ITEM[self.dtype]
 
-    def _can_fuse(self) -> bool:
-        """The fused Triton radial kernels apply to the Jacobi method of the Zernike and
-        pseudo-Zernike families with full columns (orders m, m+step, ... without gaps)."""
-        if self.method != "jacobi" or self.family.name not in ("zernike", "pseudo-zernike"):
-            return False
-        if not triton_radial.available(self.device):
-            return False
-        step = 2 if self.family.name == "zernike" else 1
-        return all(list(col) == list(range(m, m + step * len(col), step))
-                   for m, col in zip(self.index.ms, self.index.ns, strict=True))
-
     def _tensor_index(self, idx: torch.Tensor | slice) -> torch.Tensor:
         if isinstance(idx, slice):
             return torch.arange(idx.start, idx.stop, idx.step or 1, device=self.device)
@@ -256,12 +270,11 @@ class DiskEngine:
     def table(self) -> list[tuple[Any, int, torch.Tensor]] | None:
         """The radial table as blocks ``(cols, rows, values)`` with ``values`` shaped
         ``(len(cols), rows, groups)`` (see :meth:`_layout`; zero beyond each column's
-        length) if it fits in a quarter of the budget (each value computed in float64, then
-        cast), else None (it will be streamed)."""
+        length) if the route caches it (:func:`.routes.use_table`; each value computed in
+        float64, then cast), else None (it will be streamed)."""
         if not self._table_checked:
             self._table_checked = True
-            # building needs the float64 copy as well as the cast one
-            if self.compression is None and self.table_bytes() <= self.budget // 4:
+            if self.radial_table_cached:
                 dt = self.cdtype if self.radial_is_complex else self.dtype
                 self._table = self._build_table(self.radius, dt)
         return self._table
@@ -391,7 +404,9 @@ class DiskEngine:
                                                   for _c, _r, t in self._table)
         fixed += 0 if self._exp is None else self._exp.numel() * self._exp.element_size()
         fixed += 0 if self._cs is None else 2 * self._cs[0].numel() * self._cs[0].element_size()
-        fixed += 0 if self.compression is None else self.compression._cached
+        if self.compression is not None:
+            fixed += self.compression._cached
+            fixed += self.compression_bytes(self.index.max_order, batch)
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
         fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
         return fixed
@@ -527,7 +542,7 @@ class DiskEngine:
         the compression's order instead."""
         B = x.shape[0]
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
-        if (self.numba_angular and (o1 - o0) * self.n_cols * B >= NUMBA_ANGULAR_WORK
+        if (routes.numba_angular(self, B)
                 and not (torch.is_grad_enabled() and x.requires_grad)):
             return self._angular_numba(vals, g0, g1, o0, o1, group_major)
         # 4-point DFTs of the two half-orbits, in real arithmetic: F = re + i im

@@ -63,6 +63,8 @@ import numpy as np
 import torch
 
 from .._array import complex_dtype
+from .._cache import plan_cache
+from .._route import Route
 from .engine import DiskEngine
 from .indexing import IndexSet
 from .sampling import DiskSampling
@@ -102,7 +104,7 @@ def _binom(n: int, k: int) -> int:
     return math.comb(n, k)
 
 
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def _terms(family: str, T: int
            ) -> tuple[list[tuple[int, int]], list[list[tuple[int, int, int, int]]]]:
     """The (k, m) of the radial-power moments up to order T and, for each, its monomial terms
@@ -183,6 +185,16 @@ class GeometricEngine:
         self._w = ws
         self._mask = np.repeat(np.repeat(s.mask, s.k, axis=0), s.k, axis=1)
         self._pix = np.arange(s.size * s.k) // s.k
+
+    @property
+    def route(self) -> Route:
+        """The route (:mod:`.routes`): geometric moments on the host, as ``method`` asked."""
+        return self.route_for(1)
+
+    def route_for(self, batch: int) -> Route:
+        """The route of a call of ``batch`` images: the same for every batch."""
+        return Route(self.method, "numpy", "exact-rationals" if self.exact else "float64",
+                     "method= given (a reference method)")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "_inner":

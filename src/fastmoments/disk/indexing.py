@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["IndexSet"]
+__all__ = ["REPETITION_SETS", "IndexSet"]
+
+#: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
+REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from .._array import ChannelMove, restore_channels
+from .._cache import plan_cache
 from .._validate import check_choice, check_int, check_int_list
-from ..moments import MomentIndexError, Moments, index_key
-from .transform import REPETITION_SETS, DiskTransform
+from ..moments import KINDS, MomentIndexError, Moments, column_labels, index_key
+from .indexing import REPETITION_SETS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .transform import DiskTransform
 
 __all__ = ["DiskMoments"]
 
@@ -93,8 +96,6 @@ class DiskMoments(Moments):
         >>> zernike_moments(np.ones((8, 8)), 1).names("complex")
         ['Re A[0,0]', 'Im A[0,0]', 'Re A[1,1]', 'Im A[1,1]']
         """
-        from ..features.extract import KINDS, column_labels
-
         kind = check_choice("kind", kind, (*KINDS, "value"))
         if kind == "value":
             return [f"A[{n},{m}]" for n, m in self.pairs]
@@ -329,7 +330,7 @@ class DiskMoments(Moments):
         return gamma, gamma != 0
 
 
-@lru_cache(maxsize=32)
+@plan_cache(maxsize=32)
 def _nm_order(index: Any) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray]:
     """The stored moments of ``index`` sorted by ``(n, m)``, with their ``(column, row)``
     slots in the dense layout."""

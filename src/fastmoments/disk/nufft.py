@@ -27,9 +27,10 @@ import numpy as np
 import torch
 
 from .._memory import memory_budget
+from .sampling import sample_points
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .pht import PolarHarmonicTransform
+    from .pht_plan import PolarHarmonicTransform
 
 __all__ = ["have_finufft", "nufft_forward"]
 
@@ -59,8 +60,6 @@ class _Geometry:
     """Points, source weights and the gather tables of one plan (built once, on the host)."""
 
     def __init__(self, plan: PolarHarmonicTransform) -> None:
-        from .pht import sample_points
-
         fam = plan.family
         r, theta, w, pix = sample_points(plan.size, plan.k, plan.quadrature, plan.rule)
         self.x = np.ascontiguousarray(fam.freq * r**fam.s)

@@ -29,11 +29,12 @@ Gauss rule each orbit is its own group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["QUADRATURES", "RULES", "DiskSampling", "disk_sampling", "pixel_mask"]
+from .._cache import plan_cache
+
+__all__ = ["QUADRATURES", "RULES", "DiskSampling", "disk_sampling", "pixel_mask", "sample_points"]
 
 QUADRATURES = ("midpoint", "gauss")
 RULES = ("inscribed", "centre")
@@ -134,7 +135,7 @@ def _coordinates(size: int, k: int, quadrature: str):
     return q, Uq, wq, pix_of, L, npos
 
 
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def disk_sampling(size: int, k: int = 1, quadrature: str = "midpoint",
                   rule: str = "inscribed") -> DiskSampling:
     """Build (and cache) the sampling of an ``N x N`` image with ``k x k`` points per pixel."""
@@ -186,3 +187,26 @@ def disk_sampling(size: int, k: int = 1, quadrature: str = "midpoint",
         theta0=theta0[order], weight=weight[order], group=group[order].astype(np.int64),
         radius=radius, pix=pix[order].astype(np.int64), slot_used=used[order],
     )
+
+
+@plan_cache(maxsize=8)
+def sample_points(size: int, k: int, quadrature: str, rule: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Every sample point of the disk engine's sampling, flattened.
+
+    Returns
+    -------
+    r, theta, weight, pix : ndarray, shape (P,)
+        Radius, angle (:math:`\sigma\theta_0 + \kappa\pi/2`), quadrature weight and linear
+        pixel index (``row * N + col``) of each point (coinciding orbit images kept once).
+    """
+    smp: DiskSampling = disk_sampling(size, k, quadrature, rule)
+    theta = SLOT_SIGMA[None, :] * smp.theta0[:, None] + SLOT_KAPPA[None, :] * (np.pi / 2)
+    r = np.broadcast_to(smp.radius[smp.group][:, None], theta.shape)
+    w = np.broadcast_to(smp.weight[:, None], theta.shape)
+    used = smp.slot_used
+    out = (np.ascontiguousarray(r[used]), np.ascontiguousarray(theta[used]),
+           np.ascontiguousarray(w[used]), np.ascontiguousarray(smp.pix[used]))
+    for a in out:
+        a.setflags(write=False)
+    return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -20,9 +19,11 @@ from .._array import (
     resolve_device,
     to_output,
 )
+from .._cache import plan_cache
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
+from .._route import Route
 from .._validate import (
     check_channel_axis,
     check_choice,
@@ -37,20 +38,18 @@ from .families import FAMILIES, DiskFamily, get_family
 from .geometric import make_engine
 from .indexing import IndexSet
 from .sampling import QUADRATURES, RULES, disk_sampling
+from .split import DiskSplit
 
 __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform",
            "channels_first", "estimate_disk_memory"]
 
-#: Named subsets of repetitions for partial reconstruction (thesis Fig. 5.7 / 5.13).
 #: Largest scratch memory (bytes) of a forward transform that is replayed as a CUDA graph:
 #: a graph keeps its scratch for as long as its plan keeps it. Larger jobs run eagerly, and
 #: their launches are a small share of their time anyway.
 GRAPH_SCRATCH = 1 << 30
 
-REPETITION_SETS = ("all", "positive", "negative", "zero", "nonnegative", "nonpositive")
 
-
-@multi_device
+@multi_device(split=DiskSplit)
 class DiskTransform:
     r"""A transform on the unit disk for ``N x N`` images, built once and applied to batches.
 
@@ -163,6 +162,24 @@ class DiskTransform:
         self._recon_engine: DiskEngine | None = None
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def route(self) -> Route:
+        """What the forward transform runs (:mod:`fastmoments.disk.routes`), decided when
+        the plan was built: the radial method, the backend of the angular stage and the
+        radial stage (``"compressed"``, ``"fused"``, ``"table"`` or ``"streamed"``), for a
+        call of one image (:meth:`route_for` for a batch)."""
+        return self.route_for(1)
+
+    def route_for(self, batch: int) -> Route:
+        """The route a forward call of ``batch`` images takes (the same on every call)."""
+        return self.engine.route_for(batch)
+
+    def __repr__(self) -> str:
+        dtype = str(self.dtype).replace("torch.", "")
+        return (f"{type(self).__name__}({self.family.name!r}, size={self.size}, "
+                f"order={self.order}, moments={self.index.size}, k={self.k}, "
+                f"dtype={dtype}, device={self.device}, route={self.route})")
+
     @property
     def mask(self) -> np.ndarray:
         """Pixels used by the transform (``(N, N)`` bool)."""
@@ -313,6 +330,17 @@ class DiskTransform:
                                      weighted=True, normalized=True)
         return to_output(img.reshape(*batch, self.size, self.size), kind)
 
+    def partial_plan(self, index: IndexSet, device: torch.device,
+                     arguments: dict[str, Any]) -> DiskTransform:
+        """The plan of some of this plan's columns on ``device``, for a split over devices.
+
+        ``arguments`` are those this plan was built with (by name): the options that do not
+        name the moments are passed on.
+        """
+        keep = ("k", "quadrature", "rule", "method", "dtype", "memory_budget")
+        return DiskTransform(self.family, self.size, 0, index=index, device=device,
+                             **{k: arguments[k] for k in keep if k in arguments})
+
     def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
         """Reconstruct at pixel centres from ``(B, cols, rows)`` coefficients (unmasked
         pixels are 0)."""
@@ -354,7 +382,7 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
     return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
-@lru_cache(maxsize=8)
+@plan_cache(maxsize=8)
 def _cached(family: str, size: int, order: int, k: int, quadrature: str, rule: str,
             method: str | None, repetitions: tuple[int, ...] | None,
             pairs: tuple[tuple[int, int], ...] | None, dtype: torch.dtype, device: str,

@@ -147,9 +147,13 @@ def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "") == "1"
 
 
-#: radius block and warps of the forward kernel (chosen by benchmarks/disk_gpu.py's sweep)
-FORWARD_BLOCK_G = int(os.environ.get("FASTMOMENTS_RADIAL_BLOCK_G", "0")) or None
-FORWARD_WARPS = int(os.environ.get("FASTMOMENTS_RADIAL_WARPS", "0")) or None
+#: Radius block of the forward kernel's programs (None: ``max(64, 8192 // block_b)``, one
+#: reduction over many radii per order and program) and its warps: the defaults were the
+#: fastest of the last sweep of ``benchmarks/disk_sweep.py`` (camera 512 x 512, T = 700,
+#: float32, H100: 4.9 ms against 5.1-11.8 ms for the other blocks and warps; results in
+#: ``benchmarks/results/disk_sweep.json``). A sweep sets these module constants.
+FORWARD_BLOCK_G: int | None = None
+FORWARD_WARPS = 8
 
 
 def _blocks(nb2: int) -> tuple[int, int]:
@@ -201,7 +205,7 @@ def radial_forward(r: torch.Tensor, S: torch.Tensor, ms: torch.Tensor, jn: torch
            part.stride(0), part.stride(1), part.stride(2),
            ZERNIKE=zernike, BLOCK_G=block_g, BLOCK_B=block_b,
            INTERPRET=interp, JMAX=n_rows if interp else 0,
-           num_warps=FORWARD_WARPS or 8)
+           num_warps=FORWARD_WARPS)
     return part.sum(0)
 
 

@@ -7,9 +7,12 @@ This package is the one home of the multi-device logic. Plans and one-call funct
 * a batch is spread over the devices (one plan replica and one CUDA stream each, host copies
   through pinned memory overlapping the compute), results gathered in input order on the
   first device (NumPy for NumPy input);
-* one large job (fewer items than devices) is partitioned: the moment set of a disk
-  transform by columns of repetitions balanced by cost, a box transform by blocks of
-  degrees; reconstructions are the sum of the partial ones.
+* one large job (fewer items than devices) is partitioned by the family's work split
+  (:class:`WorkSplit`, given to :func:`multi_device`): the moment set of a disk transform by
+  columns of repetitions balanced by cost, a box transform by blocks of degrees;
+  reconstructions are the sum of the partial ones.
+
+This package imports no family: plans tell it how to split their work.
 
 See ``docs/multigpu.md``.
 
@@ -27,11 +30,14 @@ True
 from .devices import ALL_GPUS, device_key, device_list, first_device, is_multi, resolve_devices
 from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs
 from .plans import ParallelPlan, batched, multi_device
+from .protocol import Replicas, WorkSplit
 from .runner import run_parts
 
 __all__ = [
     "ALL_GPUS",
     "ParallelPlan",
+    "Replicas",
+    "WorkSplit",
     "balance",
     "batched",
     "box_degree_costs",

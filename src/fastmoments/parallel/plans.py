@@ -5,10 +5,11 @@ the plan per device entry (built once, on first use, and kept) and splits the wo
 
 * **batches** (``B >= number of devices``): the flattened batch is cut into nearly equal
   contiguous pieces, one per device, results concatenated in input order on the first device;
-* **one large job** (``B < number of devices``, disk and box plans): the moment set is
-  partitioned (columns of repetitions for disk transforms, blocks of first-axis degrees for
-  box transforms, balanced by :mod:`.partition`) and gathered; reconstructions are the sum
-  of the partial reconstructions, gathered on the first device.
+* **one large job** (``B < number of devices``), for plans whose family gives a work split
+  (:class:`~.protocol.WorkSplit`: disk and box plans): the moment set is partitioned (columns
+  of repetitions for disk transforms, blocks of first-axis degrees for box transforms,
+  balanced by :mod:`.partition`) and gathered; reconstructions are the sum of the partial
+  reconstructions, gathered on the first device.
 
 :func:`multi_device` is the class decorator that lets a plan's constructor return a
 :class:`ParallelPlan` when ``device=`` names several devices (a single device builds the
@@ -18,7 +19,6 @@ plan exactly as before). :func:`batched` does the same for one-call functions.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import inspect
 import math
@@ -29,28 +29,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, as_tensor, resolve_device
+from .._array import ArrayKind, resolve_device
 from .devices import device_list, is_multi
-from .partition import balance, box_degree_costs, contiguous_blocks, disk_column_costs, even_splits
+from .partition import even_splits
+from .protocol import WorkSplit
 from .runner import (
     SUB_BATCH_BYTES,
     gather_tensors,
     run_parts,
-    settle,
     to_device,
     to_host,
     transfer_batches,
 )
 
-__all__ = ["ParallelPlan", "batched", "multi_device"]
+__all__ = ["ParallelPlan", "batched", "finish", "for_replica", "multi_device"]
 
 SPLITS = ("auto", "batch", "work")
-
-#: Smallest modelled cost (units of :mod:`.partition`) for which ``split="auto"`` spreads one
-#: job over the devices: about 10 ms of work on one H200 for each geometry (measured in
-#: ``benchmarks/results/multigpu.md``: smaller jobs ran slower split than on one GPU).
-MIN_WORK_SPLIT = {"disk": 1e10, "box": 1e12}
-
 
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
@@ -73,7 +67,8 @@ def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
     return x.reshape(shape) if isinstance(x, torch.Tensor) else np.asarray(x).reshape(shape)
 
 
-def _finish(t: torch.Tensor, kind: ArrayKind) -> Any:
+def finish(t: torch.Tensor, kind: ArrayKind) -> Any:
+    """The result in the caller's kind: NumPy for NumPy input, else the tensor."""
     return t.detach().cpu().numpy() if kind.numpy else t
 
 
@@ -98,22 +93,26 @@ class ParallelPlan:
         Its constructor's arguments (``device`` excluded).
     devices : tuple of torch.device
         One entry per worker (repeats allowed); results are gathered on ``devices[0]``.
+    split : callable, optional
+        ``split(first_replica)`` gives the family's :class:`~.protocol.WorkSplit`, which
+        lets one job be spread over the devices; without it only batches are spread.
 
     Attributes not defined here (``size``, ``index``, ``order``, ``mask``, ``shape`` ...) are
     those of the first replica.
     """
 
-    def __init__(self, cls: type, args: tuple, kwargs: dict, devices: tuple[torch.device, ...]):
+    def __init__(self, cls: type, args: tuple, kwargs: dict, devices: tuple[torch.device, ...],
+                 split: Callable[[Any], WorkSplit] | None = None):
         self._cls = cls
         self._args = args
         self._kwargs = dict(kwargs)
         self.devices = devices
         self._replicas: list[Any] = [None] * len(devices)
-        self._parts: list[Any] | None = None
+        self._parts: list[list[Any]] | None = None
         self._locks = [threading.Lock() for _ in devices]
         self._parts_lock = threading.Lock()
         self._replicas[0] = self._make(0)  # builds (and validates) at construction time
-        self._geometry = self._find_geometry()
+        self._split = split(self._replicas[0]) if split is not None else None
 
     # ------------------------------------------------------------------ replicas
     def _make(self, i: int) -> Any:
@@ -128,19 +127,15 @@ class ParallelPlan:
                 self._replicas[i] = self._make(i)
             return self._replicas[i]
 
-    def _find_geometry(self) -> str:
-        from ..box.api import JacobiTransform
-        from ..disk.transform import DiskTransform
-
-        r0 = self._replicas[0]
-        if isinstance(r0, DiskTransform):
-            return "disk"
-        if isinstance(r0, JacobiTransform):
-            return "box"
-        return "other"
+    def arguments(self) -> dict[str, Any]:
+        """The plan constructor's arguments by name (``device`` excluded)."""
+        bound = inspect.signature(self._cls.__init__).bind(None, *self._args, **self._kwargs)
+        kw = {k: v for k, v in bound.arguments.items() if k != "self"}
+        kw.update(kw.pop("kwargs", {}))
+        return kw
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_replicas", "_cls"):
+        if name.startswith("__") or name in ("_replicas", "_cls", "_split"):
             raise AttributeError(name)
         return getattr(self._replicas[0], name)
 
@@ -156,35 +151,31 @@ class ParallelPlan:
     @property
     def core_ndim(self) -> int:
         """Trailing dimensions of one item (2 for images, 3 for volumes)."""
-        return self._replicas[0].ndim if self._geometry == "box" else 2
+        return self._split.core_ndim if self._split is not None else 2
 
-    def _mode(self, split: str, batch: int) -> str:
+    def mode(self, split: str, batch: int) -> str:
+        """How ``batch`` items run: ``"one"`` (on the first device), ``"batch"`` (items over
+        the devices) or ``"work"`` (every device a piece of every item's moment set)."""
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         n = len(self.devices)
-        can_work = self._geometry in ("disk", "box")
+        can_work = self._split is not None
         if batch == 0:
             return "one"
         if split == "work" and can_work:
             return "work"
         if split == "batch" or batch >= n or not can_work:
             return "batch" if batch > 1 else "one"
-        if split == "auto" and self._job_cost(batch) < MIN_WORK_SPLIT[self._geometry]:
+        assert self._split is not None
+        if split == "auto" and batch * self._split.item_cost() < self._split.min_cost:
             return "one"  # too small to gain from a split: the first device does it
         return "work"
 
-    def _job_cost(self, batch: int) -> float:
-        """Modelled cost of one job (the units of :mod:`.partition`)."""
-        r0 = self._replicas[0]
-        if self._geometry == "disk":
-            s = r0.sampling
-            return batch * sum(disk_column_costs([len(c) for c in r0.index.ns], s.n_groups,
-                                                 s.n_orbits))
-        return batch * sum(box_degree_costs(r0.shape, r0.order, r0.total))
-
     # ------------------------------------------------------------------ batch split
-    def _batched(self, method: str, x: Any, core: int, kind: ArrayKind | None = None,
-                 **kw: Any) -> Any:
+    def batched(self, method: str, x: Any, core: int, kind: ArrayKind | None = None,
+                **options: Any) -> Any:
+        """Run the replicas' ``method`` on nearly equal pieces of the flattened batch (one
+        piece per device) and gather the results in input order on the first device."""
         shape = _shape(x)
         lead, item = shape[:-core], shape[-core:]
         b = math.prod(lead)
@@ -196,7 +187,7 @@ class ParallelPlan:
         def work(i: int, a: int, z: int) -> list[Any]:
             rep = self.replica(i)
             return transfer_batches(flat[a:z], self.devices[i], i,
-                                    lambda t: getattr(rep, method)(t, **kw), item_bytes,
+                                    lambda t: getattr(rep, method)(t, **options), item_bytes,
                                     host_out=kind.numpy and method != "forward")
 
         res = run_parts(self.devices[:len(spans)],
@@ -207,7 +198,7 @@ class ParallelPlan:
             return _gather_moments(parts, self, self.devices[0], lead, kind)
         t = gather_tensors([p if isinstance(p, torch.Tensor) else torch.as_tensor(p)
                             for p in parts], None if kind.numpy else self.devices[0])
-        return _finish(t.reshape(*lead, *t.shape[1:]), kind)
+        return finish(t.reshape(*lead, *t.shape[1:]), kind)
 
     # ------------------------------------------------------------------ transforms
     def forward(self, x: Any, *, split: str = "auto", **options: Any) -> Any:
@@ -229,12 +220,13 @@ class ParallelPlan:
         core = self.core_ndim
         if len(shape) < core:
             return self._replicas[0].forward(x, **options)  # the plan's own error
-        mode = self._mode(split, math.prod(shape[:-core]))
+        mode = self.mode(split, math.prod(shape[:-core]))
         if mode == "one":
             return self._replicas[0].forward(x, **options)
         if mode == "batch":
-            return self._batched("forward", x, core, **options)
-        return self._work_forward(x, _kind(x))
+            return self.batched("forward", x, core, **options)
+        assert self._split is not None
+        return self._split.forward(self, x, _kind(x))
 
     __call__ = forward
 
@@ -247,219 +239,44 @@ class ParallelPlan:
     def adjoint(self, y: Any) -> Any:
         """The plan's adjoint, batches split over the devices."""
         data = y.data if hasattr(y, "plan") else y
-        ncoef = 2 if self._geometry == "disk" else self.core_ndim
+        ncoef = self._split.coef_ndim if self._split is not None else 2
         kind = y.kind if hasattr(y, "plan") else _kind(y)
         if math.prod(_shape(data)[:-ncoef]) < 2 or len(self.devices) == 1:
             return self._replicas[0].adjoint(data if not hasattr(y, "plan") else
-                                             _retarget(y, self._replicas[0]))
-        return self._batched("adjoint", data, ncoef, kind)
+                                             for_replica(y, self._replicas[0]))
+        return self.batched("adjoint", data, ncoef, kind)
+
+    def synthesize(self, *args: Any, **kwargs: Any) -> Any:
+        """The family's reconstruction entry, split by its :class:`~.protocol.WorkSplit`
+        when it has one (disk plans: from ``(B, cols, rows)`` coefficients)."""
+        return self._family_entry("synthesize", args, kwargs)
+
+    def inverse(self, *args: Any, **kwargs: Any) -> Any:
+        """The family's reconstruction entry, split by its :class:`~.protocol.WorkSplit`
+        when it has one (box plans: batches or blocks of degrees)."""
+        return self._family_entry("inverse", args, kwargs)
+
+    def _family_entry(self, name: str, args: tuple, kwargs: dict) -> Any:
+        entry = getattr(self._split, name, None)
+        if entry is None:
+            return getattr(self._replicas[0], name)(*args, **kwargs)
+        return entry(self, *args, **kwargs)
 
     # ------------------------------------------------------------------ work split
-    def parts(self) -> list[tuple[int, Any, Any]]:
-        """The partition of one job: ``(device entry, partial plan or None, piece)`` with the
-        piece a list of columns (disk) or a ``(start, stop)`` block of degrees (box)."""
+    def parts(self) -> list[list[Any]]:
+        """The partition of one job: ``[device entry, slot for the family's cache, piece]``
+        with the piece as the family's :meth:`~.protocol.WorkSplit.pieces` cut it (a list of
+        columns for disk transforms, a ``(start, stop)`` block of degrees for box ones)."""
+        if self._split is None:
+            raise TypeError(f"{self._cls.__name__} does not split one job over devices")
         with self._parts_lock:
             if self._parts is None:
-                r0 = self._replicas[0]
-                n = len(self.devices)
-                if self._geometry == "disk":
-                    idx = r0.index
-                    costs = disk_column_costs([len(c) for c in idx.ns], r0.sampling.n_groups,
-                                              r0.sampling.n_orbits)
-                    self._parts = [[i, None, cols] for i, cols in enumerate(balance(costs, n))]
-                else:
-                    costs = box_degree_costs(r0.shape, r0.order, r0.total)
-                    self._parts = [[i, None, blk]
-                                   for i, blk in enumerate(contiguous_blocks(costs, n))]
+                pieces = self._split.pieces(len(self.devices))
+                self._parts = [[i, None, piece] for i, piece in enumerate(pieces)]
             return self._parts
 
-    def _partial_disk(self, slot: int) -> Any:
-        from ..disk.indexing import IndexSet
-        from ..disk.pht import PolarHarmonicTransform
-        from ..disk.transform import DiskTransform
 
-        part = self.parts()[slot]
-        if part[1] is not None:
-            return part[1]
-        r0 = self._replicas[0]
-        cols = part[2]
-        sub = IndexSet(tuple(r0.index.ms[c] for c in cols), tuple(r0.index.ns[c] for c in cols))
-        dev = self.devices[part[0]]
-        bound = inspect.signature(self._cls.__init__).bind(None, *self._args, **self._kwargs)
-        kw = {k: v for k, v in bound.arguments.items() if k != "self"}
-        kw.update(kw.pop("kwargs", {}))
-        if isinstance(r0, PolarHarmonicTransform):
-            for k in ("nmax", "lmax", "nmin", "lmin", "pairs", "kind", "size"):
-                kw.pop(k, None)
-            plan = PolarHarmonicTransform(r0.kind, r0.size, pairs=sub.pairs(), **{
-                **kw, "device": dev})
-        else:
-            keep = ("k", "quadrature", "rule", "method", "dtype", "memory_budget")
-            plan = DiskTransform(r0.family, r0.size, 0, index=sub, device=dev,
-                                 **{k: kw[k] for k in keep if k in kw})
-        if plan.index.ms != sub.ms or plan.index.ns != sub.ns:  # pragma: no cover - guard
-            raise RuntimeError("a partial plan's index does not match its columns")
-        part[1] = plan
-        return plan
-
-    def _work_forward(self, x: Any, kind: ArrayKind) -> Any:
-        if self._geometry == "disk":
-            return self._disk_forward(x, kind)
-        return self._box_forward(x, kind)
-
-    def _disk_forward(self, x: Any, kind: ArrayKind) -> Any:
-        r0 = self._replicas[0]
-        parts = self.parts()
-
-        def work(slot: int) -> Any:
-            plan = self._partial_disk(slot)
-            return plan.forward(to_device(x, self.devices[parts[slot][0]]))
-
-        res = run_parts([self.devices[p[0]] for p in parts],
-                        [functools.partial(work, s) for s in range(len(parts))],
-                        what=f"{r0.index.size} moments split over {len(parts)} devices")
-        dev0 = self.devices[0]
-        d0 = res[0].data
-        lead = tuple(d0.shape[:-2])
-        full = torch.zeros(*lead, r0.index.n_cols, r0.index.n_rows, dtype=d0.dtype,
-                           device=dev0)
-        for (_, _, cols), m in zip(parts, res, strict=True):
-            c = torch.as_tensor(cols, device=dev0)
-            full[..., c, :m.data.shape[-1]] = m.data.to(dev0)
-        settle(dev0)
-        out = copy.copy(res[0])
-        out._data = full
-        out.plan = self
-        out.kind = kind
-        return out
-
-    def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-        """Disk reconstruction from ``(B, cols, rows)`` coefficients: batches split over the
-        devices, or (fewer images than devices) the sum of the partial reconstructions of the
-        column parts, gathered on the first device."""
-        b = coef.shape[0]
-        dev0 = self.devices[0]
-        if self._mode("auto", b) == "one":
-            return self._replicas[0].synthesize(coef.to(dev0), gamma.to(dev0))
-        if self._mode("auto", b) == "batch":
-            spans = even_splits(b, len(self.devices))
-
-            def piece(i: int, a: int, z: int) -> torch.Tensor:
-                dev = self.devices[i]
-                return self.replica(i).synthesize(coef[a:z].to(dev), gamma.to(dev))
-
-            res = run_parts(self.devices[:len(spans)],
-                            [functools.partial(piece, i, a, z) for i, (a, z) in
-                             enumerate(spans)], what="reconstruction")
-            return gather_tensors(res, dev0)
-        parts = self.parts()
-
-        def partial(slot: int) -> torch.Tensor:
-            plan = self._partial_disk(slot)
-            dev = self.devices[parts[slot][0]]
-            cols = torch.as_tensor(parts[slot][2], device=coef.device)
-            c = coef[:, cols, :plan.index.n_rows].to(dev)
-            return plan.synthesize(c, gamma[cols.to(gamma.device)].to(dev))
-
-        res = run_parts([self.devices[p[0]] for p in parts],
-                        [functools.partial(partial, s) for s in range(len(parts))],
-                        what="partial reconstruction")
-        total = res[0].to(dev0).clone()
-        for r in res[1:]:
-            total += r.to(dev0)
-        settle(dev0)
-        return total
-
-    # ------------------------------------------------------------------ box
-    def _box_forward(self, x: Any, kind: ArrayKind) -> Any:
-        from ..box.moments import BoxMoments
-
-        r0 = self._replicas[0]
-        nd = r0.ndim
-        t, _ = as_tensor(x, "x", min_ndim=nd, dtype=r0.dtype)  # validates on the host side
-        if tuple(t.shape[-nd:]) != r0.shape:
-            return r0.forward(x)  # the plan's own error
-        lead = tuple(t.shape[:-nd])
-        flat = t.reshape(-1, *r0.shape)
-        parts = self.parts()
-
-        def work(slot: int) -> torch.Tensor:
-            i, _, (a, z) = parts[slot]
-            rep = self.replica(i)
-            lim = _box_limit(rep, a, rep.order)  # total degree: later axes stop at order - a
-            mats = rep.analysis_matrices()
-            xt = to_device(flat, self.devices[i]).to(rep.dtype)
-            y = _box_contract(xt, [mats[0][a:z], *(mt[:lim] for mt in mats[1:])],
-                              analysis=True)
-            mask = rep.outside()
-            if mask is not None:
-                y = y.masked_fill(mask[(slice(a, z),) + (slice(0, lim),) * (nd - 1)], 0)
-            full = y.new_zeros(y.shape[0], z - a, *r0.coef_shape[1:])
-            full[(slice(None), slice(None)) + (slice(0, lim),) * (nd - 1)] = y
-            return full
-
-        res = run_parts([self.devices[p[0]] for p in parts],
-                        [functools.partial(work, s) for s in range(len(parts))],
-                        what=f"moments of order {r0.order} split over {len(parts)} devices")
-        dev0 = self.devices[0]
-        data = gather_tensors(res, dev0, dim=1)
-        return BoxMoments(data.reshape(*lead, *r0.coef_shape), self, kind)
-
-    def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None,
-                **options: Any) -> Any:
-        """Box reconstruction: batches split over the devices, or (fewer items than
-        devices) the sum of the reconstructions from each device's block of degrees.
-
-        A ``region=`` or any other option of the plan's ``inverse`` (``clip=``, ``fill=``)
-        runs on the first device."""
-        r0 = self._replicas[0]
-        if region is not None or options:
-            return r0.inverse(_retarget(coeffs, r0), order=order, region=region, **options)
-        c, kind = r0._coeffs(_retarget(coeffs, r0), "coeffs")
-        nd = r0.ndim
-        lead = tuple(c.shape[:-nd])
-        b = math.prod(lead)
-        mode = self._mode("auto", b)
-        if mode == "one":
-            return r0.inverse(c if kind.numpy is False else coeffs, order=order)
-        if mode == "batch":
-            return self._batched("inverse", c, nd, kind, order=order)
-        m = r0.order if order is None else order
-        flat = c.reshape(b, *r0.coef_shape)
-        parts = self.parts()
-
-        def work(slot: int) -> torch.Tensor:
-            i, _, (a, z) = parts[slot]
-            rep = self.replica(i)
-            lim = _box_limit(rep, a, m)
-            mats = [s[:lim] for s in rep.synthesis_matrices()]
-            cut = (slice(a, z),) + (slice(0, lim),) * (nd - 1)
-            ct = flat[(slice(None), *cut)].to(self.devices[i])
-            mask = rep.outside(m)
-            if mask is not None:
-                ct = ct.masked_fill(mask[cut], 0)
-            return _box_contract(ct, [rep.synthesis_matrices()[0][a:z], *mats[1:]],
-                                 analysis=False)
-
-        res = run_parts([self.devices[p[0]] for p in parts],
-                        [functools.partial(work, s) for s in range(len(parts))],
-                        what="partial reconstruction")
-        dev0 = self.devices[0]
-        total = res[0].to(dev0).clone()
-        for r in res[1:]:
-            total += r.to(dev0)
-        settle(dev0)
-        return _finish(total.reshape(*lead, *r0.shape), kind)
-
-
-def _box_limit(plan: Any, first: int, order: int) -> int:
-    """Degrees needed on the later axes for a block starting at degree ``first``."""
-    if plan.total:
-        return max(1, min(plan.order, order) - first + 1)
-    return plan.order + 1
-
-
-def _retarget(moments: Any, plan: Any) -> Any:
+def for_replica(moments: Any, plan: Any) -> Any:
     """A moments object of a parallel plan, as seen by one of its replicas."""
     if hasattr(moments, "plan") and isinstance(moments.plan, ParallelPlan):
         out = copy.copy(moments)
@@ -469,42 +286,25 @@ def _retarget(moments: Any, plan: Any) -> Any:
     return moments
 
 
-_LETTERS = "pqr"
-_AXES = "zyx"
-
-
-def _box_contract(t: torch.Tensor, mats: list[torch.Tensor], analysis: bool) -> torch.Tensor:
-    """Separable products: analysis ``(b, *shape) -> (b, *degrees)`` with ``mats[k]`` of shape
-    ``(degrees_k, n_k)``; synthesis the transpose, one axis at a time."""
-    nd = len(mats)
-    deg, pix = _LETTERS[:nd], _AXES[-nd:]
-    for k in range(nd):
-        if analysis:
-            src = "b" + deg[:k] + pix[k:]
-            dst = "b" + deg[:k + 1] + pix[k + 1:]
-            t = torch.einsum(f"{deg[k]}{pix[k]},{src}->{dst}", mats[k], t)
-        else:
-            j = nd - 1 - k  # last axis first
-            src = "b" + deg[:j + 1] + pix[j + 1:]
-            dst = "b" + deg[:j] + pix[j:]
-            t = torch.einsum(f"{deg[j]}{pix[j]},{src}->{dst}", mats[j], t)
-    return t
-
-
 # ---------------------------------------------------------------------- decorators
-def multi_device(cls: type) -> type:
+def multi_device(cls: type | None = None, *,
+                 split: Callable[[Any], WorkSplit] | None = None) -> Any:
     """Class decorator: ``cls(..., device=[...])`` builds a :class:`ParallelPlan`.
 
-    A single device (or none) builds the plan exactly as before: the only cost is one
-    ``isinstance`` test in ``__new__``.
+    Used bare (``@multi_device``: batches are spread over the devices) or with the family's
+    work split (``@multi_device(split=DiskSplit)``: one job can be spread too). A single
+    device (or none) builds the plan exactly as before: the only cost is one ``isinstance``
+    test in ``__new__``.
     """
+    if cls is None:
+        return functools.partial(multi_device, split=split)
     base_new = cls.__new__
 
     def __new__(klass, *args: Any, **kwargs: Any):
         device = kwargs.get("device")
         if device is not None and is_multi(device):
             rest = {k: v for k, v in kwargs.items() if k != "device"}
-            return ParallelPlan(klass, args, rest, device_list(device))
+            return ParallelPlan(klass, args, rest, device_list(device), split)
         if base_new is object.__new__:
             return object.__new__(klass)
         return base_new(klass, *args, **kwargs)
@@ -700,35 +500,10 @@ def _gather_default(res: list[Any], dim: int, dev0: torch.device, kind: ArrayKin
     if isinstance(first, tuple):  # (per-item result, descriptions such as frequencies)
         return (_gather_default([r[0] for r in res], dim, dev0, kind), *first[1:])
     if isinstance(first, torch.Tensor):
-        return _finish(gather_tensors(res, None if kind.numpy else dev0, dim=dim), kind)
+        return finish(gather_tensors(res, None if kind.numpy else dev0, dim=dim), kind)
     if isinstance(first, np.ndarray):
         return np.concatenate(res, axis=dim) if len(res) > 1 else first
     return first
-
-
-def gather_features(res: list[Any], ax: Any, dev0: torch.device, kind: ArrayKind,
-                    count: int | None) -> Any:
-    """Feature sets of the parts, concatenated (rows in input order), then the deferred
-    selection by variance over every image."""
-    fs = dataclasses.replace(res[0], moments=gather_tensors([r.moments for r in res], dev0),
-                             kind_in=kind)
-    if count is not None:
-        from .._validate import check_int
-        from ..features.selection import moment_variances, top_by_variance
-
-        count = check_int("select", count, minimum=1, maximum=len(fs.pairs))
-        var = moment_variances(fs, kind=fs.kind)
-        fs = fs.select(top_by_variance(fs.pairs, var, count))
-    return fs
-
-
-def features_prepare(arguments: dict) -> int | None:
-    """Defer ``select=int`` (variance over every image) to after the gather."""
-    sel = arguments.get("select")
-    if isinstance(sel, (int, np.integer)) and not isinstance(sel, bool):
-        arguments["select"] = None
-        return int(sel)
-    return None
 
 
 def leading_axis(core: int) -> SplitAxis:

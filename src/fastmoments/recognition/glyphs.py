@@ -20,7 +20,7 @@ render them from a real CJK outline font, WenQuanYi Micro Hei (Debian package
    (default 0.5).
 
 The result is a boolean array, ``True`` for ink. The thesis stores the character as 0 and the
-background as 1 (Sec. 6.1); :func:`fastmoments.features.experiment.glyph_images` turns the masks
+background as 1 (Sec. 6.1); :func:`fastmoments.recognition.experiment.glyph_images` turns the masks
 into either convention.
 """
 

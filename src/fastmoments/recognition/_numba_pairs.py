@@ -1,4 +1,4 @@
-r"""The CPU kernel of :func:`~fastmoments.features.pair_statistics`: one pass over the pairs.
+r"""The CPU kernel of :func:`~fastmoments.recognition.pair_statistics`: one pass over the pairs.
 
 Each pair's distance :math:`d_{ij} = \sqrt{\sum_k (x_{ik} - x_{jk})^2}` (the features in order,
 in the features' dtype, as SciPy's ``pdist`` sums them) goes straight into its bin, the sum of

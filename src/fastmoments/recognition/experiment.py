@@ -44,11 +44,13 @@ import torch
 
 from .._array import resolve_device
 from .._validate import check_int
+from ..moments import KINDS
 from . import thesis
 from .distance import nearest_neighbours, pair_statistics
-from .extract import KINDS, FeatureSet, features, moment_pairs
+from .extract import features, moment_pairs
+from .featureset import FeatureSet
 from .glyphs import find_font, gb2312_characters, render_glyphs
-from .selection import moment_variances, top_by_variance, variance_table
+from .variance import moment_variances, top_by_variance, variance_table
 
 __all__ = ["glyph_images", "rotate_images", "run_characters"]
 
@@ -160,16 +162,7 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     dev = resolve_device(device)
-    if ink not in (0, 1):
-        raise ValueError(f"ink must be 0 or 1, got {ink!r}")
-    seed = check_int("seed", seed, minimum=0)
-    orders = tuple(sorted({check_int("recognition_orders", t, minimum=1)
-                           for t in recognition_orders}))
-    if not orders:
-        raise ValueError("recognition_orders must name at least one order")
-    noise = tuple(sorted(float(s) for s in noise))
-    if not noise or noise[0] < 0 or not all(math.isfinite(s) for s in noise):
-        raise ValueError(f"noise must be finite standard deviations >= 0, got {noise!r}")
+    seed, orders, noise = _check_options(ink, seed, recognition_orders, noise)
     timings: dict[str, float] = {}
     cpu_times: dict[str, float] = {}
     cpu_last = [time.process_time()]
@@ -185,18 +178,7 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
         return t1
 
     t_start = t0 = time.perf_counter()
-    if glyphs is None:
-        font = find_font()
-        chars = gb2312_characters(limit)
-        masks = render_glyphs(chars)
-    else:
-        font = Path("(glyphs given)")
-        chars, masks = list(glyphs[0]), np.asarray(glyphs[1], dtype=bool)
-        if masks.shape != (len(chars), 24, 24):
-            raise ValueError(f"glyphs must be (characters, (n, 24, 24) masks), got "
-                             f"{len(chars)} characters and shape {masks.shape}")
-        if limit is not None:
-            chars, masks = chars[:limit], masks[:limit]
+    font, chars, masks = _glyphs(glyphs, limit)
     images = glyph_images(masks, ink=ink)
     x = torch.as_tensor(images, device=dev)
     t0 = tick("render", t0)
@@ -221,48 +203,10 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
              for name, fs in fsets.items()}
     t0 = tick("pair_statistics", t0)
 
-    # Table 6.8: similar-looking pairs
-    where = {c: i for i, c in enumerate(chars)}
-    similar = []
-    for ours, text, dc, dr, dm, reading in thesis.SIMILAR_PAIRS:
-        a, b = ours
-        if a not in where or b not in where:
-            continue
-        row = {"pair": ours, "thesis_text": text, "our_reading": reading,
-               "thesis": {"V_complex": dc, "V_real": dr, "V_magnitude": dm}, "ours": {}}
-        for name in VECTOR_NAMES:
-            fs = fsets[name]
-            va, vb = fs.tensor[where[a]], fs.tensor[where[b]]
-            row["ours"][name] = float(torch.linalg.vector_norm(va - vb))
-        similar.append(row)
+    similar = _similar_pairs(chars, fsets)
     t0 = tick("similar_pairs", t0)
 
-    # rotation by 90, 180, 270 degrees
-    rotation = []
-    base = stats["V_magnitude"]
-    for k in (1, 2, 3):
-        xr = torch.rot90(x, k, dims=(-2, -1))
-        mag = features(xr, family="pseudo-zernike", select=vecs["V_magnitude"]["pairs"],
-                       kind="magnitude", **kw)
-        ref = fsets["V_magnitude"]
-        cplx_ref = fsets["V_complex"]
-        cplx = features(xr, family="pseudo-zernike", select=vecs["V_complex"]["pairs"], **kw)
-        diff = float((mag.tensor - ref.tensor).abs().max())
-        entry = {"degrees": 90 * k, "magnitude_max_abs_diff": diff,
-                 "magnitude_bitwise_equal": bool(torch.equal(mag.tensor, ref.tensor)),
-                 "complex_max_abs_diff": float((cplx.tensor - cplx_ref.tensor).abs().max())}
-        if entry["magnitude_bitwise_equal"]:
-            # equal feature vectors give equal distances: nothing left to compute
-            entry.update(magnitude_histogram_identical=True, magnitude_closest_identical=True,
-                         magnitude_mean_diff=0.0)
-        else:
-            st = pair_statistics(mag, closest=10, progress=progress)
-            entry.update(
-                magnitude_histogram_identical=bool(np.array_equal(st.counts, base.counts)),
-                magnitude_closest_identical=[p[:2] for p in st.closest]
-                == [p[:2] for p in base.closest],
-                magnitude_mean_diff=abs(st.mean - base.mean))
-        rotation.append(entry)
+    rotation = _rotation_check(x, vecs, fsets, stats["V_magnitude"], kw, progress)
     t0 = tick("rotation_check", t0)
 
     recog = None
@@ -297,6 +241,84 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
 
         draw_all(out, result, masks, chars, font)
     return result
+
+
+def _check_options(ink: Any, seed: Any, recognition_orders: Any, noise: Any
+                   ) -> tuple[int, tuple[int, ...], tuple[float, ...]]:
+    """The checked options of :func:`run_characters`: seed, orders and noise levels."""
+    if ink not in (0, 1):
+        raise ValueError(f"ink must be 0 or 1, got {ink!r}")
+    seed = check_int("seed", seed, minimum=0)
+    orders = tuple(sorted({check_int("recognition_orders", t, minimum=1)
+                           for t in recognition_orders}))
+    if not orders:
+        raise ValueError("recognition_orders must name at least one order")
+    noise = tuple(sorted(float(s) for s in noise))
+    if not noise or noise[0] < 0 or not all(math.isfinite(s) for s in noise):
+        raise ValueError(f"noise must be finite standard deviations >= 0, got {noise!r}")
+    return seed, orders, noise
+
+
+def _glyphs(glyphs: Any, limit: int | None) -> tuple[Path, list[str], np.ndarray]:
+    """The font, characters and ``(n, 24, 24)`` masks: rendered, or as given."""
+    if glyphs is None:
+        chars = gb2312_characters(limit)
+        return find_font(), chars, render_glyphs(chars)
+    chars, masks = list(glyphs[0]), np.asarray(glyphs[1], dtype=bool)
+    if masks.shape != (len(chars), 24, 24):
+        raise ValueError(f"glyphs must be (characters, (n, 24, 24) masks), got "
+                         f"{len(chars)} characters and shape {masks.shape}")
+    if limit is not None:
+        chars, masks = chars[:limit], masks[:limit]
+    return Path("(glyphs given)"), chars, masks
+
+
+def _similar_pairs(chars: list[str], fsets: dict[str, FeatureSet]) -> list[dict[str, Any]]:
+    """Table 6.8: the distances of the similar-looking pairs, ours beside the thesis's."""
+    where = {c: i for i, c in enumerate(chars)}
+    similar = []
+    for ours, text, dc, dr, dm, reading in thesis.SIMILAR_PAIRS:
+        a, b = ours
+        if a not in where or b not in where:
+            continue
+        row = {"pair": ours, "thesis_text": text, "our_reading": reading,
+               "thesis": {"V_complex": dc, "V_real": dr, "V_magnitude": dm}, "ours": {}}
+        for name in VECTOR_NAMES:
+            fs = fsets[name]
+            va, vb = fs.tensor[where[a]], fs.tensor[where[b]]
+            row["ours"][name] = float(torch.linalg.vector_norm(va - vb))
+        similar.append(row)
+    return similar
+
+
+def _rotation_check(x: torch.Tensor, vecs: dict[str, Any], fsets: dict[str, FeatureSet],
+                    base: Any, kw: dict[str, Any], progress: Any) -> list[dict[str, Any]]:
+    """Features of the glyphs turned by 90, 180 and 270 degrees against the upright ones."""
+    rotation = []
+    for k in (1, 2, 3):
+        xr = torch.rot90(x, k, dims=(-2, -1))
+        mag = features(xr, family="pseudo-zernike", select=vecs["V_magnitude"]["pairs"],
+                       kind="magnitude", **kw)
+        ref = fsets["V_magnitude"]
+        cplx_ref = fsets["V_complex"]
+        cplx = features(xr, family="pseudo-zernike", select=vecs["V_complex"]["pairs"], **kw)
+        diff = float((mag.tensor - ref.tensor).abs().max())
+        entry = {"degrees": 90 * k, "magnitude_max_abs_diff": diff,
+                 "magnitude_bitwise_equal": bool(torch.equal(mag.tensor, ref.tensor)),
+                 "complex_max_abs_diff": float((cplx.tensor - cplx_ref.tensor).abs().max())}
+        if entry["magnitude_bitwise_equal"]:
+            # equal feature vectors give equal distances: nothing left to compute
+            entry.update(magnitude_histogram_identical=True, magnitude_closest_identical=True,
+                         magnitude_mean_diff=0.0)
+        else:
+            st = pair_statistics(mag, closest=10, progress=progress)
+            entry.update(
+                magnitude_histogram_identical=bool(np.array_equal(st.counts, base.counts)),
+                magnitude_closest_identical=[p[:2] for p in st.closest]
+                == [p[:2] for p in base.closest],
+                magnitude_mean_diff=abs(st.mean - base.mean))
+        rotation.append(entry)
+    return rotation
 
 
 def _loadavg() -> list[float] | None:
@@ -396,6 +418,7 @@ def _fmt_table(table: list[list[float]], theirs: list[list[float | None]] | None
 
 
 def _report(r: dict[str, Any]) -> str:
+    """The Markdown report of :func:`run_characters`."""
     meta = r["meta"]
     L = [f"# GB2312 characters with moment features ({meta['n_characters']} characters)", "",
          f"Run {meta['date']} on {meta['device']}, torch {meta['torch']}; font "
@@ -405,6 +428,17 @@ def _report(r: dict[str, Any]) -> str:
          "", "Process CPU times (s, all threads): " + ", ".join(
              f"{k} {v:.2f}" for k, v in r["cpu_times_s"].items()),
          "", f"Load average at the end: {meta.get('load_average')}.", ""]
+    L += _report_variances(r)
+    L += _report_distances(r)
+    L += _report_similar_and_rotated(r)
+    if r.get("recognition"):
+        L += _report_recognition(r["recognition"])
+    return "\n".join(L) + "\n"
+
+
+def _report_variances(r: dict[str, Any]) -> list[str]:
+    """The report's variance tables and feature vectors."""
+    L: list[str] = []
     L.append("## Variance tables (ours, thesis in parentheses; Tables 6.1-6.3)")
     for kind in KINDS:
         L += ["", f"### {kind}", "", _fmt_table(r["variance_tables"][kind],
@@ -415,6 +449,12 @@ def _report(r: dict[str, Any]) -> str:
           "| vector | ours | thesis |", "|---|---|---|"]
     for name, v in r["vectors"].items():
         L.append(f"| {name} | {v['pairs']} | {v['thesis_pairs'] or 'not given'} |")
+    return L
+
+
+def _report_distances(r: dict[str, Any]) -> list[str]:
+    """The report's distance histogram and closest pairs."""
+    L: list[str] = []
     L += ["", "## Distance histogram (Table 6.4; thesis in parentheses)", ""]
     names = list(r["pair_statistics"])
     L.append("| d | " + " | ".join(names) + " |")
@@ -439,6 +479,12 @@ def _report(r: dict[str, Any]) -> str:
         L.append(f"- **{nm}**: {ours}")
         if nm in thesis.CLOSEST:
             L.append("  - thesis: " + ", ".join(f"{p} {d:.4f}" for p, d in thesis.CLOSEST[nm]))
+    return L
+
+
+def _report_similar_and_rotated(r: dict[str, Any]) -> list[str]:
+    """The report's similar-looking pairs and rotations."""
+    L: list[str] = []
     L += ["", "## Similar-looking pairs (Table 6.8; thesis in parentheses)", "",
           "| pair | V_complex | V_real | V_magnitude | V_complex (Zernike) |",
           "|---|---|---|---|---|"]
@@ -458,38 +504,40 @@ def _report(r: dict[str, Any]) -> str:
                  f"{rot['magnitude_bitwise_equal']} | "
                  f"{rot['magnitude_histogram_identical']} | "
                  f"{rot['magnitude_closest_identical']} | {rot['complex_max_abs_diff']:.3f} |")
-    rec = r.get("recognition")
-    if rec:
-        L += ["", "## Recognition of rotated, noisy copies (nearest neighbour, top-1)", "",
-              f"Angles {rec['angles']}; Gaussian noise sigma {rec['noise_sigma']}; "
-              f"seed {rec['seed']}.", ""]
-        keys = sorted({(x["family"], x["kind"]) for x in rec["rows"]},
-                      key=lambda k: (k[0] != "pseudo-zernike", k[1]))
-        for sigma in rec["noise_sigma"]:
-            L += [f"### noise sigma = {sigma}", "",
-                  "| family | kind | " + " | ".join(
-                      f"T={t}" for t in sorted({x['order'] for x in rec['rows']
-                                                if x['kind'] != 'V_magnitude'})) + " |"]
-            ords = sorted({x["order"] for x in rec["rows"] if x["kind"] != "V_magnitude"})
-            L.append("|---" * (len(ords) + 2) + "|")
-            for fam, kind in keys:
-                if kind == "V_magnitude":
-                    continue
-                cells = []
-                for t in ords:
-                    v = [x["top1"] for x in rec["rows"] if x["family"] == fam and
-                         x["kind"] == kind and x["order"] == t and x["noise"] == sigma]
-                    cells.append(f"{100 * v[0]:.1f}%" if v else "")
-                L.append(f"| {fam} | {kind} | " + " | ".join(cells) + " |")
-            v4 = [x["top1"] for x in rec["rows"] if x["kind"] == "V_magnitude"
-                  and x["noise"] == sigma]
-            L += ["", f"The thesis's 4-moment V_magnitude: {100 * v4[0]:.1f}%.", ""]
-        b = rec["best_magnitude"]
-        L += [f"Best magnitude features at the highest noise: {b['family']} up to order "
-              f"{b['order']} ({b['n_features']} features), {100 * b['top1']:.1f}%.", "",
-              "Errors of that configuration (true -> predicted): " + ", ".join(
-                  f"{e['true']}->{e['predicted']}" for e in rec["errors_of_best"][:30]), "",
-              "Most often confused pairs over all magnitude configurations: " + ", ".join(
-                  f"{c['pair']} ({c['times']})" for c in rec["most_confused_pairs"][:20])]
-    return "\n".join(L) + "\n"
+    return L
 
+
+def _report_recognition(rec: dict[str, Any]) -> list[str]:
+    """The report's section on the recognition of rotated, noisy copies."""
+    L = ["", "## Recognition of rotated, noisy copies (nearest neighbour, top-1)", "",
+         f"Angles {rec['angles']}; Gaussian noise sigma {rec['noise_sigma']}; "
+         f"seed {rec['seed']}.", ""]
+    keys = sorted({(x["family"], x["kind"]) for x in rec["rows"]},
+                  key=lambda k: (k[0] != "pseudo-zernike", k[1]))
+    for sigma in rec["noise_sigma"]:
+        L += [f"### noise sigma = {sigma}", "",
+              "| family | kind | " + " | ".join(
+                  f"T={t}" for t in sorted({x['order'] for x in rec['rows']
+                                            if x['kind'] != 'V_magnitude'})) + " |"]
+        ords = sorted({x["order"] for x in rec["rows"] if x["kind"] != "V_magnitude"})
+        L.append("|---" * (len(ords) + 2) + "|")
+        for fam, kind in keys:
+            if kind == "V_magnitude":
+                continue
+            cells = []
+            for t in ords:
+                v = [x["top1"] for x in rec["rows"] if x["family"] == fam and
+                     x["kind"] == kind and x["order"] == t and x["noise"] == sigma]
+                cells.append(f"{100 * v[0]:.1f}%" if v else "")
+            L.append(f"| {fam} | {kind} | " + " | ".join(cells) + " |")
+        v4 = [x["top1"] for x in rec["rows"] if x["kind"] == "V_magnitude"
+              and x["noise"] == sigma]
+        L += ["", f"The thesis's 4-moment V_magnitude: {100 * v4[0]:.1f}%.", ""]
+    b = rec["best_magnitude"]
+    L += [f"Best magnitude features at the highest noise: {b['family']} up to order "
+          f"{b['order']} ({b['n_features']} features), {100 * b['top1']:.1f}%.", "",
+          "Errors of that configuration (true -> predicted): " + ", ".join(
+              f"{e['true']}->{e['predicted']}" for e in rec["errors_of_best"][:30]), "",
+          "Most often confused pairs over all magnitude configurations: " + ", ".join(
+              f"{c['pair']} ({c['times']})" for c in rec["most_confused_pairs"][:20])]
+    return L

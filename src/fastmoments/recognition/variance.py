@@ -11,7 +11,8 @@ three ways:
 * real part: :math:`\mathrm{var}(\mathrm{Re} A)` (Table 6.2),
 * magnitude: :math:`\mathrm{var}(|A|)` (Table 6.3).
 
-Variances are population variances (divided by :math:`N`), accumulated in float64.
+Variances are population variances (divided by :math:`N`), accumulated in float64;
+:func:`fastmoments.recognition.select_by_variance` computes the features and picks.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import numpy as np
 import torch
 
 from .._validate import check_choice, check_int
-from .extract import KINDS, FeatureSet, features
+from ..moments import KINDS
+from .featureset import FeatureSet
 
-__all__ = ["moment_variances", "select_by_variance", "top_by_variance", "variance_table"]
+__all__ = ["moment_variances", "top_by_variance", "variance_table"]
 
 
 def moment_variances(moments: FeatureSet | Any, *, kind: str = "complex") -> np.ndarray:
@@ -100,39 +102,3 @@ def variance_table(moments: FeatureSet, *, kind: str = "complex") -> np.ndarray:
         if n >= 0 and m >= 0:
             table[m, n] = v
     return table
-
-
-def select_by_variance(images: Any, count: int = 4, *, family: str = "pseudo-zernike",
-                       orders: Any = 5, kind: str = "complex", **kwargs: Any
-                       ) -> list[tuple[int, int]]:
-    """The ``count`` moments of order in ``orders`` that vary most over ``images``.
-
-    Parameters
-    ----------
-    images : array_like, torch.Tensor or FeatureSet
-        The data set ``(..., N, N)``, or a feature set already computed (then ``family`` and
-        ``orders`` are ignored and its moments are the candidates).
-    count : int
-        How many moments to keep (4 in the thesis).
-    family, orders, kind
-        As in :func:`fastmoments.features.features`.
-    **kwargs
-        Passed to :func:`fastmoments.features.features` (device, dtype, batch_size, ...).
-
-    Returns
-    -------
-    list of (n, m)
-        Sorted by ``(n, m)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> imgs = (rng.random((50, 24, 24)) > 0.5).astype(np.float64)
-    >>> len(select_by_variance(imgs, 4, kind="magnitude"))
-    4
-    """
-    kind = check_choice("kind", kind, KINDS)
-    fs = images if isinstance(images, FeatureSet) else features(
-        images, family=family, orders=orders, kind=kind, **kwargs)
-    return top_by_variance(fs.pairs, moment_variances(fs, kind=kind), count)

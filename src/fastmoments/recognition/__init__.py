@@ -4,6 +4,7 @@ all-pairs statistics, and the GB2312 character
 experiment (:mod:`.experiment`, command ``fastmoments characters``).
 """
 
+from ..moments import KINDS
 from .distance import (
     THESIS_EDGES,
     PairStatistics,
@@ -11,10 +12,12 @@ from .distance import (
     nearest_neighbours,
     pair_statistics,
 )
-from .extract import KINDS, FeatureSet, features, moment_pairs
+from .extract import features, moment_pairs
+from .featureset import FeatureSet
 from .glyphs import find_font, gb2312_characters, render_glyphs
 from .objects import RADII, ObjectFeatures, object_features, regionprops_property
-from .selection import moment_variances, select_by_variance, top_by_variance, variance_table
+from .selection import select_by_variance
+from .variance import moment_variances, top_by_variance, variance_table
 
 __all__ = [
     "KINDS",

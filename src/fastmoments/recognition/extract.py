@@ -20,10 +20,9 @@ in bounded memory.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,8 +35,8 @@ from .._array import (
     policy_dtype,
     real_dtype,
     resolve_device,
-    to_output,
 )
+from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -57,14 +56,14 @@ from ..disk.transform import (
     check_disk_pixels,
     estimate_disk_memory,
 )
-from ..parallel.plans import batched, features_prepare, gather_features, leading_axis
+from ..moments import KINDS, column_labels, column_names
+from ..parallel.plans import batched, leading_axis
+from ..parallel.runner import gather_tensors
+from .featureset import FeatureSet
+from .variance import moment_variances, top_by_variance
 
 __all__ = ["ALGORITHMS", "DENSE_LIMIT_BYTES", "KINDS", "NORMALIZATIONS", "FeatureSet",
            "check_normalize", "column_labels", "features", "moment_pairs", "pixel_factor"]
-
-#: The ways a complex moment becomes real feature columns.
-KINDS = ("complex", "real", "magnitude")
-
 
 def moment_pairs(family: str, orders: int | Iterable[int]) -> list[tuple[int, int]]:
     """The stored moments ``(n, m >= 0)`` of a family for some orders, in order of ``(n, m)``.
@@ -115,155 +114,7 @@ def _orders(orders: int | Iterable[int]) -> set[int] | range:
     return out
 
 
-def _column_names(pairs: Sequence[tuple[int, int]], kind: str) -> list[tuple[int, int, str]]:
-    parts = {"complex": ("re", "im"), "real": ("re",), "magnitude": ("abs",)}[kind]
-    return [(n, m, p) for n, m in pairs for p in parts]
-
-
-def _label(n: int, m: int, part: str) -> str:
-    return {"re": f"Re A[{n},{m}]", "im": f"Im A[{n},{m}]", "abs": f"|A[{n},{m}]|"}[part]
-
-
-def column_labels(pairs: Sequence[tuple[int, int]], kind: str) -> list[str]:
-    """The column labels of a feature matrix of ``kind`` over ``pairs``, one naming rule for
-    :attr:`FeatureSet.names`, :meth:`fastmoments.disk.DiskMoments.names` and the
-    scikit-learn transformers.
-
-    >>> column_labels([(0, 0), (2, 2)], "magnitude")
-    ['|A[0,0]|', '|A[2,2]|']
-    """
-    return [_label(*c) for c in _column_names(pairs, kind)]
-
-
-def _as_kind(moments: torch.Tensor, kind: str) -> torch.Tensor:
-    if kind == "complex":
-        return torch.view_as_real(moments.resolve_conj()).reshape(*moments.shape[:-1], -1)
-    if kind == "real":
-        return moments.real.contiguous()
-    return moments.abs()
-
-
-@dataclass(frozen=True, eq=False)
-class FeatureSet:
-    r"""Feature vectors of a set of images, with the moment behind every column.
-
-    Attributes
-    ----------
-    family : str
-        The disk family of the moments.
-    kind : {"complex", "real", "magnitude"}
-        How moments became columns (module notes).
-    pairs : list of (n, m)
-        The moments used, in column order (``m`` may be negative: :math:`A_{n,-m}` of a real
-        image is the family's partner of a stored moment, e.g. :math:`\overline{A_{nm}}`).
-    columns : list of (n, m, part)
-        What each column holds: ``part`` is ``"re"``, ``"im"`` or ``"abs"``.
-    moments : torch.Tensor
-        ``(n_images, len(pairs))`` complex moments (on the compute device).
-    kind_in : ArrayKind
-        Whether the images were NumPy (``matrix`` is then NumPy) and their device.
-    normalize : {None, "pixels", "z00"}
-        The normalization of the moments (see :func:`features`).
-    """
-
-    family: str
-    kind: str
-    pairs: list[tuple[int, int]]
-    columns: list[tuple[int, int, str]]
-    moments: torch.Tensor
-    kind_in: ArrayKind
-    normalize: str | None = None
-
-    @property
-    def names(self) -> list[str]:
-        """Column labels such as ``"Re A[4,0]"``, ``"Im A[4,0]"``, ``"|A[0,0]|"`` (the labels
-        of :meth:`fastmoments.disk.DiskMoments.names` and of ``get_feature_names_out`` in
-        :mod:`fastmoments.sklearn`)."""
-        return [_label(*c) for c in self.columns]
-
-    #: The same labels under scikit-learn's word.
-    feature_names = names
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        """``np.asarray(feature_set)``: the feature matrix :attr:`matrix` as NumPy
-        ``(n_images, n_features)`` (copied to the host when it lives on a GPU)."""
-        t = self.tensor.detach()
-        if copy is False and t.device.type != "cpu":
-            raise ValueError(f"np.asarray(FeatureSet, copy=False): the features are on "
-                             f"{t.device} and must be copied to the host")
-        arr = t.cpu().numpy()
-        if dtype is not None:
-            arr = arr.astype(dtype, copy=False)
-        return arr.copy() if copy else arr
-
-    @property
-    def tensor(self) -> torch.Tensor:
-        """The real feature matrix ``(n_images, n_features)`` as a tensor on the compute
-        device."""
-        return _as_kind(self.moments, self.kind)
-
-    @property
-    def matrix(self) -> Any:
-        """The real feature matrix ``(n_images, n_features)``, NumPy if the images were NumPy,
-        else a tensor on the compute device."""
-        return to_output(self.tensor, self.kind_in)
-
-    def complex_values(self) -> Any:
-        """The complex moments ``(n_images, len(pairs))`` in the caller's kind."""
-        return to_output(self.moments, self.kind_in)
-
-    def __len__(self) -> int:
-        return int(self.moments.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        return len(self.columns)
-
-    def with_kind(self, kind: str) -> FeatureSet:
-        """The same moments taken another way (no recomputation)."""
-        kind = check_choice("kind", kind, KINDS)
-        return FeatureSet(self.family, kind, list(self.pairs), _column_names(self.pairs, kind),
-                          self.moments, self.kind_in, self.normalize)
-
-    def select(self, pairs: Sequence[tuple[int, int]]) -> FeatureSet:
-        """The feature set restricted to some of its moments (in the order given).
-
-        Raises
-        ------
-        KeyError
-            If a moment is not in this set.
-        """
-        where = {p: i for i, p in enumerate(self.pairs)}
-        idx = []
-        for p in pairs:
-            key = (int(p[0]), int(p[1]))
-            if key not in where:
-                raise KeyError(f"moment {key} is not in this feature set (it has "
-                               f"{len(self.pairs)} moments: {self.pairs[:6]}...)")
-            idx.append(where[key])
-        keep = [self.pairs[i] for i in idx]
-        sel = torch.as_tensor(idx, dtype=torch.long, device=self.moments.device)
-        return FeatureSet(self.family, self.kind, keep, _column_names(keep, self.kind),
-                          self.moments.index_select(-1, sel), self.kind_in, self.normalize)
-
-    def subset(self, rows: Any) -> FeatureSet:
-        """The feature vectors of some images (an index array, slice or boolean mask)."""
-        if isinstance(rows, slice):
-            mom = self.moments[rows]
-        else:
-            r = torch.as_tensor(np.asarray(rows), device=self.moments.device)
-            mom = self.moments[r]
-        return FeatureSet(self.family, self.kind, list(self.pairs), list(self.columns), mom,
-                          self.kind_in, self.normalize)
-
-    def __repr__(self) -> str:
-        norm = f" normalize={self.normalize!r}" if self.normalize else ""
-        return (f"<FeatureSet {self.family} kind={self.kind}{norm} images={len(self)} "
-                f"features={self.n_features} moments={self.pairs[:4]}"
-                f"{'...' if len(self.pairs) > 4 else ''}>")
-
-
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def _plan(family: str, size: int, stored: tuple[tuple[int, int], ...], k: int, quadrature: str,
           rule: str, dtype: torch.dtype, device: str,
           budget: float | None) -> DiskTransform:
@@ -338,7 +189,7 @@ DENSE_LIMIT_BYTES = 64 * 2**20
 _DENSE_COLUMNS = 12
 
 
-@lru_cache(maxsize=16)
+@plan_cache(maxsize=16)
 def _dense(family: str, size: int, pairs: tuple[tuple[int, int], ...], k: int, quadrature: str,
            rule: str, dtype: torch.dtype, device: str,
            budget: float | None) -> torch.Tensor:
@@ -400,6 +251,28 @@ def _gather(plan: DiskTransform, pairs: Sequence[tuple[int, int]]):
             torch.as_tensor(conj, device=dev))
 
 
+def _gather_features(res: list[Any], ax: Any, dev0: torch.device, kind: ArrayKind,
+                     count: int | None) -> FeatureSet:
+    """Feature sets of the parts of a device list, concatenated (rows in input order), then
+    the deferred selection by variance over every image."""
+    fs = dataclasses.replace(res[0], moments=gather_tensors([r.moments for r in res], dev0),
+                             kind_in=kind)
+    if count is not None:
+        count = check_int("select", count, minimum=1, maximum=len(fs.pairs))
+        var = moment_variances(fs, kind=fs.kind)
+        fs = fs.select(top_by_variance(fs.pairs, var, count))
+    return fs
+
+
+def _defer_selection(arguments: dict) -> int | None:
+    """Defer ``select=int`` (variance over every image) to after the gather of the parts."""
+    sel = arguments.get("select")
+    if isinstance(sel, (int, np.integer)) and not isinstance(sel, bool):
+        arguments["select"] = None
+        return int(sel)
+    return None
+
+
 def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
     """The axis a device list splits: the outermost batch axis (rows are ordered by the
     batch axes, then the channel), or the channel axis of a single colour image."""
@@ -414,8 +287,8 @@ def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
     return 0 if len(shape) > 3 and ca != 0 else (1 if len(shape) > 3 else ca)
 
 
-@batched(name="images", split_axis=_split_axis, prepare=features_prepare,
-         gather=gather_features)
+@batched(name="images", split_axis=_split_axis, prepare=_defer_selection,
+         gather=_gather_features)
 def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
              kind: str = "complex", select: int | Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
@@ -441,7 +314,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     select : int or sequence of (n, m), optional
         ``None``: every candidate moment. An int ``c``: the ``c`` candidates whose ``kind``
         values vary most over these images (the thesis's criterion, Tables 6.1-6.3; see
-        :func:`fastmoments.features.moment_variances`). A sequence: exactly these moments, in
+        :func:`fastmoments.recognition.moment_variances`). A sequence: exactly these moments, in
         this order (negative ``m`` allowed).
     k, quadrature, rule
         Sampling of the disk (as in :func:`fastmoments.pseudo_zernike_moments`).
@@ -541,7 +414,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         raise TypeError(f"family must be a name in {tuple(FAMILIES)}, got {family!r}")
     kind = check_choice("kind", kind, KINDS)
     # every option is checked and made a plain value before a plan cache sees it
-    # (lru_cache takes True, 1 and 1.0 for one key)
+    # (the plan cache takes True, 1 and 1.0 for one key)
     k = check_int("k", k, minimum=1)
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     rule = check_choice("rule", rule, RULES)
@@ -559,20 +432,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     n_img, size = x.shape[0], x.shape[-1]
     check_disk_pixels(size, rule, "images")
 
-    count = None
-    if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
-        candidates = moment_pairs(family, orders)
-        if select is not None:
-            count = check_int("select", select, minimum=1, maximum=len(candidates))
-    else:
-        if isinstance(select, bool):
-            raise TypeError("select must be an int or a sequence of (n, m) pairs, got "
-                            f"{select!r}")
-        try:
-            candidates = list(check_family_pairs(fam, "select", select))
-        except TypeError as exc:
-            raise TypeError(f"select must be an int or a sequence of (n, m) pairs: "
-                            f"{exc}") from exc
+    candidates, count = _candidates(fam, orders, select)
     # normalize="z00" needs A_00 even when the candidates leave it out (an extra column,
     # dropped after the division)
     computed = list(candidates)
@@ -592,11 +452,7 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
                       memory_budget)
 
     if batch_size is None:
-        per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
-        budget = _memory_budget(dev, memory_budget)
-        cap = 65536 if mats is not None else 4096
-        batch_size = int(max(1, min(cap, budget // 16 // max(per_image, 1))))
-    batch_size = check_int("batch_size", batch_size, minimum=1)
+        batch_size = _default_batch(plan, size, dev, memory_budget, dense=mats is not None)
     out = torch.empty(n_img, len(computed), dtype=torch.complex128 if dt == torch.float64
                       else torch.complex64, device=dev)
     starts = range(0, n_img, batch_size)
@@ -620,14 +476,38 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
             out[s: s + batch_size] = torch.where(conj, vals.conj(), vals)
 
     out = _normalize(out, computed, normalize, plan)[:, : len(candidates)]
-    fs = FeatureSet(fam.name, kind, list(candidates), _column_names(candidates, kind), out,
+    fs = FeatureSet(fam.name, kind, list(candidates), column_names(candidates, kind), out,
                     kind_in, normalize)
     if count is not None:
-        from .selection import moment_variances, top_by_variance
-
         var = moment_variances(fs, kind=kind)
         fs = fs.select(top_by_variance(candidates, var, count))
     return fs
+
+
+def _candidates(fam: Any, orders: Any, select: Any) -> tuple[list[tuple[int, int]], int | None]:
+    """The candidate moments of :func:`features` and how many of them ``select`` keeps by
+    variance (None: all, or exactly the pairs it names)."""
+    if select is None or (isinstance(select, (int, np.integer)) and not isinstance(select, bool)):
+        candidates = moment_pairs(fam.name, orders)
+        if select is None:
+            return candidates, None
+        return candidates, check_int("select", select, minimum=1, maximum=len(candidates))
+    if isinstance(select, bool):
+        raise TypeError(f"select must be an int or a sequence of (n, m) pairs, got {select!r}")
+    try:
+        return list(check_family_pairs(fam, "select", select)), None
+    except TypeError as exc:
+        raise TypeError(f"select must be an int or a sequence of (n, m) pairs: {exc}") from exc
+
+
+def _default_batch(plan: DiskTransform, size: int, dev: torch.device,
+                   memory_budget: float | None, *, dense: bool) -> int:
+    """Images per batch of :func:`features`: a sixteenth of the budget, at most 65536 with
+    the dense matrices and 4096 with the engine."""
+    per_image = size * size * 8 + plan.index.n_cols * plan.index.n_rows * 16
+    budget = _memory_budget(dev, memory_budget)
+    cap = 65536 if dense else 4096
+    return int(max(1, min(cap, budget // 16 // max(per_image, 1))))
 
 
 def _image_tensor(images: Any, device: Any, dtype: Any) -> tuple[torch.Tensor, ArrayKind]:

@@ -5,7 +5,7 @@ The thesis measures how far apart two characters are by the Euclidean distance o
 feature vectors: for complex features :math:`d(v_i, v_j) = (\sum_k |f_{ki} - f_{kj}|^2)^{1/2}`
 with :math:`|\cdot|` the magnitude of a complex difference (Eq. 6.4), for real parts and
 magnitudes the usual :math:`(\sum_k (f_{ki} - f_{kj})^2)^{1/2}` (Eq. 6.5). A
-:class:`~fastmoments.features.FeatureSet` of kind ``"complex"`` stores each moment as a
+:class:`~fastmoments.recognition.FeatureSet` of kind ``"complex"`` stores each moment as a
 ``(Re, Im)`` column pair, so both are one Euclidean distance on its real matrix.
 
 :func:`pair_statistics` goes over all :math:`N(N-1)/2` pairs of a set (22.9 million for the
@@ -29,7 +29,7 @@ from .._memory import memory_budget as _memory_budget
 from .._memory import rows_per_chunk
 from .._progress import progress as _progress
 from .._validate import check_int
-from .extract import FeatureSet
+from .featureset import FeatureSet
 
 __all__ = ["THESIS_EDGES", "PairStatistics", "feature_distances", "nearest_neighbours",
            "pair_statistics"]

@@ -34,7 +34,7 @@ Each object of a label image is normalised for position and size before its mome
    disk), by bilinear interpolation of the object (``image * mask``, or the 0/1 mask when no
    image is given), with zero outside the source image.
 4. **Moments**: the ``(n_objects, size, size)`` stack goes through
-   :func:`fastmoments.features.features` in batches with one cached plan, on the device asked
+   :func:`fastmoments.features` in batches with one cached plan, on the device asked
    for (the resampling runs there too).
 
 The sampling grid is symmetric under quarter turns about the centroid, and bilinear
@@ -56,7 +56,8 @@ import torch
 
 from .._array import ArrayKind, finite_flag, move_channels, resolve_device, working_dtype
 from .._validate import check_channel_axis, check_choice, check_int, colour_hint
-from .extract import FeatureSet, features
+from .extract import features
+from .featureset import FeatureSet
 
 __all__ = ["RADII", "ObjectFeatures", "object_features", "regionprops_property"]
 
@@ -203,7 +204,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         ``(H, W)`` intensities; each object is ``image * mask``. Without it, each object is its
         0/1 mask (shape features).
     family, orders, kind, k, quadrature, rule
-        The moments, as in :func:`fastmoments.features.features` (default: Zernike magnitudes
+        The moments, as in :func:`fastmoments.features` (default: Zernike magnitudes
         up to order 8, which are invariant to rotation).
     size : int
         Side of the grid each object is resampled onto (``size x size``).
@@ -221,7 +222,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         Objects resampled and transformed per batch (default: about :math:`2^{19}`
         resampled pixels per batch, 128 objects at ``size=64``).
     normalize : {None, "pixels", "z00"}
-        Normalization of the moments, as in :func:`fastmoments.features.features`
+        Normalization of the moments, as in :func:`fastmoments.features`
         (``"pixels"``: the re-layout paper's :math:`\lambda_N`, the pixels of the
         ``size x size`` grid in the disk; ``"z00"``: divided by :math:`|A_{00}|`).
     channel_axis : int, optional
