@@ -218,6 +218,15 @@ class Zernike3DTransform:
         vol = eng.scatter(vals).reshape(*batch, *self.shape)
         return to_output(vol, kind)
 
+    def inverse(self, moments: Any, orders: Any = None) -> Any:
+        """The volume rebuilt from moments: :meth:`Zernike3DMoments.reconstruct` for a
+        moments object or for coefficients ``(..., K)`` in the plan's flat layout
+        (:attr:`index`, ``m >= 0``; NumPy in, NumPy out)."""
+        if not isinstance(moments, Zernike3DMoments):
+            c, kind, batch = self._coefficients(moments, "moments")
+            moments = Zernike3DMoments(c.reshape(*batch, -1), self, kind)
+        return moments.reconstruct(orders)
+
     def synthesize(self, coef: torch.Tensor) -> torch.Tensor:
         """Real volumes ``(B, D, H, W)`` :math:`\\mathrm{Re} \\sum_K c_K Z_K` at the voxel
         centres (zero outside the ball) from ``(B, K)`` coefficients (``m >= 0``, with the
