@@ -197,10 +197,10 @@ def test_chunked_and_recomputed_harmonics_agree(monkeypatch):
     ref = Zernike3DTransform((10, 10, 10), 6, dtype="float64").forward(vol).values()
     small = Zernike3DTransform((10, 10, 10), 6, dtype="float64", memory_budget=2**20)
     assert np.allclose(small.forward(vol).values(), ref, rtol=0, atol=1e-14)
-    monkeypatch.setitem(routes.HARMONICS_CACHE, "cpu", 0)
+    monkeypatch.setitem(routes.TABLES_CACHE, "cpu", 0)
     plan = Zernike3DTransform((10, 10, 10), 6, dtype="float64", memory_budget=2**20)
-    assert plan.route.kernel == "recomputed-harmonics"
-    assert "recomputed-harmonics" in repr(plan)
+    assert plan.route.kernel == "recomputed-tables"
+    assert "recomputed-tables" in repr(plan)
     assert np.allclose(plan.forward(vol).values(), ref, rtol=0, atol=1e-14)
 
 

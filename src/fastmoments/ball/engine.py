@@ -8,14 +8,20 @@ volume :math:`f` is
 
     \Omega_{nl}^m = \tfrac{3}{4\pi} \sum_p w_p f_p \overline{Z_{nl}^m(x_p)}
     = \sqrt{\tfrac{3}{4\pi}} \sum_g R_{nl}(r_g)\, S_{g,lm}, \qquad
-    S_{g,lm} = \sum_{g(p) = g} w_p f_p \overline{Y_l^m(x_p)}.
+    S_{g,lm} = \sum_{q \in g} \bar P_l^m(|\cos\theta_q|)\, E^{(l+m) \bmod 2}_{q,m},
 
-Stage 1 (angular) forms the shell sums :math:`S_{g,lm}` chunk by chunk over the points (one
-multiply and one ``index_add`` per chunk, the chunk sized from the memory budget); stage 2
-(radial) contracts them with the radial table, one matrix product per degree :math:`l`. The
-cost is :math:`O(P L^2/2)` for the first stage and :math:`O(G L^3/12)` for the second, with
-:math:`P` points, :math:`G \ll P` distinct radii and :math:`L` the order, instead of
-:math:`O(P L^3/12)` for a direct sum. Only :math:`m \ge 0` is computed: for a real volume
+    E^{0}_{q,m} = \sum_{p \in q} w_p f_p e^{-im\varphi_p}, \qquad
+    E^{1}_{q,m} = \sum_{p \in q} \operatorname{sign}(z_p)\, w_p f_p e^{-im\varphi_p},
+
+where :math:`q` runs over the *rings* of the sampling (points of one radius and one
+:math:`|z|`) and :math:`\bar P_l^m(-x) = (-1)^{l+m} \bar P_l^m(x)` folds the mirror
+:math:`z \to -z`. Stage 1a (azimuthal) forms :math:`E` chunk by chunk over the points
+(:math:`O(P L)`), stage 1b (Legendre) the shell sums :math:`S` chunk by chunk over the rings
+(:math:`O(Q L^2 / 2)`), stage 2 (radial) contracts them with the radial table, one matrix
+product per degree :math:`l` (:math:`O(G L^3 / 12)`), with :math:`P` points,
+:math:`Q \approx P / 20` rings, :math:`G \ll Q` distinct radii and :math:`L` the order,
+instead of :math:`O(P L^3 / 12)` for a direct sum. Chunks are sized from the memory budget.
+Only :math:`m \ge 0` is computed: for a real volume
 :math:`\Omega_{nl}^{-m} = (-1)^m \overline{\Omega_{nl}^m}`.
 
 The synthesis (reconstruction and adjoint) runs the same stages backwards. Tables (radial
@@ -34,7 +40,7 @@ import numpy as np
 import torch
 
 from .._memory import memory_budget, rows_per_chunk
-from .functions import SYNTHESIS_SCALE, radial_table, spherical_harmonics
+from .functions import SYNTHESIS_SCALE, legendre_table, radial_table
 from .routes import choose_route
 from .sampling import BallSampling
 
@@ -113,60 +119,93 @@ class BallEngine:
         self.budget = budget
         dev = device
         self.voxel = torch.as_tensor(sampling.voxel, device=dev)
-        self.group = torch.as_tensor(sampling.group, device=dev)
+        self.ring = torch.as_tensor(sampling.ring, device=dev)
+        self.ring_group = torch.as_tensor(sampling.ring_group, device=dev)
+        self.zsign = torch.as_tensor(sampling.zsign, device=dev).to(dtype)
         self.weight = torch.as_tensor(sampling.weight * FORWARD_SCALE, device=dev).to(dtype)
         radii = torch.as_tensor(sampling.radii, device=dev)
         self.radial = [t.to(dtype) for t in radial_table(order, order, radii)]
-        self.route = choose_route(sampling.n_points, self.index.n_harmonics, dtype, device)
-        self._harmonics: torch.Tensor | None = None
-        if self.route.kernel == "cached-harmonics":
-            self._harmonics = self._compute_harmonics(0, sampling.n_points)
+        L1 = order + 1
+        ls = np.concatenate([np.full(l + 1, l) for l in range(L1)])
+        ms = np.concatenate([np.arange(l + 1) for l in range(L1)])
+        # column of E (parity-major, then m) that each harmonic (l, m) reads
+        self.parity_m = torch.as_tensor(((ls + ms) % 2) * L1 + ms, device=dev)
+        self.route = choose_route(sampling.n_points, sampling.n_rings, self.index.n_harmonics,
+                                  order, dtype, device)
+        self._legendre: torch.Tensor | None = None
+        self._phases: torch.Tensor | None = None
+        if self.route.kernel == "cached-tables":
+            self._legendre = self._compute_legendre(0, sampling.n_rings)
+            self._phases = self._compute_phases(0, sampling.n_points)
 
     # ------------------------------------------------------------------ tables
-    def _compute_harmonics(self, p0: int, p1: int) -> torch.Tensor:
-        """``conj(Y_l^m)`` at points ``p0:p1`` as ``(P, LM, 2)`` (real, imaginary) in the
-        working dtype (computed in float64 in slices of bounded size)."""
-        xyz = torch.as_tensor(self.sampling.xyz[p0:p1], device=self.device)
-        step = max(1, (32 * 2**20) // (self.index.n_harmonics * 8 * 8))
-        out = torch.empty(p1 - p0, self.index.n_harmonics, 2, dtype=self.dtype,
-                          device=self.device)
-        for a in range(0, p1 - p0, step):
-            b = min(a + step, p1 - p0)
-            y = spherical_harmonics(self.order, xyz[a:b, 0], xyz[a:b, 1], xyz[a:b, 2])
-            y[..., 1].neg_()
-            out[a:b] = y.to(self.dtype)
+    def _compute_legendre(self, q0: int, q1: int) -> torch.Tensor:
+        r""":math:`\bar P_l^m(|\cos\theta|)` of rings ``q0:q1``: ``(Q, LM)`` working dtype
+        (computed in float64 in slices of bounded size)."""
+        pts = self.sampling.xyz[self.sampling.ring_point[q0:q1]]
+        xyz = torch.as_tensor(pts, device=self.device)
+        LM = self.index.n_harmonics
+        step = max(1, (64 * 2**20) // (LM * 8 * 3))
+        out = torch.empty(q1 - q0, LM, dtype=self.dtype, device=self.device)
+        for a in range(0, q1 - q0, step):
+            b = min(a + step, q1 - q0)
+            out[a:b] = legendre_table(self.order, xyz[a:b, 0], xyz[a:b, 1],
+                                      xyz[a:b, 2].abs()).to(self.dtype)
         return out
 
-    def harmonics(self, p0: int, p1: int) -> torch.Tensor:
-        """``conj(Y)`` at points ``p0:p1``: from the cached table or computed now."""
-        if self._harmonics is not None:
-            return self._harmonics[p0:p1]
-        return self._compute_harmonics(p0, p1)
+    def _compute_phases(self, p0: int, p1: int) -> torch.Tensor:
+        r""":math:`e^{-im\varphi_p}` of points ``p0:p1``: ``(P, L + 1, 2)`` (cos, -sin)."""
+        xyz = torch.as_tensor(self.sampling.xyz[p0:p1], device=self.device)
+        phi = torch.atan2(xyz[:, 1], xyz[:, 0])
+        m = torch.arange(self.order + 1, dtype=torch.float64, device=self.device)
+        ang = phi[:, None] * m[None, :]
+        return torch.stack([torch.cos(ang), -torch.sin(ang)], dim=-1).to(self.dtype)
 
-    def _chunk(self, batch: int) -> int:
-        """Points per chunk for a batch of ``batch`` volumes."""
+    def legendre(self, q0: int, q1: int) -> torch.Tensor:
+        if self._legendre is not None:
+            return self._legendre[q0:q1]
+        return self._compute_legendre(q0, q1)
+
+    def phases(self, p0: int, p1: int) -> torch.Tensor:
+        if self._phases is not None:
+            return self._phases[p0:p1]
+        return self._compute_phases(p0, p1)
+
+    def _chunks(self, batch: int) -> tuple[int, int]:
+        """Points per chunk (azimuthal stage) and rings per chunk (Legendre stage)."""
         item = torch.finfo(self.dtype).bits // 8
-        lm = self.index.n_harmonics
-        per_point = 3 * batch * lm * 2 * item + (0 if self._harmonics is not None
-                                                  else lm * 2 * (item + 3 * 8))
-        fixed = batch * self.sampling.n_groups * lm * 2 * item
+        LM, L1 = self.index.n_harmonics, self.order + 1
+        s = self.sampling
+        cached = self._legendre is not None
+        fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1) * 2 * item
         budget = memory_budget(self.device, self.budget)
-        return rows_per_chunk(per_point, budget, self.sampling.n_points, fixed_bytes=fixed,
-                              what=f"3-D Zernike moments of order {self.order} for a batch of "
-                                   f"{batch}")
+        what = f"3-D Zernike moments of order {self.order} for a batch of {batch}"
+        per_point = 4 * batch * 2 * L1 * 2 * item + (0 if cached else L1 * 4 * 8)
+        per_ring = 3 * batch * LM * 2 * item + (0 if cached else LM * (item + 3 * 8))
+        return (rows_per_chunk(per_point, budget, s.n_points, fixed_bytes=fixed, what=what),
+                rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
     # ------------------------------------------------------------------ forward
     def shell_sums(self, values: torch.Tensor) -> torch.Tensor:
         """Stage 1: ``S[b, g, lm, c]`` from weighted point values ``values`` ``(B, P)``."""
         B, P = values.shape
-        G, LM = self.sampling.n_groups, self.index.n_harmonics
-        S = torch.zeros(B, G, LM, 2, dtype=self.dtype, device=self.device)
-        step = self._chunk(B)
-        for p0 in range(0, P, step):
-            p1 = min(P, p0 + step)
-            Y = self.harmonics(p0, p1)
-            prod = values[:, p0:p1, None, None] * Y[None]
-            S = S.index_add(1, self.group[p0:p1], prod)
+        s = self.sampling
+        L1, LM = self.order + 1, self.index.n_harmonics
+        step_p, step_q = self._chunks(B)
+        E = torch.zeros(B, s.n_rings, 2, L1, 2, dtype=self.dtype, device=self.device)
+        for p0 in range(0, P, step_p):
+            p1 = min(P, p0 + step_p)
+            v = values[:, p0:p1]
+            both = torch.stack([v, v * self.zsign[p0:p1]], dim=2)  # (B, Pc, 2)
+            prod = both[:, :, :, None, None] * self.phases(p0, p1)[None, :, None]
+            E = E.index_add(1, self.ring[p0:p1], prod)
+        E = E.reshape(B, s.n_rings, 2 * L1, 2)
+        S = torch.zeros(B, s.n_groups, LM, 2, dtype=self.dtype, device=self.device)
+        for q0 in range(0, s.n_rings, step_q):
+            q1 = min(s.n_rings, q0 + step_q)
+            e = E[:, q0:q1][:, :, self.parity_m]  # (B, Qc, LM, 2)
+            prod = e * self.legendre(q0, q1)[None, :, :, None]
+            S = S.index_add(1, self.ring_group[q0:q1], prod)
         return S
 
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:
@@ -200,20 +239,31 @@ class BallEngine:
         the weights of negative :math:`m` into ``coef``)."""
         B = coef.shape[0]
         c = torch.view_as_real(coef.resolve_conj()).to(self.dtype)
-        G, LM = self.sampling.n_groups, self.index.n_harmonics
+        s = self.sampling
+        L1 = self.order + 1
         off = self.index.offsets
         T = []
-        for l in range(self.order + 1):
+        for l in range(L1):
             blk = c[:, int(off[l]):int(off[l + 1])].reshape(B, self.index.n_orders(l), l + 1, 2)
             T.append(torch.einsum("gj,bjmc->bgmc", self.radial[l], blk))
-        T = torch.cat(T, dim=2) if T else torch.zeros(B, G, LM, 2, dtype=self.dtype)
-        P = self.sampling.n_points
+        T = torch.cat(T, dim=2)  # (B, G, LM, 2)
+        step_p, step_q = self._chunks(B)
+        U = []
+        for q0 in range(0, s.n_rings, step_q):
+            q1 = min(s.n_rings, q0 + step_q)
+            prod = T[:, self.ring_group[q0:q1]] * self.legendre(q0, q1)[None, :, :, None]
+            u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
+            U.append(u.index_add(2, self.parity_m, prod))
+        U = torch.cat(U, dim=1).reshape(B, s.n_rings, 2, L1, 2)
         out = []
-        step = self._chunk(B)
-        for p0 in range(0, P, step):
-            p1 = min(P, p0 + step)
-            Y = self.harmonics(p0, p1)
-            out.append(torch.einsum("bpmc,pmc->bp", T[:, self.group[p0:p1]], Y))
+        for p0 in range(0, s.n_points, step_p):
+            p1 = min(s.n_points, p0 + step_p)
+            u = U[:, self.ring[p0:p1]]  # (B, Pc, 2, L1, 2)
+            u = u[:, :, 0] + u[:, :, 1] * self.zsign[p0:p1, None, None]
+            # Re(U e^{im phi}) = U_re cos - U_im sin = U . (cos, -sin)... with sin's sign
+            ph = self.phases(p0, p1)
+            out.append((u[..., 0] * ph[None, ..., 0]).sum(-1)
+                       + (u[..., 1] * ph[None, ..., 1]).sum(-1))
         return torch.cat(out, dim=1) * SYNTHESIS_SCALE
 
     def scatter(self, point_values: torch.Tensor) -> torch.Tensor:

@@ -67,6 +67,7 @@ from .._validate import check_int
 
 __all__ = [
     "SYNTHESIS_SCALE",
+    "legendre_table",
     "lm_index",
     "radial",
     "radial_table",
@@ -236,6 +237,20 @@ def _direction(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor):
     cp = torch.where(rxy > 0, x / safe_xy, torch.ones_like(rxy))
     sp = y / safe_xy
     return ct, st, cp, sp
+
+
+def legendre_table(lmax: int, x: Any, y: Any, z: Any) -> torch.Tensor:
+    r"""Normalised associated Legendre values :math:`\bar P_l^m(\cos\theta)` (with the
+    Condon-Shortley phase, :math:`Y_l^m = \bar P_l^m e^{im\varphi}`) in the directions of
+    the points ``(x, y, z)``: a float64 ``(P, (lmax + 1)(lmax + 2) / 2)`` tensor, column
+    :func:`lm_index` ``(l, m)``.
+
+    >>> round(float(legendre_table(1, [0.0], [0.0], [2.0])[0, 1]), 12)  # sqrt(3 / (4 pi))
+    0.488602511903
+    """
+    x, y, z = (_as_f64(v).reshape(-1) for v in (x, y, z))
+    ct, st, _cp, _sp = _direction(x, y, z)
+    return torch.cat(_legendre_rows(lmax, ct, st), dim=1)
 
 
 def spherical_harmonics(lmax: int, x: Any, y: Any, z: Any) -> torch.Tensor:

@@ -20,9 +20,12 @@ the ball are ignored. The weights are the volume elements in ball coordinates, s
 :math:`\sum_p w_p\, g(x_p) \approx \int_{\|x\| \le 1} g\, dx`.
 
 Points of equal radius form a *group*, so that the radial polynomials are evaluated once per
-distinct radius. When the centre lies on the lattice of sub-voxel midpoints (``2 k c``
-integer on every axis, as for the default centre) every point has integer coordinates in units
-of :math:`1/(2k)` voxel, and the group key is the exact integer
+distinct radius, and the points of a group with equal :math:`|z|` form a *ring*, so that the
+Legendre factor of the spherical harmonics is evaluated once per ring (the mirror
+:math:`z \to -z` only changes its sign by :math:`(-1)^{l+m}`). When the centre lies on the
+lattice of sub-voxel midpoints (``2 k c`` integer on every axis, as for the default centre)
+every point has integer coordinates in units of :math:`1/(2k)` voxel, and the group key is
+the exact integer
 :math:`U_d^2 + U_h^2 + U_w^2`. Otherwise the key is the float64 :math:`r^2` computed from the
 squared coordinates summed in ascending order (so that points that differ by a permutation or
 sign change of their coordinates share a group).
@@ -43,7 +46,7 @@ QUADRATURES = ("midpoint", "gauss")
 
 @dataclass(frozen=True, eq=False)
 class BallSampling:
-    """Sample points of a ``(D, H, W)`` volume inside a ball, sorted by radius group.
+    r"""Sample points of a ``(D, H, W)`` volume inside a ball, sorted by radius group.
 
     Attributes
     ----------
@@ -59,6 +62,16 @@ class BallSampling:
         Radius group of each point (non-decreasing).
     radii : ndarray of float64, shape (G,)
         Radius of each group.
+    ring : ndarray of int64, shape (P,)
+        Ring of each point (non-decreasing): the points of one group with the same
+        :math:`|z|`, which share :math:`|\cos\theta|` and so the Legendre factor of
+        :math:`Y_l^m` up to the sign :math:`(-1)^{l+m}` of the mirror :math:`z \to -z`.
+    ring_group : ndarray of int64, shape (R,)
+        Group of each ring.
+    ring_point : ndarray of int64, shape (R,)
+        The first point of each ring (its direction gives the ring's angle).
+    zsign : ndarray of float64, shape (P,)
+        :math:`+1` for :math:`z \ge 0`, :math:`-1` below.
     exact : bool
         Whether the groups come from exact integer keys (centre on the sub-voxel lattice).
     """
@@ -73,6 +86,10 @@ class BallSampling:
     weight: np.ndarray
     group: np.ndarray
     radii: np.ndarray
+    ring: np.ndarray
+    ring_group: np.ndarray
+    ring_point: np.ndarray
+    zsign: np.ndarray
     exact: bool
 
     @property
@@ -82,6 +99,10 @@ class BallSampling:
     @property
     def n_groups(self) -> int:
         return int(self.radii.shape[0])
+
+    @property
+    def n_rings(self) -> int:
+        return int(self.ring_group.shape[0])
 
     def voxel_mask(self) -> np.ndarray:
         """Boolean ``(D, H, W)`` mask of the voxels with at least one point in the ball."""
@@ -130,7 +151,7 @@ def ball_sampling(shape: tuple[int, int, int], k: int = 1, quadrature: str = "mi
     (rd, Ud, wd, id_), (rh, Uh, wh, ih), (rw, Uw, ww, iw) = axes
     rho2 = radius * radius
     H, W = shape[1], shape[2]
-    parts: dict[str, list[np.ndarray]] = {"vox": [], "xyz": [], "w": [], "key": []}
+    parts: dict[str, list[np.ndarray]] = {"vox": [], "xyz": [], "w": [], "key": [], "z": []}
     sq_h, sq_w = (rh / radius) ** 2, (rw / radius) ** 2
     for a in range(rd.shape[0]):  # one slab of points along z at a time (bounded memory)
         zz = rd[a] / radius
@@ -152,18 +173,28 @@ def ball_sampling(shape: tuple[int, int, int], k: int = 1, quadrature: str = "mi
                                       np.full(hh.size, zz)], axis=1))
         parts["w"].append(wd[a] * wh[hh] * ww[ww_])
         parts["key"].append(ikey[hh, ww_] if lattice else fkey[hh, ww_])
+        parts["z"].append(np.full(hh.size, abs(Ud[a]) if lattice else abs(zz)))
     if not parts["vox"]:
         raise ValueError(f"the ball (center={center}, radius={radius}) holds no sample point of "
                          f"a volume of shape {shape}")
     key = np.concatenate(parts["key"])
-    order = np.argsort(key, kind="stable")
-    keys, group = np.unique(key[order], return_inverse=True)
+    zkey = np.concatenate(parts["z"])
+    order = np.lexsort((zkey, key))  # by radius, then |z|
+    key, zkey = key[order], zkey[order]
+    keys, group = np.unique(key, return_inverse=True)
+    group = group.astype(np.int64).reshape(-1)
+    new_ring = np.ones(key.shape[0], dtype=bool)
+    new_ring[1:] = (key[1:] != key[:-1]) | (zkey[1:] != zkey[:-1])
+    ring = np.cumsum(new_ring) - 1
+    ring_point = np.nonzero(new_ring)[0]
     radii = (np.sqrt(keys.astype(np.float64)) / (2 * k * radius) if lattice
              else np.sqrt(keys))
     wscale = (1.0 / radius) ** 3
+    xyz = np.concatenate(parts["xyz"])[order]
     return BallSampling(
         shape=tuple(shape), k=k, quadrature=quadrature, center=center, radius=radius,
-        voxel=np.concatenate(parts["vox"])[order].astype(np.int64),
-        xyz=np.concatenate(parts["xyz"])[order],
-        weight=np.concatenate(parts["w"])[order] * wscale,
-        group=group.astype(np.int64).reshape(-1), radii=radii, exact=lattice)
+        voxel=np.concatenate(parts["vox"])[order].astype(np.int64), xyz=xyz,
+        weight=np.concatenate(parts["w"])[order] * wscale, group=group, radii=radii,
+        ring=ring.astype(np.int64), ring_group=group[ring_point],
+        ring_point=ring_point.astype(np.int64), zsign=np.where(xyz[:, 2] < 0, -1.0, 1.0),
+        exact=lattice)
