@@ -76,7 +76,7 @@ fig.tight_layout()
 # -----------------------------
 # ``reconstruct(orders=T)`` rebuilds the volume from the moments of orders 0..T; the error is
 # measured over the voxels inside the ball.
-mask = Om.plan.mask
+mask = Om.plan.reconstruction_mask
 orders = (4, 10, 20)
 fig, axes = plt.subplots(1, len(orders) + 1, figsize=(11, 3))
 axes[0].imshow(vol.sum(axis=0), cmap="magma")

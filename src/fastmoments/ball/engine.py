@@ -92,6 +92,14 @@ class BallIndex:
         return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
+def _accumulate(acc: torch.Tensor, index: torch.Tensor, values: torch.Tensor,
+                grad: bool) -> torch.Tensor:
+    """``acc.index_add(1, index, values)``: in place unless autograd records it."""
+    if grad:
+        return acc.index_add(1, index, values)
+    return acc.index_add_(1, index, values)
+
+
 class BallEngine:
     """Tables and contractions for one sampling, order, dtype and device.
 
@@ -145,7 +153,7 @@ class BallEngine:
         pts = self.sampling.xyz[self.sampling.ring_point[q0:q1]]
         xyz = torch.as_tensor(pts, device=self.device)
         LM = self.index.n_harmonics
-        step = max(1, (64 * 2**20) // (LM * 8 * 3))
+        step = max(1, memory_budget(self.device, self.budget) // (LM * 8 * 4))
         out = torch.empty(q1 - q0, LM, dtype=self.dtype, device=self.device)
         for a in range(0, q1 - q0, step):
             b = min(a + step, q1 - q0)
@@ -189,6 +197,7 @@ class BallEngine:
     def shell_sums(self, values: torch.Tensor) -> torch.Tensor:
         """Stage 1: ``S[b, g, lm, c]`` from weighted point values ``values`` ``(B, P)``."""
         B, P = values.shape
+        grad = torch.is_grad_enabled() and values.requires_grad
         s = self.sampling
         L1, LM = self.order + 1, self.index.n_harmonics
         step_p, step_q = self._chunks(B)
@@ -198,14 +207,14 @@ class BallEngine:
             v = values[:, p0:p1]
             both = torch.stack([v, v * self.zsign[p0:p1]], dim=2)  # (B, Pc, 2)
             prod = both[:, :, :, None, None] * self.phases(p0, p1)[None, :, None]
-            E = E.index_add(1, self.ring[p0:p1], prod)
+            E = _accumulate(E, self.ring[p0:p1], prod, grad)
         E = E.reshape(B, s.n_rings, 2 * L1, 2)
         S = torch.zeros(B, s.n_groups, LM, 2, dtype=self.dtype, device=self.device)
         for q0 in range(0, s.n_rings, step_q):
             q1 = min(s.n_rings, q0 + step_q)
             e = E[:, q0:q1][:, :, self.parity_m]  # (B, Qc, LM, 2)
             prod = e * self.legendre(q0, q1)[None, :, :, None]
-            S = S.index_add(1, self.ring_group[q0:q1], prod)
+            S = _accumulate(S, self.ring_group[q0:q1], prod, grad)
         return S
 
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:

@@ -132,8 +132,18 @@ class Zernike3DTransform:
 
     @property
     def mask(self) -> np.ndarray:
-        """Voxels the transform reads (``(D, H, W)`` bool)."""
+        """Voxels the transform reads, those with a sample point in the ball (``(D, H, W)``
+        bool)."""
         return self.sampling.voxel_mask()
+
+    @property
+    def reconstruction_mask(self) -> np.ndarray:
+        """Voxels whose centre lies in the ball, where reconstructions are evaluated (the
+        others are 0): the voxels to measure a reconstruction's error over."""
+        if self.k == 1 and self.quadrature == "midpoint":
+            return self.mask
+        return ball_sampling(self.shape, 1, "midpoint", self.sampling.center,
+                             self.sampling.radius).voxel_mask()
 
     def __repr__(self) -> str:
         return (f"Zernike3DTransform(shape={self.shape}, order={self.order}, k={self.k}, "
