@@ -271,3 +271,32 @@ def test_bad_plan_input_and_indexing():
         Om[2, 0]
     with pytest.raises(ValueError, match="orders"):
         Om.reconstruct(orders=3)
+
+
+def test_too_little_memory_says_what_is_needed():
+    plan = Zernike3DTransform((8, 8, 8), 6, memory_budget=4096)
+    with pytest.raises(MemoryError, match="needs at least"):
+        plan.forward(np.ones((8, 8, 8)))
+
+
+def test_enclosing_ball_holds_every_nonzero_voxel():
+    vol = np.zeros((16, 18, 20))
+    vol[2, 3, 4] = 1.0
+    vol[12, 15, 17] = 2.0
+    vol[7, 9, 11] = 5.0
+    Om = zernike3d_moments(vol, 4, center="centroid", radius="enclosing")
+    assert Om.plan.mask[vol != 0].all()
+    # every non-zero voxel lies whole in the ball: its centre at least half a voxel inside
+    dist = np.linalg.norm(np.argwhere(vol != 0) - np.array(Om.plan.ball_center), axis=1)
+    assert Om.plan.ball_radius >= dist.max() + 0.5
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu():
+    vol = torch.as_tensor(RNG.random((2, 16, 16, 16)))
+    cpu = zernike3d_moments(vol, 8, k=2)
+    gpu = zernike3d_moments(vol.cuda(), 8, k=2)
+    assert gpu.values().device.type == "cuda"
+    assert torch.allclose(gpu.values().cpu(), cpu.values(), rtol=0, atol=1e-13)
+    assert torch.allclose(gpu.reconstruct().cpu(), cpu.reconstruct(), rtol=0, atol=1e-12)
