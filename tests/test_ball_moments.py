@@ -300,3 +300,30 @@ def test_cuda_matches_cpu():
     assert gpu.values().device.type == "cuda"
     assert torch.allclose(gpu.values().cpu(), cpu.values(), rtol=0, atol=1e-13)
     assert torch.allclose(gpu.reconstruct().cpu(), cpu.reconstruct(), rtol=0, atol=1e-12)
+
+
+def test_progress_option():
+    vol = RNG.random((8, 8, 8))
+    plan = Zernike3DTransform((8, 8, 8), 4, dtype="float64")
+    quiet = plan.forward(vol)
+    shown = plan.forward(vol, progress=True)
+    assert np.array_equal(quiet.values(), shown.values())
+    assert np.array_equal(quiet.reconstruct(progress=True), quiet.reconstruct())
+    with pytest.raises(TypeError, match="progress"):
+        plan.forward(vol, progress="yes")
+    with pytest.raises(TypeError, match="progress"):
+        zernike3d_moments(vol, 4, progress=1)
+
+
+def test_quality_measures():
+    a = RNG.random((2, 4, 4, 4))
+    b = a + 0.1
+    e = nmse(a, b)
+    assert e.shape == (2,)
+    assert np.allclose(e, 0.01 * 64 / (a**2).sum(axis=(1, 2, 3)))
+    assert np.allclose(psnr(a, b, data_range=1.0), 20.0)
+    assert psnr(a[0], a[0]) == np.inf
+    with pytest.raises(ValueError, match="shape"):
+        nmse(a, b[0])
+    with pytest.raises(TypeError, match="mask"):
+        nmse(a, b, mask=np.ones((4, 4, 4)))

@@ -40,11 +40,16 @@ import numpy as np
 import torch
 
 from .._memory import memory_budget, rows_per_chunk
+from .._progress import progress_bar
 from .functions import SYNTHESIS_SCALE, legendre_table, radial_table
 from .routes import choose_route
 from .sampling import BallSampling
 
 __all__ = ["BallEngine", "BallIndex"]
+
+#: Work (sample points times harmonics, per volume) from which a call is *large*: its progress
+#: bar shows (by default) once it has run for a second.
+PROGRESS_FROM = 10**9
 
 #: :math:`\sqrt{3/(4\pi)}`, the forward scale (:math:`\tfrac{3}{4\pi}\sqrt{4\pi/3}`).
 FORWARD_SCALE = 1.0 / SYNTHESIS_SCALE
@@ -194,13 +199,20 @@ class BallEngine:
                 rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
     # ------------------------------------------------------------------ forward
-    def shell_sums(self, values: torch.Tensor) -> torch.Tensor:
+    def _bar(self, batch: int, step_p: int, step_q: int, show: bool | None, desc: str):
+        s = self.sampling
+        total = -(-s.n_points // step_p) + -(-s.n_rings // step_q)
+        large = batch * s.n_points * self.index.n_harmonics >= PROGRESS_FROM
+        return progress_bar(total, desc=desc, show=show, large=large, unit="chunk")
+
+    def shell_sums(self, values: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Stage 1: ``S[b, g, lm, c]`` from weighted point values ``values`` ``(B, P)``."""
         B, P = values.shape
         grad = torch.is_grad_enabled() and values.requires_grad
         s = self.sampling
         L1, LM = self.order + 1, self.index.n_harmonics
         step_p, step_q = self._chunks(B)
+        bar = self._bar(B, step_p, step_q, progress, "3-D Zernike moments")
         E = torch.zeros(B, s.n_rings, 2, L1, 2, dtype=self.dtype, device=self.device)
         for p0 in range(0, P, step_p):
             p1 = min(P, p0 + step_p)
@@ -208,6 +220,7 @@ class BallEngine:
             both = torch.stack([v, v * self.zsign[p0:p1]], dim=2)  # (B, Pc, 2)
             prod = both[:, :, :, None, None] * self.phases(p0, p1)[None, :, None]
             E = _accumulate(E, self.ring[p0:p1], prod, grad)
+            bar.update()
         E = E.reshape(B, s.n_rings, 2 * L1, 2)
         S = torch.zeros(B, s.n_groups, LM, 2, dtype=self.dtype, device=self.device)
         for q0 in range(0, s.n_rings, step_q):
@@ -215,6 +228,8 @@ class BallEngine:
             e = E[:, q0:q1][:, :, self.parity_m]  # (B, Qc, LM, 2)
             prod = e * self.legendre(q0, q1)[None, :, :, None]
             S = _accumulate(S, self.ring_group[q0:q1], prod, grad)
+            bar.update()
+        bar.close()
         return S
 
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:
@@ -230,9 +245,9 @@ class BallEngine:
         """Weighted values ``w_p f(voxel(p))`` ``(B, P)`` of flattened volumes ``(B, V)``."""
         return volumes[:, self.voxel] * self.weight
 
-    def forward(self, volumes: torch.Tensor) -> torch.Tensor:
+    def forward(self, volumes: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Moments ``(B, K)`` complex of flattened real volumes ``(B, V)``."""
-        coef = self.radial_stage(self.shell_sums(self.point_values(volumes)))
+        coef = self.radial_stage(self.shell_sums(self.point_values(volumes), progress))
         return torch.view_as_complex(coef.contiguous())
 
     def forward_points(self, values: torch.Tensor) -> torch.Tensor:
@@ -242,7 +257,7 @@ class BallEngine:
         return torch.view_as_complex(coef.contiguous())
 
     # ------------------------------------------------------------------ synthesis
-    def synthesize(self, coef: torch.Tensor) -> torch.Tensor:
+    def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         r"""Real values :math:`\mathrm{Re}\sum_K c_K Z_K(x_p)` at the sample points,
         ``(B, P)``, from complex coefficients ``(B, K)`` (``m >= 0`` only: the caller folds
         the weights of negative :math:`m` into ``coef``)."""
@@ -257,12 +272,14 @@ class BallEngine:
             T.append(torch.einsum("gj,bjmc->bgmc", self.radial[l], blk))
         T = torch.cat(T, dim=2)  # (B, G, LM, 2)
         step_p, step_q = self._chunks(B)
+        bar = self._bar(B, step_p, step_q, progress, "3-D Zernike synthesis")
         U = []
         for q0 in range(0, s.n_rings, step_q):
             q1 = min(s.n_rings, q0 + step_q)
             prod = T[:, self.ring_group[q0:q1]] * self.legendre(q0, q1)[None, :, :, None]
             u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
             U.append(u.index_add(2, self.parity_m, prod))
+            bar.update()
         U = torch.cat(U, dim=1).reshape(B, s.n_rings, 2, L1, 2)
         out = []
         for p0 in range(0, s.n_points, step_p):
@@ -273,6 +290,8 @@ class BallEngine:
             ph = self.phases(p0, p1)
             out.append((u[..., 0] * ph[None, ..., 0]).sum(-1)
                        + (u[..., 1] * ph[None, ..., 1]).sum(-1))
+            bar.update()
+        bar.close()
         return torch.cat(out, dim=1) * SYNTHESIS_SCALE
 
     def scatter(self, point_values: torch.Tensor) -> torch.Tensor:

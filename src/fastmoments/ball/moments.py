@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._progress import check_progress
 from .._validate import check_int
 from ..moments import MomentIndexError, Moments, index_key
 
@@ -131,7 +132,7 @@ class Zernike3DMoments(Moments):
             raise ValueError("orders must name at least one order")
         return np.isin(n, sorted(wanted))
 
-    def reconstruct(self, orders: Any = None) -> Any:
+    def reconstruct(self, orders: Any = None, *, progress: bool | None = None) -> Any:
         r"""The volume rebuilt from (some of) the moments at the voxel centres:
 
         .. math:: \hat f(x_v) = \sum_{n \in \mathcal{S}} \sum_{l} \sum_{m=-l}^{l}
@@ -146,6 +147,8 @@ class Zernike3DMoments(Moments):
         orders : int, (lo, hi) or iterable of int, optional
             ``T``: orders ``0..T``; ``(lo, hi)``: ``lo..hi``; an iterable lists orders.
             Default: every computed order.
+        progress : bool, optional
+            A tqdm bar over the chunks (``None``: only for large jobs).
 
         Returns
         -------
@@ -159,6 +162,7 @@ class Zernike3DMoments(Moments):
         TypeError
             Orders that are not integers.
         """
+        progress = check_progress(progress)
         keep = self._order_mask(orders)
         if not keep.any():
             raise ValueError(f"orders={orders!r} selects no moment")
@@ -167,7 +171,8 @@ class Zernike3DMoments(Moments):
         g = torch.as_tensor(gamma, device=self._data.device, dtype=self._data.real.dtype)
         coef = (self._data * g).reshape(-1, self._data.shape[-1])
         if self.plans is None:
-            vol = self.plan.synthesize(coef)
+            vol = self.plan.synthesize(coef, progress)
         else:
-            vol = torch.cat([p.synthesize(coef[i:i + 1]) for i, p in enumerate(self.plans)])
+            vol = torch.cat([p.synthesize(coef[i:i + 1], progress)
+                             for i, p in enumerate(self.plans)])
         return self._out(vol.reshape(*self.batch_shape, *self.plan.shape))

@@ -13,6 +13,7 @@ import torch
 from .._array import as_tensor, real_dtype, resolve_device, to_output
 from .._cache import plan_cache
 from .._memory import check_memory_budget
+from .._progress import check_progress
 from .._validate import check_choice, check_int, check_real, check_shape
 from .engine import FORWARD_SCALE, BallEngine
 from .moments import Zernike3DMoments
@@ -173,8 +174,11 @@ class Zernike3DTransform:
         return self._recon
 
     # ------------------------------------------------------------------ transforms
-    def forward(self, volume: Any) -> Zernike3DMoments:
+    def forward(self, volume: Any, *, progress: bool | None = None) -> Zernike3DMoments:
         """Moments of ``volume`` shaped ``(..., D, H, W)`` (real; NumPy or torch).
+
+        ``progress``: a tqdm bar over the chunks; ``None`` (default) shows it only for large
+        jobs (:data:`fastmoments.ball.engine.PROGRESS_FROM`) that run for over a second.
 
         Returns
         -------
@@ -188,8 +192,9 @@ class Zernike3DTransform:
         TypeError
             Input that is not an array of numbers.
         """
+        progress = check_progress(progress)
         x, kind, batch = self._volumes(volume)
-        coef = self.engine.forward(x)
+        coef = self.engine.forward(x, progress)
         return Zernike3DMoments(coef.reshape(*batch, -1), self, kind)
 
     __call__ = forward
@@ -237,12 +242,12 @@ class Zernike3DTransform:
             moments = Zernike3DMoments(c.reshape(*batch, -1), self, kind)
         return moments.reconstruct(orders)
 
-    def synthesize(self, coef: torch.Tensor) -> torch.Tensor:
+    def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Real volumes ``(B, D, H, W)`` :math:`\\mathrm{Re} \\sum_K c_K Z_K` at the voxel
         centres (zero outside the ball) from ``(B, K)`` coefficients (``m >= 0``, with the
         weight of negative ``m`` already folded in)."""
         eng = self.recon_engine()
-        vals = eng.synthesize(coef)
+        vals = eng.synthesize(coef, progress)
         return eng.scatter(vals).reshape(-1, *self.shape)
 
 
@@ -293,8 +298,8 @@ def placement(volume: torch.Tensor, center: Any, radius: Any
 
 def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = "midpoint",
                       center: Any = None, radius: Any = None, dtype: Any = None,
-                      device: Any = None, memory_budget: float | None = None
-                      ) -> Zernike3DMoments:
+                      device: Any = None, memory_budget: float | None = None,
+                      progress: bool | None = None) -> Zernike3DMoments:
     r"""3-D Zernike moments :math:`\Omega_{nl}^m` of a volume or a batch ``(..., D, H, W)``.
 
     Builds (or reuses) a :class:`Zernike3DTransform` and applies it.
@@ -307,6 +312,8 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
         Highest order :math:`N \ge 0`.
     k, quadrature, memory_budget :
         As for :class:`Zernike3DTransform`.
+    progress : bool, optional
+        As for :meth:`Zernike3DTransform.forward`.
     center : None, "centroid" or sequence of 3 float
         Centre of the ball: the box's centre (default), the volume's intensity-weighted
         centroid (per volume of a batch), or a point ``(d, h, w)`` in index coordinates.
@@ -341,6 +348,7 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
     k = check_int("k", k, minimum=1)
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     budget = check_memory_budget(memory_budget)
+    progress = check_progress(progress)
     x, kind = as_tensor(volume, "volume", min_ndim=3, device=device,
                         dtype=None if dtype is None else real_dtype(dtype))
     if min(x.shape[-3:]) < 1:
@@ -352,13 +360,13 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
     if not per_volume:
         c, r = _check_center(center), _check_radius(radius)
         plan = cached_transform(shape, order, k, quadrature, c, r, x.dtype, dev, budget)
-        return _with_kind(plan.forward(x), kind)
+        return _with_kind(plan.forward(x, progress=progress), kind)
     flat = x.reshape(-1, *shape)
     results = []
     for i in range(flat.shape[0]):
         c, r = placement(flat[i], center, radius)
         plan = cached_transform(shape, order, k, quadrature, c, r, x.dtype, dev, budget)
-        results.append(plan.forward(flat[i]))
+        results.append(plan.forward(flat[i], progress=progress))
     data = torch.stack([m.data for m in results]).reshape(*x.shape[:-3], -1)
     out = Zernike3DMoments(data, results[0].plan, kind)
     out.plans = [m.plan for m in results]
