@@ -15,10 +15,12 @@ volume :math:`f` is
 
 where :math:`q` runs over the *rings* of the sampling (points of one radius and one
 :math:`|z|`) and :math:`\bar P_l^m(-x) = (-1)^{l+m} \bar P_l^m(x)` folds the mirror
-:math:`z \to -z`. Stage 1a (azimuthal) forms :math:`E` chunk by chunk over the points
-(:math:`O(P L)`), stage 1b (Legendre) the shell sums :math:`S` chunk by chunk over the rings
-(:math:`O(Q L^2 / 2)`), stage 2 (radial) contracts them with the radial table, one matrix
-product per degree :math:`l` (:math:`O(G L^3 / 12)`), with :math:`P` points,
+:math:`z \to -z`. Stage 1a (azimuthal) forms :math:`E` as one batched matrix product per
+ring size (rings hold 8 to about 100 points on a centred grid; all rings of one size are a
+``(rings, B, size) @ (rings, size, 4 (L + 1))`` product of the volumes' values with the
+folded phases, :math:`O(P L)`), stage 1b (Legendre) the shell sums :math:`S` chunk by chunk
+over the rings (:math:`O(Q L^2 / 2)`), stage 2 (radial) contracts them with the radial table,
+one matrix product per degree :math:`l` (:math:`O(G L^3 / 12)`), with :math:`P` points,
 :math:`Q \approx P / 20` rings, :math:`G \ll Q` distinct radii and :math:`L` the order,
 instead of :math:`O(P L^3 / 12)` for a direct sum. Chunks are sized from the memory budget.
 Only :math:`m \ge 0` is computed: for a real volume
@@ -97,6 +99,21 @@ class BallIndex:
         return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
+def _ring_buckets(ring: np.ndarray) -> tuple[list[tuple[int, np.ndarray, int]], np.ndarray]:
+    """Rings grouped by their number of points: ``(size, rings, offset)`` per size, and the
+    points in that order (``offset`` is where the bucket's points start in it). The points of
+    a ring are contiguous (sorted by ring), so each bucket is a ``(rings, size)`` block."""
+    counts = np.bincount(ring)
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    buckets, order, off = [], [], 0
+    for size in np.unique(counts):
+        rings = np.nonzero(counts == size)[0]
+        order.append((start[rings][:, None] + np.arange(size)).reshape(-1))
+        buckets.append((int(size), rings, off))
+        off += rings.size * int(size)
+    return buckets, np.concatenate(order)
+
+
 def _accumulate(acc: torch.Tensor, index: torch.Tensor, values: torch.Tensor,
                 grad: bool) -> torch.Tensor:
     """``acc.index_add(1, index, values)``: in place unless autograd records it."""
@@ -145,11 +162,16 @@ class BallEngine:
         self.parity_m = torch.as_tensor(((ls + ms) % 2) * L1 + ms, device=dev)
         self.route = choose_route(sampling.n_points, sampling.n_rings, self.index.n_harmonics,
                                   order, dtype, device)
+        self._buckets, point_order = _ring_buckets(sampling.ring)
+        self._point_order = torch.as_tensor(point_order, device=dev)
+        self._bucket_pos = torch.as_tensor(np.argsort(point_order), device=dev)
+        ring_order = np.concatenate([rings for _size, rings, _off in self._buckets])
+        self._ring_inverse = torch.as_tensor(np.argsort(ring_order), device=dev)
         self._legendre: torch.Tensor | None = None
-        self._phases: torch.Tensor | None = None
+        self._folded: torch.Tensor | None = None
         if self.route.kernel == "cached-tables":
             self._legendre = self._compute_legendre(0, sampling.n_rings)
-            self._phases = self._compute_phases(0, sampling.n_points)
+            self._folded = self._compute_folded(self._point_order)
 
     # ------------------------------------------------------------------ tables
     def _compute_legendre(self, q0: int, q1: int) -> torch.Tensor:
@@ -166,13 +188,16 @@ class BallEngine:
                                       xyz[a:b, 2].abs()).to(self.dtype)
         return out
 
-    def _compute_phases(self, p0: int, p1: int) -> torch.Tensor:
-        r""":math:`e^{-im\varphi_p}` of points ``p0:p1``: ``(P, L + 1, 2)`` (cos, -sin)."""
-        xyz = torch.as_tensor(self.sampling.xyz[p0:p1], device=self.device)
+    def _compute_folded(self, points: torch.Tensor) -> torch.Tensor:
+        r"""``(e^{-im\varphi_p}, \operatorname{sign}(z_p) e^{-im\varphi_p})`` of ``points``:
+        ``(P, 4 (L + 1))`` laid out ``(parity, m, (cos, -sin))``, in the working dtype."""
+        xyz = torch.as_tensor(self.sampling.xyz, device=self.device)[points]
         phi = torch.atan2(xyz[:, 1], xyz[:, 0])
         m = torch.arange(self.order + 1, dtype=torch.float64, device=self.device)
         ang = phi[:, None] * m[None, :]
-        return torch.stack([torch.cos(ang), -torch.sin(ang)], dim=-1).to(self.dtype)
+        ph = torch.stack([torch.cos(ang), -torch.sin(ang)], dim=-1)
+        sign = torch.where(xyz[:, 2] < 0, -1.0, 1.0).to(torch.float64)[:, None, None]
+        return torch.stack([ph, ph * sign], dim=1).reshape(len(points), -1).to(self.dtype)
 
     def legendre(self, q0: int, q1: int) -> torch.Tensor:
         if self._legendre is not None:
@@ -180,16 +205,26 @@ class BallEngine:
         return self._compute_legendre(q0, q1)
 
     def phases(self, p0: int, p1: int) -> torch.Tensor:
-        if self._phases is not None:
-            return self._phases[p0:p1]
-        return self._compute_phases(p0, p1)
+        """:math:`e^{-im\\varphi_p}` of points ``p0:p1`` (point order): ``(P, L + 1, 2)``."""
+        L1 = self.order + 1
+        if self._folded is not None:
+            rows = self._folded[self._bucket_pos[p0:p1]]
+        else:
+            rows = self._compute_folded(torch.arange(p0, p1, device=self.device))
+        return rows.reshape(-1, 2, L1, 2)[:, 0]
+
+    def folded(self, r0: int, r1: int) -> torch.Tensor:
+        """Rows ``r0:r1`` of the folded phases in bucket order (:func:`_ring_buckets`)."""
+        if self._folded is not None:
+            return self._folded[r0:r1]
+        return self._compute_folded(self._point_order[r0:r1])
 
     def _chunks(self, batch: int) -> tuple[int, int]:
         """Points per chunk (azimuthal stage) and rings per chunk (Legendre stage)."""
         item = torch.finfo(self.dtype).bits // 8
         LM, L1 = self.index.n_harmonics, self.order + 1
         s = self.sampling
-        cached = self._legendre is not None
+        cached = self._folded is not None
         fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1) * 2 * item
         budget = memory_budget(self.device, self.budget)
         what = f"3-D Zernike moments of order {self.order} for a batch of {batch}"
@@ -201,26 +236,32 @@ class BallEngine:
     # ------------------------------------------------------------------ forward
     def _bar(self, batch: int, step_p: int, step_q: int, show: bool | None, desc: str):
         s = self.sampling
-        total = -(-s.n_points // step_p) + -(-s.n_rings // step_q)
+        total = sum(-(-len(r) // max(1, step_p // n)) for n, r, _o in self._buckets) \
+            + -(-s.n_rings // step_q)
         large = batch * s.n_points * self.index.n_harmonics >= PROGRESS_FROM
         return progress_bar(total, desc=desc, show=show, large=large, unit="chunk")
 
     def shell_sums(self, values: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Stage 1: ``S[b, g, lm, c]`` from weighted point values ``values`` ``(B, P)``."""
-        B, P = values.shape
+        B = values.shape[0]
         grad = torch.is_grad_enabled() and values.requires_grad
         s = self.sampling
         L1, LM = self.order + 1, self.index.n_harmonics
         step_p, step_q = self._chunks(B)
         bar = self._bar(B, step_p, step_q, progress, "3-D Zernike moments")
-        E = torch.zeros(B, s.n_rings, 2, L1, 2, dtype=self.dtype, device=self.device)
-        for p0 in range(0, P, step_p):
-            p1 = min(P, p0 + step_p)
-            v = values[:, p0:p1]
-            both = torch.stack([v, v * self.zsign[p0:p1]], dim=2)  # (B, Pc, 2)
-            prod = both[:, :, :, None, None] * self.phases(p0, p1)[None, :, None]
-            E = _accumulate(E, self.ring[p0:p1], prod, grad)
-            bar.update()
+        # azimuthal sums: one batched product per ring size, (B, s) @ (s, 4 (L + 1)) per ring
+        ordered = values[:, self._point_order]
+        outs = []
+        for size, rings, off in self._buckets:
+            step = max(1, step_p // size)
+            for a in range(0, len(rings), step):
+                b = min(len(rings), a + step)
+                r0, r1 = off + a * size, off + b * size
+                f = ordered[:, r0:r1].reshape(B, b - a, size).transpose(0, 1)
+                tab = self.folded(r0, r1).reshape(b - a, size, 4 * L1)
+                outs.append(torch.bmm(f, tab))
+                bar.update()
+        E = torch.cat(outs)[self._ring_inverse].transpose(0, 1)
         E = E.reshape(B, s.n_rings, 2 * L1, 2)
         S = torch.zeros(B, s.n_groups, LM, 2, dtype=self.dtype, device=self.device)
         for q0 in range(0, s.n_rings, step_q):

@@ -31,7 +31,7 @@ def choose_route(n_points: int, n_rings: int, n_harmonics: int, order: int,
     'shells/torch:cached-tables'
     """
     item = torch.finfo(dtype).bits // 8
-    size = (n_rings * n_harmonics + n_points * (order + 1) * 2) * item
+    size = (n_rings * n_harmonics + n_points * (order + 1) * 4) * item
     limit = TABLES_CACHE.get(device.type, TABLES_CACHE["cpu"])
     if size <= limit:
         return Route("shells", "torch", "cached-tables",
