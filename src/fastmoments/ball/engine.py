@@ -149,6 +149,7 @@ class BallEngine:
         self.budget = budget
         dev = device
         self.voxel = torch.as_tensor(sampling.voxel, device=dev)
+        self._xyz = torch.as_tensor(sampling.xyz, device=dev)
         self.ring = torch.as_tensor(sampling.ring, device=dev)
         self.ring_group = torch.as_tensor(sampling.ring_group, device=dev)
         self.zsign = torch.as_tensor(sampling.zsign, device=dev).to(dtype)
@@ -177,8 +178,7 @@ class BallEngine:
     def _compute_legendre(self, q0: int, q1: int) -> torch.Tensor:
         r""":math:`\bar P_l^m(|\cos\theta|)` of rings ``q0:q1``: ``(Q, LM)`` working dtype
         (computed in float64 in slices of bounded size)."""
-        pts = self.sampling.xyz[self.sampling.ring_point[q0:q1]]
-        xyz = torch.as_tensor(pts, device=self.device)
+        xyz = self._xyz[torch.as_tensor(self.sampling.ring_point[q0:q1], device=self.device)]
         LM = self.index.n_harmonics
         step = max(1, memory_budget(self.device, self.budget) // (LM * 8 * 4))
         out = torch.empty(q1 - q0, LM, dtype=self.dtype, device=self.device)
@@ -191,7 +191,7 @@ class BallEngine:
     def _compute_folded(self, points: torch.Tensor) -> torch.Tensor:
         r"""``(e^{-im\varphi_p}, \operatorname{sign}(z_p) e^{-im\varphi_p})`` of ``points``:
         ``(P, 4 (L + 1))`` laid out ``(parity, m, (cos, -sin))``, in the working dtype."""
-        xyz = torch.as_tensor(self.sampling.xyz, device=self.device)[points]
+        xyz = self._xyz[points]
         phi = torch.atan2(xyz[:, 1], xyz[:, 0])
         m = torch.arange(self.order + 1, dtype=torch.float64, device=self.device)
         ang = phi[:, None] * m[None, :]
