@@ -150,9 +150,7 @@ class BallEngine:
         dev = device
         self.voxel = torch.as_tensor(sampling.voxel, device=dev)
         self._xyz = torch.as_tensor(sampling.xyz, device=dev)
-        self.ring = torch.as_tensor(sampling.ring, device=dev)
         self.ring_group = torch.as_tensor(sampling.ring_group, device=dev)
-        self.zsign = torch.as_tensor(sampling.zsign, device=dev).to(dtype)
         self.weight = torch.as_tensor(sampling.weight * FORWARD_SCALE, device=dev).to(dtype)
         radii = torch.as_tensor(sampling.radii, device=dev)
         self.radial = [t.to(dtype) for t in radial_table(order, order, radii)]
@@ -164,6 +162,7 @@ class BallEngine:
         self.route = choose_route(sampling.n_points, sampling.n_rings, self.index.n_harmonics,
                                   order, dtype, device)
         self._buckets, point_order = _ring_buckets(sampling.ring)
+        self._bucket_rings = [torch.as_tensor(r, device=dev) for _n, r, _o in self._buckets]
         self._point_order = torch.as_tensor(point_order, device=dev)
         self._bucket_pos = torch.as_tensor(np.argsort(point_order), device=dev)
         ring_order = np.concatenate([rings for _size, rings, _off in self._buckets])
@@ -203,15 +202,6 @@ class BallEngine:
         if self._legendre is not None:
             return self._legendre[q0:q1]
         return self._compute_legendre(q0, q1)
-
-    def phases(self, p0: int, p1: int) -> torch.Tensor:
-        """:math:`e^{-im\\varphi_p}` of points ``p0:p1`` (point order): ``(P, L + 1, 2)``."""
-        L1 = self.order + 1
-        if self._folded is not None:
-            rows = self._folded[self._bucket_pos[p0:p1]]
-        else:
-            rows = self._compute_folded(torch.arange(p0, p1, device=self.device))
-        return rows.reshape(-1, 2, L1, 2)[:, 0]
 
     def folded(self, r0: int, r1: int) -> torch.Tensor:
         """Rows ``r0:r1`` of the folded phases in bucket order (:func:`_ring_buckets`)."""
@@ -321,19 +311,21 @@ class BallEngine:
             u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
             U.append(u.index_add(2, self.parity_m, prod))
             bar.update()
-        U = torch.cat(U, dim=1).reshape(B, s.n_rings, 2, L1, 2)
+        # Re(U e^{im phi}) = U_re cos - U_im sin: the dot of U (both parities) with the
+        # folded phases (cos, -sin) and sign(z) (cos, -sin); one batched product per ring size
+        U = torch.cat(U, dim=1).reshape(B, s.n_rings, 4 * L1)
         out = []
-        for p0 in range(0, s.n_points, step_p):
-            p1 = min(s.n_points, p0 + step_p)
-            u = U[:, self.ring[p0:p1]]  # (B, Pc, 2, L1, 2)
-            u = u[:, :, 0] + u[:, :, 1] * self.zsign[p0:p1, None, None]
-            # Re(U e^{im phi}) = U_re cos - U_im sin = U . (cos, -sin)... with sin's sign
-            ph = self.phases(p0, p1)
-            out.append((u[..., 0] * ph[None, ..., 0]).sum(-1)
-                       + (u[..., 1] * ph[None, ..., 1]).sum(-1))
-            bar.update()
+        for i, (size, rings, off) in enumerate(self._buckets):
+            step = max(1, step_p // size)
+            for a in range(0, len(rings), step):
+                b = min(len(rings), a + step)
+                r0, r1 = off + a * size, off + b * size
+                u = U[:, self._bucket_rings[i][a:b]].transpose(0, 1)
+                tab = self.folded(r0, r1).reshape(b - a, size, 4 * L1)
+                out.append(torch.bmm(u, tab.transpose(1, 2)).transpose(0, 1).reshape(B, -1))
+                bar.update()
         bar.close()
-        return torch.cat(out, dim=1) * SYNTHESIS_SCALE
+        return torch.cat(out, dim=1)[:, self._bucket_pos] * SYNTHESIS_SCALE
 
     def scatter(self, point_values: torch.Tensor) -> torch.Tensor:
         """Sum ``(B, P)`` point values into their voxels: ``(B, V)``."""
