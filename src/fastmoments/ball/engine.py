@@ -194,9 +194,13 @@ class BallEngine:
         phi = torch.atan2(xyz[:, 1], xyz[:, 0])
         m = torch.arange(self.order + 1, dtype=torch.float64, device=self.device)
         ang = phi[:, None] * m[None, :]
-        ph = torch.stack([torch.cos(ang), -torch.sin(ang)], dim=-1)
-        sign = torch.where(xyz[:, 2] < 0, -1.0, 1.0).to(torch.float64)[:, None, None]
-        return torch.stack([ph, ph * sign], dim=1).reshape(len(points), -1).to(self.dtype)
+        out = torch.empty(len(points), 2, self.order + 1, 2, dtype=self.dtype,
+                          device=self.device)
+        out[:, 0, :, 0] = torch.cos(ang)
+        out[:, 0, :, 1] = torch.sin(ang).neg_()
+        sign = torch.where(xyz[:, 2] < 0, -1.0, 1.0).to(self.dtype)[:, None, None]
+        torch.mul(out[:, 0], sign, out=out[:, 1])
+        return out.reshape(len(points), -1)
 
     def legendre(self, q0: int, q1: int) -> torch.Tensor:
         if self._legendre is not None:
