@@ -327,3 +327,14 @@ def test_quality_measures():
         nmse(a, b[0])
     with pytest.raises(TypeError, match="mask"):
         nmse(a, b, mask=np.ones((4, 4, 4)))
+
+
+def test_ring_gemm_route_equals_the_shell_stages(monkeypatch):
+    vol = RNG.random((3, 12, 12, 12))
+    gemm = Zernike3DTransform((12, 12, 12), 9, dtype="float64")
+    assert gemm.route.kernel == "ring-gemm"
+    monkeypatch.setitem(routes.GEMM_CACHE, "cpu", 0)
+    shells = Zernike3DTransform((12, 12, 12), 9, dtype="float64")
+    assert shells.route.kernel == "cached-tables"
+    a, b = gemm.forward(vol).values(), shells.forward(vol).values()
+    assert np.allclose(a, b, rtol=0, atol=1e-14 * np.abs(b).max())

@@ -160,7 +160,7 @@ class BallEngine:
         # column of E (parity-major, then m) that each harmonic (l, m) reads
         self.parity_m = torch.as_tensor(((ls + ms) % 2) * L1 + ms, device=dev)
         self.route = choose_route(sampling.n_points, sampling.n_rings, self.index.n_harmonics,
-                                  order, dtype, device)
+                                  order, dtype, device, self.index.size)
         self._buckets, point_order = _ring_buckets(sampling.ring)
         self._bucket_rings = [torch.as_tensor(r, device=dev) for _n, r, _o in self._buckets]
         self._point_order = torch.as_tensor(point_order, device=dev)
@@ -169,11 +169,37 @@ class BallEngine:
         self._ring_inverse = torch.as_tensor(np.argsort(ring_order), device=dev)
         self._legendre: torch.Tensor | None = None
         self._folded: torch.Tensor | None = None
-        if self.route.kernel == "cached-tables":
+        self._gemm_tabs: list[torch.Tensor] | None = None
+        if self.route.kernel in ("cached-tables", "ring-gemm"):
             self._legendre = self._compute_legendre(0, sampling.n_rings)
             self._folded = self._compute_folded(self._point_order)
+        if self.route.kernel == "ring-gemm":
+            self._build_gemm()
 
     # ------------------------------------------------------------------ tables
+    def _build_gemm(self) -> None:
+        r"""The tables of the ``ring-gemm`` route: for each parity and :math:`m`, the matrix
+        :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)` over rings :math:`q` and the moments
+        :math:`(n, l, m)` with :math:`l + m` of that parity."""
+        L1 = self.order + 1
+        ring_group = self.ring_group
+        cols, tabs, where = [], [], []
+        for m in range(L1):
+            for par in (0, 1):
+                parts, pos = [], []
+                for l in range(m + par, L1, 2):
+                    p = self._legendre[:, l * (l + 1) // 2 + m]  # (Q,)
+                    parts.append(self.radial[l][ring_group] * p[:, None])  # (Q, n_l)
+                    base = int(self.index.offsets[l])
+                    pos += [base + j * (l + 1) + m for j in range(self.index.n_orders(l))]
+                if parts:
+                    cols.append(par * L1 + m)
+                    tabs.append(torch.cat(parts, dim=1))
+                    where += pos
+        self._gemm_cols = cols
+        self._gemm_tabs = tabs
+        self._gemm_inverse = torch.as_tensor(np.argsort(where), device=self.device)
+
     def _compute_legendre(self, q0: int, q1: int) -> torch.Tensor:
         r""":math:`\bar P_l^m(|\cos\theta|)` of rings ``q0:q1``: ``(Q, LM)`` working dtype
         (computed in float64 in slices of bounded size)."""
@@ -228,22 +254,26 @@ class BallEngine:
                 rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
     # ------------------------------------------------------------------ forward
-    def _bar(self, batch: int, step_p: int, step_q: int, show: bool | None, desc: str):
+    def _bar(self, batch: int, step_p: int | None, step_q: int | None, show: bool | None,
+             desc: str):
+        """A progress bar over the chunks of the stages whose step is given."""
         s = self.sampling
-        total = sum(-(-len(r) // max(1, step_p // n)) for n, r, _o in self._buckets) \
-            + -(-s.n_rings // step_q)
+        total = 0
+        if step_p is not None:
+            total += sum(-(-len(r) // max(1, step_p // n)) for n, r, _o in self._buckets)
+        if step_q is not None:
+            total += -(-s.n_rings // step_q)
         large = batch * s.n_points * self.index.n_harmonics >= PROGRESS_FROM
         return progress_bar(total, desc=desc, show=show, large=large, unit="chunk")
 
-    def shell_sums(self, values: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
-        """Stage 1: ``S[b, g, lm, c]`` from weighted point values ``values`` ``(B, P)``."""
+    def azimuthal_sums(self, values: torch.Tensor, progress: bool | None = None
+                       ) -> torch.Tensor:
+        """Stage 1a: ``E[b, q, (parity, m), c]`` from weighted point values ``(B, P)``: one
+        batched product per ring size, ``(B, s) @ (s, 4 (L + 1))`` for each ring."""
         B = values.shape[0]
-        grad = torch.is_grad_enabled() and values.requires_grad
-        s = self.sampling
-        L1, LM = self.order + 1, self.index.n_harmonics
-        step_p, step_q = self._chunks(B)
-        bar = self._bar(B, step_p, step_q, progress, "3-D Zernike moments")
-        # azimuthal sums: one batched product per ring size, (B, s) @ (s, 4 (L + 1)) per ring
+        L1 = self.order + 1
+        step_p, _step_q = self._chunks(B)
+        bar = self._bar(B, step_p, None, progress, "3-D Zernike moments")
         ordered = values[:, self._point_order]
         outs = []
         for size, rings, off in self._buckets:
@@ -255,9 +285,19 @@ class BallEngine:
                 tab = self.folded(r0, r1).reshape(b - a, size, 4 * L1)
                 outs.append(torch.bmm(f, tab))
                 bar.update()
+        bar.close()
         E = torch.cat(outs)[self._ring_inverse].transpose(0, 1)
-        E = E.reshape(B, s.n_rings, 2 * L1, 2)
-        S = torch.zeros(B, s.n_groups, LM, 2, dtype=self.dtype, device=self.device)
+        return E.reshape(B, self.sampling.n_rings, 2 * L1, 2)
+
+    def shell_sums(self, E: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
+        """Stage 1b: ``S[b, g, lm, c]`` from the azimuthal sums ``E``."""
+        B = E.shape[0]
+        grad = torch.is_grad_enabled() and E.requires_grad
+        s = self.sampling
+        _step_p, step_q = self._chunks(B)
+        bar = self._bar(B, None, step_q, progress, "3-D Zernike shells")
+        S = torch.zeros(B, s.n_groups, self.index.n_harmonics, 2, dtype=self.dtype,
+                        device=self.device)
         for q0 in range(0, s.n_rings, step_q):
             q1 = min(s.n_rings, q0 + step_q)
             e = E[:, q0:q1][:, :, self.parity_m]  # (B, Qc, LM, 2)
@@ -280,16 +320,29 @@ class BallEngine:
         """Weighted values ``w_p f(voxel(p))`` ``(B, P)`` of flattened volumes ``(B, V)``."""
         return volumes[:, self.voxel] * self.weight
 
+    def ring_gemm(self, E: torch.Tensor) -> torch.Tensor:
+        """Stages 1b and 2 at once (route ``ring-gemm``): moments ``(B, K, 2)`` from the
+        azimuthal sums ``(B, Q, 2 (L + 1), 2)``, one matrix product per ``(parity, m)``
+        with the kept tables :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)`."""
+        B = E.shape[0]
+        outs = [torch.einsum("bqc,qk->bkc", E[:, :, col], tab)
+                for col, tab in zip(self._gemm_cols, self._gemm_tabs, strict=True)]
+        return torch.cat(outs, dim=1)[:, self._gemm_inverse].reshape(B, -1, 2)
+
+    def _moments(self, values: torch.Tensor, progress: bool | None) -> torch.Tensor:
+        E = self.azimuthal_sums(values, progress)
+        coef = (self.ring_gemm(E) if self._gemm_tabs is not None
+                else self.radial_stage(self.shell_sums(E, progress)))
+        return torch.view_as_complex(coef.contiguous())
+
     def forward(self, volumes: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Moments ``(B, K)`` complex of flattened real volumes ``(B, V)``."""
-        coef = self.radial_stage(self.shell_sums(self.point_values(volumes), progress))
-        return torch.view_as_complex(coef.contiguous())
+        return self._moments(self.point_values(volumes), progress)
 
     def forward_points(self, values: torch.Tensor) -> torch.Tensor:
         """Moments ``(B, K)`` complex of functions given at the sample points ``(B, P)``
         (for quadrature studies: the values are not tied to voxels)."""
-        coef = self.radial_stage(self.shell_sums(values * self.weight))
-        return torch.view_as_complex(coef.contiguous())
+        return self._moments(values * self.weight, None)
 
     # ------------------------------------------------------------------ synthesis
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
