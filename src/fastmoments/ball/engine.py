@@ -184,6 +184,7 @@ class BallEngine:
         L1 = self.order + 1
         ring_group = self.ring_group
         cols, tabs, where = [], [], []
+        self._gemm_pos: list[torch.Tensor] = []
         for m in range(L1):
             for par in (0, 1):
                 parts, pos = [], []
@@ -196,7 +197,9 @@ class BallEngine:
                     cols.append(par * L1 + m)
                     tabs.append(torch.cat(parts, dim=1))
                     where += pos
+                    self._gemm_pos.append(torch.as_tensor(pos, device=self.device))
         self._gemm_cols = cols
+        self._gemm_col_index = torch.as_tensor(cols, device=self.device)
         self._gemm_tabs = tabs
         self._gemm_inverse = torch.as_tensor(np.argsort(where), device=self.device)
 
@@ -345,6 +348,26 @@ class BallEngine:
         return self._moments(values * self.weight, None)
 
     # ------------------------------------------------------------------ synthesis
+    def _shell_synthesis(self, c: torch.Tensor, step_q: int, bar) -> torch.Tensor:
+        """Stages 2 and 1b backwards: ``U[b, q, (parity, m), c]`` from coefficients
+        ``(B, K, 2)``."""
+        B = c.shape[0]
+        L1 = self.order + 1
+        off = self.index.offsets
+        T = []
+        for l in range(L1):
+            blk = c[:, int(off[l]):int(off[l + 1])].reshape(B, self.index.n_orders(l), l + 1, 2)
+            T.append(torch.einsum("gj,bjmc->bgmc", self.radial[l], blk))
+        T = torch.cat(T, dim=2)  # (B, G, LM, 2)
+        U = []
+        for q0 in range(0, self.sampling.n_rings, step_q):
+            q1 = min(self.sampling.n_rings, q0 + step_q)
+            prod = T[:, self.ring_group[q0:q1]] * self.legendre(q0, q1)[None, :, :, None]
+            u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
+            U.append(u.index_add(2, self.parity_m, prod))
+            bar.update()
+        return torch.cat(U, dim=1)
+
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         r"""Real values :math:`\mathrm{Re}\sum_K c_K Z_K(x_p)` at the sample points,
         ``(B, P)``, from complex coefficients ``(B, K)`` (``m >= 0`` only: the caller folds
@@ -353,24 +376,19 @@ class BallEngine:
         c = torch.view_as_real(coef.resolve_conj()).to(self.dtype)
         s = self.sampling
         L1 = self.order + 1
-        off = self.index.offsets
-        T = []
-        for l in range(L1):
-            blk = c[:, int(off[l]):int(off[l + 1])].reshape(B, self.index.n_orders(l), l + 1, 2)
-            T.append(torch.einsum("gj,bjmc->bgmc", self.radial[l], blk))
-        T = torch.cat(T, dim=2)  # (B, G, LM, 2)
         step_p, step_q = self._chunks(B)
-        bar = self._bar(B, step_p, step_q, progress, "3-D Zernike synthesis")
-        U = []
-        for q0 in range(0, s.n_rings, step_q):
-            q1 = min(s.n_rings, q0 + step_q)
-            prod = T[:, self.ring_group[q0:q1]] * self.legendre(q0, q1)[None, :, :, None]
-            u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
-            U.append(u.index_add(2, self.parity_m, prod))
-            bar.update()
+        if self._gemm_tabs is not None:  # route ring-gemm: one product per (parity, m)
+            bar = self._bar(B, step_p, None, progress, "3-D Zernike synthesis")
+            parts = [torch.einsum("qk,bkc->bqc", tab, c[:, pos])
+                     for pos, tab in zip(self._gemm_pos, self._gemm_tabs, strict=True)]
+            U = torch.zeros(B, s.n_rings, 2 * L1, 2, dtype=self.dtype, device=self.device)
+            U = U.index_copy(2, self._gemm_col_index, torch.stack(parts, dim=2))
+        else:
+            bar = self._bar(B, step_p, step_q, progress, "3-D Zernike synthesis")
+            U = self._shell_synthesis(c, step_q, bar)
         # Re(U e^{im phi}) = U_re cos - U_im sin: the dot of U (both parities) with the
         # folded phases (cos, -sin) and sign(z) (cos, -sin); one batched product per ring size
-        U = torch.cat(U, dim=1).reshape(B, s.n_rings, 4 * L1)
+        U = U.reshape(B, s.n_rings, 4 * L1)
         out = []
         for i, (size, rings, off) in enumerate(self._buckets):
             step = max(1, step_p // size)
