@@ -350,3 +350,21 @@ def test_ring_gemm_synthesis_equals_the_shell_stages(monkeypatch):
     assert shells.route.kernel != "ring-gemm"
     assert np.allclose(a, shells.adjoint(y), rtol=0, atol=1e-13 * np.abs(a).max())
     assert np.allclose(ra, shells.inverse(y), rtol=0, atol=1e-13 * np.abs(ra).max())
+
+
+@pytest.mark.parametrize("gemm", [True, False])
+def test_high_order_moments_against_direct_sums(monkeypatch, gemm):
+    if not gemm:
+        monkeypatch.setitem(routes.GEMM_CACHE, "cpu", 0)
+    vol = RNG.random((9, 9, 9))
+    Om = Zernike3DTransform((9, 9, 9), 90, dtype="float64").forward(vol)
+    assert (Om.plan.route.kernel == "ring-gemm") == gemm
+    rho = 4.5
+    g = (np.arange(9) - 4) / rho
+    z, y, x = np.meshgrid(g, g, g, indexing="ij")
+    inside = x**2 + y**2 + z**2 <= 1
+    for n, l, m in [(90, 0, 0), (90, 90, 90), (89, 31, 17), (76, 40, -5), (90, 2, 1)]:
+        zf = zernike3d(n, l, m, x[inside], y[inside], z[inside])
+        ref = 3 / (4 * math.pi) * np.sum(vol[inside] * np.conj(zf)) / rho**3
+        scale = 3 / (4 * math.pi) * np.sum(np.abs(vol[inside] * zf)) / rho**3
+        assert abs(Om[n, l, m] - ref) <= 1e-13 * scale, (n, l, m)
