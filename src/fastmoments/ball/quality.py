@@ -44,8 +44,20 @@ def nmse(reference: Any, estimate: Any, *, mask: Any = None) -> Any:
 
     .. math:: \mathrm{NMSE} = \frac{\sum_{v \in M} (f_v - \hat f_v)^2}{\sum_{v \in M} f_v^2}
 
-    over the voxels of ``mask`` (default all; pass ``plan.mask`` for the voxels a 3-D Zernike
-    transform reads), in float64. A float for one volume, else an array per volume.
+    over the voxels of ``mask``, in float64.
+
+    Parameters
+    ----------
+    reference, estimate : array_like or torch.Tensor
+        Real volumes of one shape ``(..., D, H, W)``.
+    mask : array_like of bool, optional
+        ``(D, H, W)`` voxels to compare (default all; ``plan.reconstruction_mask`` for the
+        voxels a 3-D Zernike reconstruction fills).
+
+    Returns
+    -------
+    float or array
+        A float for one volume, else one value per volume (NumPy, or a tensor for tensors).
 
     Raises
     ------
@@ -70,8 +82,24 @@ def psnr(reference: Any, estimate: Any, *, mask: Any = None,
     r"""Peak signal-to-noise ratio of volumes ``(..., D, H, W)`` in decibels,
     :math:`10 \log_{10}(L^2 / \mathrm{MSE})` over the voxels of ``mask``.
 
-    ``data_range`` :math:`L` defaults to ``max - min`` of the reference over the mask, per
-    volume. ``inf`` where the volumes agree.
+    Parameters
+    ----------
+    reference, estimate : array_like or torch.Tensor
+        Real volumes of one shape ``(..., D, H, W)``.
+    mask : array_like of bool, optional
+        ``(D, H, W)`` voxels to compare (default all).
+    data_range : float, optional
+        :math:`L > 0`; default ``max - min`` of the reference over the mask, per volume.
+
+    Returns
+    -------
+    float or array
+        Decibels, one per volume; ``inf`` where the volumes agree.
+
+    Raises
+    ------
+    ValueError
+        As for :func:`nmse`, and a ``data_range`` that is not > 0.
 
     Examples
     --------

@@ -75,6 +75,15 @@ class Zernike3DTransform:
         Scratch bytes (or a fraction of the free memory if <= 1); work is chunked over points
         to fit.
 
+    Raises
+    ------
+    ValueError
+        A shape that is not three sizes >= 1, ``order < 0``, ``k < 1``, an unknown
+        ``quadrature``, a ``center`` that is not three finite numbers, a ``radius`` that is
+        not > 0, a ball that holds no sample point, a device that is not available.
+    TypeError
+        Non-integer ``order``, ``k`` or sizes, a ``dtype`` that is not float32 or float64.
+
     Notes
     -----
     Moments follow Novotni and Klein (2003):
