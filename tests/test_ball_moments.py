@@ -368,3 +368,12 @@ def test_high_order_moments_against_direct_sums(monkeypatch, gemm):
         ref = 3 / (4 * math.pi) * np.sum(vol[inside] * np.conj(zf)) / rho**3
         scale = 3 / (4 * math.pi) * np.sum(np.abs(vol[inside] * zf)) / rho**3
         assert abs(Om[n, l, m] - ref) <= 1e-13 * scale, (n, l, m)
+
+
+def test_names_label_the_columns():
+    Om = zernike3d_moments(RNG.random((6, 6, 6)), 3)
+    assert len(Om.names()) == Om.invariants().shape[-1]
+    assert Om.names("moment")[:3] == ["Om[0,0,0]", "Om[2,0,0]", "Om[1,1,0]"]
+    assert len(Om.names("moment")) == Om.values().shape[-1]
+    with pytest.raises(ValueError, match="kind"):
+        Om.names("phase")

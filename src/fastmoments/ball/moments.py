@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .._progress import check_progress
-from .._validate import check_int
+from .._validate import check_choice, check_int
 from ..moments import MomentIndexError, Moments, index_key
 
 __all__ = ["Zernike3DMoments"]
@@ -55,6 +55,20 @@ class Zernike3DMoments(Moments):
     def pairs(self) -> list[tuple[int, int]]:
         """The ``(n, l)`` of the columns of :meth:`invariants` (by ``n``, then ``l``)."""
         return list(_pair_layout(self.order)[0])
+
+    def names(self, kind: str = "invariant") -> list[str]:
+        """Column labels: ``"F[n,l]"`` for :meth:`invariants` (``kind="invariant"``) or
+        ``"Om[n,l,m]"`` for :meth:`values` (``kind="moment"``).
+
+        >>> import numpy as np
+        >>> Zernike3DTransform = __import__("fastmoments").Zernike3DTransform
+        >>> Zernike3DTransform((4, 4, 4), 2).forward(np.ones((4, 4, 4))).names()
+        ['F[0,0]', 'F[1,1]', 'F[2,0]', 'F[2,2]']
+        """
+        check_choice("kind", kind, ("invariant", "moment"))
+        if kind == "invariant":
+            return [f"F[{n},{l}]" for n, l in self.pairs]
+        return [f"Om[{n},{l},{m}]" for n, l, m in self.nlm.tolist()]
 
     def _orders_text(self) -> str:
         return f"order={self.order} ({self.plan.index.size} moments m >= 0)"
