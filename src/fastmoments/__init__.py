@@ -18,6 +18,8 @@ __version__ = "0.1.0"
 # the submodule that defines it; ``from fastmoments import X``, ``fastmoments.X`` and tab
 # completion (``__dir__``) work as if everything had been imported here.
 _LAZY: dict[str, tuple[str, ...]] = {
+    # 3-D Zernike moments of volumes on the unit ball (fastmoments.ball)
+    ".ball": ("Zernike3DMoments", "Zernike3DTransform", "zernike3d_moments"),
     # box moments: Legendre, Gegenbauer, Jacobi in 2-D and 3-D (fastmoments.box)
     ".box": (
         "BoxMoments",
@@ -92,6 +94,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
     from . import data, disk
+    from .ball import Zernike3DMoments, Zernike3DTransform, zernike3d_moments
     from .box import (
         BoxMoments,
         JacobiTransform,
@@ -151,6 +154,8 @@ __all__ = [
     "Plane",
     "PolarHarmonicTransform",
     "PseudoZernikeTransform",
+    "Zernike3DMoments",
+    "Zernike3DTransform",
     "ZernikeTransform",
     "__version__",
     "cwt",
@@ -172,5 +177,6 @@ __all__ = [
     "pseudo_zernike_moments",
     "psnr",
     "pst",
+    "zernike3d_moments",
     "zernike_moments",
 ]

@@ -1,0 +1,29 @@
+"""3-D Zernike moments of volumes on the unit ball.
+
+Functions (:mod:`.functions`) -> geometry (:mod:`.sampling`) -> engine (:mod:`.engine`, route
+table in :mod:`.routes`) -> plan and one-call function (:mod:`.transform`) -> moments object
+(:mod:`.moments`); quality measures for volumes in :mod:`.quality`; atomic structures as
+density volumes in :mod:`.density`.
+"""
+
+from .density import atoms_to_density, read_pdb_atoms
+from .functions import radial, spherical_harmonics, zernike3d
+from .moments import Zernike3DMoments
+from .quality import nmse, psnr
+from .sampling import BallSampling, ball_sampling
+from .transform import Zernike3DTransform, zernike3d_moments
+
+__all__ = [
+    "BallSampling",
+    "Zernike3DMoments",
+    "Zernike3DTransform",
+    "atoms_to_density",
+    "ball_sampling",
+    "nmse",
+    "psnr",
+    "radial",
+    "read_pdb_atoms",
+    "spherical_harmonics",
+    "zernike3d",
+    "zernike3d_moments",
+]

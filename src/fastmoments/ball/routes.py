@@ -1,0 +1,56 @@
+r"""The route table of the 3-D Zernike transforms: decided once, when a plan is built.
+
+One method, ``"shells"`` (the points grouped by exact radius and by ring, :mod:`.engine`), in
+plain torch on the CPU or CUDA. What is decided is, first, whether the Legendre and radial
+stages run as one matrix product per ``(parity, m)`` over kept tables of rings times moments
+(``"ring-gemm"``, when those fit :data:`GEMM_CACHE`: low orders), and otherwise whether the
+plan keeps its angular tables (the Legendre factors of every ring and the phases
+:math:`e^{-im\varphi}` of every point: ``"cached-tables"``, computed once in float64 and cast
+once to the working dtype) or recomputes them chunk by chunk on every call
+(``"recomputed-tables"``), from their size
+against :data:`TABLES_CACHE`. Nothing here depends on timing.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._memory import format_bytes
+from .._route import Route
+
+__all__ = ["GEMM_CACHE", "TABLES_CACHE", "choose_route"]
+
+#: Largest angular tables (bytes, working dtype) a plan keeps, per device type. Above it the
+#: tables are recomputed (in float64) for each chunk on each call.
+TABLES_CACHE = {"cpu": 512 * 2**20, "cuda": 4 * 2**30}
+
+#: Largest product tables :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)` (rings times moments, bytes,
+#: working dtype) a plan keeps for the ``ring-gemm`` route, which replaces the Legendre and
+#: radial stages by one matrix product per ``(parity, m)``: more multiplications than the
+#: two stages (rings x moments instead of rings x harmonics + radii x moments), all in
+#: matrix products, so that low orders and large batches run at the speed of the products.
+GEMM_CACHE = {"cpu": 256 * 2**20, "cuda": 2 * 2**30}
+
+
+def choose_route(n_points: int, n_rings: int, n_harmonics: int, order: int,
+                 dtype: torch.dtype, device: torch.device, n_moments: int = 0) -> Route:
+    """The route of a plan with ``n_points`` sample points in ``n_rings`` rings and
+    ``n_harmonics`` columns ``(l, m >= 0)``.
+
+    >>> str(choose_route(1000, 100, 66, 10, torch.float32, torch.device("cpu"), 286))
+    'shells/torch:ring-gemm'
+    """
+    item = torch.finfo(dtype).bits // 8
+    size = (n_rings * n_harmonics + n_points * (order + 1) * 4) * item
+    limit = TABLES_CACHE.get(device.type, TABLES_CACHE["cpu"])
+    gemm = n_rings * n_moments * item
+    gemm_limit = GEMM_CACHE.get(device.type, GEMM_CACHE["cpu"])
+    if size <= limit and gemm <= gemm_limit:
+        return Route("shells", "torch", "ring-gemm",
+                     f"angular tables {format_bytes(size)} <= TABLES_CACHE, ring-moment tables "
+                     f"{format_bytes(gemm)} <= GEMM_CACHE {format_bytes(gemm_limit)}")
+    if size <= limit:
+        return Route("shells", "torch", "cached-tables",
+                     f"angular tables {format_bytes(size)} <= TABLES_CACHE {format_bytes(limit)}")
+    return Route("shells", "torch", "recomputed-tables",
+                 f"angular tables {format_bytes(size)} > TABLES_CACHE {format_bytes(limit)}")
