@@ -69,7 +69,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
 }
 
 #: Subpackages reachable as attributes (``fastmoments.disk``) without importing them first.
-_SUBMODULES = ("box", "cli", "collections", "dask", "data", "disk", "metrics", "moments",
+_SUBMODULES = ("ball", "box", "cli", "collections", "dask", "data", "disk", "metrics", "moments",
                "parallel", "recognition", "signal", "sklearn", "viz")
 
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
