@@ -1,0 +1,747 @@
+r"""Moments of every object of a label image in one pass over its pixels, on the objects' own
+pixels (no resampling), for all objects together.
+
+Geometry (one pass over the label image, vectorised over labels)
+    pixel count, centroid (mean of the pixel centres, pixel :math:`(i, j)` at row :math:`i`,
+    column :math:`j`), bounding box, and each object's *centre* :math:`c` and *radius*
+    :math:`R` by ``centre=``:
+
+    * ``"enclosing"`` (default): the minimum enclosing circle of the object's pixel centres
+      (:mod:`fastmoments.disk.enclosing`), CellProfiler's choice;
+    * ``"centroid-enclosing"``: the centroid, and the smallest radius that holds every pixel
+      square, :math:`R = \max_p \sqrt{(|i_p - \bar i| + \frac12)^2 + (|j_p - \bar j| +
+      \frac12)^2}` (the default of :func:`fastmoments.object_features`);
+    * ``"area"``: the centroid and :math:`R = \sqrt{A/\pi}` for an area of :math:`A` pixels.
+
+Moments (a second pass, chunked over rows of the image within the memory budget)
+    every labelled pixel :math:`p` of object :math:`L` gets
+    :math:`\rho_p = |p - c_L| / R_L` and its angle; pixels with :math:`\rho_p^2 > 1` are left
+    out. The kernel values of all moments at all pixels of a chunk are summed per object by
+    one ``index_add_`` over the object index of each pixel. The radial functions are the
+    disk families' (:mod:`fastmoments.disk.radial` for Zernike and pseudo-Zernike, the
+    polar harmonic families of :mod:`fastmoments.disk.pht`), evaluated at each pixel's
+    :math:`\rho`.
+
+``convention="standard"`` (default)
+    .. math:: A_{nm} = \frac{c_{nm}}{R^2} \sum_{p \in L,\ \rho_p \le 1}
+              f_p\, R^*_{nm}(\rho_p)\, e^{-im\theta_p},
+
+    with the family's normalisation :math:`c_{nm}` (:math:`(n+1)/\pi` for Zernike and
+    pseudo-Zernike) and the pixel area :math:`1/R^2` in disk units, so that :math:`A_{nm}`
+    approximates the continuous moment of the object mapped onto the unit disk;
+    :math:`\theta = \operatorname{atan2}(y, x)` with :math:`x` along the columns and
+    :math:`y` up the rows, the disk engine's orientation. :math:`f_p` is the intensity
+    (``image``) or 1 (shape).
+
+``convention="cellprofiler"``
+    The Zernike features of CellProfiler (``MeasureObjectSizeShape`` without an image,
+    ``MeasureObjectIntensityDistribution`` with one), which call
+    ``centrosome.zernike`` (Boland, Markey and Murphy, Cytometry 33, 1998): centre and
+    radius of the minimum enclosing circle of the pixel centres, the same pixels
+    (:math:`\rho^2 \le 1`, with :math:`\rho^2` computed as
+    :math:`((j - c_j)/R)^2 + ((i - c_i)/R)^2`), and
+
+    .. math:: Z_{nm} = \frac{1}{\pi R^2} \Bigl|\sum_p R_{nm}(\rho_p)\,
+              (\hat y_p + i \hat x_p)^m / \rho_p^m\Bigr|
+              \quad\text{(shape)},\qquad
+              \frac{1}{A}\Bigl|\sum_p f_p\, R_{nm}(\rho_p)\,(\hat y_p + i \hat x_p)^m /
+              \rho_p^m\Bigr| \quad\text{(intensity)},
+
+    :math:`\hat y = (i - c_i)/R`, :math:`\hat x = (j - c_j)/R`, :math:`A` the object's pixel
+    count; the intensity phase is :math:`\operatorname{atan2}(\Re S, \Im S)` of that sum
+    :math:`S`. The orders are :math:`n \le` ``order`` with :math:`m \ge 0` (30 pairs for the
+    default degree 9), named ``Zernike_n_m`` (shape) and
+    ``RadialDistribution_ZernikeMagnitude_<image>_n_m``, ``..._ZernikePhase_...``
+    (intensity) as CellProfiler names them.
+
+How the two differ
+    * *normalisation*: CellProfiler's shape feature is :math:`|A_{nm}| / (n+1)` of the
+      standard one; its intensity magnitude divides by the pixel count :math:`A` instead of
+      :math:`\pi R^2` (and so is :math:`|A_{nm}| \pi R^2 / ((n+1) A)`);
+    * *angle*: CellProfiler measures the angle from the row axis towards the column axis and
+      does not conjugate the kernel (:math:`e^{+im\varphi}`, :math:`\varphi =
+      \operatorname{atan2}(\hat x, \hat y)`): magnitudes are equal, phases are not;
+    * *centre and radius*: the same minimum enclosing circle by default; the standard
+      convention offers the centroid-centred choices too;
+    * *pixels*: the same (pixel centres at integer coordinates, :math:`\rho^2 \le 1`; the
+      pixels that define the circle lie on it).
+
+An object of one pixel has radius 0 under ``"enclosing"``: its moments are NaN (CellProfiler
+gives NaN too).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._array import resolve_device, working_dtype
+from .._cache import plan_cache
+from .._memory import check_memory_budget, memory_budget, rows_per_chunk
+from .._progress import check_progress, progress_bar
+from .._route import Route
+from .._validate import check_choice, check_int
+from .enclosing import convex_hulls, minimum_enclosing_circles
+from .families import FAMILIES
+
+__all__ = [
+    "CENTRES",
+    "CONVENTIONS",
+    "LabelGeometry",
+    "ObjectMoments",
+    "label_geometry",
+    "object_moments",
+    "object_table",
+]
+
+#: ``centre=`` choices: how each object's disk is placed and sized (module notes).
+CENTRES = ("enclosing", "centroid-enclosing", "area")
+#: ``convention=`` choices.
+CONVENTIONS = ("standard", "cellprofiler")
+#: ``kind=`` choices of the standard convention.
+KINDS = ("magnitude", "complex")
+
+# scratch bytes per labelled pixel besides the radial buffers and the moment sums: indices,
+# coordinates, radius, angle, weights (about 16 numbers of 8 bytes)
+_PIXEL_BYTES = 128
+
+
+# ------------------------------------------------------------------------------ input
+def _check_labels(labels: Any) -> tuple[Any, bool]:
+    """``labels`` as a 2-D integer NumPy array or tensor (not copied), and whether it is a
+    tensor."""
+    if isinstance(labels, torch.Tensor):
+        lab = labels.detach()
+        if lab.dtype == torch.bool:
+            lab = lab.to(torch.uint8)
+        if lab.is_floating_point() or lab.is_complex():
+            raise TypeError(f"labels must be an integer label image (0 = background), got "
+                            f"dtype {lab.dtype}")
+        is_tensor = True
+    else:
+        lab = np.asarray(labels)
+        if lab.dtype == bool:
+            lab = lab.view(np.uint8)
+        if lab.dtype.kind not in "iu":
+            raise TypeError(f"labels must be an integer label image (0 = background), got "
+                            f"dtype {lab.dtype}; use skimage.measure.label to label a mask")
+        is_tensor = False
+    if lab.ndim != 2:
+        raise ValueError(f"labels must be a 2-D label image, got shape {tuple(lab.shape)}")
+    return lab, is_tensor
+
+
+def _check_image(image: Any, shape: tuple[int, int]) -> tuple[Any, Any]:
+    """``image`` (2-D, real, the shape of the labels) and its dtype; not copied."""
+    if isinstance(image, torch.Tensor):
+        img = image.detach()
+        if img.is_complex():
+            raise TypeError(f"image must be real, got complex dtype {img.dtype}")
+        if img.dtype == torch.bool:
+            img = img.to(torch.uint8)
+    else:
+        img = np.asarray(image)
+        if img.dtype == bool:
+            img = img.view(np.uint8)
+        if img.dtype.kind not in "iuf":
+            raise TypeError(f"image must hold real numbers, got dtype {img.dtype}")
+    if tuple(img.shape) != tuple(shape):
+        raise ValueError(f"image must have the shape of labels {tuple(shape)}, got "
+                         f"{tuple(img.shape)}")
+    return img, img.dtype
+
+
+def _block(x: Any, r0: int, r1: int, device: torch.device, dtype: torch.dtype | None = None
+           ) -> torch.Tensor:
+    """Rows ``r0:r1`` of a NumPy array or tensor, as a tensor on ``device`` (a copy when a
+    conversion is needed; the input is never written)."""
+    part = x[r0:r1]
+    if not isinstance(part, torch.Tensor):
+        part = torch.from_numpy(np.ascontiguousarray(part))
+    return part.to(device=device, dtype=dtype if dtype is not None else part.dtype)
+
+
+def _row_blocks(height: int, width: int, bytes_per_pixel: int, budget: int, what: str
+                ) -> Iterator[tuple[int, int]]:
+    rows = rows_per_chunk(max(width, 1) * bytes_per_pixel, budget, max(height, 1), what=what)
+    for r0 in range(0, height, rows):
+        yield r0, min(height, r0 + rows)
+
+
+# --------------------------------------------------------------------------- geometry
+@dataclass(frozen=True, eq=False)
+class LabelGeometry:
+    """Where and how large each object is, one entry per label (increasing labels).
+
+    Attributes
+    ----------
+    labels : numpy.ndarray
+        ``(n,)`` int64 labels present (0, the background, excluded).
+    area : numpy.ndarray
+        ``(n,)`` int64 pixel counts.
+    centroid : numpy.ndarray
+        ``(n, 2)`` float64 ``(row, col)`` mean pixel centre.
+    bbox : numpy.ndarray
+        ``(n, 4)`` int64 ``(min_row, min_col, max_row + 1, max_col + 1)`` (regionprops').
+    centre : numpy.ndarray
+        ``(n, 2)`` float64 ``(row, col)`` centre of each object's disk (``centre=``).
+    radius : numpy.ndarray
+        ``(n,)`` float64 radius (pixels) of each object's disk.
+    centre_kind : str
+        The ``centre=`` option.
+    """
+
+    labels: np.ndarray
+    area: np.ndarray
+    centroid: np.ndarray
+    bbox: np.ndarray
+    centre: np.ndarray
+    radius: np.ndarray
+    centre_kind: str
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def _present_labels(lab: Any, dev: torch.device, budget: int) -> np.ndarray:
+    h, w = lab.shape
+    found = []
+    for r0, r1 in _row_blocks(h, w, 24, budget, "finding the labels"):
+        blk = _block(lab, r0, r1, dev)
+        u = torch.unique(blk)
+        if u.numel() and bool((u < 0).any()):
+            raise ValueError(f"labels must be >= 0 (0 is background), got the label "
+                             f"{int(u.min())}")
+        found.append(u.to(torch.int64).cpu())
+    ids = torch.unique(torch.cat(found)) if found else torch.zeros(0, dtype=torch.int64)
+    return ids[ids > 0].numpy()
+
+
+class _Mapper:
+    """Label value -> object index (a dense lookup table when the largest label is small
+    enough for the budget, else a binary search)."""
+
+    def __init__(self, ids: np.ndarray, dev: torch.device, budget: int) -> None:
+        top = int(ids[-1]) if len(ids) else 0
+        self.ids = torch.from_numpy(ids).to(dev)
+        self.lut = None
+        if (top + 1) * 8 <= budget // 4:
+            lut = torch.full((top + 1,), -1, dtype=torch.int64, device=dev)
+            lut[self.ids] = torch.arange(len(ids), device=dev)
+            self.lut = lut
+
+    def __call__(self, values: torch.Tensor) -> torch.Tensor:
+        v = values.to(torch.int64)
+        if self.lut is not None:
+            return self.lut[v]
+        return torch.searchsorted(self.ids, v)
+
+
+def _pixels(lab: Any, r0: int, r1: int, mapper: _Mapper, dev: torch.device
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Flat index (in the block), row, column and object index of each labelled pixel of
+    rows ``r0:r1``."""
+    blk = _block(lab, r0, r1, dev)
+    w = blk.shape[1]
+    flat = blk.reshape(-1)
+    idx = torch.nonzero(flat).reshape(-1)
+    rows = torch.div(idx, w, rounding_mode="floor") + r0
+    cols = idx % w
+    return idx, rows, cols, mapper(flat[idx])
+
+
+def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device, budget: int
+                   ) -> tuple[np.ndarray, ...]:
+    h, w = lab.shape
+    n = len(ids)
+    count = torch.zeros(n, dtype=torch.int64, device=dev)
+    sums = torch.zeros(n, 2, dtype=torch.float64, device=dev)  # integer sums, exact
+    big = torch.iinfo(torch.int64).max
+    lo = torch.full((n, 2), big, dtype=torch.int64, device=dev)
+    hi = torch.full((n, 2), -1, dtype=torch.int64, device=dev)
+    ext: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    for r0, r1 in _row_blocks(h, w, 96, budget, "the geometry of the labels"):
+        _, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
+        if li.numel() == 0:
+            continue
+        count.index_add_(0, li, torch.ones_like(li))
+        rc = torch.stack([rows, cols], 1)
+        sums.index_add_(0, li, rc.to(torch.float64))
+        lo.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amin")
+        hi.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amax")
+        ext.append(_column_extremes(li * w + cols, rows))
+    if ext:
+        keys = torch.cat([e[0] for e in ext])
+        uk, inv = torch.unique(keys, return_inverse=True)
+        rmin = torch.full((len(uk),), big, dtype=torch.int64, device=dev)
+        rmax = torch.full((len(uk),), -1, dtype=torch.int64, device=dev)
+        rmin.scatter_reduce_(0, inv, torch.cat([e[1] for e in ext]), "amin")
+        rmax.scatter_reduce_(0, inv, torch.cat([e[2] for e in ext]), "amax")
+    else:
+        uk = rmin = rmax = torch.zeros(0, dtype=torch.int64, device=dev)
+    cnt = count.cpu().numpy()
+    centroid = sums.cpu().numpy() / np.maximum(cnt, 1)[:, None]
+    bbox = np.concatenate([lo.cpu().numpy(), hi.cpu().numpy() + 1], axis=1)
+    ukn = uk.cpu().numpy()
+    wdt = max(w, 1)
+    return (cnt, centroid, bbox, ukn // wdt, ukn % wdt, rmin.cpu().numpy(),
+            rmax.cpu().numpy())
+
+
+def _column_extremes(keys: torch.Tensor, rows: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    uk, inv = torch.unique(keys, return_inverse=True)
+    big = torch.iinfo(torch.int64).max
+    rmin = torch.full((len(uk),), big, dtype=torch.int64, device=keys.device)
+    rmax = torch.full((len(uk),), -1, dtype=torch.int64, device=keys.device)
+    rmin.scatter_reduce_(0, inv, rows, "amin")
+    rmax.scatter_reduce_(0, inv, rows, "amax")
+    return uk, rmin, rmax
+
+
+def label_geometry(labels: Any, *, centre: str = "enclosing", device: Any = None,
+                   memory_budget: float | None = None) -> LabelGeometry:
+    r"""Pixel count, centroid, bounding box and disk (centre, radius) of every object.
+
+    Parameters
+    ----------
+    labels : array_like or torch.Tensor of int
+        ``(H, W)`` label image of any integer dtype: 0 is background, every positive value an
+        object; labels need not be contiguous. A boolean mask is one object, label 1.
+    centre : {"enclosing", "centroid-enclosing", "area"}
+        How each object's disk is placed and sized (module notes).
+    device : str, optional
+        Where the pass over the pixels runs (default: where ``labels`` is, else the CPU).
+    memory_budget : float, optional
+        Scratch bytes (or a fraction of the free memory, <= 1); default
+        :func:`fastmoments._memory.memory_budget`. The image is read in row blocks that fit.
+
+    Returns
+    -------
+    LabelGeometry
+
+    Raises
+    ------
+    TypeError
+        ``labels`` not integer.
+    ValueError
+        ``labels`` not 2-D or negative; unknown ``centre``.
+
+    Examples
+    --------
+    >>> lab = np.zeros((9, 9), dtype=np.uint16)
+    >>> lab[1:4, 1:4] = 7
+    >>> g = label_geometry(lab)
+    >>> g.labels, g.area, g.centre, g.radius
+    (array([7]), array([9]), array([[2., 2.]]), array([1.41421356]))
+    """
+    lab, is_tensor = _check_labels(labels)
+    centre = check_choice("centre", centre, CENTRES)
+    budget_arg = check_memory_budget(memory_budget)
+    dev = resolve_device(device, lab.device if is_tensor else None, name="labels")
+    budget = memory_budget_bytes(dev, budget_arg)
+    return _geometry(lab, centre, dev, budget)
+
+
+def memory_budget_bytes(dev: torch.device, budget: float | None) -> int:
+    """The budget in bytes (:func:`fastmoments._memory.memory_budget`)."""
+    return memory_budget(dev, budget)
+
+
+def _geometry(lab: Any, centre: str, dev: torch.device, budget: int) -> LabelGeometry:
+    ids = _present_labels(lab, dev, budget)
+    mapper = _Mapper(ids, dev, budget)
+    n = len(ids)
+    cnt, centroid, bbox, obj, col, rmin, rmax = _geometry_pass(lab, ids, mapper, dev, budget)
+    if centre == "enclosing":
+        pts, counts = convex_hulls(obj, col, rmin, rmax, n)
+        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+    elif centre == "area":
+        cen, rad = centroid.copy(), np.sqrt(cnt / np.pi)
+    else:
+        # the farthest pixel square from the centroid: a convex function of the pixel
+        # position, so its maximum is at a column extreme
+        d2 = np.zeros(n)
+        for r in (rmin, rmax):
+            v = ((np.abs(r - centroid[obj, 0]) + 0.5) ** 2
+                 + (np.abs(col - centroid[obj, 1]) + 0.5) ** 2)
+            np.maximum.at(d2, obj, v)
+        cen, rad = centroid.copy(), np.sqrt(d2)
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, centre)
+
+
+# ---------------------------------------------------------------------------- moments
+@dataclass(frozen=True, eq=False)
+class _MomentPlan:
+    """What one (family, order, convention) computes: the index set, the pairs in output
+    order, their slots in the radial steps, the normalisation, the route."""
+
+    family: Any
+    method: str
+    index: Any
+    pairs: tuple[tuple[int, int], ...]
+    slot: np.ndarray  # (n_cols, n_rows) -> output position, -1 for padding
+    norm: np.ndarray  # (K,) c_nm
+    radial_floats: int  # float scratch per pixel of the radial recurrence
+    route: Route
+
+
+@plan_cache(maxsize=16)
+def _moment_plan(family_name: str, order: int) -> _MomentPlan:
+    fam = FAMILIES[family_name]
+    index = fam.full(order)
+    pairs = tuple(sorted(index.pairs(), key=lambda p: (p[0], p[1])))
+    pos = {p: k for k, p in enumerate(pairs)}
+    slot = np.full((index.n_cols, index.n_rows), -1, dtype=np.int64)
+    for c, (m, col) in enumerate(zip(index.ms, index.ns, strict=True)):
+        for j, n in enumerate(col):
+            slot[c, j] = pos[(n, m)]
+    norm_table = fam.norm(index)
+    norm = np.zeros(len(pairs))
+    for (n, m), k in pos.items():
+        c, j = index.position(n, m)
+        norm[k] = norm_table[c, j]
+    method = fam.default_method
+    if family_name == "zernike":
+        floats = 3 * (order // 2 + 2)
+    elif family_name == "pseudo-zernike":
+        floats = 4 * (order + 2)
+    else:
+        floats = 4 * index.n_cols  # one row of complex values per step
+    route = Route(method=method, backend="torch", kernel="pixels:index_add",
+                  reason="every labelled pixel once, its moments summed per object")
+    return _MomentPlan(fam, method, index, pairs, slot, norm, floats, route)
+
+
+@dataclass(frozen=True, eq=False)
+class ObjectMoments:
+    """Moments of every object of a label image, one row per label.
+
+    Attributes
+    ----------
+    geometry : LabelGeometry
+        Labels, areas, centroids, bounding boxes, disk centres and radii.
+    pairs : tuple of (int, int)
+        The ``(n, m)`` of each column of :attr:`values` (``m >= 0``).
+    values : numpy.ndarray or torch.Tensor
+        ``(n_objects, K)`` complex sums: the standard moments :math:`A_{nm}`, or
+        CellProfiler's sums :math:`S` before magnitude and phase (module notes).
+    names : list of str
+        Column names of :attr:`features`.
+    features : numpy.ndarray or torch.Tensor
+        ``(n_objects, n_features)`` real features: magnitudes (and phases for CellProfiler's
+        intensity Zernikes), or real and imaginary parts for ``kind="complex"``.
+    convention, family, kind : str
+        The options that made them.
+    route : Route
+        How they were computed.
+    """
+
+    geometry: LabelGeometry
+    pairs: tuple[tuple[int, int], ...]
+    values: Any
+    names: list[str]
+    features: Any
+    convention: str
+    family: str
+    kind: str
+    route: Route
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.geometry.labels
+
+    def __len__(self) -> int:
+        return len(self.geometry)
+
+    def to_dict(self) -> dict[str, np.ndarray]:
+        """One NumPy array per column: ``label``, ``area``, ``centre_row``, ``centre_col``,
+        ``radius``, then the features (complex columns for ``kind="complex"``)."""
+        g = self.geometry
+        out: dict[str, np.ndarray] = {
+            "label": g.labels, "area": g.area, "centre_row": g.centre[:, 0],
+            "centre_col": g.centre[:, 1], "radius": g.radius}
+        feats = self.features
+        if isinstance(feats, torch.Tensor):
+            feats = feats.detach().cpu().numpy()
+        for k, name in enumerate(self.names):
+            out[name] = np.asarray(feats[:, k])
+        return out
+
+    def to_frame(self) -> Any:
+        """:meth:`to_dict` as a pandas DataFrame (one row per label)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dict())
+
+    def __repr__(self) -> str:
+        return (f"<ObjectMoments objects={len(self)} features={len(self.names)} "
+                f"family={self.family} convention={self.convention} route={self.route}>")
+
+
+def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
+                 dt: torch.dtype, dev: torch.device, budget: int, show: bool | None
+                 ) -> torch.Tensor:
+    """Per object, the sums of ``f_p * kernel(p)`` over its pixels with rho^2 <= 1:
+    ``(n, K)`` complex in the working dtype (unnormalised)."""
+    h, w = lab.shape
+    n = len(geo)
+    K = len(plan.pairs)
+    cdt = torch.complex128 if dt == torch.float64 else torch.complex64
+    out = torch.zeros(n, K, dtype=cdt, device=dev)
+    if n == 0 or h * w == 0:
+        return out
+    ms = list(plan.index.ms)
+    mmax = max(ms)
+    esize = 16 if dt == torch.float64 else 8
+    per_pixel = (_PIXEL_BYTES + plan.radial_floats * 8
+                 + esize * (2 * K + len(ms) + 2))
+    mapper = _Mapper(geo.labels, dev, budget)
+    cen = torch.from_numpy(geo.centre).to(dev)
+    rad = torch.from_numpy(geo.radius).to(dev)
+    slot = torch.from_numpy(plan.slot).to(dev)
+    col_ids = torch.arange(plan.index.n_cols, device=dev)
+    m_pos = {m: k for k, m in enumerate(sorted(set(ms)))}
+    col_to_pow = torch.tensor([m_pos[m] for m in ms], device=dev)
+    blocks = list(_row_blocks(h, w, per_pixel, budget, "object moments"))
+    bar = progress_bar(len(blocks), desc="object moments", show=show, large=len(blocks) > 8)
+    for r0, r1 in blocks:
+        idx, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
+        if li.numel():
+            c, r = cen[li], rad[li]
+            dy = (rows.to(torch.float64) - c[:, 0]) / r  # as CellProfiler: (i - c_i) / R
+            dx = (cols.to(torch.float64) - c[:, 1]) / r
+            rho2 = torch.square(dx) + torch.square(dy)
+            keep = torch.nonzero(rho2 <= 1).reshape(-1)  # NaN (radius 0) is left out
+            if keep.numel():
+                dy, dx, rho2, li = dy[keep], dx[keep], rho2[keep], li[keep]
+                rho = torch.sqrt(rho2)
+                if convention == "cellprofiler":
+                    unit = torch.complex(dy, dx)  # (y + i x) / rho: angle from the row axis
+                else:
+                    unit = torch.complex(dx, dy)  # (x - i y) / rho with y = -(i - c_i)
+                safe = torch.where(rho > 0, rho, torch.ones_like(rho))
+                unit = torch.where(rho > 0, unit / safe, torch.zeros_like(unit)).to(cdt)
+                if img is not None:
+                    f = _block(img, r0, r1, dev, dt).reshape(-1)[idx[keep]]
+                else:
+                    f = None
+                pw = _powers(unit, sorted(m_pos), mmax, f, dt)  # (M, G)
+                buf = torch.empty(li.numel(), K, dtype=cdt, device=dev)
+                for cols_s, rows_s, vals in plan.family.radial_steps(plan.method,
+                                                                     rho.to(dt), plan.index):
+                    cidx = col_ids[cols_s]
+                    ks = slot[cidx, rows_s]
+                    vals = vals.to(cdt if vals.is_complex() else dt)
+                    if vals.is_complex() and convention == "standard":
+                        vals = vals.conj()
+                    buf[:, ks] = (vals * pw[col_to_pow[cidx]]).T
+                out.index_add_(0, li, buf)
+        bar.update(1)
+    bar.close()
+    return out
+
+
+def _powers(unit: torch.Tensor, ms: list[int], mmax: int, f: torch.Tensor | None,
+            dt: torch.dtype) -> torch.Tensor:
+    """``(len(ms), G)`` rows ``unit**m`` (``unit**0 = 1``, also where ``unit = 0``), times
+    the weights ``f`` when given."""
+    rows = []
+    cur = torch.ones_like(unit)
+    want = set(ms)
+    for m in range(mmax + 1):
+        if m:
+            cur = cur * unit
+        if m in want:
+            rows.append(cur if f is None else cur * f)
+    return torch.stack(rows)
+
+
+def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", order: int = 9,
+                   convention: str = "standard", centre: str = "enclosing",
+                   kind: str = "magnitude", image_name: str = "image", dtype: Any = None,
+                   device: Any = None, memory_budget: float | None = None,
+                   progress: bool | None = None) -> ObjectMoments:
+    r"""Moments of every object of a label image, on each object's own pixels, in one pass.
+
+    Parameters
+    ----------
+    labels : array_like or torch.Tensor of int
+        ``(H, W)`` label image of any integer dtype (0 background; labels need not be
+        contiguous). Not modified.
+    image : array_like or torch.Tensor, optional
+        ``(H, W)`` intensities :math:`f_p`; without it every pixel weighs 1 (shape moments).
+    family : {"zernike", "pseudo-zernike", "pcet", "pct", "pst"}
+        The disk family (``convention="cellprofiler"`` is Zernike only).
+    order : int
+        Largest order :math:`n` (``|n|`` for PCET); every stored repetition
+        :math:`0 \le m \le n` (the PHT families: :math:`0 \le m \le` ``order``). Default 9,
+        CellProfiler's degree.
+    convention : {"standard", "cellprofiler"}
+        Module notes. ``"cellprofiler"`` requires ``family="zernike"`` and
+        ``centre="enclosing"``.
+    centre : {"enclosing", "centroid-enclosing", "area"}
+        Each object's disk (:func:`label_geometry`).
+    kind : {"magnitude", "complex"}
+        Standard convention: magnitudes :math:`|A_{nm}|` (rotation invariant) or the complex
+        moments (features as real and imaginary parts). CellProfiler's convention gives its
+        own features (magnitudes; with an image, magnitudes and phases).
+    image_name : str
+        The image's name in CellProfiler's intensity feature names.
+    dtype : {"float32", "float64"}, optional
+        Working precision of the sums: default float64 for ``convention="cellprofiler"``,
+        else the package's policy for ``image`` (float32 without an image). Centres, radii
+        and pixel positions are always float64.
+    device : str, optional
+        Where to compute (default: where ``image`` or ``labels`` is, else the CPU). NumPy in
+        gives NumPy out; tensors give tensors on their device.
+    memory_budget : float, optional
+        Scratch bytes (or a fraction of free memory, <= 1): the image is processed in row
+        blocks that fit (:mod:`fastmoments._memory`).
+    progress : bool, optional
+        Progress bar (default: only for long jobs).
+
+    Returns
+    -------
+    ObjectMoments
+        ``.features`` ``(n_objects, n_features)``, ``.names``, ``.values`` (complex),
+        ``.geometry`` and ``.to_frame()`` / ``.to_dict()``.
+
+    Raises
+    ------
+    TypeError
+        ``labels`` not integer, ``image`` not real, ``order`` not an integer.
+    ValueError
+        ``labels`` not 2-D or negative, ``image`` of another shape or holding NaN or
+        infinity, unknown option, ``convention="cellprofiler"`` with another family or
+        centre.
+
+    Examples
+    --------
+    >>> lab = np.zeros((32, 32), dtype=np.int32)
+    >>> lab[4:12, 4:12] = 3
+    >>> lab[16:30, 10:20] = 8
+    >>> om = object_moments(lab, order=4, convention="cellprofiler")
+    >>> om.labels, om.names[:3]
+    (array([3, 8]), ['Zernike_0_0', 'Zernike_1_1', 'Zernike_2_0'])
+    >>> om.features.shape
+    (2, 9)
+    """
+    lab, lab_tensor = _check_labels(labels)
+    family = check_choice("family", family, tuple(FAMILIES))
+    order = check_int("order", order, minimum=0)
+    convention = check_choice("convention", convention, CONVENTIONS)
+    centre = check_choice("centre", centre, CENTRES)
+    kind = check_choice("kind", kind, KINDS)
+    show = check_progress(progress)
+    budget_arg = check_memory_budget(memory_budget)
+    if not isinstance(image_name, str):
+        raise TypeError(f"image_name must be a string, got {image_name!r}")
+    if convention == "cellprofiler" and (family != "zernike" or centre != "enclosing"):
+        raise ValueError(f"convention='cellprofiler' computes Zernike moments in the minimum "
+                         f"enclosing circle: family must be 'zernike' and centre "
+                         f"'enclosing', got family={family!r}, centre={centre!r}")
+    img = None
+    in_dev = lab.device if lab_tensor else None
+    numpy_out = not lab_tensor
+    if image is not None:
+        img, in_dtype = _check_image(image, tuple(lab.shape))
+        if isinstance(img, torch.Tensor):
+            in_dev, numpy_out = img.device, False
+    else:
+        in_dtype = np.float32
+    if dtype is None and convention == "cellprofiler":
+        dtype = "float64"
+    dt = working_dtype(dtype, in_dtype, name="image" if image is not None else "labels")
+    dev = resolve_device(device, in_dev, name="labels")
+    budget = memory_budget_bytes(dev, budget_arg)
+    if img is not None:
+        _check_finite(img, dev, budget)
+    plan = _moment_plan(family, order)
+    geo = _geometry(lab, centre, dev, budget)
+    sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
+    values, feats, names = _finish(sums, geo, plan, convention, kind, img is not None,
+                                   image_name, dev)
+    if numpy_out:
+        values, feats = values.cpu().numpy(), feats.cpu().numpy()
+    return ObjectMoments(geo, plan.pairs, values, names, feats, convention, family, kind,
+                         plan.route)
+
+
+def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
+    h, w = img.shape
+    for r0, r1 in _row_blocks(h, w, 16, budget, "checking the image"):
+        blk = _block(img, r0, r1, dev)
+        if blk.is_floating_point() and not bool(torch.isfinite(blk).all()):
+            raise ValueError("image contains NaN or infinity")
+
+
+def _finish(sums: torch.Tensor, geo: LabelGeometry, plan: _MomentPlan, convention: str,
+            kind: str, intensity: bool, image_name: str, dev: torch.device
+            ) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    rdt = sums.real.dtype
+    rad = torch.from_numpy(geo.radius).to(device=dev, dtype=torch.float64)
+    zero_radius = (rad == 0)[:, None]
+    nan = torch.tensor(float("nan"), dtype=rdt, device=dev)
+    if convention == "cellprofiler":
+        if intensity:
+            area = torch.from_numpy(geo.area).to(device=dev, dtype=torch.float64)
+            mag = (sums.abs().to(torch.float64) / area[:, None]).to(rdt)
+            phase = torch.atan2(sums.real, sums.imag)
+            feats = torch.cat([mag, phase], dim=1)
+            feats = torch.where(zero_radius.expand_as(feats), nan, feats)
+            names = ([f"RadialDistribution_ZernikeMagnitude_{image_name}_{n}_{m}"
+                      for n, m in plan.pairs]
+                     + [f"RadialDistribution_ZernikePhase_{image_name}_{n}_{m}"
+                        for n, m in plan.pairs])
+        else:
+            area = math.pi * rad * rad
+            feats = (sums.abs().to(torch.float64) / area[:, None]).to(rdt)
+            feats = torch.where(zero_radius, nan, feats)
+            names = [f"Zernike_{n}_{m}" for n, m in plan.pairs]
+        return sums, feats, names
+    norm = torch.from_numpy(plan.norm).to(dev)
+    scale = (norm[None, :] / (rad * rad)[:, None]).to(rdt)
+    values = sums * scale
+    cnan = torch.complex(nan, nan)
+    values = torch.where(zero_radius, cnan, values)
+    if kind == "magnitude":
+        feats = values.abs()
+        names = [f"|A[{n},{m}]|" for n, m in plan.pairs]
+    else:
+        feats = torch.cat([values.real, values.imag], dim=1)
+        names = ([f"Re A[{n},{m}]" for n, m in plan.pairs]
+                 + [f"Im A[{n},{m}]" for n, m in plan.pairs])
+    return values, feats, names
+
+
+def object_table(labels: Any, image: Any = None, **options: Any) -> Any:
+    """:func:`object_moments` as a table: a pandas DataFrame with one row per label
+    (``label``, ``area``, ``centre_row``, ``centre_col``, ``radius``, then the features), or
+    the same columns as a dict of NumPy arrays when pandas is not installed.
+
+    Parameters
+    ----------
+    labels, image, **options
+        As for :func:`object_moments`.
+
+    Examples
+    --------
+    >>> lab = np.zeros((16, 16), dtype=np.uint8)
+    >>> lab[2:9, 3:12] = 1
+    >>> t = object_table(lab, order=2)
+    >>> list(t.keys())[:5]
+    ['label', 'area', 'centre_row', 'centre_col', 'radius']
+    """
+    om = object_moments(labels, image, **options)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return om.to_dict()
+    return om.to_frame()
