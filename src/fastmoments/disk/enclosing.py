@@ -70,6 +70,8 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
         ``(n_objects,)`` the number of vertices of each object (1 for a single pixel, 2 for
         pixels on one line).
     """
+    if n_objects == 0:
+        return np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
     ncol = np.bincount(obj, minlength=n_objects)
     first = np.concatenate([[0], np.cumsum(ncol)[:-1]])
     last = first + ncol - 1

@@ -15,9 +15,10 @@ Geometry (one pass over the label image, vectorised over labels)
 
 Moments (a second pass, chunked over rows of the image within the memory budget)
     every labelled pixel :math:`p` of object :math:`L` gets
-    :math:`\rho_p = |p - c_L| / R_L` and its angle; pixels with :math:`\rho_p^2 > 1` are left
-    out. The kernel values of all moments at all pixels of a chunk are summed per object by
-    one ``index_add_`` over the object index of each pixel. The radial functions are the
+    :math:`\rho_p = |p - c_L| / R_L` and its angle; pixels outside the unit disk are left
+    out (for the pixels on its edge, see the last point below). The kernel values of all
+    moments at all pixels of a chunk are summed per object by one ``index_add_`` over the
+    object index of each pixel. The radial functions are the
     disk families' (:mod:`fastmoments.disk.radial` for Zernike and pseudo-Zernike, the
     polar harmonic families of :mod:`fastmoments.disk.pht`), evaluated at each pixel's
     :math:`\rho`.
@@ -63,8 +64,12 @@ How the two differ
       \operatorname{atan2}(\hat x, \hat y)`): magnitudes are equal, phases are not;
     * *centre and radius*: the same minimum enclosing circle by default; the standard
       convention offers the centroid-centred choices too;
-    * *pixels*: the same (pixel centres at integer coordinates, :math:`\rho^2 \le 1`; the
-      pixels that define the circle lie on it).
+    * *pixels*: pixel centres at integer coordinates in both, but the pixels that define
+      the minimum enclosing circle (three or more per object) lie exactly on it, and
+      CellProfiler's test :math:`\rho^2 \le 1` on the rounded :math:`\rho^2` drops some of
+      them, depending on the rounding of the centre and radius (so its features change
+      when the object is translated or turned). The standard convention keeps every pixel
+      within :data:`ON_CIRCLE` of the circle: the closed disk, whatever the rounding.
 
 An object of one pixel has radius 0 under ``"enclosing"``: its moments are NaN (CellProfiler
 gives NaN too).
@@ -105,6 +110,11 @@ CENTRES = ("enclosing", "centroid-enclosing", "area")
 CONVENTIONS = ("standard", "cellprofiler")
 #: ``kind=`` choices of the standard convention.
 KINDS = ("magnitude", "complex")
+
+#: The standard convention keeps pixels with rho^2 <= 1 + ON_CIRCLE: the pixel centres that
+#: define a minimum enclosing circle lie on it, and rounding puts their computed rho^2 on
+#: either side of 1 by a few units of 1e-16 (times the coordinates over the radius).
+ON_CIRCLE = 1e-10
 
 # scratch bytes per labelled pixel besides the radial buffers and the moment sums: indices,
 # coordinates, radius, angle, weights (about 16 numbers of 8 bytes)
@@ -162,8 +172,19 @@ def _block(x: Any, r0: int, r1: int, device: torch.device, dtype: torch.dtype | 
     conversion is needed; the input is never written)."""
     part = x[r0:r1]
     if not isinstance(part, torch.Tensor):
+        if part.dtype.kind == "u" and part.dtype.itemsize > 1:
+            part = _signed(part)
         part = torch.from_numpy(np.ascontiguousarray(part))
+    elif part.dtype in (torch.uint16, torch.uint32, torch.uint64):
+        part = torch.from_numpy(_signed(part.cpu().numpy()))
     return part.to(device=device, dtype=dtype if dtype is not None else part.dtype)
+
+
+def _signed(part: np.ndarray) -> np.ndarray:
+    """Unsigned labels (torch computes little on uint16-64) as int64, checked to fit."""
+    if part.dtype == np.uint64 and part.size and int(part.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"labels must be < 2**63, got the label {int(part.max())}")
+    return part.astype(np.int64)
 
 
 def _row_blocks(height: int, width: int, bytes_per_pixel: int, budget: int, what: str
@@ -509,6 +530,9 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
     col_ids = torch.arange(plan.index.n_cols, device=dev)
     m_pos = {m: k for k, m in enumerate(sorted(set(ms)))}
     col_to_pow = torch.tensor([m_pos[m] for m in ms], device=dev)
+    # CellProfiler keeps rho^2 <= 1 as computed; the standard convention keeps the pixels on
+    # the circle (those that define the minimum enclosing circle) whatever the rounding
+    limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
     blocks = list(_row_blocks(h, w, per_pixel, budget, "object moments"))
     bar = progress_bar(len(blocks), desc="object moments", show=show, large=len(blocks) > 8)
     for r0, r1 in blocks:
@@ -518,7 +542,7 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
             dy = (rows.to(torch.float64) - c[:, 0]) / r  # as CellProfiler: (i - c_i) / R
             dx = (cols.to(torch.float64) - c[:, 1]) / r
             rho2 = torch.square(dx) + torch.square(dy)
-            keep = torch.nonzero(rho2 <= 1).reshape(-1)  # NaN (radius 0) is left out
+            keep = torch.nonzero(rho2 <= limit).reshape(-1)  # NaN (radius 0) is left out
             if keep.numel():
                 dy, dx, rho2, li = dy[keep], dx[keep], rho2[keep], li[keep]
                 rho = torch.sqrt(rho2)
