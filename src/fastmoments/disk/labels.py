@@ -407,7 +407,8 @@ class _MomentPlan:
     method: str
     index: Any
     pairs: tuple[tuple[int, int], ...]
-    slot: np.ndarray  # (n_cols, n_rows) -> output position, -1 for padding
+    steps: tuple[int, ...]  # rows of each radial step, in the order the steps come
+    gather: np.ndarray  # (K,) output position k <- position in step order
     norm: np.ndarray  # (K,) c_nm
     radial_floats: int  # float scratch per pixel of the radial recurrence
     route: Route
@@ -423,6 +424,15 @@ def _moment_plan(family_name: str, order: int) -> _MomentPlan:
     for c, (m, col) in enumerate(zip(index.ms, index.ns, strict=True)):
         for j, n in enumerate(col):
             slot[c, j] = pos[(n, m)]
+    # the radial steps come in a fixed order whatever the radii: the sums are laid out in
+    # that order (each step fills a contiguous block) and put in (n, m) order at the end
+    sizes, where = [], []
+    probe = torch.full((1,), 0.5, dtype=torch.float64)
+    for cols, rows, _vals in fam.radial_steps(fam.default_method, probe, index):
+        c = np.arange(index.n_cols)[cols] if isinstance(cols, slice) else cols.numpy()
+        sizes.append(len(c))
+        where.extend(slot[c, rows.numpy()])
+    gather = np.argsort(np.asarray(where))
     norm_table = fam.norm(index)
     norm = np.zeros(len(pairs))
     for (n, m), k in pos.items():
@@ -437,7 +447,7 @@ def _moment_plan(family_name: str, order: int) -> _MomentPlan:
         floats = 4 * index.n_cols  # one row of complex values per step
     route = Route(method=method, backend="torch", kernel="pixels:index_add",
                   reason="every labelled pixel once, its moments summed per object")
-    return _MomentPlan(fam, method, index, pairs, slot, norm, floats, route)
+    return _MomentPlan(fam, method, index, pairs, tuple(sizes), gather, norm, floats, route)
 
 
 @dataclass(frozen=True, eq=False)
@@ -515,21 +525,16 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
     n = len(geo)
     K = len(plan.pairs)
     cdt = torch.complex128 if dt == torch.float64 else torch.complex64
-    out = torch.zeros(n, K, dtype=cdt, device=dev)
+    out = torch.zeros(n, K, 2, dtype=dt, device=dev)  # real and imaginary parts
     if n == 0 or h * w == 0:
-        return out
+        return torch.view_as_complex(out)
     ms = list(plan.index.ms)
-    mmax = max(ms)
     esize = 16 if dt == torch.float64 else 8
     per_pixel = (_PIXEL_BYTES + plan.radial_floats * 8
                  + esize * (2 * K + len(ms) + 2))
     mapper = _Mapper(geo.labels, dev, budget)
     cen = torch.from_numpy(geo.centre).to(dev)
     rad = torch.from_numpy(geo.radius).to(dev)
-    slot = torch.from_numpy(plan.slot).to(dev)
-    col_ids = torch.arange(plan.index.n_cols, device=dev)
-    m_pos = {m: k for k, m in enumerate(sorted(set(ms)))}
-    col_to_pow = torch.tensor([m_pos[m] for m in ms], device=dev)
     # CellProfiler keeps rho^2 <= 1 as computed; the standard convention keeps the pixels on
     # the circle (those that define the minimum enclosing circle) whatever the rounding
     limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
@@ -556,35 +561,42 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
                     f = _block(img, r0, r1, dev, dt).reshape(-1)[idx[keep]]
                 else:
                     f = None
-                pw = _powers(unit, sorted(m_pos), mmax, f, dt)  # (M, G)
-                buf = torch.empty(li.numel(), K, dtype=cdt, device=dev)
-                for cols_s, rows_s, vals in plan.family.radial_steps(plan.method,
-                                                                     rho.to(dt), plan.index):
-                    cidx = col_ids[cols_s]
-                    ks = slot[cidx, rows_s]
-                    vals = vals.to(cdt if vals.is_complex() else dt)
-                    if vals.is_complex() and convention == "standard":
-                        vals = vals.conj()
-                    buf[:, ks] = (vals * pw[col_to_pow[cidx]]).T
-                out.index_add_(0, li, buf)
+                # column c of the index set: unit**ms[c] (times f), as real pairs
+                pw = torch.view_as_real(_powers(unit, ms, f))  # (n_cols, G, 2)
+                buf = torch.empty(K, li.numel(), 2, dtype=dt, device=dev)
+                off = 0
+                for (cols_s, _rows, vals), size in zip(
+                        plan.family.radial_steps(plan.method, rho.to(dt), plan.index),
+                        plan.steps, strict=True):
+                    dst = buf[off : off + size]
+                    off += size
+                    if vals.is_complex():  # polar complex exponentials
+                        vals = vals.to(cdt)
+                        if convention == "standard":
+                            vals = vals.conj()
+                        torch.mul(vals, torch.view_as_complex(pw[cols_s]),
+                                  out=torch.view_as_complex(dst))
+                    else:
+                        torch.mul(vals.to(dt)[:, :, None], pw[cols_s], out=dst)
+                out.index_add_(0, li, buf.permute(1, 0, 2))
         bar.update(1)
     bar.close()
-    return out
+    gather = torch.from_numpy(plan.gather).to(dev)
+    return torch.view_as_complex(out[:, gather].contiguous())
 
 
-def _powers(unit: torch.Tensor, ms: list[int], mmax: int, f: torch.Tensor | None,
-            dt: torch.dtype) -> torch.Tensor:
-    """``(len(ms), G)`` rows ``unit**m`` (``unit**0 = 1``, also where ``unit = 0``), times
-    the weights ``f`` when given."""
-    rows = []
-    cur = torch.ones_like(unit)
-    want = set(ms)
-    for m in range(mmax + 1):
+def _powers(unit: torch.Tensor, ms: list[int], f: torch.Tensor | None) -> torch.Tensor:
+    """``(len(ms), G)`` rows ``unit**ms[c]`` (``unit**0 = 1``, also where ``unit = 0``),
+    times the weights ``f`` when given."""
+    out = torch.empty(len(ms), unit.numel(), dtype=unit.dtype, device=unit.device)
+    cur = torch.ones_like(unit) if f is None else f.to(unit.dtype)
+    row = {m: c for c, m in enumerate(ms)}
+    for m in range(max(ms) + 1):
         if m:
             cur = cur * unit
-        if m in want:
-            rows.append(cur if f is None else cur * f)
-    return torch.stack(rows)
+        if m in row:
+            out[row[m]] = cur
+    return out
 
 
 def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", order: int = 9,
