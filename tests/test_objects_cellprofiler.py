@@ -27,6 +27,38 @@ def awkward_objects():
     return lab
 
 
+def grid_of_ellipses(size, step, seed):
+    """One random ellipse or disk (radii 4 to step/2 - 2) per step x step cell."""
+    rng = np.random.default_rng(seed)
+    lab = np.zeros((size, size), np.int32)
+    half = step // 2
+    yy, xx = np.mgrid[-half:half, -half:half].astype(np.float64)
+    label = 0
+    for cy in range(half, size - half + 1, step):
+        for cx in range(half, size - half + 1, step):
+            label += 1
+            a = rng.uniform(4, half - 2)
+            b = a if rng.random() < 0.3 else rng.uniform(4, half - 2)
+            t = rng.uniform(0, np.pi)
+            dy, dx = yy - rng.uniform(-0.5, 0.5), xx - rng.uniform(-0.5, 0.5)
+            u = dy * np.cos(t) + dx * np.sin(t)
+            v = -dy * np.sin(t) + dx * np.cos(t)
+            win = lab[cy - half : cy + half, cx - half : cx + half]
+            win[(u / a) ** 2 + (v / b) ** 2 <= 1] = label
+    return lab
+
+
+def test_enclosing_circles_break_ties_as_centrosome_does():
+    # two of these 256 objects have vertices that see the side under the same computed
+    # angle; the vertex taken decides the last bit of the radius, and so which pixels on
+    # the circle CellProfiler keeps
+    lab = grid_of_ellipses(640, 40, seed=1)
+    g = label_geometry(lab)
+    centres, radii = cpmorphology.minimum_enclosing_circle(lab, g.labels)
+    np.testing.assert_array_equal(g.centre, centres)
+    np.testing.assert_array_equal(g.radius, radii)
+
+
 def test_enclosing_circles_equal_centrosomes_to_the_bit():
     # bits are the property: CellProfiler keeps the pixels with rho^2 <= 1 as computed, so
     # the pixels on the circle are kept or dropped by the rounding of centre and radius

@@ -168,7 +168,7 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
                                      / np.sqrt(l01 * (vs0 ** 2).sum(2))))
         at_v = np.pi - at_s1 - at_s0
         at_v = np.where(cand, at_v, np.inf)
-        best = np.argmin(at_v, axis=1)
+        best = _first_minimum(at_v, cand)
         rows = np.arange(active.size)
         min_v, b_s1, b_s0 = at_v[rows, best], at_s1[rows, best], at_s0[rows, best]
         none = ~cand.any(1)
@@ -190,6 +190,23 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         s1[k[~replace_s0]] = best[move][~replace_s0]
         active = k
     return centres, radii
+
+
+def _first_minimum(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row, the column of the smallest of ``values[mask]``.
+
+    Ties (vertices that see the side under the same computed angle) go the way
+    CellProfiler's code sends them: the candidates of all rows, row by row, are sorted
+    together by NumPy's default (unstable) ``argsort``, and each row takes its first
+    candidate in that order. Which tied vertex is taken decides which hull point the radius
+    is measured from, and so the last bits of the radius.
+    """
+    flat = values[mask]
+    row_of, col_of = np.nonzero(mask)
+    order = np.argsort(flat)
+    best = np.zeros(values.shape[0], np.int64)
+    best[row_of[order][::-1]] = col_of[order][::-1]
+    return best
 
 
 def _circumcircle(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray
