@@ -116,6 +116,13 @@ KINDS = ("magnitude", "complex")
 #: either side of 1 by a few units of 1e-16 (times the coordinates over the radius).
 ON_CIRCLE = 1e-10
 
+#: On the CPU the moment pass works in row blocks of at most this much scratch, whatever
+#: the budget: the block's buffers then stay near the caches. Measured on a 2048 x 2048
+#: image of 2601 objects at degree 9 (one core): blocks of 1e8 to 4e8 bytes equally fast,
+#: 2e9 bytes (the whole image) 1.4 to 2 times slower, 1e7 bytes 3 times slower (the
+#: per-block work of Python).
+CPU_BLOCK_BYTES = 2**27
+
 # scratch bytes per labelled pixel besides the radial buffers and the moment sums: indices,
 # coordinates, radius, angle, weights (about 16 numbers of 8 bytes)
 _PIXEL_BYTES = 128
@@ -187,6 +194,14 @@ def _signed(part: np.ndarray) -> np.ndarray:
     return part.astype(np.int64)
 
 
+def _block_budget(dev: torch.device, budget: int, width: int, per_pixel: int) -> int:
+    """The scratch of one row block: the budget, at most :data:`CPU_BLOCK_BYTES` on the CPU
+    (but always room for one row when the budget has it)."""
+    if dev.type != "cpu":
+        return budget
+    return min(budget, max(CPU_BLOCK_BYTES, width * per_pixel))
+
+
 def _row_blocks(height: int, width: int, bytes_per_pixel: int, budget: int, what: str
                 ) -> Iterator[tuple[int, int]]:
     rows = rows_per_chunk(max(width, 1) * bytes_per_pixel, budget, max(height, 1), what=what)
@@ -232,7 +247,8 @@ class LabelGeometry:
 def _present_labels(lab: Any, dev: torch.device, budget: int) -> np.ndarray:
     h, w = lab.shape
     found = []
-    for r0, r1 in _row_blocks(h, w, 24, budget, "finding the labels"):
+    for r0, r1 in _row_blocks(h, w, 24, _block_budget(dev, budget, w, 24),
+                              "finding the labels"):
         blk = _block(lab, r0, r1, dev)
         u = torch.unique(blk)
         if u.numel() and bool((u < 0).any()):
@@ -286,7 +302,8 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
     lo = torch.full((n, 2), big, dtype=torch.int64, device=dev)
     hi = torch.full((n, 2), -1, dtype=torch.int64, device=dev)
     ext: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-    for r0, r1 in _row_blocks(h, w, 96, budget, "the geometry of the labels"):
+    for r0, r1 in _row_blocks(h, w, 96, _block_budget(dev, budget, w, 96),
+                              "the geometry of the labels"):
         _, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
         if li.numel() == 0:
             continue
@@ -538,7 +555,8 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
     # CellProfiler keeps rho^2 <= 1 as computed; the standard convention keeps the pixels on
     # the circle (those that define the minimum enclosing circle) whatever the rounding
     limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
-    blocks = list(_row_blocks(h, w, per_pixel, budget, "object moments"))
+    blocks = list(_row_blocks(h, w, per_pixel, _block_budget(dev, budget, w, per_pixel),
+                              "object moments"))
     bar = progress_bar(len(blocks), desc="object moments", show=show, large=len(blocks) > 8)
     for r0, r1 in blocks:
         idx, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
@@ -712,7 +730,8 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
     h, w = img.shape
-    for r0, r1 in _row_blocks(h, w, 16, budget, "checking the image"):
+    for r0, r1 in _row_blocks(h, w, 16, _block_budget(dev, budget, w, 16),
+                              "checking the image"):
         blk = _block(img, r0, r1, dev)
         if blk.is_floating_point() and not bool(torch.isfinite(blk).all()):
             raise ValueError("image contains NaN or infinity")
