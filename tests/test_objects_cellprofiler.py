@@ -87,10 +87,10 @@ def test_convex_hulls_equal_centrosomes():
     np.testing.assert_array_equal(pts, ref[:, 1:])
 
 
-@pytest.mark.parametrize("degree", [9, 4])
-def test_shape_zernikes_equal_centrosome(degree):
+@pytest.mark.parametrize("degree, method", [(9, "numba"), (9, "torch"), (4, "numba")])
+def test_shape_zernikes_equal_centrosome(degree, method):
     lab = awkward_objects()
-    om = object_moments(lab, order=degree, convention="cellprofiler")
+    om = object_moments(lab, order=degree, convention="cellprofiler", method=method)
     indexes = centrosome_zernike.get_zernike_indexes(degree + 1)
     assert [tuple(p) for p in indexes] == list(om.pairs)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -101,7 +101,8 @@ def test_shape_zernikes_equal_centrosome(degree):
     np.testing.assert_allclose(om.features[~one_pixel], ref[~one_pixel], rtol=0, atol=1e-10)
 
 
-def test_intensity_zernikes_equal_cellprofilers_computation():
+@pytest.mark.parametrize("method", ["numba", "torch"])
+def test_intensity_zernikes_equal_cellprofilers_computation(method):
     """MeasureObjectIntensityDistribution's intensity Zernikes, computed as that module does
     with centrosome's functions (minimum enclosing circle, construct_zernike_polynomials,
     sums per label, magnitude over the pixel count, phase atan2(real, imag))."""
@@ -110,7 +111,8 @@ def test_intensity_zernikes_equal_cellprofilers_computation():
     lab = awkward_objects()
     lab[lab == 902] = 0  # a single pixel gives NaN there too; keep the comparison finite
     img = np.random.default_rng(11).random(lab.shape)
-    om = object_moments(lab, img, order=9, convention="cellprofiler", image_name="DNA")
+    om = object_moments(lab, img, order=9, convention="cellprofiler", image_name="DNA",
+                        method=method)
     indexes = centrosome_zernike.get_zernike_indexes(10)
     ids = om.labels
     centres, radii = cpmorphology.minimum_enclosing_circle(lab, ids)

@@ -183,11 +183,13 @@ def test_convex_hull_vertices_are_the_strict_hull():
 
 
 # ---------------------------------------------------------------------------- moments
+@pytest.mark.parametrize("method", ["torch", "numba"])
 @pytest.mark.parametrize("centre", ["enclosing", "centroid-enclosing", "area"])
-def test_zernike_equals_the_direct_sum_per_object(centre):
+def test_zernike_equals_the_direct_sum_per_object(centre, method):
     lab = ellipses()
     img = np.random.default_rng(1).random(lab.shape)
-    om = object_moments(lab, img, order=7, centre=centre, kind="complex")
+    om = object_moments(lab, img, order=7, centre=centre, kind="complex", method=method)
+    assert om.route.backend == method
     g = om.geometry
     assert om.values.dtype == np.complex128
     for k, v in enumerate(g.labels):
@@ -232,9 +234,10 @@ def test_polar_harmonic_moments_equal_the_direct_sum(family):
             assert om.values[k, j] == pytest.approx(ref, abs=1e-12)
 
 
-def test_cellprofiler_convention_equals_its_definition():
+@pytest.mark.parametrize("method", ["torch", "numba"])
+def test_cellprofiler_convention_equals_its_definition(method):
     lab = ellipses(seed=6)
-    om = object_moments(lab, convention="cellprofiler")
+    om = object_moments(lab, convention="cellprofiler", method=method)
     assert len(om.pairs) == 30 and om.names[-1] == "Zernike_9_9"
     g = om.geometry
     for k, v in enumerate(g.labels):
@@ -242,7 +245,7 @@ def test_cellprofiler_convention_equals_its_definition():
         np.testing.assert_allclose(om.features[k], ref, rtol=0, atol=1e-12)
     # the documented relation to the standard moments, |A_nm| / (n + 1), on the objects
     # where CellProfiler's rounded test rho^2 <= 1 keeps every pixel on the circle
-    std = object_moments(lab, order=9, dtype="float64")
+    std = object_moments(lab, order=9, dtype="float64", method=method)
     n = np.array([p[0] for p in om.pairs])
     same = []
     for k, v in enumerate(g.labels):
@@ -257,10 +260,12 @@ def test_cellprofiler_convention_equals_its_definition():
     assert np.abs(om.features[~same] - std.features[~same] / (n + 1)).max() > 1e-4
 
 
-def test_cellprofiler_intensity_magnitude_and_phase_equal_their_definition():
+@pytest.mark.parametrize("method", ["torch", "numba"])
+def test_cellprofiler_intensity_magnitude_and_phase_equal_their_definition(method):
     lab = ellipses(seed=7)
     img = np.random.default_rng(3).random(lab.shape)
-    om = object_moments(lab, img, order=5, convention="cellprofiler", image_name="DNA")
+    om = object_moments(lab, img, order=5, convention="cellprofiler", image_name="DNA",
+                        method=method)
     K = len(om.pairs)
     assert om.names[0] == "RadialDistribution_ZernikeMagnitude_DNA_0_0"
     assert om.names[K] == "RadialDistribution_ZernikePhase_DNA_0_0"
@@ -317,23 +322,26 @@ def test_a_batch_of_objects_equals_each_object_alone():
         np.testing.assert_allclose(one.values[0], om.values[k], rtol=0, atol=1e-13)
 
 
-def test_float32_agrees_with_float64_within_a_stated_bound():
+@pytest.mark.parametrize("method", ["torch", "numba"])
+def test_float32_agrees_with_float64_within_a_stated_bound(method):
     lab = ellipses(seed=11)
     img = np.random.default_rng(7).random(lab.shape)
-    hi = object_moments(lab, img, order=9, dtype="float64")
-    lo = object_moments(lab, img.astype(np.float32), order=9)
+    hi = object_moments(lab, img, order=9, dtype="float64", method=method)
+    lo = object_moments(lab, img.astype(np.float32), order=9, method=method)
     assert lo.features.dtype == np.float32
     # float32 sums of a few hundred pixels: about 1e-6 of the largest moment
     scale = np.abs(hi.features).max()
     np.testing.assert_allclose(lo.features, hi.features, rtol=0, atol=2e-5 * scale)
 
 
-def test_a_small_memory_budget_chunks_the_work_and_gives_the_same_result():
+@pytest.mark.parametrize("method", ["torch", "numba"])
+def test_a_small_memory_budget_chunks_the_work_and_gives_the_same_result(method):
     lab = ellipses(seed=12)
     img = np.random.default_rng(8).random(lab.shape)
-    a = object_moments(lab, img, order=9, kind="complex")
-    # about 3 image rows per block at order 9
-    b = object_moments(lab, img, order=9, kind="complex", memory_budget=250_000)
+    a = object_moments(lab, img, order=9, kind="complex", method=method)
+    # one image row per block (torch path at order 9), a few (numba)
+    b = object_moments(lab, img, order=9, kind="complex", memory_budget=250_000,
+                       method=method)
     np.testing.assert_allclose(b.values, a.values, rtol=0, atol=1e-13)
     np.testing.assert_array_equal(b.geometry.radius, a.geometry.radius)
     with pytest.raises(MemoryError, match="memory_budget"):
@@ -417,9 +425,22 @@ def test_an_object_of_one_pixel_has_nan_moments():
     (dict(kind="phase"), ValueError, "kind"),
     (dict(convention="cellprofiler", family="pcet"), ValueError, "family"),
     (dict(memory_budget=-1), ValueError, "memory_budget"),
+    (dict(method="fast"), ValueError, "method"),
+    (dict(method="numba", family="pcet"), ValueError, "method"),
 ])
 def test_bad_input_names_the_parameter(kwargs, exc, text):
     args = dict(labels=np.ones((4, 4), np.int32), image=None)
     args.update(kwargs)
     with pytest.raises(exc, match=text):
         object_moments(args.pop("labels"), args.pop("image"), **args)
+
+
+def test_the_numba_and_torch_routes_agree_and_the_route_is_shown():
+    lab = ellipses(seed=15)
+    img = np.random.default_rng(10).random(lab.shape)
+    a = object_moments(lab, img, order=12, kind="complex", method="torch")
+    b = object_moments(lab, img, order=12, kind="complex")
+    assert (a.route.backend, b.route.backend) == ("torch", "numba")
+    assert "numba" in repr(b)
+    np.testing.assert_allclose(b.values, a.values, rtol=0, atol=1e-13)
+    assert object_moments(lab, order=3, family="pct").route.backend == "torch"

@@ -97,8 +97,10 @@ from .families import FAMILIES
 __all__ = [
     "CENTRES",
     "CONVENTIONS",
+    "METHODS",
     "LabelGeometry",
     "ObjectMoments",
+    "choose_route",
     "label_geometry",
     "object_moments",
     "object_table",
@@ -110,6 +112,8 @@ CENTRES = ("enclosing", "centroid-enclosing", "area")
 CONVENTIONS = ("standard", "cellprofiler")
 #: ``kind=`` choices of the standard convention.
 KINDS = ("magnitude", "complex")
+#: ``method=`` choices (:func:`choose_route`).
+METHODS = ("auto", "torch", "numba")
 
 #: The standard convention keeps pixels with rho^2 <= 1 + ON_CIRCLE: the pixel centres that
 #: define a minimum enclosing circle lie on it, and rounding puts their computed rho^2 on
@@ -417,8 +421,8 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int) -> LabelGeo
 # ---------------------------------------------------------------------------- moments
 @dataclass(frozen=True, eq=False)
 class _MomentPlan:
-    """What one (family, order, convention) computes: the index set, the pairs in output
-    order, their slots in the radial steps, the normalisation, the route."""
+    """What one (family, order) computes: the index set, the pairs in output order, the
+    layout of the radial steps, the normalisation."""
 
     family: Any
     method: str
@@ -428,7 +432,6 @@ class _MomentPlan:
     gather: np.ndarray  # (K,) output position k <- position in step order
     norm: np.ndarray  # (K,) c_nm
     radial_floats: int  # float scratch per pixel of the radial recurrence
-    route: Route
 
 
 @plan_cache(maxsize=16)
@@ -462,9 +465,24 @@ def _moment_plan(family_name: str, order: int) -> _MomentPlan:
         floats = 4 * (order + 2)
     else:
         floats = 4 * index.n_cols  # one row of complex values per step
-    route = Route(method=method, backend="torch", kernel="pixels:index_add",
-                  reason="every labelled pixel once, its moments summed per object")
-    return _MomentPlan(fam, method, index, pairs, tuple(sizes), gather, norm, floats, route)
+    return _MomentPlan(fam, method, index, pairs, tuple(sizes), gather, norm, floats)
+
+
+def choose_route(family: str, device: torch.device, method: str) -> Route:
+    """The route of the pixel sums, decided once per call from the options (never from
+    timing): the fused numba kernel (:mod:`._numba_labels`) for Zernike moments on the CPU,
+    else the torch path (every family, CPU and CUDA)."""
+    if method == "numba":
+        if device.type != "cpu" or family != "zernike":
+            raise ValueError(f"method='numba' computes Zernike moments on the CPU, got "
+                             f"family={family!r} on {device.type!r}; use method='torch'")
+        return Route("deng", "numba", "zernike_label_sums", "method='numba'")
+    if method == "auto" and device.type == "cpu" and family == "zernike":
+        return Route("deng", "numba", "zernike_label_sums",
+                     "Zernike on the CPU: one fused pass over the pixels")
+    reason = "method='torch'" if method == "torch" else (
+        "every labelled pixel once, its moments summed per object")
+    return Route(FAMILIES[family].default_method, "torch", "pixels:index_add", reason)
 
 
 @dataclass(frozen=True, eq=False)
@@ -531,6 +549,37 @@ class ObjectMoments:
     def __repr__(self) -> str:
         return (f"<ObjectMoments objects={len(self)} features={len(self.names)} "
                 f"family={self.family} convention={self.convention} route={self.route}>")
+
+
+def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
+                dt: torch.dtype, budget: int, show: bool | None) -> torch.Tensor:
+    """:func:`_kernel_sums` by the fused CPU kernel (sums in float64, cast at the end)."""
+    from ._numba_labels import zernike_label_sums
+
+    h, w = lab.shape
+    dev = torch.device("cpu")
+    n = len(geo)
+    out = np.zeros((n, len(plan.pairs), 2))
+    mapper = _Mapper(geo.labels, dev, budget)
+    limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
+    none = np.zeros(0)
+    per_pixel = 64
+    blocks = list(_row_blocks(h, w, per_pixel, _block_budget(dev, budget, w, per_pixel),
+                              "object moments"))
+    bar = progress_bar(len(blocks), desc="object moments", show=show, large=len(blocks) > 8)
+    for r0, r1 in blocks:
+        idx, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
+        if li.numel():
+            f = none if img is None else (
+                _block(img, r0, r1, dev, torch.float64).reshape(-1)[idx].numpy())
+            zernike_label_sums(li.numpy(), rows.numpy(), cols.numpy(), f, geo.centre,
+                               geo.radius, plan.index.max_order, convention == "cellprofiler",
+                               limit, out)
+        bar.update(1)
+    bar.close()
+    cdt = torch.complex128 if dt == torch.float64 else torch.complex64
+    res = torch.from_numpy(out)
+    return torch.complex(res[..., 0], res[..., 1]).to(cdt)
 
 
 def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
@@ -620,7 +669,8 @@ def _powers(unit: torch.Tensor, ms: list[int], f: torch.Tensor | None) -> torch.
 def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", order: int = 9,
                    convention: str = "standard", centre: str = "enclosing",
                    kind: str = "magnitude", image_name: str = "image", dtype: Any = None,
-                   device: Any = None, memory_budget: float | None = None,
+                   device: Any = None, method: str = "auto",
+                   memory_budget: float | None = None,
                    progress: bool | None = None) -> ObjectMoments:
     r"""Moments of every object of a label image, on each object's own pixels, in one pass.
 
@@ -655,6 +705,10 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     device : str, optional
         Where to compute (default: where ``image`` or ``labels`` is, else the CPU). NumPy in
         gives NumPy out; tensors give tensors on their device.
+    method : {"auto", "torch", "numba"}
+        How the pixel sums are computed (:func:`choose_route`; the result's ``.route`` says
+        which ran): ``"auto"`` takes the fused numba kernel for Zernike moments on the CPU
+        (sums in float64 whatever ``dtype``) and the torch path otherwise.
     memory_budget : float, optional
         Scratch bytes (or a fraction of free memory, <= 1): the image is processed in row
         blocks that fit (:mod:`fastmoments._memory`).
@@ -693,6 +747,7 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     convention = check_choice("convention", convention, CONVENTIONS)
     centre = check_choice("centre", centre, CENTRES)
     kind = check_choice("kind", kind, KINDS)
+    method = check_choice("method", method, METHODS)
     show = check_progress(progress)
     budget_arg = check_memory_budget(memory_budget)
     if not isinstance(image_name, str):
@@ -717,15 +772,19 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     budget = memory_budget_bytes(dev, budget_arg)
     if img is not None:
         _check_finite(img, dev, budget)
+    route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
     geo = _geometry(lab, centre, dev, budget)
-    sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
+    if route.backend == "numba":
+        sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show)
+    else:
+        sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
     values, feats, names = _finish(sums, geo, plan, convention, kind, img is not None,
                                    image_name, dev)
     if numpy_out:
         values, feats = values.cpu().numpy(), feats.cpu().numpy()
     return ObjectMoments(geo, plan.pairs, values, names, feats, convention, family, kind,
-                         plan.route)
+                         route)
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
