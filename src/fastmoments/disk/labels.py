@@ -249,17 +249,32 @@ class LabelGeometry:
 
 
 def _present_labels(lab: Any, dev: torch.device, budget: int) -> np.ndarray:
+    """The labels present, increasing (0 excluded). Labels up to what a table of flags within
+    the budget can hold are marked in it (one pass, no sort); larger ones are sorted out
+    block by block."""
     h, w = lab.shape
-    found = []
-    for r0, r1 in _row_blocks(h, w, 24, _block_budget(dev, budget, w, 24),
-                              "finding the labels"):
+    blocks = list(_row_blocks(h, w, 24, _block_budget(dev, budget, w, 24),
+                              "finding the labels"))
+    top = -1
+    for r0, r1 in blocks:
         blk = _block(lab, r0, r1, dev)
-        u = torch.unique(blk)
-        if u.numel() and bool((u < 0).any()):
-            raise ValueError(f"labels must be >= 0 (0 is background), got the label "
-                             f"{int(u.min())}")
-        found.append(u.to(torch.int64).cpu())
-    ids = torch.unique(torch.cat(found)) if found else torch.zeros(0, dtype=torch.int64)
+        if blk.numel():
+            lo, hi = torch.aminmax(blk)
+            if int(lo) < 0:
+                raise ValueError(f"labels must be >= 0 (0 is background), got the label "
+                                 f"{int(lo)}")
+            top = max(top, int(hi))
+    if top < 1:
+        return np.zeros(0, np.int64)
+    if top + 1 <= budget // 4:
+        seen = torch.zeros(top + 1, dtype=torch.bool, device=dev)
+        for r0, r1 in blocks:
+            seen[_block(lab, r0, r1, dev).reshape(-1).to(torch.int64)] = True
+        seen[0] = False
+        return torch.nonzero(seen).reshape(-1).cpu().numpy()
+    found = [torch.unique(_block(lab, r0, r1, dev)).to(torch.int64).cpu()
+             for r0, r1 in blocks]
+    ids = torch.unique(torch.cat(found))
     return ids[ids > 0].numpy()
 
 
