@@ -141,6 +141,7 @@ def main() -> None:
             "python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__, "image": f"{args.size}x{args.size}",
             "objects": n_obj, "degree": args.degree,
+            "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
             "note": "a shared CPU machine (2 cores, other jobs running): times are indicative"}
     out = {"meta": meta, "rows": rows}
     res = os.path.join(ROOT, "benchmarks", "results")
@@ -150,7 +151,8 @@ def main() -> None:
         json.dump(out, fh, indent=1)
     lines = [f"# Per-object Zernike features, CPU ({meta['date']})", "",
              f"{n_obj} objects in a {meta['image']} label image, degree {args.degree} "
-             f"(CellProfiler's 30 shape features); {meta['note']}.", "",
+             f"(CellProfiler's 30 shape features); {meta['note']} (load average "
+             f"{meta['load_average_1_5_15']} at the end of the run).", "",
              "| tool | median time (s) | x fastmoments | max abs diff vs centrosome "
              "| peak RSS (MiB) |", "|---|---|---|---|---|"]
     for r in rows:
