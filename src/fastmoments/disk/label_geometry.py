@@ -269,7 +269,8 @@ def _column_extremes(keys: torch.Tensor, rows: torch.Tensor
 
 
 def label_geometry(labels: Any, *, centre: str = "enclosing", device: Any = None,
-                   memory_budget: float | None = None) -> LabelGeometry:
+                   method: str = "auto", memory_budget: float | None = None
+                   ) -> LabelGeometry:
     r"""Pixel count, centroid, bounding box and disk (centre, radius) of every object.
 
     Parameters
@@ -281,6 +282,11 @@ def label_geometry(labels: Any, *, centre: str = "enclosing", device: Any = None
         How each object's disk is placed and sized (module notes).
     device : str, optional
         Where the pass over the pixels runs (default: where ``labels`` is, else the CPU).
+    method : {"auto", "torch", "numba"}
+        ``"auto"``: on the CPU, compiled loops over the whole image (no scratch but
+        per-object arrays) when the largest label fits a lookup table in the budget, else the
+        torch passes over row blocks (``"torch"``; the only path on a GPU). ``"numba"``
+        asks for the compiled loops (CPU only). Both give the same numbers, to the bit.
     memory_budget : float, optional
         Scratch bytes (or a fraction of the free memory, <= 1); default
         :func:`fastmoments._memory.memory_budget`. The image is read in row blocks that fit.
@@ -306,10 +312,13 @@ def label_geometry(labels: Any, *, centre: str = "enclosing", device: Any = None
     """
     lab, is_tensor = _check_labels(labels)
     centre = check_choice("centre", centre, CENTRES)
+    method = check_choice("method", method, ("auto", "torch", "numba"))
     budget_arg = check_memory_budget(memory_budget)
     dev = resolve_device(device, lab.device if is_tensor else None, name="labels")
+    if method == "numba" and dev.type != "cpu":
+        raise ValueError(f"method='numba' runs on the CPU, got device {dev.type!r}")
     budget = memory_budget_bytes(dev, budget_arg)
-    return _geometry(lab, centre, dev, budget)
+    return _geometry(lab, centre, dev, budget, fused=method != "torch")[0]
 
 
 def memory_budget_bytes(dev: torch.device, budget: float | None) -> int:
@@ -317,11 +326,73 @@ def memory_budget_bytes(dev: torch.device, budget: float | None) -> int:
     return memory_budget(dev, budget)
 
 
-def _geometry(lab: Any, centre: str, dev: torch.device, budget: int) -> LabelGeometry:
-    ids = _present_labels(lab, dev, budget)
-    mapper = _Mapper(ids, dev, budget)
+def _as_host_array(x: Any) -> np.ndarray | None:
+    """``x`` as a NumPy array without a copy when it is one or a CPU tensor, else None."""
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu" or x.dtype in (torch.uint16, torch.uint32, torch.uint64):
+            return None
+        return x.numpy()
+    return x
+
+
+def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
+    """The geometry pass by the compiled whole-image loops (:mod:`._numba_labels`): the
+    labels flagged in a table, then counts, sums and boxes, then the column extremes, each
+    one pass over the image with no scratch but per-object arrays. None when the labels are
+    not on the host or the largest label is too large for a lookup table in the budget."""
+    arr = _as_host_array(lab)
+    if arr is None:
+        return None
+    from . import _numba_labels as nk
+
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        return None  # the torch path says why
+    lo, top = nk.label_extent(arr)
+    if lo < 0:
+        raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
+    if (top + 1) * 8 > budget // 4:
+        return None
+    seen = np.zeros(top + 1, dtype=np.bool_)
+    nk.flag_labels(arr, seen)
+    seen[0] = False
+    ids = np.flatnonzero(seen)
     n = len(ids)
-    cnt, centroid, bbox, obj, col, rmin, rmax = _geometry_pass(lab, ids, mapper, dev, budget)
+    lut = np.full(top + 1, -1, dtype=np.int64)
+    lut[ids] = np.arange(n)
+    cnt = np.zeros(n, np.int64)
+    sums = np.zeros((n, 2))
+    big = np.iinfo(np.int64).max
+    low = np.full((n, 2), big, np.int64)
+    high = np.full((n, 2), -1, np.int64)
+    nk.label_stats(arr, lut, cnt, sums, low, high)
+    widths = high[:, 1] - low[:, 1] + 1
+    offset = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
+    total = int(widths.sum())
+    rmin = np.full(total, big, np.int64)
+    rmax = np.full(total, -1, np.int64)
+    nk.column_extremes(arr, lut, low[:, 1].copy(), offset, rmin, rmax)
+    obj = np.repeat(np.arange(n), widths)
+    col = np.arange(total) - offset[obj] + low[obj, 1]
+    keep = rmax >= 0
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    bbox = np.concatenate([low, high + 1], axis=1)
+    return ids, cnt, centroid, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
+
+
+def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True
+              ) -> tuple[LabelGeometry, np.ndarray | None]:
+    """The geometry, and the label lookup table when the compiled pass made it (None
+    otherwise). ``fused``: the compiled pass may be used (CPU only)."""
+    res = _fused_pass(lab, budget) if fused and dev.type == "cpu" else None
+    if res is not None:
+        ids, cnt, centroid, bbox, obj, col, rmin, rmax, lut = res
+    else:
+        lut = None
+        ids = _present_labels(lab, dev, budget)
+        mapper = _Mapper(ids, dev, budget)
+        cnt, centroid, bbox, obj, col, rmin, rmax = _geometry_pass(lab, ids, mapper, dev,
+                                                                   budget)
+    n = len(ids)
     if centre == "enclosing":
         pts, counts = convex_hulls(obj, col, rmin, rmax, n)
         cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
@@ -336,8 +407,9 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int) -> LabelGeo
                  + (np.abs(col - centroid[obj, 1]) + 0.5) ** 2)
             np.maximum.at(d2, obj, v)
         cen, rad = centroid.copy(), np.sqrt(d2)
-    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
-                         bbox.astype(np.int64), cen, rad, centre)
+    geo = LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                        bbox.astype(np.int64), cen, rad, centre)
+    return geo, lut
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:

@@ -94,6 +94,7 @@ from .families import FAMILIES
 from .label_geometry import (
     CENTRES,
     LabelGeometry,
+    _as_host_array,
     _block,
     _block_budget,
     _check_finite,
@@ -270,16 +271,27 @@ class ObjectMoments:
 
 
 def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
-                dt: torch.dtype, budget: int, show: bool | None) -> torch.Tensor:
-    """:func:`_kernel_sums` by the fused CPU kernel (sums in float64, cast at the end)."""
-    from ._numba_labels import zernike_label_sums
+                dt: torch.dtype, budget: int, show: bool | None, lut: np.ndarray | None
+                ) -> torch.Tensor:
+    """:func:`_kernel_sums` by the fused CPU kernel (sums in float64, cast at the end):
+    over the whole image at once when the geometry pass made a label lookup table ``lut``
+    (no scratch), else over row blocks of the labelled pixels."""
+    from ._numba_labels import zernike_image_sums, zernike_label_sums
 
     h, w = lab.shape
     dev = torch.device("cpu")
     n = len(geo)
     out = np.zeros((n, len(plan.pairs), 2))
-    mapper = _Mapper(geo.labels, dev, budget)
     limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
+    cdt = torch.complex128 if dt == torch.float64 else torch.complex64
+    if lut is not None:
+        arr = _as_host_array(lab)
+        pix = np.zeros((0, 0)) if img is None else _host_image(img)
+        zernike_image_sums(arr, lut, pix, geo.centre, geo.radius, plan.index.max_order,
+                           convention == "cellprofiler", limit, out)
+        res = torch.from_numpy(out)
+        return torch.complex(res[..., 0], res[..., 1]).to(cdt)
+    mapper = _Mapper(geo.labels, dev, budget)
     none = np.zeros(0)
     per_pixel = 64
     blocks = list(_row_blocks(h, w, per_pixel, _block_budget(dev, budget, w, per_pixel),
@@ -295,9 +307,17 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
                                limit, out)
         bar.update(1)
     bar.close()
-    cdt = torch.complex128 if dt == torch.float64 else torch.complex64
     res = torch.from_numpy(out)
     return torch.complex(res[..., 0], res[..., 1]).to(cdt)
+
+
+def _host_image(img: Any) -> np.ndarray:
+    """The intensity image as a NumPy array the compiled loops read (a view when it already
+    is one of a real dtype they know; float16 and the like as float64)."""
+    arr = img.numpy() if isinstance(img, torch.Tensor) else img
+    if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+        return arr.astype(np.float64)
+    return arr
 
 
 def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
@@ -492,9 +512,9 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         _check_finite(img, dev, budget)
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
-    geo = _geometry(lab, centre, dev, budget)
+    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
     if route.backend == "numba":
-        sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show)
+        sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut)
     else:
         sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
     values, feats, names = _finish(sums, geo, plan, convention, kind, img is not None,
