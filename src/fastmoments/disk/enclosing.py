@@ -157,15 +157,18 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         cand = valid[active].copy()
         cand[np.arange(active.size), s0[active]] = False
         cand[np.arange(active.size), s1[active]] = False
+        # dot products written out over the two coordinates (the same sums as NumPy's
+        # reductions over an axis of length 2, which cost more than the arithmetic)
         s01 = a0 - a1
+        sy, sx = s01[:, 0:1], s01[:, 1:2]
         vs0 = P - a0[:, None, :]
         vs1 = P - a1[:, None, :]
-        l01 = (s01 ** 2).sum(1)[:, None]
+        l01 = sy * sy + sx * sx
         with np.errstate(invalid="ignore", divide="ignore"):
-            at_s1 = np.abs(np.arccos((s01[:, None, :] * vs1).sum(2)
-                                     / np.sqrt(l01 * (vs1 ** 2).sum(2))))
-            at_s0 = np.abs(np.arccos((-s01[:, None, :] * vs0).sum(2)
-                                     / np.sqrt(l01 * (vs0 ** 2).sum(2))))
+            at_s1 = np.abs(np.arccos((sy * vs1[..., 0] + sx * vs1[..., 1])
+                                     / np.sqrt(l01 * (vs1[..., 0] ** 2 + vs1[..., 1] ** 2))))
+            at_s0 = np.abs(np.arccos(((-sy) * vs0[..., 0] + (-sx) * vs0[..., 1])
+                                     / np.sqrt(l01 * (vs0[..., 0] ** 2 + vs0[..., 1] ** 2))))
         at_v = np.pi - at_s1 - at_s0
         at_v = np.where(cand, at_v, np.inf)
         best = _first_minimum(at_v, cand)
