@@ -466,3 +466,16 @@ def test_tensor_labels_of_unsigned_dtypes_and_half_precision_images():
     om = object_moments(torch.from_numpy(lab.astype(np.int32)).to(torch.uint16),
                         torch.from_numpy(img.astype(np.float16)), order=5, dtype="float64")
     np.testing.assert_allclose(om.features.numpy(), ref.features, rtol=0, atol=1e-13)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+def test_cuda_gives_the_cpu_numbers(convention):
+    lab = ellipses(seed=18)
+    img = np.random.default_rng(12).random(lab.shape)
+    cpu = object_moments(lab, img, order=9, convention=convention, dtype="float64")
+    gpu = object_moments(torch.from_numpy(lab).cuda(), torch.from_numpy(img).cuda(), order=9,
+                         convention=convention, dtype="float64")
+    assert gpu.features.device.type == "cuda" and gpu.route.backend == "torch"
+    np.testing.assert_array_equal(gpu.geometry.radius, cpu.geometry.radius)
+    np.testing.assert_allclose(gpu.features.cpu().numpy(), cpu.features, rtol=0, atol=1e-12)
