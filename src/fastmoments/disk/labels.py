@@ -13,15 +13,21 @@ Geometry (:mod:`fastmoments.disk.label_geometry`: one pass over the label image,
       \frac12)^2}` (the default of :func:`fastmoments.object_features`);
     * ``"area"``: the centroid and :math:`R = \sqrt{A/\pi}` for an area of :math:`A` pixels.
 
-Moments (a second pass, chunked over rows of the image within the memory budget)
+Moments (a second pass over the pixels)
     every labelled pixel :math:`p` of object :math:`L` gets
     :math:`\rho_p = |p - c_L| / R_L` and its angle; pixels outside the unit disk are left
-    out (for the pixels on its edge, see the last point below). The kernel values of all
-    moments at all pixels of a chunk are summed per object by one ``index_add_`` over the
-    object index of each pixel. The radial functions are the
-    disk families' (:mod:`fastmoments.disk.radial` for Zernike and pseudo-Zernike, the
-    polar harmonic families of :mod:`fastmoments.disk.pht`), evaluated at each pixel's
-    :math:`\rho`.
+    out (for the pixels on its edge, see the last point below). Two routes, chosen once per
+    call by :func:`choose_route` and shown as ``.route``:
+
+    * ``torch`` (every family, CPU and CUDA): row blocks of the image within the memory
+      budget; the kernel values of all moments at all pixels of a block are summed per
+      object by one ``index_add_`` over the object index of each pixel. The radial
+      functions are the disk families' (:mod:`fastmoments.disk.radial` for Zernike and
+      pseudo-Zernike, the polar harmonic families of :mod:`fastmoments.disk.pht`),
+      evaluated at each pixel's :math:`\rho`.
+    * ``numba`` (Zernike on the CPU, the default there): compiled loops that read the label
+      image in place and keep each pixel's values in registers
+      (:mod:`fastmoments.disk._numba_labels`), sums in float64.
 
 ``convention="standard"`` (default)
     .. math:: A_{nm} = \frac{c_{nm}}{R^2} \sum_{p \in L,\ \rho_p \le 1}
