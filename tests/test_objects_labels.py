@@ -349,7 +349,7 @@ def test_a_small_memory_budget_chunks_the_work_and_gives_the_same_result(method)
 
 
 # -------------------------------------------------------------------- input and output
-@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.int64, np.uint64, ">i4"])
 def test_any_integer_dtype_and_labels_not_contiguous(dtype):
     lab = np.zeros((40, 40), dtype=dtype)
     lab[2:12, 3:15] = 5
@@ -358,6 +358,12 @@ def test_any_integer_dtype_and_labels_not_contiguous(dtype):
     om = object_moments(lab, order=4, dtype="float64")
     np.testing.assert_array_equal(om.labels, [5, 200])
     np.testing.assert_array_equal(om.features, ref.features)
+    img = np.linspace(0, 1, lab.size).reshape(lab.shape)
+    a = object_moments(lab, img.astype(">f8"), order=4, method="torch")
+    b = object_moments(lab, img.astype(">f8"), order=4)
+    c = object_moments(lab.astype(np.int64), img, order=4)
+    np.testing.assert_allclose(a.features, c.features, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(b.features, c.features)
 
 
 def test_large_label_values_use_a_search_instead_of_a_table():

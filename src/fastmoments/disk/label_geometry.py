@@ -90,6 +90,8 @@ def _block(x: Any, r0: int, r1: int, device: torch.device, dtype: torch.dtype | 
     conversion is needed; the input is never written)."""
     part = x[r0:r1]
     if not isinstance(part, torch.Tensor):
+        if not part.dtype.isnative:
+            part = part.astype(part.dtype.newbyteorder("="))
         if part.dtype.kind == "u" and part.dtype.itemsize > 1:
             part = _signed(part)
         part = torch.from_numpy(np.ascontiguousarray(part))
@@ -332,7 +334,7 @@ def _as_host_array(x: Any) -> np.ndarray | None:
         if x.device.type != "cpu" or x.dtype in (torch.uint16, torch.uint32, torch.uint64):
             return None
         return x.numpy()
-    return x
+    return x if x.dtype.isnative else None
 
 
 def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:

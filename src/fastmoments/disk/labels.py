@@ -321,7 +321,7 @@ def _host_image(img: Any) -> np.ndarray:
     """The intensity image as a NumPy array the compiled loops read (a view when it already
     is one of a real dtype they know; float16 and the like as float64)."""
     arr = img.numpy() if isinstance(img, torch.Tensor) else img
-    if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+    if (arr.dtype.kind == "f" and arr.dtype.itemsize < 4) or not arr.dtype.isnative:
         return arr.astype(np.float64)
     return arr
 
