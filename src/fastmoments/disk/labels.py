@@ -290,9 +290,9 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     out = np.zeros((n, len(plan.pairs), 2))
     limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
     cdt = torch.complex128 if dt == torch.float64 else torch.complex64
-    if lut is not None:
+    pix = np.zeros((0, 0)) if img is None else _host_image(img)
+    if lut is not None and pix is not None:
         arr = _as_host_array(lab)
-        pix = np.zeros((0, 0)) if img is None else _host_image(img)
         zernike_image_sums(arr, lut, pix, geo.centre, geo.radius, plan.index.max_order,
                            convention == "cellprofiler", limit, out)
         res = torch.from_numpy(out)
@@ -317,12 +317,13 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     return torch.complex(res[..., 0], res[..., 1]).to(cdt)
 
 
-def _host_image(img: Any) -> np.ndarray:
-    """The intensity image as a NumPy array the compiled loops read (a view when it already
-    is one of a real dtype they know; float16 and the like as float64)."""
+def _host_image(img: Any) -> np.ndarray | None:
+    """The intensity image as a NumPy array the compiled loops read in place, or None when
+    it is not one they can (half precision, big-endian): it then goes by row blocks,
+    converted a block at a time, so that no copy of the whole image is made."""
     arr = img.numpy() if isinstance(img, torch.Tensor) else img
     if (arr.dtype.kind == "f" and arr.dtype.itemsize < 4) or not arr.dtype.isnative:
-        return arr.astype(np.float64)
+        return None
     return arr
 
 
