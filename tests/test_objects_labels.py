@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastmoments.disk.enclosing import convex_hulls, minimum_enclosing_circles
 from fastmoments.disk.labels import label_geometry, object_moments, object_table
@@ -485,3 +487,32 @@ def test_cuda_gives_the_cpu_numbers(convention):
     assert gpu.features.device.type == "cuda" and gpu.route.backend == "torch"
     np.testing.assert_array_equal(gpu.geometry.radius, cpu.geometry.radius)
     np.testing.assert_allclose(gpu.features.cpu().numpy(), cpu.features, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------- property-based checks
+PROPERTY = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+
+
+@PROPERTY
+@given(st.integers(0, 2**32 - 1))
+def test_random_label_images_give_the_direct_sums_and_enclosing_circles(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(6, 20, size=2))
+    lab = rng.integers(0, 4, size=shape) * rng.integers(0, 2, size=shape)  # 3 ragged objects
+    lab = np.where(lab > 0, lab * int(rng.integers(1, 50)), 0)
+    img = rng.random(shape)
+    a = object_moments(lab, img, order=5, kind="complex", method="torch")
+    b = object_moments(lab, img, order=5, kind="complex", method="numba")
+    g = a.geometry
+    for k, v in enumerate(g.labels):
+        pts = np.argwhere(lab == v)
+        if len(pts) > 1:  # every pixel centre in the circle, and three or two on it
+            d = np.hypot(pts[:, 0] - g.centre[k, 0], pts[:, 1] - g.centre[k, 1])
+            assert d.max() <= g.radius[k] * (1 + 1e-12)
+            assert np.sum(np.abs(d - g.radius[k]) <= 1e-9 * g.radius[k]) >= 2
+            ref = direct_standard(lab, img, v, g.centre[k], g.radius[k], a.pairs,
+                                  zernike_radial)
+            np.testing.assert_allclose(a.values[k], ref, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(b.values[k], ref, rtol=0, atol=1e-12)
+        else:
+            assert np.isnan(a.values[k]).all() and np.isnan(b.values[k]).all()
