@@ -130,7 +130,7 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         ``(n,)`` float64; 0 for an object of one pixel.
     """
     n = len(counts)
-    kmax = int(counts.max()) if n else 0
+    kmax = max(int(counts.max()), 2) if n else 0  # room for a side even if none has one
     centres = np.zeros((n, 2))
     radii = np.zeros(n)
     if n == 0:
