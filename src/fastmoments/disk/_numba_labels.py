@@ -1,0 +1,193 @@
+r"""numba kernel of the per-object Zernike sums on the CPU (:mod:`fastmoments.disk.labels`).
+
+The torch path evaluates every moment at every pixel of a row block as whole-array
+operations, so each of the ``pixels x moments`` values passes through memory several times.
+This kernel walks the pixels once and keeps everything of a pixel in registers: its
+position in its object's disk,
+
+.. math:: \hat y = (i - c_i) / R, \qquad \hat x = (j - c_j) / R, \qquad
+          \rho^2 = \hat x^2 + \hat y^2,
+
+computed with the same operations as the torch path (so the same pixels pass the test
+:math:`\rho^2 \le` ``limit``), the powers :math:`u^m` of its unit direction, the radial
+values :math:`R_{nm}(\rho)` by the recurrence of the Zernike thesis, Eq. 3.10-3.11 (Deng et
+al.: :math:`R_{nn} = \rho R_{n-1,n-1}`,
+:math:`R_{nm} = \rho (R_{n-1,|m-1|} + R_{n-1,m+1}) - R_{n-2,m}`), and adds
+:math:`f\, R_{nm}(\rho)\, u^m` to its object's sums in float64.
+
+Imported lazily (``import fastmoments`` does not import numba); compiled with
+``cache=True``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["column_extremes", "flag_labels", "label_extent", "label_stats",
+           "zernike_image_sums", "zernike_label_sums"]
+
+
+@njit(cache=True, error_model="numpy")  # x / 0 gives inf or NaN, as NumPy
+def _add_pixel(k, i, j, w, centre, radius, order, cellprofiler, limit, out, prev2, prev1, cur,
+               pr, pi):  # pragma: no cover - compiled
+    """Add the kernel values of pixel ``(i, j)`` of object ``k``, weight ``w``, to
+    ``out[k]`` (scratch: ``prev2``, ``prev1``, ``cur`` of ``order // 2 + 2``, ``pr``, ``pi``
+    of ``order + 1``)."""
+    r = radius[k]
+    dy = (i - centre[k, 0]) / r
+    dx = (j - centre[k, 1]) / r
+    rho2 = dx * dx + dy * dy
+    if not rho2 <= limit:  # NaN (radius 0) too
+        return
+    rho = math.sqrt(rho2)
+    if rho > 0:
+        if cellprofiler:
+            ur, ui = dy / rho, dx / rho
+        else:
+            ur, ui = dx / rho, dy / rho
+    else:
+        ur, ui = 0.0, 0.0
+    T = order
+    pr[0], pi[0] = w, 0.0
+    for m in range(1, T + 1):
+        pr[m] = pr[m - 1] * ur - pi[m - 1] * ui
+        pi[m] = pr[m - 1] * ui + pi[m - 1] * ur
+    pos = 0
+    for n in range(T + 1):
+        L = n // 2 + 1
+        if n == 0:
+            cur[0] = 1.0
+        else:
+            cur[L - 1] = rho * prev1[(n - 1) // 2]
+            if n >= 2:
+                if n % 2 == 0:
+                    cur[0] = 2.0 * rho * prev1[0] - prev2[0]
+                    for q in range(1, L - 1):
+                        cur[q] = rho * (prev1[q - 1] + prev1[q]) - prev2[q]
+                else:
+                    for q in range(L - 1):
+                        cur[q] = rho * (prev1[q] + prev1[q + 1]) - prev2[q]
+        par = n % 2
+        for q in range(L):
+            m = par + 2 * q
+            out[k, pos + q, 0] += cur[q] * pr[m]
+            out[k, pos + q, 1] += cur[q] * pi[m]
+        pos += L
+        for q in range(L):
+            prev2[q] = prev1[q]
+            prev1[q] = cur[q]
+
+
+@njit(cache=True, error_model="numpy")
+def zernike_label_sums(obj, rows, cols, f, centre, radius, order, cellprofiler, limit,
+                       out):  # pragma: no cover - compiled
+    r"""Add each pixel's Zernike kernel values to its object's sums.
+
+    ``obj``, ``rows``, ``cols``: ``(G,)`` int64 object index, row and column of each pixel;
+    ``f``: ``(G,)`` float64 weights, or ``(0,)`` for weight 1; ``centre``: ``(n, 2)``,
+    ``radius``: ``(n,)`` float64; ``order``: the largest ``n``; ``cellprofiler``: the unit
+    direction is :math:`(\hat y + i \hat x)/\rho` (else :math:`(\hat x + i \hat y)/\rho`,
+    the conjugate kernel of the standard moments with :math:`y` up); ``limit``: largest
+    :math:`\rho^2` kept; ``out``: ``(n, K, 2)`` float64 sums, pairs in ``(n, m)`` order with
+    ``m = n mod 2, ..., n``, added to.
+    """
+    H = order // 2 + 2
+    prev2, prev1, cur = np.zeros(H), np.zeros(H), np.zeros(H)
+    pr, pi = np.empty(order + 1), np.empty(order + 1)
+    weighted = f.shape[0] > 0
+    for p in range(obj.shape[0]):
+        w = f[p] if weighted else 1.0
+        _add_pixel(obj[p], rows[p], cols[p], w, centre, radius, order, cellprofiler, limit,
+                   out, prev2, prev1, cur, pr, pi)
+
+
+# ----------------------------------------------------------------- whole-image passes
+@njit(cache=True)
+def label_extent(lab):  # pragma: no cover - compiled
+    """Smallest and largest value of a 2-D integer array (``(0, 0)`` when empty)."""
+    lo = 0
+    hi = 0
+    first = True
+    for i in range(lab.shape[0]):
+        for j in range(lab.shape[1]):
+            v = np.int64(lab[i, j])
+            if first:
+                lo = v
+                hi = v
+                first = False
+            elif v < lo:
+                lo = v
+            elif v > hi:
+                hi = v
+    return lo, hi
+
+
+@njit(cache=True)
+def flag_labels(lab, seen):  # pragma: no cover - compiled
+    """``seen[v] = True`` for every value ``v`` of ``lab`` (all within ``seen``)."""
+    for i in range(lab.shape[0]):
+        for j in range(lab.shape[1]):
+            seen[lab[i, j]] = True
+
+
+@njit(cache=True)
+def label_stats(lab, lut, count, sums, lo, hi):  # pragma: no cover - compiled
+    """Per object (``lut[label]``, labels > 0): pixel count, sums of rows and columns
+    (float64, exact for integers below 2**53), smallest and largest row and column."""
+    for i in range(lab.shape[0]):
+        for j in range(lab.shape[1]):
+            v = lab[i, j]
+            if v == 0:
+                continue
+            k = lut[v]
+            count[k] += 1
+            sums[k, 0] += i
+            sums[k, 1] += j
+            if i < lo[k, 0]:
+                lo[k, 0] = i
+            if j < lo[k, 1]:
+                lo[k, 1] = j
+            if i > hi[k, 0]:
+                hi[k, 0] = i
+            if j > hi[k, 1]:
+                hi[k, 1] = j
+
+
+@njit(cache=True)
+def column_extremes(lab, lut, first_col, offset, rmin, rmax):  # pragma: no cover - compiled
+    """Topmost and bottommost row of every column of every object: object ``k``'s column
+    ``j`` is entry ``offset[k] + j - first_col[k]`` of ``rmin``, ``rmax`` (which start at
+    a value above every row and at -1)."""
+    for i in range(lab.shape[0]):
+        for j in range(lab.shape[1]):
+            v = lab[i, j]
+            if v == 0:
+                continue
+            k = lut[v]
+            e = offset[k] + j - first_col[k]
+            if i < rmin[e]:
+                rmin[e] = i
+            if i > rmax[e]:
+                rmax[e] = i
+
+
+@njit(cache=True, error_model="numpy")
+def zernike_image_sums(lab, lut, img, centre, radius, order, cellprofiler, limit,
+                       out):  # pragma: no cover - compiled
+    """:func:`zernike_label_sums` over every labelled pixel of a whole label image, in row
+    order (``img``: the intensities, or a ``(0, 0)`` array for weight 1)."""
+    H = order // 2 + 2
+    prev2, prev1, cur = np.zeros(H), np.zeros(H), np.zeros(H)
+    pr, pi = np.empty(order + 1), np.empty(order + 1)
+    weighted = img.shape[0] > 0
+    for i in range(lab.shape[0]):
+        for j in range(lab.shape[1]):
+            v = lab[i, j]
+            if v == 0:
+                continue
+            w = np.float64(img[i, j]) if weighted else 1.0
+            _add_pixel(lut[v], i, j, w, centre, radius, order, cellprofiler, limit, out,
+                       prev2, prev1, cur, pr, pi)

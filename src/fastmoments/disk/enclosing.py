@@ -1,0 +1,226 @@
+r"""Convex hulls and minimum enclosing circles of every object of a label image, batched.
+
+Both work on the *column extremes* of each object: for every column :math:`j` that an object
+touches, its topmost and bottommost pixel centres :math:`(i_{\min}(j), j)` and
+:math:`(i_{\max}(j), j)`, integer coordinates (row :math:`i`, column :math:`j`). Every vertex
+of the convex hull of an object's pixel centres is such a point, so the hull, and the
+smallest circle holding every pixel centre, are those of the column extremes.
+
+Convex hull
+    Andrew's monotone chain (A. M. Andrew, "Another efficient algorithm for convex hulls in
+    two dimensions", Information Processing Letters 9, 1979): the lower chain (smallest row
+    of each column, columns ascending) followed by the upper chain (largest row, columns
+    descending) is a closed polygon whose convex vertices, pruned until none is reflex or
+    collinear, are the hull. Here every object is pruned at once: each round drops, in all
+    objects together, the points where the polygon does not turn strictly left, with exact
+    integer cross products; a hull vertex is never dropped (it lies strictly outside every
+    segment between two other points), so the rounds end on the strict hull. The vertices
+    come out counter-clockwise in the :math:`(x, y) = (j, i)` plane starting from the point
+    of smallest column (smallest row among those), the order of
+    ``centrosome.cpmorphology.convex_hull`` (the code CellProfiler runs).
+
+Minimum enclosing circle
+    Chrystal's algorithm (G. Chrystal, "On the problem to construct the minimum circle
+    enclosing n given points in a plane", Proc. Edinburgh Math. Soc. 3, 1885), run on the
+    hull vertices of all objects in lock step, as ``centrosome.cpmorphology.
+    minimum_enclosing_circle`` runs it: take the first two hull vertices as the side
+    :math:`S_0 S_1`; find the other vertex :math:`V` that sees :math:`S_0 S_1` under the
+    smallest angle (the first one in hull order on ties); if that angle is not acute, the
+    circle on the diameter :math:`S_0 S_1` is the answer; if the triangle :math:`S_0 S_1 V`
+    has no obtuse angle, its circumcircle is; otherwise :math:`V` replaces the end of the
+    side (:math:`S_0` or :math:`S_1`) whose angle is obtuse, and the step repeats. The
+    angles are computed as ``arccos`` of normalised dot products and the circumcentre by the
+    Cartesian formula, in float64 and in the same order as that code, so that the centre
+    and radius of every object come out with the same bits: CellProfiler keeps the pixels
+    with :math:`\rho^2 \le 1`, and pixel centres that lie on the circle (three or more per
+    object) would otherwise fall on either side of it by rounding.
+
+The circle is a small geometric problem on few points per object (the hull of an object of
+radius :math:`R` pixels has :math:`O(R^{2/3})` vertices), so it runs in NumPy on the host
+whatever device computes the moments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["convex_hulls", "minimum_enclosing_circles"]
+
+
+def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max: np.ndarray,
+                 n_objects: int) -> tuple[np.ndarray, np.ndarray]:
+    """Strict convex hull vertices of every object, from its column extremes.
+
+    Parameters
+    ----------
+    obj, col, row_min, row_max : numpy.ndarray
+        One entry per (object, column) pair, sorted by object then column: the object's index
+        (``0 .. n_objects - 1``), the column, and the smallest and largest row of the object's
+        pixels in that column (int64).
+    n_objects : int
+        The number of objects; each has at least one column.
+
+    Returns
+    -------
+    points : numpy.ndarray
+        ``(P, 2)`` int64 ``(row, col)`` hull vertices, object by object, each object's
+        counter-clockwise in the ``(x, y) = (col, row)`` plane from its point of smallest
+        ``(col, row)``.
+    counts : numpy.ndarray
+        ``(n_objects,)`` the number of vertices of each object (1 for a single pixel, 2 for
+        pixels on one line).
+    """
+    if n_objects == 0:
+        return np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
+    ncol = np.bincount(obj, minlength=n_objects)
+    first = np.concatenate([[0], np.cumsum(ncol)[:-1]])
+    last = first + ncol - 1
+    # the closed polygon: lower chain (row_min, columns ascending), then upper chain
+    # (row_max, columns descending); the pixel of an end column of one pixel appears once
+    e = np.arange(len(obj))
+    rev = first[obj] + last[obj] - e  # entry e of the upper chain is column entry rev
+    end_col = (rev == first[obj]) | (rev == last[obj])
+    up = ~(end_col & (row_max[rev] == row_min[rev]))
+    seq_obj = np.concatenate([obj, obj[up]])
+    seq_row = np.concatenate([row_min, row_max[rev][up]])
+    seq_col = np.concatenate([col, col[rev][up]])
+    chain = np.concatenate([np.zeros(len(obj), np.int64), np.ones(int(up.sum()), np.int64)])
+    order = np.lexsort((np.concatenate([e, e[up]]), chain, seq_obj))
+    seq_obj, seq_row, seq_col = seq_obj[order], seq_row[order], seq_col[order]
+    # the top and bottom pixels of the first and last columns are always hull vertices;
+    # keeping them also keeps the two ends of an object that is a straight line (where the
+    # polygon turns back on itself)
+    protect = (seq_col == col[first][seq_obj]) | (seq_col == col[last][seq_obj])
+    while True:
+        cnt = np.bincount(seq_obj, minlength=n_objects)
+        start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        pos = np.arange(len(seq_obj)) - start[seq_obj]
+        c = cnt[seq_obj]
+        prv = start[seq_obj] + (pos - 1) % c
+        nxt = start[seq_obj] + (pos + 1) % c
+        # z of (p - prev) x (next - p) in the (x, y) = (col, row) plane, exact in int64
+        cross = ((seq_col - seq_col[prv]) * (seq_row[nxt] - seq_row)
+                 - (seq_col[nxt] - seq_col) * (seq_row - seq_row[prv]))
+        keep = (cross > 0) | protect
+        if bool(keep.all()):
+            break
+        seq_obj, seq_row, seq_col, protect = (seq_obj[keep], seq_row[keep], seq_col[keep],
+                                              protect[keep])
+    counts = np.bincount(seq_obj, minlength=n_objects)
+    return np.stack([seq_row, seq_col], axis=1), counts
+
+
+def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """Centre ``(row, col)`` and radius of the smallest circle through or around each
+    object's hull vertices, by Chrystal's algorithm (module notes).
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        ``(P, 2)`` hull vertices from :func:`convex_hulls`.
+    counts : numpy.ndarray
+        ``(n,)`` vertices per object (each at least 1).
+
+    Returns
+    -------
+    centres : numpy.ndarray
+        ``(n, 2)`` float64.
+    radii : numpy.ndarray
+        ``(n,)`` float64; 0 for an object of one pixel.
+    """
+    n = len(counts)
+    kmax = max(int(counts.max()), 2) if n else 0  # room for a side even if none has one
+    centres = np.zeros((n, 2))
+    radii = np.zeros(n)
+    if n == 0:
+        return centres, radii
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pad = np.zeros((n, kmax, 2))
+    slot = np.arange(len(points)) - np.repeat(start, counts)
+    pad[np.repeat(np.arange(n), counts), slot] = points
+    valid = np.arange(kmax)[None, :] < counts[:, None]
+    one = counts == 1
+    centres[one] = pad[one, 0]
+    two = counts == 2
+    centres[two] = (pad[two, 0] + pad[two, 1]) / 2
+    d = centres[two] - pad[two, 0]
+    radii[two] = np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
+    s0 = np.zeros(n, np.int64)
+    s1 = np.ones(n, np.int64)
+    active = np.flatnonzero(counts > 2)
+    half_pi = np.pi / 2
+    while active.size:
+        P = pad[active]
+        a0 = P[np.arange(active.size), s0[active]]
+        a1 = P[np.arange(active.size), s1[active]]
+        cand = valid[active].copy()
+        cand[np.arange(active.size), s0[active]] = False
+        cand[np.arange(active.size), s1[active]] = False
+        # dot products written out over the two coordinates (the same sums as NumPy's
+        # reductions over an axis of length 2, which cost more than the arithmetic)
+        s01 = a0 - a1
+        sy, sx = s01[:, 0:1], s01[:, 1:2]
+        vs0 = P - a0[:, None, :]
+        vs1 = P - a1[:, None, :]
+        l01 = sy * sy + sx * sx
+        with np.errstate(invalid="ignore", divide="ignore"):
+            at_s1 = np.abs(np.arccos((sy * vs1[..., 0] + sx * vs1[..., 1])
+                                     / np.sqrt(l01 * (vs1[..., 0] ** 2 + vs1[..., 1] ** 2))))
+            at_s0 = np.abs(np.arccos(((-sy) * vs0[..., 0] + (-sx) * vs0[..., 1])
+                                     / np.sqrt(l01 * (vs0[..., 0] ** 2 + vs0[..., 1] ** 2))))
+        at_v = np.pi - at_s1 - at_s0
+        at_v = np.where(cand, at_v, np.inf)
+        best = _first_minimum(at_v, cand)
+        rows = np.arange(active.size)
+        min_v, b_s1, b_s0 = at_v[rows, best], at_s1[rows, best], at_s0[rows, best]
+        none = ~cand.any(1)
+        diameter = none | (min_v >= half_pi)
+        circum = ~diameter & (b_s1 <= half_pi) & (b_s0 <= half_pi) & (min_v <= half_pi)
+        if diameter.any():
+            k = active[diameter]
+            p, q = a0[diameter], a1[diameter]
+            centres[k] = (p + q) / 2
+            radii[k] = np.sqrt(((p - q) ** 2).sum(1)) / 2
+        if circum.any():
+            k = active[circum]
+            centres[k], radii[k] = _circumcircle(a0[circum], a1[circum],
+                                                 P[rows[circum], best[circum]])
+        move = ~diameter & ~circum
+        k = active[move]
+        replace_s0 = b_s0[move] > half_pi
+        s0[k[replace_s0]] = best[move][replace_s0]
+        s1[k[~replace_s0]] = best[move][~replace_s0]
+        active = k
+    return centres, radii
+
+
+def _first_minimum(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row, the column of the smallest of ``values[mask]``.
+
+    Ties (vertices that see the side under the same computed angle) go the way
+    CellProfiler's code sends them: the candidates of all rows, row by row, are sorted
+    together by NumPy's default (unstable) ``argsort``, and each row takes its first
+    candidate in that order. Which tied vertex is taken decides which hull point the radius
+    is measured from, and so the last bits of the radius.
+    """
+    flat = values[mask]
+    row_of, col_of = np.nonzero(mask)
+    order = np.argsort(flat)
+    best = np.zeros(values.shape[0], np.int64)
+    best[row_of[order][::-1]] = col_of[order][::-1]
+    return best
+
+
+def _circumcircle(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Centre of the circle through three points (Cartesian formula; integer coordinates
+    make its numerators and denominator exact) and its distance to ``p0``."""
+    y0, x0, y1, x1, y2, x2 = p0[:, 0], p0[:, 1], p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]
+    q0, q1, q2 = (p0 ** 2).sum(1), (p1 ** 2).sum(1), (p2 ** 2).sum(1)
+    den = 2 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
+    cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
+    cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
+    centre = np.stack([cy, cx], axis=1)
+    d = p0 - centre
+    return centre, np.sqrt((d ** 2).sum(1))
