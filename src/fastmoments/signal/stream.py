@@ -83,13 +83,13 @@ class GaussianStream:
     carried samples begin at sample 0 and each :meth:`push` filters them whole with the
     boundary ``mode`` (the same extension as the one-shot filter's: it reads the first ``S``
     samples, ``S + 1`` for ``"mirror"``); once ``S`` outputs are out, the stream keeps the
-    last ``2S`` samples and computes the new outputs from them alone (``"direct"``: one
-    valid correlation with the kernel; ``"sft"``: the filter of the carried samples and the
-    chunk, of which the outputs away from both ends are kept). :meth:`flush` filters the
-    carried samples with ``mode`` at the end. The result equals the one-shot filter to
-    rounding: the same kernel, summed in another order (tested with random chunk sizes,
-    chunks shorter than ``S`` included). Pushing chunks of at least ``S`` samples keeps the
-    overhead of each push (``2S`` samples filtered again with ``"sft"``) small.
+    last ``2S`` samples and computes the new outputs from them alone (the filter of the carried
+    samples and the chunk, of which the outputs away from both ends are kept; for
+    ``"direct"`` and chunks shorter than ``2S``, one valid correlation with the kernel).
+    :meth:`flush` filters the carried samples with ``mode`` at the end. The result equals
+    the one-shot filter to rounding: the same kernel, summed in another order (tested with
+    random chunk sizes, chunks shorter than ``S`` included). Pushing chunks of at least
+    ``2S`` samples keeps the overhead of each push (``2S`` samples filtered again) small.
 
     Examples
     --------
@@ -168,8 +168,8 @@ class GaussianStream:
     def _interior(self, seg: torch.Tensor) -> torch.Tensor:
         """The outputs of ``seg``'s samples ``S .. len - S - 1`` (they need no extension)."""
         s = self.delay
-        if self.method == "sft":
-            return self._filter(seg)[..., s: seg.shape[-1] - s]
+        if self.method == "sft" or seg.shape[-1] >= 4 * s:  # chunks of at least 2S samples:
+            return self._filter(seg)[..., s: seg.shape[-1] - s]  # the library's own filter
         flat = seg.reshape(-1, 1, seg.shape[-1])
         y = torch.nn.functional.conv1d(flat, self._kernel(seg.dtype, seg.device))
         return y.reshape(*seg.shape[:-1], -1)
