@@ -92,7 +92,13 @@ def wavelet_response(wavelet: Morlet | DerivativeOfGaussian, omega: np.ndarray,
     acc = np.zeros(w.shape, dtype=np.float64)
     for m in range(-m_max, m_max + 1):
         nu = sigma * (w + 2 * math.pi * m)
-        acc += np.exp(-0.5 * (nu - wavelet.xi) ** 2) - kappa * np.exp(-0.5 * nu * nu)
+        # only where a term is above e^{-800} (most of the grid at large σ): the exponentials
+        # are most of the cost of the tables
+        near = np.flatnonzero(np.abs(nu - wavelet.xi) < 40.0)
+        acc[near] += np.exp(-0.5 * (nu[near] - wavelet.xi) ** 2)
+        if kappa > 0.0:
+            near = np.flatnonzero(np.abs(nu) < 40.0)
+            acc[near] -= kappa * np.exp(-0.5 * nu[near] ** 2)
     return (c * math.pi ** -0.25 * math.sqrt(2 * math.pi * sigma) * acc).astype(np.complex128)
 
 
@@ -212,17 +218,31 @@ class ICWT:
 
     def tables(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For ``n`` samples (rfft frequencies ``ω_k = 2πk/n``): ``(G_pos, G_neg, covered)``
-        with ``X = Σ_j G_pos[j] W_j(ω) + G_neg[j] conj W_j(-ω)`` (float64 tables)."""
+        with ``X = Σ_j G_pos[j] W_j(ω) + G_neg[j] conj W_j(-ω)`` (float64 tables, real for
+        the wavelets whose transform is real)."""
         if n not in self._tables:
             omega = 2 * np.pi * np.arange(n // 2 + 1) / n
-            pos = np.stack([wavelet_response(self.wavelet, omega, s) for s in self.scales])
-            neg = np.stack([wavelet_response(self.wavelet, -omega, s) for s in self.scales])
-            den = (np.abs(pos) ** 2 + np.abs(neg) ** 2).sum(0)
+            # the Morlet's and the Mexican hat's transforms are real: real tables (half the
+            # memory and work); the order-1 DoG's are imaginary
+            real = not (isinstance(self.wavelet, DerivativeOfGaussian)
+                        and self.wavelet.order == 1)
+            pos = np.empty((len(self.scales), len(omega)),
+                           dtype=np.float64 if real else np.complex128)
+            neg = np.empty_like(pos)
+            for j, s in enumerate(self.scales):
+                p = wavelet_response(self.wavelet, omega, s)
+                q = wavelet_response(self.wavelet, -omega, s)
+                pos[j], neg[j] = (p.real, q.real) if real else (p, q)
+            den = np.einsum("jk,jk->k", pos.conj(), pos).real
+            den += np.einsum("jk,jk->k", neg.conj(), neg).real
             covered = np.sqrt(den) > self.rcond * np.sqrt(den.max())
             inv = np.where(covered, 1.0 / np.where(covered, den, 1.0), 0.0)
             if len(self._tables) >= 4:
                 self._tables.pop(next(iter(self._tables)))
-            self._tables[n] = (np.conj(pos) * inv, neg * inv, covered)
+            pos = pos.conj()
+            pos *= inv
+            neg *= inv
+            self._tables[n] = (pos, neg, covered)
         return self._tables[n]
 
     def response(self, n: int) -> np.ndarray:
@@ -272,18 +292,19 @@ class ICWT:
         n = w.shape[-1]
         g_pos, g_neg, _ = self.tables(n)
         cdt = torch.complex128 if real == torch.float64 else torch.complex64
+        tdt = cdt if np.iscomplexobj(g_pos) else real
         extra = (1,) * (w.ndim - 2)
-        gp = torch.as_tensor(g_pos, dtype=cdt, device=w.device).reshape(
+        gp = torch.as_tensor(g_pos, dtype=tdt, device=w.device).reshape(
             len(self.scales), *extra, -1)
+        gn = torch.as_tensor(g_neg, dtype=tdt, device=w.device).reshape(gp.shape)
         if not w.is_complex():  # a real transform: W(-ω) = conj W(ω), the two terms agree
-            gn = torch.as_tensor(g_neg, dtype=cdt, device=w.device).reshape(gp.shape)
             spec = torch.fft.rfft(w, dim=-1)
             xf = ((gp + gn) * spec).sum(0)
         else:
-            gn = torch.as_tensor(g_neg, dtype=cdt, device=w.device).reshape(gp.shape)
             full = torch.fft.fft(w, dim=-1)
-            k = torch.arange(n // 2 + 1, device=w.device)
-            xf = (gp * full[..., : n // 2 + 1] + gn * full[..., (-k) % n].conj()).sum(0)
+            # W(-ω_k) = full[(-k) mod n]: index 0, then n - 1 down to n - n//2
+            mirrored = torch.cat((full[..., :1], full[..., n - n // 2:].flip(-1)), dim=-1)
+            xf = (gp * full[..., : n // 2 + 1]).sum(0) + (gn * mirrored.conj()).sum(0)
         return torch.fft.irfft(xf, n=n, dim=-1)
 
 
@@ -298,7 +319,10 @@ def _symmetric(w: torch.Tensor, mode: str, wavelet: Any) -> torch.Tensor:
     else:
         mirrored = w.conj() if w.is_complex() else w
     tail = mirrored if mode == "reflect" else mirrored[..., 1:n - 1]
-    return torch.cat((w, tail.flip(-1)), dim=-1)
+    out = torch.empty((*w.shape[:-1], n + tail.shape[-1]), dtype=w.dtype, device=w.device)
+    out[..., :n] = w
+    out[..., n:] = tail.flip(-1)
+    return out
 
 
 def _extend_signal(x: np.ndarray, mode: str) -> np.ndarray:
