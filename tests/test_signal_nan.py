@@ -116,6 +116,8 @@ def test_raise_and_bad_options():
         gaussian_filter1d_nan(np.array([1.0, np.inf, 2.0, np.nan]), 1.0)
     with pytest.raises(ValueError, match="mode"):
         gaussian_filter1d_nan(x, 2.0, mode="edge")
+    with pytest.raises(TypeError, match="out"):
+        gaussian_filter1d_nan(x, 2.0, out=np.empty_like(x))
 
 
 def test_without_nan_equals_the_plain_filter_and_input_untouched():

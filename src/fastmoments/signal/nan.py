@@ -92,7 +92,9 @@ def _near(bad: torch.Tensor, axis: int, radius: int, mode: str) -> torch.Tensor:
     return (count > 0).movedim(-1, axis)
 
 
-def _check_common(nan_policy: Any, min_weight: Any) -> tuple[str, float]:
+def _check_common(nan_policy: Any, min_weight: Any, options: dict) -> tuple[str, float]:
+    if "out" in options:
+        raise TypeError("out= is not taken by the NaN-aware filters (they combine two passes)")
     policy = check_choice("nan_policy", nan_policy, NAN_POLICIES)
     w = check_real("min_weight", min_weight, minimum=0.0, maximum=1.0)
     if w >= 1.0:
@@ -220,7 +222,7 @@ def gaussian_filter1d_nan(x: Any, sigma: float, axis: int = -1, order: int = 0,
     >>> int(np.isnan(z).sum())                       # 3 + 2 * ceil(4 * 2)
     19
     """
-    policy, w = _check_common(nan_policy, min_weight)
+    policy, w = _check_common(nan_policy, min_weight, options)
     if policy == "raise":
         return gaussian_filter1d(x, sigma, axis, order, mode, cval, truncate, **options)
     if isinstance(x, np.ndarray) and x.dtype.kind in "biu":
@@ -280,7 +282,7 @@ def gaussian_filter_nan(x: Any, sigma: float | Sequence[float],
     >>> bool(np.allclose(gaussian_filter_nan(img, 1.5), 1.0))
     True
     """
-    policy, w = _check_common(nan_policy, min_weight)
+    policy, w = _check_common(nan_policy, min_weight, options)
     if policy == "raise" or (isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
         return gaussian_filter(x, sigma, order, mode, cval, truncate, axes=axes,
                                channel_axis=channel_axis, **options)
