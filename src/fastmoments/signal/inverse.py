@@ -281,8 +281,12 @@ class ICWT:
         real = torch.float64 if w.dtype in (torch.float64, torch.complex128) else torch.float32
         if self.method == "single-integral":
             wt = torch.as_tensor(self.weights / self.constant, dtype=real, device=w.device)
-            wr = w.real if w.is_complex() else w
-            x = torch.tensordot(wt, wr, dims=([0], [0]))
+            if w.is_complex() and ax == t.ndim - 1:  # time last: one pass over (re, im)
+                flat = torch.view_as_real(w.resolve_conj()).reshape(w.shape[0], -1)
+                x = (wt @ flat).reshape(*w.shape[1:], 2)[..., 0]
+            else:
+                wr = w.real if w.is_complex() else w
+                x = torch.tensordot(wt, wr, dims=([0], [0]))
         else:
             n = w.shape[-1]
             x = self._least_squares(_symmetric(w, mode, self.wavelet), real)[..., :n]
