@@ -23,7 +23,7 @@ def _run(stream: GaussianStream, x: np.ndarray, sizes: list[int], axis: int = -1
     for c in sizes:
         parts.append(stream.push(np.take(x, range(pos, pos + c), axis=axis)))
         pos += c
-        held.append(stream.received - stream.emitted)
+        held.append(stream.carried)
         assert stream.emitted == max(0, stream.received - stream.delay)  # the fixed delay
     parts.append(stream.flush())
     return np.concatenate(parts, axis=axis), held

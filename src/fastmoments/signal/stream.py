@@ -143,6 +143,11 @@ class GaussianStream:
         return self._start + (0 if self._buf is None else self._buf.shape[-1])
 
     @property
+    def carried(self) -> int:
+        """Input samples held between pushes: at most ``2 delay`` (the stream's memory)."""
+        return 0 if self._buf is None else int(self._buf.shape[-1])
+
+    @property
     def emitted(self) -> int:
         """Output samples returned so far."""
         return self._emitted
