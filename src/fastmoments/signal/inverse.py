@@ -43,7 +43,7 @@ import torch
 
 from .._array import as_tensor, to_output
 from .._cache import plan_cache
-from .._validate import check_choice, check_real
+from .._validate import check_choice, check_int, check_real
 from . import Morlet
 from .dog import DerivativeOfGaussian
 
@@ -428,7 +428,6 @@ def icwt_response(scales: Sequence[float], n: int,
     >>> float(r[0].real), float(r[1024 // 20].real)    # the mean is never covered; ω = 2π/20 is
     (0.0, 1.0)
     """
-    from .._validate import check_int
     n = check_int("n", n, minimum=2)
     return _plan(_check_scales(scales), _check_wavelet(wavelet),
                  check_choice("method", method, METHODS),
