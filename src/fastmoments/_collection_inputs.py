@@ -37,6 +37,14 @@ class ImageSource:
         Resampled side of a folder's images.
     files : tuple of str or None
         A folder's file names, in image order.
+    grey : bool
+        A folder's colour images are converted to grey (see :func:`fastmoments.data.load_image`).
+    pixel_types : tuple of str or None
+        A folder's pixel types as stored (``("uint16", "float32")``); its images are read
+        into float64, which holds every one of them exactly.
+    labels : tuple of str
+        The one-value-per-image arrays of the Zarr group that holds the images (``font``,
+        ``angle``, ...): they are copied to the output beside the features.
     """
 
     kind: str
@@ -47,12 +55,16 @@ class ImageSource:
     array: str | None = None
     size: int | None = None
     files: tuple[str, ...] | None = field(default=None, repr=False)
+    grey: bool = False
+    pixel_types: tuple[str, ...] | None = None
+    labels: tuple[str, ...] = ()
 
-    def task(self, start: int, stop: int) -> dict[str, Any]:
-        """The plain values a worker needs to read images ``start:stop``."""
+    def task(self, start: int, stop: int, chunk: int | None = None) -> dict[str, Any]:
+        """The plain values a worker needs to read images ``start:stop`` (output chunk
+        ``chunk``, named in error messages)."""
         spec: dict[str, Any] = {"kind": self.kind, "path": self.path, "array": self.array,
                                 "size": self.size, "side": self.side, "start": int(start),
-                                "stop": int(stop)}
+                                "stop": int(stop), "grey": self.grey, "chunk": chunk}
         if self.files is not None:
             spec["files"] = list(self.files[start:stop])
         return spec
@@ -63,7 +75,7 @@ class ImageSource:
 
 
 def open_images(path: str | os.PathLike, *, array: str | None = None,
-                size: int | None = None) -> ImageSource:
+                size: int | None = None, grey: bool = False) -> ImageSource:
     """Open a collection of images: a Zarr store, a folder of image files or an ``.npy`` stack.
 
     Parameters
@@ -76,6 +88,16 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
         The array inside a Zarr group (needed when the group holds several arrays).
     size : int, optional
         A folder's images resampled to ``size x size`` (then they may differ in size).
+    grey : bool
+        Convert a folder's colour images to grey (``0.299 R + 0.587 G + 0.114 B``, in float64);
+        without it a colour image is refused, naming the file.
+
+    Notes
+    -----
+    A folder's files are read at their own bit depth and type (:func:`fastmoments.data.
+    load_image`: tifffile for TIFF, Pillow for PNG and JPEG), into float64, which holds every
+    8-, 16- and 32-bit integer and every float32 exactly; NaN or infinite pixels are refused,
+    naming the file. Zarr and ``.npy`` images are read at their stored dtype.
 
     Raises
     ------
@@ -84,8 +106,11 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
     ValueError
         An empty folder, images of different sizes (naming the first file that differs from the
         first image), non-square images, an array that is not ``(n, N, N)``, an unknown Zarr
-        array name, ``size`` or ``array`` given for an input they do not apply to.
+        array name, ``size``, ``grey`` or ``array`` given for an input they do not apply to,
+        a colour image in a folder without ``grey``, an empty or damaged ``.npy`` file.
     """
+    if not isinstance(grey, bool):
+        raise TypeError(f"--grey must be True or False, got {grey!r}")
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"INPUT {str(path)!r} does not exist")
@@ -97,24 +122,45 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
         if p.suffix.lower() != ".npy":
             raise ValueError(f"INPUT {str(path)!r} must be a Zarr store, a folder of images or "
                              f"an .npy file, got a {p.suffix or 'suffix-less'} file")
-        _refuse(array=array, size=size, kind="an .npy stack")
+        _refuse(array=array, size=size, grey=grey, kind="an .npy stack")
+        if p.stat().st_size == 0:
+            raise ValueError(f"INPUT {str(path)!r} is an empty file (0 bytes), not an .npy "
+                             "stack")
         try:
             arr = np.load(p, mmap_mode="r")
-        except (ValueError, OSError) as exc:
-            raise ValueError(f"INPUT {str(path)!r} is not a readable .npy file: {exc}") from None
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"INPUT {str(path)!r} is not a readable .npy file: "
+                             f"{type(exc).__name__}: {exc}") from None
         n, side = _check_stack_shape(arr.shape, arr.dtype, str(path))
         return ImageSource("npy", str(p.resolve()), n, side, str(arr.dtype))
     if _is_zarr(p):
-        _refuse(size=size, kind="a Zarr store")
+        _refuse(size=size, grey=grey, kind="a Zarr store")
         arr, name = _zarr_array(p, array)
         n, side = _check_stack_shape(arr.shape, np.dtype(arr.dtype), str(path))
         return ImageSource("zarr", str(p.resolve()), n, side, str(np.dtype(arr.dtype)),
-                           array=name)
+                           array=name, labels=_zarr_labels(p, name, n))
     _refuse(array=array, kind="a folder of images")
-    return _open_folder(p, size)
+    return _open_folder(p, size, grey)
 
 
-def _refuse(*, kind: str, array: str | None = None, size: int | None = None) -> None:
+def _zarr_labels(p: Path, name: str | None, n: int) -> tuple[str, ...]:
+    """The 1-D arrays of length ``n`` beside the images in their Zarr group."""
+    if name is None:
+        return ()
+    import zarr
+
+    group = zarr.open_group(str(p), mode="r")
+    return tuple(sorted(k for k in group.array_keys()
+                        if k != name and group[k].shape == (n,)
+                        and np.dtype(group[k].dtype).kind in "biufUS"))
+
+
+def _refuse(*, kind: str, array: str | None = None, size: int | None = None,
+            grey: bool = False) -> None:
+    if grey:
+        raise ValueError(f"--grey converts the colour images of a folder; INPUT is {kind}")
     if array is not None:
         raise ValueError(f"--array names an array inside a Zarr group; INPUT is {kind}")
     if size is not None:
@@ -165,8 +211,8 @@ def _zarr_array(p: Path, array: str | None) -> tuple[Any, str | None]:
     return arr, array
 
 
-def _open_folder(p: Path, size: int | None) -> ImageSource:
-    from PIL import Image
+def _open_folder(p: Path, size: int | None, grey: bool) -> ImageSource:
+    from .data import image_header
 
     files = sorted(f.name for f in p.iterdir()
                    if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
@@ -174,16 +220,21 @@ def _open_folder(p: Path, size: int | None) -> ImageSource:
         raise ValueError(f"INPUT folder {str(p)!r} holds no image files "
                          f"({', '.join(IMAGE_SUFFIXES)})")
     first = None
+    types: set[str] = set()
     for name in files:
         try:
-            with Image.open(p / name) as im:
-                w, h = im.size
-        except OSError as exc:
+            h, w, channels, dtype = image_header(p / name)
+        except (ValueError, OSError) as exc:
             raise ValueError(f"INPUT file {name!r} in {str(p)!r} is not a readable image: "
                              f"{exc}") from None
         if w != h:
             raise ValueError(f"INPUT file {name!r} is {w}x{h}, not square; every image must be "
                              "N x N (crop or pad them first)")
+        if channels > 1 and not grey:
+            raise ValueError(f"INPUT file {name!r} in {str(p)!r} is a colour image ({channels} "
+                             "channels); pass --grey (grey=True) to convert the colour images "
+                             "to grey (0.299 R + 0.587 G + 0.114 B)")
+        types.add(dtype.name)
         if first is None:
             first = (name, w)
         elif w != first[1] and size is None:
@@ -193,7 +244,7 @@ def _open_folder(p: Path, size: int | None) -> ImageSource:
     assert first is not None
     side = size if size is not None else first[1]
     return ImageSource("folder", str(p.resolve()), len(files), side, "float64", size=size,
-                       files=tuple(files))
+                       files=tuple(files), grey=grey, pixel_types=tuple(sorted(types)))
 
 
 @lru_cache(maxsize=8)
@@ -209,9 +260,63 @@ def _npy_cached(path: str) -> np.ndarray:
     return np.load(path, mmap_mode="r")
 
 
+def _where(spec: dict[str, Any]) -> str:
+    chunk = spec.get("chunk")
+    what = f"INPUT {spec['path']!r}" + (f" (array {spec['array']!r})" if spec.get("array") else "")
+    rows = f"images {spec['start']}:{spec['stop']}"
+    return f"{what}, {rows}" + (f" (output chunk {chunk})" if chunk is not None else "")
+
+
+def _read_zarr(spec: dict[str, Any]) -> np.ndarray:
+    """Images ``start:stop`` of a Zarr array; a chunk that cannot be read or decoded is named
+    (its key in the store) instead of the codec's bare error."""
+    arr = _zarr_cached(spec["path"], spec["array"])
+    start, stop = spec["start"], spec["stop"]
+    try:
+        if arr.ndim == 2:  # one image
+            return np.asarray(arr[:])[None][start:stop]
+        return np.asarray(arr[start:stop])
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{_where(spec)}: {_bad_chunk(arr, start, stop, exc)}") from exc
+
+
+def _bad_chunk(arr: Any, start: int, stop: int, exc: BaseException) -> str:
+    """Which stored chunk of ``arr`` fails, read one at a time, and why."""
+    reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    if arr.ndim != 3:
+        return f"cannot read the Zarr array ({reason})"
+    c0 = int(arr.chunks[0])
+    for j in range(start // c0, (stop - 1) // c0 + 1):
+        try:
+            arr[j * c0:min(arr.shape[0], (j + 1) * c0)]
+        except Exception as one:
+            sep = "/" if getattr(arr.metadata, "zarr_format", 3) == 3 else "."
+            key = sep.join(["c", str(j), "0", "0"] if sep == "/" else [str(j), "0", "0"])
+            return (f"Zarr chunk {key!r} (images {j * c0}:{min(arr.shape[0], (j + 1) * c0)}) "
+                    f"is damaged or truncated ({type(one).__name__}: "
+                    f"{' '.join(str(one).split())}); rewrite it or remove the store")
+    return f"cannot read the Zarr array ({reason})"
+
+
+def _check_finite(images: np.ndarray, spec: dict[str, Any]) -> None:
+    if images.dtype.kind == "f" and not np.isfinite(images).all():
+        j = int(np.flatnonzero(~np.isfinite(images.reshape(len(images), -1)).all(axis=1))[0])
+        raise ValueError(f"{_where(spec)}: image {spec['start'] + j} holds NaN or infinite "
+                         "values")
+
+
 def read_task(spec: dict[str, Any]) -> np.ndarray:
     """Read the images a task names (see :meth:`ImageSource.task`); opened arrays are cached
-    per process."""
+    per process.
+
+    Raises
+    ------
+    ValueError
+        Naming the input, the images and the output chunk: for a damaged Zarr chunk (with its
+        key), NaN or infinite values (with the image's index), a folder's file that changed.
+    """
     if spec["kind"] == "preloaded":  # in-process runs read ahead in a thread
         return spec["images"]
     start, stop, side = spec["start"], spec["stop"], spec["side"]
@@ -219,21 +324,34 @@ def read_task(spec: dict[str, Any]) -> np.ndarray:
         arr = _npy_cached(spec["path"])
         if arr.ndim == 2:
             arr = arr[None]
-        return np.array(arr[start:stop])
-    if spec["kind"] == "zarr":
-        arr = _zarr_cached(spec["path"], spec["array"])
-        if arr.ndim == 2:  # one image
-            return np.asarray(arr[:])[None][start:stop]
-        return np.asarray(arr[start:stop])
+        try:
+            out = np.array(arr[start:stop])
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"{_where(spec)}: cannot read the .npy file "
+                             f"({type(exc).__name__}: {exc})") from exc
+    elif spec["kind"] == "zarr":
+        out = _read_zarr(spec)
+    else:
+        out = _read_folder(spec, start, stop, side)
+    _check_finite(out, spec)
+    return out
+
+
+def _read_folder(spec: dict[str, Any], start: int, stop: int, side: int) -> np.ndarray:
     from .data import load_image
 
     out = np.empty((stop - start, side, side), dtype=np.float64)
     for i, name in enumerate(spec["files"]):
-        img = load_image(os.path.join(spec["path"], name), size=spec["size"])
+        path = os.path.join(spec["path"], name)
+        try:
+            img = load_image(path, size=spec["size"], grey=bool(spec.get("grey")))
+        except (ValueError, OSError) as exc:
+            raise ValueError(f"INPUT file {name!r} in {spec['path']!r} (image {start + i}): "
+                             f"{str(exc).removeprefix(f'path {path!r} ')}") from exc
         if img.shape != (side, side):
             raise ValueError(f"INPUT file {name!r} is {img.shape[1]}x{img.shape[0]}, expected "
                              f"{side}x{side} (did the folder change during the run?)")
         out[i] = img
     return out
-
-

@@ -49,22 +49,25 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["IMAGE_SUFFIXES", "FeatureOutput", "ImageSource", "RunReport", "compute_chunk",
-           "open_images", "open_output", "parse_orders", "read_features", "run_features"]
+__all__ = ["IMAGE_SUFFIXES", "FeatureOutput", "ImageSource", "RunReport", "check_workers",
+           "compute_chunk", "input_checksum", "library_identity", "open_images", "open_output",
+           "parse_orders", "read_features", "run_chunk", "run_features"]
 
+from ._collection_cluster import check_workers
 from ._collection_inputs import IMAGE_SUFFIXES, ImageSource, _zarr_cached, open_images, read_task
-from ._collection_outputs import FeatureOutput, open_output, read_features
+from ._collection_outputs import FeatureOutput, library_identity, open_output, read_features
 
 # --------------------------------------------------------------------------- options
 
@@ -157,7 +160,8 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
                  dtype: str | None = None, device: Any = None, batch: int | None = None,
                  client: Any = None, overwrite: bool = False, progress: bool | None = None,
                  on_chunk: Callable[[int, int, int], None] | None = None,
-                 chunk_function: ChunkFunction | None = None) -> RunReport:
+                 chunk_function: ChunkFunction | None = None,
+                 other_version: bool = False, worker_timeout: float = 60.0) -> RunReport:
     """Compute the features of every image of ``source`` into ``out``, resuming a stopped run.
 
     Parameters
@@ -177,16 +181,25 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
         Images per chunk (default: the Zarr input's chunk length rounded up to at least 256
         images, else 1024).
     client : distributed.Client, optional
-        Run one task per chunk on its workers; ``None`` runs in this process.
+        Run one task per chunk on its workers; ``None`` runs in this process. Before anything
+        is submitted, every worker is asked for its fastmoments version and for the modules
+        the tasks need (:func:`check_workers`).
     overwrite : bool
-        Replace an output made with other parameters instead of refusing.
+        Replace an output made with other parameters (or another library version) instead of
+        refusing.
     progress : bool, optional
         A progress bar over chunks (``None``: shown for long runs).
     on_chunk : callable, optional
         Called as ``on_chunk(i, done, total)`` after chunk ``i`` is on disk.
     chunk_function : callable, optional
         Replaces :func:`compute_chunk` (same signature; must be picklable for a client), for
-        instrumentation and tests.
+        instrumentation and tests. It is given the chunk's images already read (``spec["kind"]
+        == "preloaded"``, ``spec["images"]``).
+    other_version : bool
+        Resume an output that another version (or git commit) of fastmoments began (refused
+        by default: its chunks would hold the values of two versions).
+    worker_timeout : float
+        With a ``client`` whose cluster has no worker yet: seconds to wait for one.
 
     Returns
     -------
@@ -196,39 +209,33 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     Raises
     ------
     ValueError
-        Bad options (naming them) or an output made with other parameters.
+        Bad options (naming them); an output made with other parameters or another library
+        version; an input that changed since a chunk of the output was computed from it
+        (naming the chunk); workers that cannot run the job.
+    TypeError
+        A ``source`` that is not an :class:`ImageSource`, ``orders`` that are not integers, a
+        ``client`` that is not a :class:`distributed.Client`.
     """
     from ._progress import progress_bar
-    from ._validate import check_choice, check_int
-    from .disk.families import get_family
-    from .features.extract import KINDS
 
-    family = get_family(family).name if isinstance(family, str) else family
-    if not isinstance(family, str):
-        raise TypeError(f"--family must be a name, got {family!r}")
-    kind = check_choice("--kind", kind, KINDS)
-    k = check_int("--k", k, minimum=1)
-    if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
-        orders = check_int("--orders", orders, minimum=0)
-    else:
-        orders = [check_int("--orders", n, minimum=0) for n in orders]
-    if dtype is None:
-        dtype = "float64" if np.dtype(source.dtype) == np.float64 else "float32"
-    dtype = check_choice("--dtype", dtype, ("float32", "float64"))
-    if batch is None:
-        batch = _default_batch(source)
-    batch = check_int("--batch", batch, minimum=1)
+    family, orders, kind, k, dtype, batch = _check_options(source, family, orders, kind, k,
+                                                           dtype, batch, client)
     columns = _columns(family, orders, kind)
     params = {"input": source.path, "array": source.array, "size": source.size,
-              "n_images": source.n, "side": source.side, "family": family,
+              "grey": source.grey, "n_images": source.n, "side": source.side, "family": family,
               "orders": _order_list(orders), "kind": kind, "k": k, "dtype": dtype,
               "batch": batch}
-    writer = open_output(out, params, columns, source.files, overwrite=overwrite)
+    writer = open_output(out, params, columns, source.files, overwrite=overwrite,
+                         labels=_read_labels(source), other_version=other_version)
     done = writer.done()
     todo = [i for i in range(writer.n_chunks) if i not in done]
     report = RunReport(str(out), source.n, writer.n_chunks, len(done), 0, columns)
     if not todo:
         return report
+    if client is not None:
+        check_workers(client, timeout=worker_timeout)
+    if done:
+        _verify_inputs(source, writer, client)
     options = {"family": family, "orders": orders, "kind": kind, "k": k, "dtype": dtype,
                "device": device}
     fn = chunk_function or compute_chunk
@@ -239,14 +246,19 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     width = len(columns)
     n_done = len(done)
 
-    def finish(i: int, rows: np.ndarray) -> None:
+    def finish(i: int, rows: np.ndarray, checksum: str) -> None:
         nonlocal n_done
         s, e = writer._rows(i)
         rows = np.asarray(rows)
         if rows.shape != (e - s, width):
             raise ValueError(f"chunk {i} gave features of shape {rows.shape}, expected "
                              f"{(e - s, width)}")
-        writer.write(i, rows.astype(dtype, copy=False))
+        try:
+            writer.write(i, rows.astype(dtype, copy=False), checksum)
+        except OSError as exc:
+            raise ValueError(f"--out {str(out)!r}: cannot write chunk {i} (images {s}:{e}): "
+                             f"{exc.strerror or exc}"
+                             + (f" ({exc.filename})" if exc.filename else "")) from exc
         n_done += 1
         report.computed += 1
         bar.update(1)
@@ -263,6 +275,102 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     return report
 
 
+def _check_options(source: Any, family: Any, orders: Any, kind: Any, k: Any, dtype: Any,
+                   batch: Any, client: Any) -> tuple[str, int | list[int], str, int, str, int]:
+    """The options of :func:`run_features`, checked (their errors name the CLI's options)."""
+    from ._validate import check_choice, check_int
+    from .disk.families import get_family
+    from .features.extract import KINDS
+
+    if not isinstance(source, ImageSource):
+        raise TypeError(f"source must be an ImageSource from open_images(path), got "
+                        f"{type(source).__name__} {source!r}"[:200])
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"client must be a distributed.Client (or None to run in this "
+                        f"process), got {type(client).__name__}")
+    family = get_family(family).name if isinstance(family, str) else family
+    if not isinstance(family, str):
+        raise TypeError(f"--family must be a name, got {family!r}")
+    kind = check_choice("--kind", kind, KINDS)
+    k = check_int("--k", k, minimum=1)
+    if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
+        orders = check_int("--orders", orders, minimum=0)
+    elif isinstance(orders, (str, bytes)) or not isinstance(orders, Iterable):
+        raise TypeError(f"--orders must be an integer T (orders 0..T) or a list of integers, "
+                        f"got {type(orders).__name__} {orders!r}")
+    else:
+        orders = [check_int("--orders", n, minimum=0) for n in orders]
+        if not orders:
+            raise ValueError("--orders must list at least one order, got an empty list")
+    if dtype is None:
+        dtype = "float64" if np.dtype(source.dtype) == np.float64 else "float32"
+    dtype = check_choice("--dtype", dtype, ("float32", "float64"))
+    if batch is None:
+        batch = _default_batch(source)
+    batch = check_int("--batch", batch, minimum=1)
+    return family, orders, kind, k, dtype, batch
+
+
+def _read_labels(source: ImageSource) -> dict[str, np.ndarray]:
+    """The per-image label arrays of a Zarr input's group (copied to the output)."""
+    if not source.labels:
+        return {}
+    import zarr
+
+    group = zarr.open_group(source.path, mode="r")
+    return {name: np.asarray(group[name][:]) for name in source.labels}
+
+
+def input_checksum(images: np.ndarray) -> str:
+    """A 128-bit BLAKE2b checksum (32 hex digits) of images as read: dtype, shape and bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.zeros((2, 4, 4), dtype=np.uint8)
+    >>> input_checksum(a) == input_checksum(a.copy()), input_checksum(a) == input_checksum(a + 1)
+    (True, False)
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{images.dtype.str}{images.shape}".encode())
+    h.update(memoryview(np.ascontiguousarray(images)).cast("B"))
+    return h.hexdigest()
+
+
+def _task_checksum(spec: dict[str, Any]) -> str:
+    return input_checksum(read_task(spec))
+
+
+def run_chunk(fn: ChunkFunction, spec: dict[str, Any],
+              options: dict[str, Any]) -> tuple[np.ndarray, str]:
+    """One chunk's task: read its images once, checksum them, compute their rows with ``fn``."""
+    images = read_task(spec)
+    rows = fn({**spec, "kind": "preloaded", "images": images}, options)
+    return np.asarray(rows), input_checksum(images)
+
+
+def _verify_inputs(source: ImageSource, writer: FeatureOutput, client: Any) -> None:
+    """Refuse to add chunks to an output whose done chunks came from other images: each done
+    chunk's input is read again and its checksum compared with the one recorded."""
+    recorded = {i: c for i, c in writer.checksums().items() if c is not None}
+    if not recorded:
+        return
+    order = sorted(recorded)
+    specs = [source.task(*writer._rows(i), chunk=i) for i in order]
+    if client is None:
+        now = [_task_checksum(spec) for spec in specs]
+    else:
+        now = client.gather(client.map(_task_checksum, specs, pure=False))
+    for i, new in zip(order, now, strict=True):
+        if new != recorded[i]:
+            s, e = writer._rows(i)
+            raise ValueError(
+                f"INPUT {source.path!r} changed since output chunk {i} (images {s}:{e}) of "
+                f"--out {str(writer.path)!r} was computed from it (input checksum "
+                f"{recorded[i][:12]}..., now {new[:12]}...): resuming would mix features of "
+                "two inputs; pass --overwrite to compute every chunk again")
+
+
 def _default_batch(source: ImageSource) -> int:
     if source.kind == "zarr":
         chunk = int(_zarr_cached(source.path, source.array).chunks[0])
@@ -272,40 +380,41 @@ def _default_batch(source: ImageSource) -> int:
 
 def _run_local(source: ImageSource, writer: FeatureOutput, todo: list[int],
                options: dict[str, Any], fn: ChunkFunction,
-               finish: Callable[[int, np.ndarray], None]) -> None:
-    """In this process: chunk ``i + 1`` is read from disk while chunk ``i`` computes."""
+               finish: Callable[[int, np.ndarray, str], None]) -> None:
+    """In this process: chunk ``i + 1`` is read from disk (and checksummed) while chunk ``i``
+    computes."""
 
-    def load(i: int) -> dict[str, Any]:
-        s, e = writer._rows(i)
-        spec = source.task(s, e)
-        return {**spec, "kind": "preloaded", "images": read_task(spec)}
+    def load(i: int) -> tuple[dict[str, Any], str]:
+        spec = source.task(*writer._rows(i), chunk=i)
+        images = read_task(spec)
+        return {**spec, "kind": "preloaded", "images": images}, input_checksum(images)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         nxt = pool.submit(load, todo[0])
         for j, i in enumerate(todo):
-            spec = nxt.result()
+            spec, checksum = nxt.result()
             if j + 1 < len(todo):
                 nxt = pool.submit(load, todo[j + 1])
-            finish(i, fn(spec, options))
+            finish(i, fn(spec, options), checksum)
 
 
 def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: list[int],
                 options: dict[str, Any], fn: ChunkFunction,
-                finish: Callable[[int, np.ndarray], None]) -> None:
+                finish: Callable[[int, np.ndarray, str], None]) -> None:
     """One task per chunk on a Dask cluster; the client writes each result as it comes."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
     futures = {}
     for i in todo:
-        s, e = writer._rows(i)
-        fut = client.submit(fn, source.task(s, e), options, key=f"fastmoments-chunk-{token}-{i}",
-                            pure=False)
+        spec = source.task(*writer._rows(i), chunk=i)
+        fut = client.submit(run_chunk, fn, spec, options,
+                            key=f"fastmoments-chunk-{token}-{i}", pure=False)
         futures[fut] = i
     try:
         for fut in as_completed(list(futures)):
-            rows = fut.result()
-            finish(futures[fut], rows)
+            rows, checksum = fut.result()
+            finish(futures[fut], rows, checksum)
             fut.release()
     finally:
         client.cancel([f for f in futures if not f.done()])
