@@ -62,7 +62,8 @@ def wait_for_workers(client: Any, n: int, timeout: float) -> None:
             "--workers, or give them longer") from None
 
 
-def check_workers(client: Any, *, timeout: float = 60.0) -> dict[str, dict[str, Any]]:
+def check_workers(client: Any, *, timeout: float = 60.0, needed: tuple[str, ...] = NEEDED,
+                  expected: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Ask every worker of ``client`` for its fastmoments version and the modules the tasks
     need; refuse a cluster that cannot run the job or runs another version.
 
@@ -71,6 +72,11 @@ def check_workers(client: Any, *, timeout: float = 60.0) -> dict[str, dict[str, 
     client : distributed.Client
     timeout : float
         Seconds to wait for a first worker when the cluster has none.
+    needed : tuple of str
+        The modules every worker must import (default :data:`NEEDED`).
+    expected : dict, optional
+        The ``{"version", "commit"}`` the workers must run (default: this process's,
+        :func:`fastmoments.collections.library_identity`).
 
     Returns
     -------
@@ -87,8 +93,8 @@ def check_workers(client: Any, *, timeout: float = 60.0) -> dict[str, dict[str, 
 
     if not client.scheduler_info().get("workers"):
         wait_for_workers(client, 1, timeout)
-    found = client.run(_probe(), NEEDED)
-    here = library_identity()
+    found = client.run(_probe(), tuple(needed))
+    here = library_identity() if expected is None else expected
     problems = []
     for address, info in sorted(found.items()):
         if info.get("missing"):
