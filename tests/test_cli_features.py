@@ -177,3 +177,38 @@ def test_mixed_sizes_resampled_with_size(tmp_path):
                  "--size", "20", "--orders", "3", "--no-progress"]) == 0
     mat, _ = read_features(tmp_path / "m.parquet")
     assert mat.shape[0] == 4 and np.isfinite(mat).all()
+
+
+@pytest.mark.slow
+def test_ctrl_c_under_a_local_cluster_prints_one_line(tmp_path):
+    """Ctrl-C reaches the whole process group (the LocalCluster's workers too): one line, the
+    resume hint, and status 130."""
+    pytest.importorskip("distributed")
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    np.save(tmp_path / "big.npy", np.zeros((2000, 48, 48), np.uint8))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src"),
+           "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "o.zarr"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fastmoments", "features", str(tmp_path / "big.npy"), "--out",
+         str(out), "--orders", "30", "--batch", "10", "--scheduler", "local", "--workers", "2",
+         "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while proc.poll() is None and not (out / "done" / "c").is_dir():  # a first chunk is done
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        proc.communicate()
+        pytest.skip("the run ended before it could be interrupted")
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, err = proc.communicate()
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert text.splitlines() == [f"fastmoments features: interrupted; the chunks written so far "
+                                 f"are kept in {out}: run the same command again to resume"]

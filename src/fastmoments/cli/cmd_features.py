@@ -176,9 +176,11 @@ def _client(scheduler: str | None, workers: int | None,
         n = workers or 2
         # worker processes x torch threads <= cores (kept by restarted workers too), and
         # workers that reuse their freed buffers (the preload fastmoments.dask.memory)
+        # and workers that leave Ctrl-C to this command (the preload _worker_preload)
         cluster = local_cluster(n_workers=n, threads_per_worker=1,
                                 torch_threads=max(1, available_cores() // n), processes=True,
-                                dashboard_address=":0")
+                                dashboard_address=":0",
+                                preload=["fastmoments.cli._worker_preload"])
         return Client(cluster), cluster
     try:
         client = Client(scheduler, timeout=f"{max(1, min(int(timeout), 30))}s")
