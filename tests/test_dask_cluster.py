@@ -54,7 +54,7 @@ def test_two_processes_give_the_single_process_features(process_client):
 def test_two_processes_gaussian_on_a_chunked_signal(process_client):
     x = np.random.default_rng(1).standard_normal(20000)
     y = fmd.gaussian_filter1d(da.from_array(x, chunks=1000), 300.0, mode="nearest").compute()
-    ref = GaussianFilter(300.0, method="sft")(x, mode="nearest")
+    ref = GaussianFilter(300.0)(x, mode="nearest")
     assert float(np.max(np.abs(y - ref)) / np.max(np.abs(ref))) < 1e-12
 
 
@@ -101,7 +101,7 @@ def test_plan_built_once_per_process_for_a_many_chunk_job(monkeypatch):
     assert len(built) == 1  # the disk plan itself: one construction for 20 chunks
     np.testing.assert_allclose(got, features_in_memory(x, family="zernike", orders=4).matrix,
                                rtol=1e-12, atol=1e-14)
-    assert float(np.max(np.abs(y - GaussianFilter(25.0, method="sft")(s)))) < 1e-12
+    assert float(np.max(np.abs(y - GaussianFilter(25.0)(s)))) < 1e-12
 
 
 def test_local_cluster_refuses_oversubscription():

@@ -53,9 +53,18 @@ def _single_chunk_tail(darr: da.Array, axes: int, rechunk: bool, what: str,
     return darr.rechunk({a: -1 for a in split})
 
 
+#: Why fastmoments.dask takes one device, said where a device list is given.
+DEVICE_LIST_HINT = ("a device list splits one call over several GPUs in one process; "
+                    "fastmoments.dask runs one task per chunk on one device per worker: give "
+                    "device='cuda' and start one worker per GPU (dask_cuda.LocalCUDACluster)")
+
+
 def _device_name(device: Any) -> str | None:
     if device is None:
         return None
+    if device == "cuda:all" or (isinstance(device, (list, tuple)) and device):
+        raise ValueError(f"device must be one device for fastmoments.dask, got {device!r}: "
+                         f"{DEVICE_LIST_HINT}")
     if isinstance(device, torch.device):
         return str(device)
     if isinstance(device, str):
