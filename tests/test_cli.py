@@ -80,6 +80,9 @@ def test_reconstruct_writes_the_library_psnr(tmp_path):
     assert rc == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["size"] == 40
+    # the library that made it is recorded
+    assert summary["fastmoments"]["version"] == fm.__version__
+    assert f"Made by fastmoments {fm.__version__}" in (out / "README.md").read_text()
     square = pixels[:, 4:44].astype(np.float64)  # the centre crop of a 40 x 48 image
     _check_study(out, "pseudo-zernike", square, [3, 6], [1])
 

@@ -550,3 +550,14 @@ def test_run_features_wants_an_image_source(tmp_path):
     with pytest.raises(TypeError, match=r"source must be an ImageSource from open_images\(path\)"
                                         r", got str 'x\.npy'"):
         run_features("x.npy", tmp_path / "o.zarr", progress=False)
+
+
+def test_urls_and_ome_zarr_arrays_say_they_are_not_read(tmp_path):
+    with pytest.raises(ValueError, match=r"is a URL: only local paths are read .*fsspec"):
+        open_images("s3://bucket/images.zarr")
+    imgs = np.zeros((1, 2, 16, 16), np.uint16)  # t, c, y, x
+    import zarr
+
+    zarr.create_array(str(tmp_path / "ome.zarr"), shape=imgs.shape, dtype="uint16")[:] = imgs
+    with pytest.raises(ValueError, match=r"OME-Zarr array with axes t, c, z, y, x are not read"):
+        open_images(tmp_path / "ome.zarr")

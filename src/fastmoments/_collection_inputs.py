@@ -111,6 +111,10 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
     """
     if not isinstance(grey, bool):
         raise TypeError(f"--grey must be True or False, got {grey!r}")
+    if "://" in str(path):
+        raise ValueError(f"INPUT {str(path)!r} is a URL: only local paths are read (Zarr stores "
+                         "on fsspec URLs such as s3:// are not supported); copy or mount the "
+                         "store")
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"INPUT {str(path)!r} does not exist")
@@ -173,7 +177,11 @@ def _check_stack_shape(shape: tuple[int, ...], dtype: np.dtype, where: str) -> t
     if len(shape) == 2:
         shape = (1, *shape)
     if len(shape) != 3:
-        raise ValueError(f"INPUT {where!r} must hold images as (n, N, N), got shape {shape}")
+        hint = (" (multi-dimensional images such as an OME-Zarr array with axes t, c, z, y, x "
+                "are not read: store the images as one (n, N, N) array)" if len(shape) > 3
+                else "")
+        raise ValueError(f"INPUT {where!r} must hold images as (n, N, N), got shape "
+                         f"{shape}{hint}")
     if shape[1] != shape[2]:
         raise ValueError(f"INPUT {where!r} must hold square images (n, N, N), got shape {shape}; "
                          "crop or pad them first")
