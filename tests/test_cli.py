@@ -110,7 +110,9 @@ def test_volume_writes_the_library_psnr(tmp_path, capsys):
         assert float(r["psnr_db"]) == pytest.approx(want[int(r["order"]), int(r["k"])],
                                                     rel=0, abs=5e-5 + 1e-6)
     assert want[5, 2] > want[2, 2] + 0.1  # a higher order reconstructs better: not a constant
-    md = _markdown_rows((out / "psnr.md").read_text())
+    md_text = (out / "psnr.md").read_text()
+    assert f"Made by fastmoments {fm.__version__}" in md_text  # the library is recorded
+    md = _markdown_rows(md_text)
     for k in (1, 2):
         np.testing.assert_allclose(md[str(k)], [want[2, k], want[5, k]], rtol=0,
                                    atol=0.005 + 1e-6)
