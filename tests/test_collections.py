@@ -561,3 +561,17 @@ def test_urls_and_ome_zarr_arrays_say_they_are_not_read(tmp_path):
     zarr.create_array(str(tmp_path / "ome.zarr"), shape=imgs.shape, dtype="uint16")[:] = imgs
     with pytest.raises(ValueError, match=r"OME-Zarr array with axes t, c, z, y, x are not read"):
         open_images(tmp_path / "ome.zarr")
+
+
+def test_an_output_of_the_previous_format_is_refused_with_the_way_out(images, tmp_path):
+    import zarr
+
+    src = open_images(_npy(tmp_path, images))
+    _interrupted(src, tmp_path / "old.zarr")
+    g = zarr.open_group(str(tmp_path / "old.zarr"), mode="r+")
+    g.attrs["fastmoments"] = {**g.attrs["fastmoments"], "version": 1}
+    with pytest.raises(ValueError, match=r"output format 1, this fastmoments writes format 2.*"
+                                         r"--overwrite"):
+        run_features(src, tmp_path / "old.zarr", batch=4, progress=False, **OPTS)
+    assert run_features(src, tmp_path / "old.zarr", batch=4, progress=False, overwrite=True,
+                        **OPTS).computed == 10

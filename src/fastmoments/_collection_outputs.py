@@ -388,6 +388,10 @@ def open_output(out: str | os.PathLike, params: dict[str, Any], columns: list[st
 
 def _refusal(out: Path, key: str | None, old: dict[str, Any], params: dict[str, Any],
              old_identity: Any, identity: dict[str, Any]) -> str:
+    if key == "version":
+        return (f"--out {str(out)!r} was written in output format {old.get(key)!r}, this "
+                f"fastmoments writes format {params.get(key)!r} (with input checksums and the "
+                "library's version): pass --overwrite to compute it again")
     if key is not None:
         return (f"--out {str(out)!r} holds features made with other parameters: "
                 f"{_OPTION_NAMES.get(key, key)} was {old.get(key)!r}, now {params.get(key)!r}; "
