@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fastmoments import data
+from fastmoments import data, features
 from fastmoments.cli.main import main
 from fastmoments.collections import open_images, read_features, run_features
 from tests.reference_disk import moments_direct
@@ -200,3 +200,43 @@ def test_reconstruct_colour_needs_grey(tmp_path, capsys, monkeypatch):
     assert "--grey" in capsys.readouterr().err
     assert main([*args, "--grey"]) == 0
     assert "converted to grey from RGB" in capsys.readouterr().out
+
+
+def test_colour_channels_kept_with_channel_axis(tmp_path):
+    """A folder of RGB images and (n, N, N, C) / (n, C, N, N) stacks with channel_axis: one row
+    per image, the features of each channel in turn, equal to the features of each channel."""
+    rng = np.random.default_rng(7)
+    rgb = (rng.random((5, 16, 16, 3)) * 255).astype(np.uint8)
+    d = tmp_path / "rgb"
+    d.mkdir()
+    for i, im in enumerate(rgb):
+        Image.fromarray(im).save(d / f"{i}.png")
+    per_channel = [features(rgb[..., c].astype(np.float64), family="zernike", orders=3,
+                            kind="magnitude")
+                   for c in range(3)]
+    want = np.concatenate([f.matrix for f in per_channel], axis=1)
+    names = [f"{n} [channel {c}]" for c in range(3) for n in per_channel[0].names]
+    src = open_images(d, channel_axis=-1)
+    assert src.channels == 3
+    run_features(src, tmp_path / "f.zarr", orders=3, batch=2, progress=False)
+    got, cols = read_features(tmp_path / "f.zarr")
+    assert cols == names
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+    for arr, axis in ((rgb, -1), (np.moveaxis(rgb, -1, 1), 1)):
+        np.save(tmp_path / "s.npy", arr)
+        run_features(open_images(tmp_path / "s.npy", channel_axis=axis), tmp_path / "n.zarr",
+                     orders=3, batch=2, dtype="float64", progress=False, overwrite=True)
+        np.testing.assert_allclose(read_features(tmp_path / "n.zarr")[0], want, rtol=0,
+                                   atol=1e-12 * np.abs(want).max())
+    # the command line, and the errors
+    assert main(["features", str(d), "--out", str(tmp_path / "c.parquet"), "--orders", "3",
+                 "--channel-axis", "-1", "--no-progress"]) == 0
+    with pytest.raises(ValueError, match="--channel-axis must be -1 for a folder"):
+        open_images(d, channel_axis=0)
+    with pytest.raises(ValueError, match="cannot be given together"):
+        open_images(d, channel_axis=-1, grey=True)
+    with pytest.raises(ValueError, match=r"--channel-axis must be 1 or -1"):
+        open_images(tmp_path / "s.npy", channel_axis=2)
+    Image.fromarray(rgb[0, ..., 0]).save(d / "9grey.png")
+    with pytest.raises(ValueError, match=r"'9grey\.png' has 1 channels but '0\.png'"):
+        open_images(d, channel_axis=-1)

@@ -42,6 +42,10 @@ class ImageSource:
     pixel_types : tuple of str or None
         A folder's pixel types as stored (``("uint16", "float32")``); its images are read
         into float64, which holds every one of them exactly.
+    channels : int or None
+        Colour channels kept per image (``channel_axis`` given), else ``None`` (grey images).
+    channel_axis : int or None
+        The stored array's channel axis (an ``.npy`` or Zarr input with channels).
     labels : tuple of str
         The one-value-per-image arrays of the Zarr group that holds the images (``font``,
         ``angle``, ...): they are copied to the output beside the features.
@@ -58,24 +62,29 @@ class ImageSource:
     grey: bool = False
     pixel_types: tuple[str, ...] | None = None
     labels: tuple[str, ...] = ()
+    channels: int | None = None
+    channel_axis: int | None = None
 
     def task(self, start: int, stop: int, chunk: int | None = None) -> dict[str, Any]:
         """The plain values a worker needs to read images ``start:stop`` (output chunk
         ``chunk``, named in error messages)."""
         spec: dict[str, Any] = {"kind": self.kind, "path": self.path, "array": self.array,
                                 "size": self.size, "side": self.side, "start": int(start),
-                                "stop": int(stop), "grey": self.grey, "chunk": chunk}
+                                "stop": int(stop), "grey": self.grey, "chunk": chunk,
+                                "channels": self.channels, "channel_axis": self.channel_axis}
         if self.files is not None:
             spec["files"] = list(self.files[start:stop])
         return spec
 
     def read(self, start: int, stop: int) -> np.ndarray:
-        """Images ``start:stop`` as an ``(stop - start, N, N)`` array."""
+        """Images ``start:stop`` as an ``(stop - start, N, N)`` array (``(stop - start, C, N,
+        N)`` with channels)."""
         return read_task(self.task(start, stop))
 
 
 def open_images(path: str | os.PathLike, *, array: str | None = None,
-                size: int | None = None, grey: bool = False) -> ImageSource:
+                size: int | None = None, grey: bool = False,
+                channel_axis: int | None = None) -> ImageSource:
     """Open a collection of images: a Zarr store, a folder of image files or an ``.npy`` stack.
 
     Parameters
@@ -91,6 +100,11 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
     grey : bool
         Convert a folder's colour images to grey (``0.299 R + 0.587 G + 0.114 B``, in float64);
         without it a colour image is refused, naming the file.
+    channel_axis : int, optional
+        Keep the colour channels: the features are computed per channel (columns
+        ``"|A[2,0]| [channel 1]"``, channel by channel). For a folder ``-1`` (the files hold
+        ``(H, W, C)``; every file must have as many channels); for an ``.npy`` or Zarr array of
+        ``(n, C, N, N)`` or ``(n, N, N, C)`` images, the array's axis: ``1`` or ``-1``.
 
     Notes
     -----
@@ -111,6 +125,13 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
     """
     if not isinstance(grey, bool):
         raise TypeError(f"--grey must be True or False, got {grey!r}")
+    if channel_axis is not None:
+        from ._validate import check_int
+
+        channel_axis = check_int("--channel-axis", channel_axis, minimum=None)
+        if grey:
+            raise ValueError("--grey and --channel-axis cannot be given together: convert the "
+                             "colour to grey, or keep the channels")
     if "://" in str(path):
         raise ValueError(f"INPUT {str(path)!r} is a URL: only local paths are read (Zarr stores "
                          "on fsspec URLs such as s3:// are not supported); copy or mount the "
@@ -137,16 +158,39 @@ def open_images(path: str | os.PathLike, *, array: str | None = None,
         except Exception as exc:
             raise ValueError(f"INPUT {str(path)!r} is not a readable .npy file: "
                              f"{type(exc).__name__}: {exc}") from None
-        n, side = _check_stack_shape(arr.shape, arr.dtype, str(path))
-        return ImageSource("npy", str(p.resolve()), n, side, str(arr.dtype))
+        n, side, channels, ax = _stack_layout(arr.shape, arr.dtype, str(path), channel_axis)
+        return ImageSource("npy", str(p.resolve()), n, side, str(arr.dtype), channels=channels,
+                           channel_axis=ax)
     if _is_zarr(p):
         _refuse(size=size, grey=grey, kind="a Zarr store")
         arr, name = _zarr_array(p, array)
-        n, side = _check_stack_shape(arr.shape, np.dtype(arr.dtype), str(path))
+        n, side, channels, ax = _stack_layout(arr.shape, np.dtype(arr.dtype), str(path),
+                                              channel_axis)
         return ImageSource("zarr", str(p.resolve()), n, side, str(np.dtype(arr.dtype)),
-                           array=name, labels=_zarr_labels(p, name, n))
+                           array=name, labels=_zarr_labels(p, name, n), channels=channels,
+                           channel_axis=ax)
     _refuse(array=array, kind="a folder of images")
-    return _open_folder(p, size, grey)
+    if channel_axis is not None and channel_axis not in (-1, 2):
+        raise ValueError(f"--channel-axis must be -1 for a folder of images (the files hold "
+                         f"(H, W, C)), got {channel_axis}")
+    return _open_folder(p, size, grey, channel_axis is not None)
+
+
+def _stack_layout(shape: tuple[int, ...], dtype: np.dtype, where: str,
+                  channel_axis: int | None) -> tuple[int, int, int | None, int | None]:
+    """``(n, N, channels, channel axis)`` of a stored ``(n, N, N)`` array, or ``(n, C, N, N)``
+    / ``(n, N, N, C)`` with ``channel_axis``."""
+    if channel_axis is None:
+        return (*_check_stack_shape(shape, dtype, where), None, None)
+    if len(shape) != 4:
+        raise ValueError(f"--channel-axis {channel_axis}: INPUT {where!r} must hold images with "
+                         f"channels as (n, C, N, N) or (n, N, N, C), got shape {tuple(shape)}")
+    if not -4 <= channel_axis < 4 or channel_axis % 4 not in (1, 3):
+        raise ValueError(f"--channel-axis must be 1 or -1 (the axis of C in (n, C, N, N) or "
+                         f"(n, N, N, C)), got {channel_axis}")
+    ax = channel_axis % 4
+    n, side = _check_stack_shape(tuple(d for i, d in enumerate(shape) if i != ax), dtype, where)
+    return n, side, int(shape[ax]), ax
 
 
 def _zarr_labels(p: Path, name: str | None, n: int) -> tuple[str, ...]:
@@ -219,7 +263,7 @@ def _zarr_array(p: Path, array: str | None) -> tuple[Any, str | None]:
     return arr, array
 
 
-def _open_folder(p: Path, size: int | None, grey: bool) -> ImageSource:
+def _open_folder(p: Path, size: int | None, grey: bool, keep: bool) -> ImageSource:
     from .data import image_header
 
     files = sorted(f.name for f in p.iterdir()
@@ -238,13 +282,18 @@ def _open_folder(p: Path, size: int | None, grey: bool) -> ImageSource:
         if w != h:
             raise ValueError(f"INPUT file {name!r} is {w}x{h}, not square; every image must be "
                              "N x N (crop or pad them first)")
-        if channels > 1 and not grey:
+        if keep:
+            if first is not None and channels != first[2]:
+                raise ValueError(f"INPUT file {name!r} has {channels} channels but "
+                                 f"{first[0]!r} (the first image) has {first[2]}; with "
+                                 "--channel-axis every image must have as many")
+        elif channels > 1 and not grey:
             raise ValueError(f"INPUT file {name!r} in {str(p)!r} is a colour image ({channels} "
                              "channels); pass --grey (grey=True) to convert the colour images "
                              "to grey (0.299 R + 0.587 G + 0.114 B)")
         types.add(dtype.name)
         if first is None:
-            first = (name, w)
+            first = (name, w, channels)
         elif w != first[1] and size is None:
             raise ValueError(f"INPUT file {name!r} is {w}x{h} but {first[0]!r} (the first "
                              f"image) is {first[1]}x{first[1]}; all images must have one size, "
@@ -252,7 +301,8 @@ def _open_folder(p: Path, size: int | None, grey: bool) -> ImageSource:
     assert first is not None
     side = size if size is not None else first[1]
     return ImageSource("folder", str(p.resolve()), len(files), side, "float64", size=size,
-                       files=tuple(files), grey=grey, pixel_types=tuple(sorted(types)))
+                       files=tuple(files), grey=grey, pixel_types=tuple(sorted(types)),
+                       channels=first[2] if keep else None, channel_axis=-1 if keep else None)
 
 
 @lru_cache(maxsize=8)
@@ -333,33 +383,45 @@ def read_task(spec: dict[str, Any]) -> np.ndarray:
         if arr.ndim == 2:
             arr = arr[None]
         try:
-            out = np.array(arr[start:stop])
+            out = _channels_second(np.array(arr[start:stop]), spec)
         except MemoryError:
             raise
         except Exception as exc:
             raise ValueError(f"{_where(spec)}: cannot read the .npy file "
                              f"({type(exc).__name__}: {exc})") from exc
     elif spec["kind"] == "zarr":
-        out = _read_zarr(spec)
+        out = _channels_second(_read_zarr(spec), spec)
     else:
         out = _read_folder(spec, start, stop, side)
     _check_finite(out, spec)
     return out
 
 
+def _channels_second(images: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+    """A stored array's channel axis moved next to the image axis: ``(n, C, N, N)``."""
+    ax = spec.get("channel_axis")
+    if spec.get("channels") is None or ax is None or ax == 1:
+        return images
+    return np.ascontiguousarray(np.moveaxis(images, ax, 1))
+
+
 def _read_folder(spec: dict[str, Any], start: int, stop: int, side: int) -> np.ndarray:
     from .data import load_image
 
-    out = np.empty((stop - start, side, side), dtype=np.float64)
+    channels = spec.get("channels")
+    lead = (stop - start,) if channels is None else (stop - start, channels)
+    out = np.empty((*lead, side, side), dtype=np.float64)
     for i, name in enumerate(spec["files"]):
         path = os.path.join(spec["path"], name)
         try:
-            img = load_image(path, size=spec["size"], grey=bool(spec.get("grey")))
+            img = load_image(path, size=spec["size"], grey=bool(spec.get("grey")),
+                             channel_axis=None if channels is None else 0)
         except (ValueError, OSError) as exc:
             raise ValueError(f"INPUT file {name!r} in {spec['path']!r} (image {start + i}): "
                              f"{str(exc).removeprefix(f'path {path!r} ')}") from exc
-        if img.shape != (side, side):
-            raise ValueError(f"INPUT file {name!r} is {img.shape[1]}x{img.shape[0]}, expected "
-                             f"{side}x{side} (did the folder change during the run?)")
+        if img.shape != out.shape[1:]:
+            raise ValueError(f"INPUT file {name!r} is {img.shape[-1]}x{img.shape[-2]}"
+                             f"{'' if channels is None else f' with {img.shape[0]} channels'}, "
+                             f"expected {side}x{side} (did the folder change during the run?)")
         out[i] = img
     return out

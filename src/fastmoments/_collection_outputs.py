@@ -28,6 +28,7 @@ _PART_CHECKSUM = b"fastmoments_input_checksum"
 
 
 _OPTION_NAMES = {"input": "INPUT", "array": "--array", "size": "--size", "grey": "--grey",
+                 "channels": "--channel-axis (the channels kept)",
                  "n_images": "INPUT (number of images)", "side": "INPUT (image size)",
                  "family": "--family", "orders": "--orders", "kind": "--kind", "k": "--k",
                  "dtype": "--dtype", "batch": "--batch", "format": "the output format",

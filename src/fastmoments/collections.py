@@ -121,15 +121,19 @@ def compute_chunk(spec: dict[str, Any], options: dict[str, Any]) -> np.ndarray:
     """The feature rows of one chunk: read its images, then :func:`fastmoments.features`.
 
     ``spec`` and ``options`` are plain values (a task carries nothing else); the plan comes from
-    the library's per-process cache, so each worker builds it once.
+    the library's per-process cache, so each worker builds it once. Images with channels
+    (``(n, C, N, N)``) give one row per image of ``C`` times the features, channel by channel.
     """
     from .features import features
 
     images = read_task(spec)
+    channels = spec.get("channels")
     fs = features(images, family=options["family"], orders=options["orders"],
                   kind=options["kind"], k=options["k"], dtype=options["dtype"],
-                  device=options["device"], progress=False)
-    return np.asarray(fs.matrix)
+                  device=options["device"], progress=False,
+                  **({} if channels is None else {"channel_axis": 1}))
+    rows = np.asarray(fs.matrix)
+    return rows if channels is None else rows.reshape(len(images), -1)
 
 
 def _columns(family: str, orders: int | list[int], kind: str) -> list[str]:
@@ -221,8 +225,11 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     family, orders, kind, k, dtype, batch = _check_options(source, family, orders, kind, k,
                                                            dtype, batch, client)
     columns = _columns(family, orders, kind)
+    if source.channels is not None:
+        columns = [f"{c} [channel {j}]" for j in range(source.channels) for c in columns]
     params = {"input": source.path, "array": source.array, "size": source.size,
-              "grey": source.grey, "n_images": source.n, "side": source.side, "family": family,
+              "grey": source.grey, "channels": source.channels, "n_images": source.n,
+              "side": source.side, "family": family,
               "orders": _order_list(orders), "kind": kind, "k": k, "dtype": dtype,
               "batch": batch}
     writer = open_output(out, params, columns, source.files, overwrite=overwrite,

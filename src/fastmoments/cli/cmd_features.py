@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the array inside a Zarr group")
     p.add_argument("--size", type=_int("size"), default=None, metavar="N",
                    help="resample a folder's images to N x N")
+    p.add_argument("--channel-axis", type=int, default=None, metavar="AXIS",
+                   help="keep the colour channels, features per channel: -1 for a folder of "
+                        "colour images; 1 or -1 for (n, C, N, N) or (n, N, N, C) arrays")
     p.add_argument("--grey", action="store_true",
                    help="convert a folder's colour images to grey (0.299 R + 0.587 G + "
                         "0.114 B); without it a colour image is refused")
@@ -104,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     device = parse_device(args.device)
     if args.workers is not None and args.scheduler is None:
         raise ValueError("--workers needs --scheduler (local or a scheduler address)")
-    source = open_images(args.input, array=args.array, size=args.size, grey=args.grey)
+    source = open_images(args.input, array=args.array, size=args.size, grey=args.grey,
+                         channel_axis=args.channel_axis)
     if source.pixel_types is not None:
         print(f"fastmoments features: {source.n} images ({', '.join(source.pixel_types)} "
               "pixels, read exactly into float64"
