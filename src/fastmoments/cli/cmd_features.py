@@ -116,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
               + ")", flush=True)
 
     client, cluster = _client(args.scheduler, args.workers, args.worker_timeout)
+    if client is not None:
+        import logging
+
+        logging.getLogger("tornado.application").addFilter(_NoInterruptNoise())
     try:
         report = run_features(source, args.out, family=args.family, orders=orders,
                               kind=args.kind, k=args.k, dtype=args.dtype, device=device,
@@ -141,6 +145,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"fastmoments features: {report.n_images} images x {len(report.columns)} features "
               f"in {args.out} ({report.computed} chunks computed{resumed})")
     return 0
+
+
+class _NoInterruptNoise:
+    """Logging filter: drops the error that distributed's ``sync`` logs when Ctrl-C interrupts
+    the client while it waits (its ``cancel`` callback fails on the event loop's thread, before
+    this command can say anything); other records pass."""
+
+    def filter(self, record: Any) -> bool:
+        return "sync.<locals>.cancel" not in record.getMessage()
 
 
 def _quiet_shutdown() -> None:
