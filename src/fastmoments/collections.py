@@ -20,13 +20,18 @@ This is the engine behind ``fastmoments features INPUT --out OUTPUT``:
   started again with the same parameters computes only the chunks that are not done; a chunk
   rewritten after a crash between its data and its marker gets the same bytes again, so no row
   is ever missing or duplicated. A run against an output made with other parameters refuses,
-  naming the option, unless asked to overwrite it.
+  naming the option, unless asked to overwrite it. Each chunk's rows are stored with a checksum
+  of the images they came from; a resumed run reads the done chunks' images again and refuses
+  an input that changed, naming the chunk. Every output records the library version (and git
+  commit) that wrote it, and a run of another version refuses to resume it unless told to.
 * **Scale-out**: without a scheduler the chunks run in this process (the next chunk is read from
   disk while the current one computes). With a :class:`distributed.Client` each chunk is one
-  task, ``client.submit(compute_chunk, ...)``, carrying only plain values (where to read, which
-  rows, the options); each worker builds its plan once through the library's cached plan
-  functions, and the client writes the rows as tasks finish. If a worker dies, Dask reruns its
-  tasks elsewhere; the writer is idempotent, so the result is the same.
+  task, ``client.submit(run_chunk, compute_chunk, ...)``, carrying only plain values (where to
+  read, which rows, the options); each worker builds its plan once through the library's cached
+  plan functions, and the client writes the rows as tasks finish. The workers are asked for
+  their fastmoments version and modules before anything is submitted (:func:`check_workers`).
+  If a worker dies, Dask reruns its tasks elsewhere; the writer is idempotent, so the result is
+  the same.
 
 Examples
 --------
