@@ -147,6 +147,7 @@ def test_scalogram_writes_the_library_cwt(kind, tmp_path, capsys):
         assert float(z["rate"]) == pytest.approx(rate, rel=1e-15)
         np.testing.assert_allclose(z["frequencies"], freqs, rtol=1e-13)
         got = z["coefficients"]
+        assert str(z["fastmoments_version"]) == fm.__version__  # the library is recorded
     assert got.shape == (3, n) and np.iscomplexobj(got)
     # the same float64 computation in the same process: equal up to summation order
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
