@@ -4,7 +4,7 @@ One command builds it (docs/collections.md)::
 
     python benchmarks/build_glyph_store.py --out glyphs.zarr
 
-Every image is one of the 6,763 GB2312 hanzi (``fastmoments.features.gb2312_characters``) drawn
+Every image is one of the 6,763 GB2312 hanzi (``fastmoments.recognition.gb2312_characters``) drawn
 by one CJK outline font and turned by one angle, as a ``size x size`` uint8 grey image (FreeType's
 anti-aliased coverage, 0 background, 255 ink). With the four fonts of the Debian packages
 ``fonts-wqy-microhei``, ``fonts-wqy-zenhei``, ``fonts-arphic-ukai`` and ``fonts-arphic-uming`` and
@@ -17,7 +17,7 @@ Layout of one image (deterministic: same fonts, Pillow and FreeType give the sam
    ``size x size`` canvas (a margin of ``size/16`` on each side keeps descenders and most rotated
    corners inside); the character is drawn with its left side bearing origin at the em box's
    left edge and its baseline at ``7/8`` of the em box from its top (the usual CJK em layout,
-   as in :mod:`fastmoments.features.glyphs`). Face index 0 of a ``.ttc`` collection.
+   as in :mod:`fastmoments.recognition.glyphs`). Face index 0 of a ``.ttc`` collection.
 2. The image is turned counter-clockwise by the angle about the canvas centre (Pillow
    ``Image.rotate``, bilinear, background 0).
 

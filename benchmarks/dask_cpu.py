@@ -4,7 +4,7 @@
 Jobs (``--jobs``, default both):
 
 * features: Zernike magnitudes (order T) of a stack of images, in memory
-  (:func:`fastmoments.features.features`, torch on every core) against
+  (:func:`fastmoments.features`, torch on every core) against
   :func:`fastmoments.dask.features` on a :func:`fastmoments.dask.local_cluster` (one worker
   process per core, one thread each, one torch thread per task);
 * gaussian: a Gaussian (sigma) of a long real recording (the PPG that heartpy ships,

@@ -7,7 +7,7 @@ of repeated runs of
   :func:`fastmoments.features`, float32 and float64, against a dense float64 reference
   (the basis matrix of the definition, Eq. 2.16, times the images: also timed, as the peer);
 * the all-pairs distance histogram, mean and 10 closest pairs (22.9 million pairs) with
-  :func:`fastmoments.features.pair_statistics`, against SciPy ``pdist`` + NumPy ``histogram``
+  :func:`fastmoments.pair_statistics`, against SciPy ``pdist`` + NumPy ``histogram``
   (float64, CPU) measured in the same run (accuracy: pairs binned differently from SciPy);
 * the whole experiment (``fastmoments characters``) once, stage by stage.
 

@@ -3,7 +3,7 @@
 Jobs:
 
 a. Zernike invariants (order T = 100, k = 1, ``kind="magnitude"``) of a batch of 128 x 128
-   images through :func:`fastmoments.features.features` (target: 2 GPUs >= 1.8x one);
+   images through :func:`fastmoments.features` (target: 2 GPUs >= 1.8x one);
 b. one 2048 x 2048 image, Zernike moments to order 2000, the moment set split over the GPUs
    (target >= 1.7x), and its reconstruction; beside it the re-layout paper's 2-GPU Table 8
    (GeForce 9800GX2, all repetitions of one order of a 1024 x 1024 image) with the same

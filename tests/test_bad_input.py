@@ -380,11 +380,57 @@ INT_TARGETS = [
     ("sample_image size", "size", lambda v: fmdata.sample_image("camera", v)),
     ("DiskMoments.reconstruct orders", "orders",
      lambda v: fm.zernike_moments(_img(), 4).reconstruct(orders=[v])),
+    ("run_features orders", "orders", lambda v: _run_features(orders=v)),
+    ("run_features batch", "batch", lambda v: _run_features(batch=v)),
+    ("run_features k", "k", lambda v: _run_features(k=v)),
+    ("open_images size", "size", lambda v: _collection_files("folder", size=v)),
+    ("load_image size", "size", lambda v: fmdata.load_image(_collection_files("png"), v)),
 ]
+
+_COLLECTION: dict[str, Any] = {}
+
+
+def _collection_files(kind: str, size: Any = None) -> Any:
+    """A small image folder and ``.npy`` stack in a temporary folder made once; ``kind``
+    ``"folder"`` opens the folder with ``size``."""
+    import tempfile
+    from pathlib import Path
+
+    from PIL import Image
+
+    if not _COLLECTION:
+        _COLLECTION["dir"] = tempfile.TemporaryDirectory()
+        base = Path(_COLLECTION["dir"].name)
+        (base / "imgs").mkdir()
+        for i in range(3):
+            Image.fromarray(np.full((12, 12), 40 * i, np.uint8)).save(base / "imgs" / f"{i}.png")
+        np.save(base / "s.npy", np.random.default_rng(0).random((3, 12, 12)))
+    base = Path(_COLLECTION["dir"].name)
+    if kind == "png":
+        return base / "imgs" / "0.png"
+    from fastmoments.collections import open_images
+
+    if kind == "folder":
+        return open_images(base / "imgs", size=size)
+    return open_images(base / "s.npy")
+
+
+def _run_features(**kwargs: Any) -> Any:
+    """run_features on the small stack into a new output (the collection surface)."""
+    import tempfile
+    from pathlib import Path
+
+    from fastmoments.collections import run_features
+
+    opts = {"orders": 2, "progress": False, **kwargs}
+    with tempfile.TemporaryDirectory() as out:
+        return run_features(_collection_files("npy"), Path(out) / "f.zarr", **opts)
 
 
 # values that are valid for that parameter (a sequence of orders, None for a default)
 VALID = {("sample_image size", "None"), ("features orders", "[2]"),
+         ("run_features orders", "[2]"), ("run_features batch", "None"),
+         ("open_images size", "None"), ("load_image size", "None"),
          ("gaussian_filter order", "[2]"), ("psnr data_range", "None"),
          ("zernike_moments memory_budget", "None")}
 

@@ -80,6 +80,9 @@ def test_reconstruct_writes_the_library_psnr(tmp_path):
     assert rc == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["size"] == 40
+    # the library that made it is recorded
+    assert summary["fastmoments"]["version"] == fm.__version__
+    assert f"Made by fastmoments {fm.__version__}" in (out / "README.md").read_text()
     square = pixels[:, 4:44].astype(np.float64)  # the centre crop of a 40 x 48 image
     _check_study(out, "pseudo-zernike", square, [3, 6], [1])
 
@@ -107,7 +110,9 @@ def test_volume_writes_the_library_psnr(tmp_path, capsys):
         assert float(r["psnr_db"]) == pytest.approx(want[int(r["order"]), int(r["k"])],
                                                     rel=0, abs=5e-5 + 1e-6)
     assert want[5, 2] > want[2, 2] + 0.1  # a higher order reconstructs better: not a constant
-    md = _markdown_rows((out / "psnr.md").read_text())
+    md_text = (out / "psnr.md").read_text()
+    assert f"Made by fastmoments {fm.__version__}" in md_text  # the library is recorded
+    md = _markdown_rows(md_text)
     for k in (1, 2):
         np.testing.assert_allclose(md[str(k)], [want[2, k], want[5, k]], rtol=0,
                                    atol=0.005 + 1e-6)
@@ -142,6 +147,7 @@ def test_scalogram_writes_the_library_cwt(kind, tmp_path, capsys):
         assert float(z["rate"]) == pytest.approx(rate, rel=1e-15)
         np.testing.assert_allclose(z["frequencies"], freqs, rtol=1e-13)
         got = z["coefficients"]
+        assert str(z["fastmoments_version"]) == fm.__version__  # the library is recorded
     assert got.shape == (3, n) and np.iscomplexobj(got)
     # the same float64 computation in the same process: equal up to summation order
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())

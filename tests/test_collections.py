@@ -325,3 +325,253 @@ def test_glyph_store_is_deterministic_and_labelled(tmp_path):
     got, _ = read_features(tmp_path / "f.zarr")
     ref = features(imgs, family="zernike", orders=4, kind="magnitude")
     _close(got, ref.matrix, "float32")
+
+
+# --------------------------------------------------------------------------- resuming safely
+
+def _interrupted(src, out, n_chunks=3, batch=4):
+    """Start a run and stop it after ``n_chunks`` chunks, as Ctrl-C would."""
+    def stop(i, done, total):
+        if done == n_chunks:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_features(src, out, batch=batch, progress=False, on_chunk=stop, **OPTS)
+
+
+@pytest.mark.parametrize("out", ["c.zarr", "c.parquet"])
+def test_changed_input_is_refused_on_resume_naming_the_chunk(images, tmp_path, out):
+    npy = _npy(tmp_path, images)
+    _interrupted(open_images(npy), tmp_path / out)
+    np.save(npy, images[::-1].copy())  # other pixels, the same shape
+    with pytest.raises(ValueError, match=r"changed since output chunk 0 \(images 0:4\).*"
+                                         r"--overwrite"):
+        run_features(open_images(npy), tmp_path / out, batch=4, progress=False, **OPTS)
+    # only the done chunks' inputs are compared: an input changed back resumes
+    np.save(npy, images)
+    rep = run_features(open_images(npy), tmp_path / out, batch=4, progress=False, **OPTS)
+    assert (rep.already_done, rep.computed) == (3, 7)
+    ref = features(images, **OPTS).matrix
+    _close(read_features(tmp_path / out)[0], ref, "float32")
+
+
+def test_changed_chunk_after_the_first_is_named(images, tmp_path):
+    npy = _npy(tmp_path, images)
+    _interrupted(open_images(npy), tmp_path / "c.zarr")
+    changed = images.copy()
+    changed[9, 3, 3] ^= 1  # one pixel of image 9: chunk 2
+    np.save(npy, changed)
+    with pytest.raises(ValueError, match=r"output chunk 2 \(images 8:12\)"):
+        run_features(open_images(npy), tmp_path / "c.zarr", batch=4, progress=False, **OPTS)
+
+
+def test_moved_input_resumes(images, tmp_path):
+    npy = _npy(tmp_path, images)
+    _interrupted(open_images(npy), tmp_path / "m.zarr")
+    (tmp_path / "elsewhere").mkdir()
+    moved = npy.rename(tmp_path / "elsewhere" / "stack.npy")
+    rep = run_features(open_images(moved), tmp_path / "m.zarr", batch=4, progress=False, **OPTS)
+    assert (rep.already_done, rep.computed) == (3, 7)
+
+
+def test_output_records_library_and_refuses_other_versions(images, tmp_path, monkeypatch):
+    import zarr
+
+    from fastmoments import __version__, _collection_outputs
+
+    src = open_images(_npy(tmp_path, images))
+    _interrupted(src, tmp_path / "v.zarr")
+    attrs = zarr.open_group(str(tmp_path / "v.zarr"), mode="r").attrs
+    assert attrs["fastmoments_library"]["version"] == __version__
+    assert set(attrs["fastmoments_library"]) == {"version", "commit"}
+    monkeypatch.setattr(_collection_outputs, "library_identity",
+                        lambda: {"version": "99.0", "commit": None})
+    with pytest.raises(ValueError, match=r"begun by fastmoments .*this is fastmoments 99\.0.*"
+                                         r"--resume-other-version"):
+        run_features(src, tmp_path / "v.zarr", batch=4, progress=False, **OPTS)
+    rep = run_features(src, tmp_path / "v.zarr", batch=4, progress=False, other_version=True,
+                       **OPTS)
+    assert (rep.already_done, rep.computed) == (3, 7)
+
+
+def test_git_commit_is_read_from_a_checkout(tmp_path):
+    from fastmoments._collection_outputs import _git_commit
+
+    git = tmp_path / "repo" / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
+    (tmp_path / "repo" / "src" / "pkg").mkdir(parents=True)
+    assert _git_commit(tmp_path / "repo" / "src" / "pkg") == "a" * 40
+    # a worktree: .git is a file naming its git dir, whose refs live in the common dir
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    wtgit = git / "worktrees" / "wt"
+    wtgit.mkdir(parents=True)
+    (wt / ".git").write_text(f"gitdir: {wtgit}\n")
+    (wtgit / "HEAD").write_text("ref: refs/heads/main\n")
+    (wtgit / "commondir").write_text("../..\n")
+    assert _git_commit(wt) == "a" * 40
+    assert _git_commit(tmp_path / "nowhere") is None
+
+
+def test_zarr_output_has_dimension_names_and_the_input_labels(images, tmp_path):
+    import pandas as pd
+    import zarr
+
+    store = _zarr(tmp_path, images, group=True)
+    g = zarr.open_group(str(store), mode="r+")
+    del g["labels"]
+    g.create_array("font", shape=(40,), dtype="int16")[:] = np.arange(40) // 10
+    g.create_array("angle", shape=(40,), dtype="float32")[:] = np.arange(40) * 15.0
+    src = open_images(store, array="images")
+    assert src.labels == ("angle", "font")
+    run_features(src, tmp_path / "l.zarr", batch=16, progress=False, **OPTS)
+    out = zarr.open_group(str(tmp_path / "l.zarr"), mode="r")
+    assert out["features"].metadata.dimension_names == ("image", "feature")
+    assert out["font"].metadata.dimension_names == ("image",)
+    np.testing.assert_array_equal(out["font"][:], np.arange(40) // 10)
+    np.testing.assert_array_equal(out["angle"][:], np.arange(40) * 15.0)
+    for name in out.array_keys():  # every array names its dimensions (xarray needs that)
+        assert out[name].metadata.dimension_names is not None, name
+    run_features(src, tmp_path / "l.parquet", batch=16, progress=False, **OPTS)
+    table = pd.read_parquet(tmp_path / "l.parquet")
+    assert list(table.columns[:3]) == ["index", "angle", "font"]
+    np.testing.assert_array_equal(table["font"], np.arange(40) // 10)
+
+
+def test_leftover_part_files_are_removed_on_resume(images, tmp_path):
+    src = open_images(_npy(tmp_path, images))
+    _interrupted(src, tmp_path / "p.parquet")
+    left = tmp_path / "p.parquet" / ".part-00000005.0123abcd.tmp"
+    left.write_bytes(b"half a parquet file")
+    run_features(src, tmp_path / "p.parquet", batch=4, progress=False, **OPTS)
+    assert not left.exists()
+    assert not list((tmp_path / "p.parquet").glob(".part-*"))
+
+
+def test_two_runs_creating_one_output_get_a_clear_error(images, tmp_path, monkeypatch):
+    from fastmoments import _collection_outputs
+
+    src = open_images(_npy(tmp_path, images))
+    out = tmp_path / "two.zarr"
+    create = _collection_outputs._ZarrOutput.create
+    other_started: list[bool] = []
+
+    def create_then_race(path, *args):
+        create(path, *args)
+        if not other_started:  # the other run creates the same output in the meantime
+            other_started.append(True)
+            run_features(src, out, batch=8, progress=False, **OPTS)
+
+    monkeypatch.setattr(_collection_outputs._ZarrOutput, "create",
+                        staticmethod(create_then_race))
+    with pytest.raises(ValueError, match="created by another run at the same time"):
+        run_features(src, out, batch=8, progress=False, **OPTS)
+    assert not list(tmp_path.glob(".two.zarr.*.tmp"))
+    assert read_features(out)[0].shape == (40, len(features(images[:1], **OPTS).names))
+
+
+# --------------------------------------------------------------------------- clear errors
+
+def test_damaged_zarr_chunk_is_named(images, tmp_path):
+    store = _zarr(tmp_path, images)
+    chunk = store / "c" / "2" / "0" / "0"
+    chunk.write_bytes(chunk.read_bytes()[:20])  # truncated
+    src = open_images(store)
+    with pytest.raises(ValueError, match=r"stack\.zarr.*Zarr chunk 'c/2/0/0' \(images 16:24\) "
+                                         r"is damaged or truncated") as info:
+        run_features(src, tmp_path / "o.zarr", batch=8, progress=False, **OPTS)
+    assert "output chunk 2" in str(info.value)
+    chunk.write_bytes(b"\x00" * 64)  # garbage of another length
+    with pytest.raises(ValueError, match=r"Zarr chunk 'c/2/0/0'"):
+        src.read(16, 24)
+
+
+def test_empty_and_damaged_npy_are_refused(tmp_path):
+    (tmp_path / "empty.npy").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.npy.*empty file \(0 bytes\)"):
+        open_images(tmp_path / "empty.npy")
+    np.save(tmp_path / "t.npy", np.zeros((4, 8, 8)))
+    (tmp_path / "t.npy").write_bytes((tmp_path / "t.npy").read_bytes()[:200])
+    with pytest.raises(ValueError, match=r"t\.npy.*not a readable \.npy file"):
+        open_images(tmp_path / "t.npy")
+
+
+def test_unwritable_outputs_are_refused(images, tmp_path, monkeypatch):
+    from fastmoments import _collection_outputs
+
+    src = open_images(_npy(tmp_path, images))
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ValueError, match=r"--out .*afile' is a file, not a folder"):
+        run_features(src, tmp_path / "afile" / "o.zarr", progress=False, **OPTS)
+    # a read-only folder (simulated: the tests may run as root, who can write anywhere)
+    (tmp_path / "ro").mkdir()
+    real = os.access
+    monkeypatch.setattr(_collection_outputs.os, "access",
+                        lambda p, mode: False if Path(p).name == "ro" else real(p, mode))
+    with pytest.raises(ValueError, match=r"folder .*ro' is not writable"):
+        run_features(src, tmp_path / "ro" / "o.zarr", progress=False, **OPTS)
+    monkeypatch.undo()
+    # a write that fails (a disk full, a folder made read-only during the run): names the chunk
+    out = tmp_path / "w.zarr"
+
+    def failing(self, i, rows, checksum=None):
+        raise PermissionError(13, "Permission denied", str(out / "features" / "c" / str(i)))
+
+    monkeypatch.setattr(_collection_outputs._ZarrOutput, "write", failing)
+    with pytest.raises(ValueError, match=r"--out .*w\.zarr.*cannot write chunk 0 \(images "
+                                         r"0:8\): Permission denied"):
+        run_features(src, out, batch=8, progress=False, **OPTS)
+
+
+def test_nan_in_a_zarr_input_names_the_image_and_chunk(tmp_path):
+    imgs = np.ones((12, 16, 16), np.float32)
+    imgs[9, 2, 2] = np.nan
+    src = open_images(_zarr(tmp_path, imgs))
+    with pytest.raises(ValueError, match=r"images 8:12 \(output chunk 1\): image 9 holds NaN"):
+        run_features(src, tmp_path / "o.zarr", batch=8, progress=False, **OPTS)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"orders": 2.5}, TypeError, r"--orders must be an integer T .* got float 2\.5"),
+    ({"orders": []}, ValueError, "--orders must list at least one order"),
+    ({"client": object()}, TypeError, "client must be a distributed.Client"),
+])
+def test_run_features_bad_options_are_named(images, tmp_path, kwargs, error, match):
+    src = open_images(_npy(tmp_path, images))
+    opts = {**OPTS, **kwargs}
+    with pytest.raises(error, match=match):
+        run_features(src, tmp_path / "o.zarr", progress=False, **opts)
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_run_features_wants_an_image_source(tmp_path):
+    with pytest.raises(TypeError, match=r"source must be an ImageSource from open_images\(path\)"
+                                        r", got str 'x\.npy'"):
+        run_features("x.npy", tmp_path / "o.zarr", progress=False)
+
+
+def test_urls_and_ome_zarr_arrays_say_they_are_not_read(tmp_path):
+    with pytest.raises(ValueError, match=r"is a URL: only local paths are read .*fsspec"):
+        open_images("s3://bucket/images.zarr")
+    imgs = np.zeros((1, 2, 16, 16), np.uint16)  # t, c, y, x
+    import zarr
+
+    zarr.create_array(str(tmp_path / "ome.zarr"), shape=imgs.shape, dtype="uint16")[:] = imgs
+    with pytest.raises(ValueError, match=r"OME-Zarr array with axes t, c, z, y, x are not read"):
+        open_images(tmp_path / "ome.zarr")
+
+
+def test_an_output_of_the_previous_format_is_refused_with_the_way_out(images, tmp_path):
+    import zarr
+
+    src = open_images(_npy(tmp_path, images))
+    _interrupted(src, tmp_path / "old.zarr")
+    g = zarr.open_group(str(tmp_path / "old.zarr"), mode="r+")
+    g.attrs["fastmoments"] = {**g.attrs["fastmoments"], "version": 1}
+    with pytest.raises(ValueError, match=r"output format 1, this fastmoments writes format 2.*"
+                                         r"--overwrite"):
+        run_features(src, tmp_path / "old.zarr", batch=4, progress=False, **OPTS)
+    assert run_features(src, tmp_path / "old.zarr", batch=4, progress=False, overwrite=True,
+                        **OPTS).computed == 10

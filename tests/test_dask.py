@@ -21,8 +21,7 @@ SYNC = {"scheduler": "sync"}
 
 def gaussian_in_memory(x, sigma, *, axis=-1, order=0, mode="reflect", cval=0.0, **kw):
     """The one-shot transform along one axis, through the plan (its call does not change),
-    with fastmoments.dask's default method (the SFT; the plan's own default is "auto")."""
-    kw.setdefault("method", "sft")
+    with the plan's default method ("auto", also fastmoments.dask's default)."""
     return GaussianFilter(sigma, order=order, **kw)(x, axis=axis, mode=mode, cval=cval)
 
 
@@ -372,3 +371,38 @@ def test_gaussian_sigma_8192_in_4096_sample_chunks_over_several_merged_chunks(mo
     assert len(_merge_small(d.chunks[0], depth)) >= 2  # real neighbours, not one piece
     ref = gaussian_in_memory(x, 8192.0, mode=mode, cval=0.3)
     np.testing.assert_allclose(y.compute(**SYNC), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("sigma", [1.5, 10.0, 100.0])
+@pytest.mark.parametrize("order", [0, 1])
+def test_default_method_is_the_in_memory_default(sigma, order):
+    """One default everywhere: the chunked filter with its defaults equals the in-memory plan
+    with its defaults (method "auto", decided once for the whole axis), also where "auto"
+    takes the direct route (σ = 1.5) and the SFT default would differ by ~1e-5."""
+    import fastmoments as fm
+
+    x = np.random.default_rng(5).standard_normal(30000)
+    y = fmd.gaussian_filter1d(da.from_array(x, chunks=3000), sigma, order=order).compute(**SYNC)
+    assert _rel(y, GaussianFilter(sigma, order=order)(x)) < 1e-12
+    img = np.random.default_rng(6).random((200, 180))
+    y2 = fmd.gaussian_filter(da.from_array(img, chunks=(50, 60)), sigma, order=order)
+    assert _rel(y2.compute(**SYNC), fm.gaussian_filter(img, sigma, order=order)) < 1e-12
+    import inspect
+
+    for fn in (fmd.gaussian_filter1d, fmd.gaussian_filter, fmd.cwt):
+        assert inspect.signature(fn).parameters["method"].default == "auto"
+
+
+@pytest.mark.parametrize("device", [["cpu", "cpu"], ("cpu", "cpu"), "cuda:all"])
+def test_device_lists_are_refused_saying_why(device):
+    d = da.zeros((2, 8, 8), chunks=1)
+    with pytest.raises(ValueError, match=r"one device for fastmoments.dask.*one worker per GPU"):
+        fmd.features(d, "zernike", 2, device=device)
+    with pytest.raises(ValueError, match=r"one device for fastmoments.dask"):
+        fmd.gaussian_filter1d(da.zeros(64, chunks=32), 2.0, device=device)
+
+
+def test_a_device_list_plan_is_refused_saying_why():
+    plan = ZernikeTransform(8, 2, device=["cpu", "cpu"])
+    with pytest.raises(TypeError, match=r"plan on one device, got a ParallelPlan.*one worker per"):
+        fmd.moments(plan, da.zeros((2, 8, 8), chunks=1))

@@ -54,7 +54,7 @@ def test_two_processes_give_the_single_process_features(process_client):
 def test_two_processes_gaussian_on_a_chunked_signal(process_client):
     x = np.random.default_rng(1).standard_normal(20000)
     y = fmd.gaussian_filter1d(da.from_array(x, chunks=1000), 300.0, mode="nearest").compute()
-    ref = GaussianFilter(300.0, method="sft")(x, mode="nearest")
+    ref = GaussianFilter(300.0)(x, mode="nearest")
     assert float(np.max(np.abs(y - ref)) / np.max(np.abs(ref))) < 1e-12
 
 
@@ -101,7 +101,7 @@ def test_plan_built_once_per_process_for_a_many_chunk_job(monkeypatch):
     assert len(built) == 1  # the disk plan itself: one construction for 20 chunks
     np.testing.assert_allclose(got, features_in_memory(x, family="zernike", orders=4).matrix,
                                rtol=1e-12, atol=1e-14)
-    assert float(np.max(np.abs(y - GaussianFilter(25.0, method="sft")(s)))) < 1e-12
+    assert float(np.max(np.abs(y - GaussianFilter(25.0)(s)))) < 1e-12
 
 
 def test_local_cluster_refuses_oversubscription():
@@ -141,3 +141,59 @@ def test_workers_keep_freed_buffers_for_the_next_task(process_client):
     # the least of five refills, so that a worker thread's own faults cannot add to it
     faults = process_client.run(_faults_of_a_reused_buffer)
     assert all(f < 256 for f in faults.values()), faults
+
+
+# --------------------------------------------------------------------------- clusters that cannot
+# run the job fail at once, with the reason
+
+def test_workers_are_checked_before_submitting(tmp_path):
+    from fastmoments.collections import check_workers, library_identity, open_images, run_features
+
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1,
+                                  **CLUSTER) as cluster, distributed.Client(cluster) as client:
+        found = check_workers(client)
+        assert [info["version"] for info in found.values()] == [library_identity()["version"]]
+        with pytest.raises(ValueError, match=r"workers cannot run this job: worker .* cannot "
+                                             r"import fastmoments_missing_extra .*pip install"):
+            check_workers(client, needed=("fastmoments", "fastmoments_missing_extra"))
+        with pytest.raises(ValueError, match=r"worker .* runs fastmoments .*, this process "
+                                             r"9\.9\.9"):
+            check_workers(client, expected={"version": "9.9.9", "commit": None})
+        # and run_features asks before it submits anything
+        np.save(tmp_path / "s.npy", np.zeros((4, 8, 8), np.uint8))
+        rep = run_features(open_images(tmp_path / "s.npy"), tmp_path / "o.zarr", orders=2,
+                           progress=False, client=client)
+        assert rep.computed == 1
+
+
+def test_waiting_for_workers_times_out_with_a_message(tmp_path):
+    from fastmoments.collections import open_images, run_features
+
+    np.save(tmp_path / "s.npy", np.zeros((4, 8, 8), np.uint8))
+    with distributed.LocalCluster(n_workers=0, processes=False, **CLUSTER) as cluster, \
+            distributed.Client(cluster) as client:
+        with pytest.raises(ValueError, match=r"0 of 1 workers joined within 0\.01 s "
+                                             r"\(--worker-timeout\)"):
+            run_features(open_images(tmp_path / "s.npy"), tmp_path / "o.zarr", orders=2,
+                         progress=False, client=client, worker_timeout=0.01)
+        from fastmoments.cli.cmd_features import _client
+
+        with pytest.raises(ValueError, match=r"0 of 3 workers joined within 0\.01 s"):
+            _client(cluster.scheduler_address, 3, 0.01)
+
+
+def test_the_worker_probe_runs_where_fastmoments_is_missing():
+    """The probe travels by value: a worker without fastmoments can run it and say so."""
+    import subprocess
+    import sys
+
+    import cloudpickle
+
+    from fastmoments._collection_cluster import NEEDED, _probe
+
+    blob = cloudpickle.dumps(_probe())
+    code = ("import pickle, sys; sys.modules['fastmoments'] = None; "
+            f"f = pickle.loads(sys.stdin.buffer.read()); print(f({NEEDED!r})['missing'][0])")
+    proc = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True,
+                          check=True)
+    assert proc.stdout.decode().startswith("fastmoments (ModuleNotFoundError")

@@ -162,3 +162,22 @@ def test_inputs_are_not_modified_and_big_endian_works():
     assert fm.psnr(fb, g) == pytest.approx(reference_psnr(f, g, np.ones(f.shape, bool), None),
                                            rel=1e-13)
     np.testing.assert_array_equal(fb, keep)
+
+
+def test_psnr_at_the_ends_of_the_float64_range():
+    """Errors near 1e300 do not overflow to -inf, errors near 1e-170 do not underflow to inf."""
+    from fastmoments.metrics import psnr
+
+    img = np.random.default_rng(4).random((8, 8)) + 0.5
+    big = img * 1e300
+    # the true value, from logarithms: 10 log10(L^2 / mean((a - b)^2))
+    want = -10.0 * (2 * 300 + np.log10(np.mean((img - img * 1e-300) ** 2)))
+    got = psnr(big, img, data_range=1.0)
+    assert np.isfinite(got) and abs(got - want) < 1e-9 * abs(want)
+    assert abs(got + 5996) < 5
+    tiny = np.zeros((4, 4))
+    tiny[1, 2] = 1e-170
+    got = psnr(np.zeros((4, 4)), tiny, data_range=1.0)
+    assert abs(got - (340 * 10 + 10 * np.log10(16))) < 1e-9 * got
+    batch = psnr(np.stack([big, img]), np.stack([img, img]), data_range=1.0)
+    assert np.isfinite(batch[0]) and batch[1] == np.inf

@@ -20,13 +20,18 @@ This is the engine behind ``fastmoments features INPUT --out OUTPUT``:
   started again with the same parameters computes only the chunks that are not done; a chunk
   rewritten after a crash between its data and its marker gets the same bytes again, so no row
   is ever missing or duplicated. A run against an output made with other parameters refuses,
-  naming the option, unless asked to overwrite it.
+  naming the option, unless asked to overwrite it. Each chunk's rows are stored with a checksum
+  of the images they came from; a resumed run reads the done chunks' images again and refuses
+  an input that changed, naming the chunk. Every output records the library version (and git
+  commit) that wrote it, and a run of another version refuses to resume it unless told to.
 * **Scale-out**: without a scheduler the chunks run in this process (the next chunk is read from
   disk while the current one computes). With a :class:`distributed.Client` each chunk is one
-  task, ``client.submit(compute_chunk, ...)``, carrying only plain values (where to read, which
-  rows, the options); each worker builds its plan once through the library's cached plan
-  functions, and the client writes the rows as tasks finish. If a worker dies, Dask reruns its
-  tasks elsewhere; the writer is idempotent, so the result is the same.
+  task, ``client.submit(run_chunk, compute_chunk, ...)``, carrying only plain values (where to
+  read, which rows, the options); each worker builds its plan once through the library's cached
+  plan functions, and the client writes the rows as tasks finish. The workers are asked for
+  their fastmoments version and modules before anything is submitted (:func:`check_workers`).
+  If a worker dies, Dask reruns its tasks elsewhere; the writer is idempotent, so the result is
+  the same.
 
 Examples
 --------
@@ -49,32 +54,25 @@ Examples
 
 from __future__ import annotations
 
-import json
+import hashlib
 import math
 import os
 import re
-import shutil
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["IMAGE_SUFFIXES", "FeatureOutput", "ImageSource", "RunReport", "compute_chunk",
-           "open_images", "open_output", "parse_orders", "read_features", "run_features"]
+__all__ = ["IMAGE_SUFFIXES", "FeatureOutput", "ImageSource", "RunReport", "check_workers",
+           "compute_chunk", "input_checksum", "library_identity", "open_images", "open_output",
+           "parse_orders", "read_features", "run_chunk", "run_features"]
 
-#: File-name endings read from an image folder (case-insensitive).
-IMAGE_SUFFIXES = (".png", ".tif", ".tiff", ".jpg", ".jpeg")
-
-#: The attribute (Zarr) or manifest key holding the run's parameters.
-_META = "fastmoments"
-_MANIFEST = "_fastmoments.json"
-_FORMAT = 1
-
+from ._collection_cluster import check_workers
+from ._collection_inputs import IMAGE_SUFFIXES, ImageSource, _zarr_cached, open_images, read_task
+from ._collection_outputs import FeatureOutput, library_identity, open_output, read_features
 
 # --------------------------------------------------------------------------- options
 
@@ -122,244 +120,25 @@ def _order_list(orders: int | Sequence[int]) -> list[int]:
     return sorted({int(n) for n in orders})
 
 
-# --------------------------------------------------------------------------- inputs
-
-@dataclass(frozen=True)
-class ImageSource:
-    """A collection of square images, read chunk by chunk (made by :func:`open_images`).
-
-    Attributes
-    ----------
-    kind : {"zarr", "folder", "npy"}
-    path : str
-        The absolute path of the input.
-    n : int
-        Number of images.
-    side : int
-        Side ``N`` of the ``N x N`` images (after resampling for a folder with ``size``).
-    dtype : str
-        NumPy dtype of the images as read.
-    array : str or None
-        The array inside a Zarr group.
-    size : int or None
-        Resampled side of a folder's images.
-    files : tuple of str or None
-        A folder's file names, in image order.
-    """
-
-    kind: str
-    path: str
-    n: int
-    side: int
-    dtype: str
-    array: str | None = None
-    size: int | None = None
-    files: tuple[str, ...] | None = field(default=None, repr=False)
-
-    def task(self, start: int, stop: int) -> dict[str, Any]:
-        """The plain values a worker needs to read images ``start:stop``."""
-        spec: dict[str, Any] = {"kind": self.kind, "path": self.path, "array": self.array,
-                                "size": self.size, "side": self.side, "start": int(start),
-                                "stop": int(stop)}
-        if self.files is not None:
-            spec["files"] = list(self.files[start:stop])
-        return spec
-
-    def read(self, start: int, stop: int) -> np.ndarray:
-        """Images ``start:stop`` as an ``(stop - start, N, N)`` array."""
-        return read_task(self.task(start, stop))
-
-
-def open_images(path: str | os.PathLike, *, array: str | None = None,
-                size: int | None = None) -> ImageSource:
-    """Open a collection of images: a Zarr store, a folder of image files or an ``.npy`` stack.
-
-    Parameters
-    ----------
-    path : path-like
-        A Zarr array or group (a directory with ``zarr.json`` or ``.zarray``/``.zgroup``), a
-        folder of PNG/TIFF/JPEG files, or an ``.npy`` file holding ``(n, N, N)`` images (or one
-        ``(N, N)`` image).
-    array : str, optional
-        The array inside a Zarr group (needed when the group holds several arrays).
-    size : int, optional
-        A folder's images resampled to ``size x size`` (then they may differ in size).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        An empty folder, images of different sizes (naming the first file that differs from the
-        first image), non-square images, an array that is not ``(n, N, N)``, an unknown Zarr
-        array name, ``size`` or ``array`` given for an input they do not apply to.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"INPUT {str(path)!r} does not exist")
-    if size is not None:
-        from ._validate import check_int
-
-        size = check_int("--size", size, minimum=2)
-    if p.is_file():
-        if p.suffix.lower() != ".npy":
-            raise ValueError(f"INPUT {str(path)!r} must be a Zarr store, a folder of images or "
-                             f"an .npy file, got a {p.suffix or 'suffix-less'} file")
-        _refuse(array=array, size=size, kind="an .npy stack")
-        try:
-            arr = np.load(p, mmap_mode="r")
-        except (ValueError, OSError) as exc:
-            raise ValueError(f"INPUT {str(path)!r} is not a readable .npy file: {exc}") from None
-        n, side = _check_stack_shape(arr.shape, arr.dtype, str(path))
-        return ImageSource("npy", str(p.resolve()), n, side, str(arr.dtype))
-    if _is_zarr(p):
-        _refuse(size=size, kind="a Zarr store")
-        arr, name = _zarr_array(p, array)
-        n, side = _check_stack_shape(arr.shape, np.dtype(arr.dtype), str(path))
-        return ImageSource("zarr", str(p.resolve()), n, side, str(np.dtype(arr.dtype)),
-                           array=name)
-    _refuse(array=array, kind="a folder of images")
-    return _open_folder(p, size)
-
-
-def _refuse(*, kind: str, array: str | None = None, size: int | None = None) -> None:
-    if array is not None:
-        raise ValueError(f"--array names an array inside a Zarr group; INPUT is {kind}")
-    if size is not None:
-        raise ValueError(f"--size resamples the images of a folder; INPUT is {kind}")
-
-
-def _check_stack_shape(shape: tuple[int, ...], dtype: np.dtype, where: str) -> tuple[int, int]:
-    if np.dtype(dtype).kind not in "biuf":
-        raise ValueError(f"INPUT {where!r} must hold real numbers, got dtype {dtype}")
-    if len(shape) == 2:
-        shape = (1, *shape)
-    if len(shape) != 3:
-        raise ValueError(f"INPUT {where!r} must hold images as (n, N, N), got shape {shape}")
-    if shape[1] != shape[2]:
-        raise ValueError(f"INPUT {where!r} must hold square images (n, N, N), got shape {shape}; "
-                         "crop or pad them first")
-    if shape[0] == 0:
-        raise ValueError(f"INPUT {where!r} holds no images (shape {shape})")
-    return int(shape[0]), int(shape[1])
-
-
-def _is_zarr(p: Path) -> bool:
-    return p.is_dir() and any((p / f).is_file() for f in ("zarr.json", ".zarray", ".zgroup"))
-
-
-def _zarr_array(p: Path, array: str | None) -> tuple[Any, str | None]:
-    import zarr
-
-    node = zarr.open(str(p), mode="r")
-    if isinstance(node, zarr.Array):
-        if array is not None:
-            raise ValueError(f"--array {array!r} was given but INPUT {str(p)!r} is a single "
-                             "Zarr array, not a group")
-        return node, None
-    names = sorted(node.array_keys())
-    if array is None:
-        if len(names) != 1:
-            raise ValueError(f"INPUT {str(p)!r} is a Zarr group with {len(names)} arrays "
-                             f"{names[:8]}; choose one with --array NAME")
-        array = names[0]
-    try:
-        arr = node[array]
-    except KeyError:
-        arr = None
-    if not isinstance(arr, zarr.Array):
-        raise ValueError(f"--array {array!r} is not an array of the Zarr group {str(p)!r} "
-                         f"(its arrays: {names[:8]})")
-    return arr, array
-
-
-def _open_folder(p: Path, size: int | None) -> ImageSource:
-    from PIL import Image
-
-    files = sorted(f.name for f in p.iterdir()
-                   if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
-    if not files:
-        raise ValueError(f"INPUT folder {str(p)!r} holds no image files "
-                         f"({', '.join(IMAGE_SUFFIXES)})")
-    first = None
-    for name in files:
-        try:
-            with Image.open(p / name) as im:
-                w, h = im.size
-        except OSError as exc:
-            raise ValueError(f"INPUT file {name!r} in {str(p)!r} is not a readable image: "
-                             f"{exc}") from None
-        if w != h:
-            raise ValueError(f"INPUT file {name!r} is {w}x{h}, not square; every image must be "
-                             "N x N (crop or pad them first)")
-        if first is None:
-            first = (name, w)
-        elif w != first[1] and size is None:
-            raise ValueError(f"INPUT file {name!r} is {w}x{h} but {first[0]!r} (the first "
-                             f"image) is {first[1]}x{first[1]}; all images must have one size, "
-                             "or pass --size N to resample them")
-    assert first is not None
-    side = size if size is not None else first[1]
-    return ImageSource("folder", str(p.resolve()), len(files), side, "float64", size=size,
-                       files=tuple(files))
-
-
-@lru_cache(maxsize=8)
-def _zarr_cached(path: str, array: str | None) -> Any:
-    import zarr
-
-    node = zarr.open(path, mode="r")
-    return node if array is None else node[array]
-
-
-@lru_cache(maxsize=8)
-def _npy_cached(path: str) -> np.ndarray:
-    return np.load(path, mmap_mode="r")
-
-
-def read_task(spec: dict[str, Any]) -> np.ndarray:
-    """Read the images a task names (see :meth:`ImageSource.task`); opened arrays are cached
-    per process."""
-    if spec["kind"] == "preloaded":  # in-process runs read ahead in a thread
-        return spec["images"]
-    start, stop, side = spec["start"], spec["stop"], spec["side"]
-    if spec["kind"] == "npy":
-        arr = _npy_cached(spec["path"])
-        if arr.ndim == 2:
-            arr = arr[None]
-        return np.array(arr[start:stop])
-    if spec["kind"] == "zarr":
-        arr = _zarr_cached(spec["path"], spec["array"])
-        if arr.ndim == 2:  # one image
-            return np.asarray(arr[:])[None][start:stop]
-        return np.asarray(arr[start:stop])
-    from .data import load_image
-
-    out = np.empty((stop - start, side, side), dtype=np.float64)
-    for i, name in enumerate(spec["files"]):
-        img = load_image(os.path.join(spec["path"], name), size=spec["size"])
-        if img.shape != (side, side):
-            raise ValueError(f"INPUT file {name!r} is {img.shape[1]}x{img.shape[0]}, expected "
-                             f"{side}x{side} (did the folder change during the run?)")
-        out[i] = img
-    return out
-
-
 # --------------------------------------------------------------------------- compute
 
 def compute_chunk(spec: dict[str, Any], options: dict[str, Any]) -> np.ndarray:
     """The feature rows of one chunk: read its images, then :func:`fastmoments.features`.
 
     ``spec`` and ``options`` are plain values (a task carries nothing else); the plan comes from
-    the library's per-process cache, so each worker builds it once.
+    the library's per-process cache, so each worker builds it once. Images with channels
+    (``(n, C, N, N)``) give one row per image of ``C`` times the features, channel by channel.
     """
     from .recognition import features
 
     images = read_task(spec)
+    channels = spec.get("channels")
     fs = features(images, family=options["family"], orders=options["orders"],
                   kind=options["kind"], k=options["k"], dtype=options["dtype"],
-                  device=options["device"], progress=False)
-    return np.asarray(fs.matrix)
+                  device=options["device"], progress=False,
+                  **({} if channels is None else {"channel_axis": 1}))
+    rows = np.asarray(fs.matrix)
+    return rows if channels is None else rows.reshape(len(images), -1)
 
 
 def _columns(family: str, orders: int | list[int], kind: str) -> list[str]:
@@ -368,242 +147,6 @@ def _columns(family: str, orders: int | list[int], kind: str) -> list[str]:
     from .recognition.extract import moment_pairs
 
     return [_label(*c) for c in _column_names(moment_pairs(family, orders), kind)]
-
-
-# --------------------------------------------------------------------------- outputs
-
-_OPTION_NAMES = {"input": "INPUT", "array": "--array", "size": "--size", "n_images":
-                 "INPUT (number of images)", "side": "INPUT (image size)", "family": "--family",
-                 "orders": "--orders", "kind": "--kind", "k": "--k", "dtype": "--dtype",
-                 "batch": "--batch", "format": "the output format"}
-
-
-class FeatureOutput:
-    """A resumable feature output: a Zarr group or a Parquet dataset (see :func:`open_output`).
-
-    ``done()`` lists the chunks on disk; ``write(i, rows)`` stores chunk ``i`` durably and then
-    marks it done. Writing a chunk twice stores the same rows in the same place.
-    """
-
-    path: Path
-    params: dict[str, Any]
-    n_chunks: int
-
-    def done(self) -> set[int]:
-        raise NotImplementedError
-
-    def write(self, i: int, rows: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _rows(self, i: int) -> tuple[int, int]:
-        b, n = self.params["batch"], self.params["n_images"]
-        return i * b, min(n, (i + 1) * b)
-
-
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-class _ZarrOutput(FeatureOutput):
-    def __init__(self, path: Path, params: dict[str, Any]) -> None:
-        import zarr
-
-        self.path = path
-        self.params = params
-        self.n_chunks = math.ceil(params["n_images"] / params["batch"])
-        group = zarr.open_group(str(path), mode="r+")
-        self._features = group["features"]
-        self._done = group["done"]
-
-    @staticmethod
-    def create(path: Path, params: dict[str, Any], columns: list[str],
-               files: Sequence[str] | None) -> None:
-        import zarr
-
-        n, b = params["n_images"], params["batch"]
-        group = zarr.open_group(str(path), mode="w")
-        feats = group.create_array("features", shape=(n, len(columns)), chunks=(b, len(columns)),
-                                   dtype=params["dtype"], fill_value=np.nan)
-        feats.attrs["columns"] = list(columns)
-        feats.attrs.update({k: params[k] for k in ("family", "orders", "kind", "k", "input")})
-        if files is not None:
-            feats.attrs["files"] = list(files)
-        group.create_array("done", shape=(math.ceil(n / b),), chunks=(1,), dtype="uint8",
-                           fill_value=0, compressors=None)
-        group.attrs[_META] = params
-
-    def done(self) -> set[int]:
-        return {int(i) for i in np.flatnonzero(self._done[:])}
-
-    def write(self, i: int, rows: np.ndarray) -> None:
-        s, e = self._rows(i)
-        self._features[s:e] = rows
-        # chunk files of the Zarr v3 default key encoding: features/c/<i>/0, done/c/<i>
-        _fsync(self.path / "features" / "c" / str(i) / "0")
-        _fsync(self.path / "features" / "c" / str(i))
-        self._done[i] = 1
-        _fsync(self.path / "done" / "c" / str(i))
-        _fsync(self.path / "done" / "c")
-
-
-class _ParquetOutput(FeatureOutput):
-    def __init__(self, path: Path, params: dict[str, Any], columns: list[str],
-                 files: Sequence[str] | None) -> None:
-        self.path = path
-        self.params = params
-        self.columns = columns
-        self.files = files
-        self.n_chunks = math.ceil(params["n_images"] / params["batch"])
-
-    @staticmethod
-    def create(path: Path, params: dict[str, Any], columns: list[str],
-               files: Sequence[str] | None) -> None:
-        path.mkdir(parents=True)
-        manifest = {_META: params, "columns": columns}
-        if files is not None:
-            manifest["files"] = list(files)
-        (path / _MANIFEST).write_text(json.dumps(manifest))
-
-    def _part(self, i: int) -> Path:
-        return self.path / f"part-{i:08d}.parquet"
-
-    def done(self) -> set[int]:
-        out = set()
-        for f in self.path.iterdir():
-            m = re.fullmatch(r"part-(\d{8})\.parquet", f.name)
-            if m:
-                out.add(int(m.group(1)))
-        return out
-
-    def write(self, i: int, rows: np.ndarray) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        s, e = self._rows(i)
-        cols: dict[str, Any] = {"index": pa.array(np.arange(s, e, dtype=np.int64))}
-        if self.files is not None:
-            cols["file"] = pa.array(list(self.files[s:e]), type=pa.string())
-        for j, name in enumerate(self.columns):
-            cols[name] = pa.array(np.ascontiguousarray(rows[:, j]))
-        tmp = self.path / f".part-{i:08d}.{uuid.uuid4().hex}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                pq.write_table(pa.table(cols), fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self._part(i))
-        finally:
-            tmp.unlink(missing_ok=True)
-        _fsync(self.path)
-
-
-def _output_format(out: Path) -> str:
-    return "parquet" if out.suffix.lower() == ".parquet" else "zarr"
-
-
-def _existing_params(out: Path, fmt: str) -> dict[str, Any] | None:
-    """The parameters of an existing fastmoments output at ``out`` (None if it is not one)."""
-    try:
-        if fmt == "parquet":
-            return json.loads((out / _MANIFEST).read_text())[_META]
-        import zarr
-
-        return dict(zarr.open_group(str(out), mode="r").attrs[_META])
-    except Exception:  # anything unreadable is "not ours"
-        return None
-
-
-def open_output(out: str | os.PathLike, params: dict[str, Any], columns: list[str],
-                files: Sequence[str] | None = None, *, overwrite: bool = False) -> FeatureOutput:
-    """Create the output, or reopen it to resume when it was made with the same parameters.
-
-    The format follows the name: ``*.parquet`` is a Parquet dataset (a folder), anything else a
-    Zarr group. A new output is built under a temporary name and renamed into place, so a crash
-    while creating it leaves nothing half made.
-
-    Raises
-    ------
-    ValueError
-        If ``out`` exists with other parameters (naming the first option that differs) and
-        ``overwrite`` is false, or exists and is not a fastmoments output.
-    """
-    out = Path(out)
-    fmt = _output_format(out)
-    params = {**params, "format": fmt, "version": _FORMAT}
-    if out.exists():
-        old = _existing_params(out, fmt)
-        if old is None:
-            what = "folder" if out.is_dir() else "file"
-            if out.is_dir() and not any(out.iterdir()):
-                out.rmdir()
-            else:
-                raise ValueError(f"--out {str(out)!r} exists and is a {what} that is not a "
-                                 f"fastmoments {fmt} output; remove it or choose another name")
-        elif old != json.loads(json.dumps(params)):
-            if not overwrite:
-                key = next(k for k in (*_OPTION_NAMES, "version")
-                           if old.get(k) != json.loads(json.dumps(params.get(k))))
-                raise ValueError(
-                    f"--out {str(out)!r} holds features made with other parameters: "
-                    f"{_OPTION_NAMES.get(key, key)} was {old.get(key)!r}, now "
-                    f"{params.get(key)!r}; rerun with the same options to resume, or pass "
-                    "--overwrite to replace it")
-            shutil.rmtree(out)
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            cls = _ParquetOutput if fmt == "parquet" else _ZarrOutput
-            cls.create(tmp, params, columns, files)
-            os.replace(tmp, out)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
-    if fmt == "parquet":
-        return _ParquetOutput(out, params, columns, files)
-    return _ZarrOutput(out, params)
-
-
-def read_features(out: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
-    """The ``(n_images, n_features)`` matrix and column names of a finished output.
-
-    Raises
-    ------
-    ValueError
-        If ``out`` is not a fastmoments output, or some chunks are not done yet.
-    """
-    out = Path(out)
-    fmt = _output_format(out)
-    params = _existing_params(out, fmt)
-    if params is None:
-        raise ValueError(f"{str(out)!r} is not a fastmoments features output")
-    n_chunks = math.ceil(params["n_images"] / params["batch"])
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        cols = json.loads((out / _MANIFEST).read_text())["columns"]
-        parts = sorted(out.glob("part-*.parquet"))
-        if len(parts) != n_chunks:
-            raise ValueError(f"{str(out)!r} is incomplete: {len(parts)} of {n_chunks} chunks")
-        table = pq.read_table([str(p) for p in parts], columns=cols) if parts else None
-        mat = np.column_stack([table.column(c).to_numpy() for c in cols])
-        return mat, cols
-    import zarr
-
-    group = zarr.open_group(str(out), mode="r")
-    done = int(np.count_nonzero(group["done"][:]))
-    if done != n_chunks:
-        raise ValueError(f"{str(out)!r} is incomplete: {done} of {n_chunks} chunks")
-    return np.asarray(group["features"][:]), list(group["features"].attrs["columns"])
 
 
 # --------------------------------------------------------------------------- running
@@ -628,7 +171,8 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
                  dtype: str | None = None, device: Any = None, batch: int | None = None,
                  client: Any = None, overwrite: bool = False, progress: bool | None = None,
                  on_chunk: Callable[[int, int, int], None] | None = None,
-                 chunk_function: ChunkFunction | None = None) -> RunReport:
+                 chunk_function: ChunkFunction | None = None,
+                 other_version: bool = False, worker_timeout: float = 60.0) -> RunReport:
     """Compute the features of every image of ``source`` into ``out``, resuming a stopped run.
 
     Parameters
@@ -648,16 +192,25 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
         Images per chunk (default: the Zarr input's chunk length rounded up to at least 256
         images, else 1024).
     client : distributed.Client, optional
-        Run one task per chunk on its workers; ``None`` runs in this process.
+        Run one task per chunk on its workers; ``None`` runs in this process. Before anything
+        is submitted, every worker is asked for its fastmoments version and for the modules
+        the tasks need (:func:`check_workers`).
     overwrite : bool
-        Replace an output made with other parameters instead of refusing.
+        Replace an output made with other parameters (or another library version) instead of
+        refusing.
     progress : bool, optional
         A progress bar over chunks (``None``: shown for long runs).
     on_chunk : callable, optional
         Called as ``on_chunk(i, done, total)`` after chunk ``i`` is on disk.
     chunk_function : callable, optional
         Replaces :func:`compute_chunk` (same signature; must be picklable for a client), for
-        instrumentation and tests.
+        instrumentation and tests. It is given the chunk's images already read (``spec["kind"]
+        == "preloaded"``, ``spec["images"]``).
+    other_version : bool
+        Resume an output that another version (or git commit) of fastmoments began (refused
+        by default: its chunks would hold the values of two versions).
+    worker_timeout : float
+        With a ``client`` whose cluster has no worker yet: seconds to wait for one.
 
     Returns
     -------
@@ -667,39 +220,36 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     Raises
     ------
     ValueError
-        Bad options (naming them) or an output made with other parameters.
+        Bad options (naming them); an output made with other parameters or another library
+        version; an input that changed since a chunk of the output was computed from it
+        (naming the chunk); workers that cannot run the job.
+    TypeError
+        A ``source`` that is not an :class:`ImageSource`, ``orders`` that are not integers, a
+        ``client`` that is not a :class:`distributed.Client`.
     """
     from ._progress import progress_bar
-    from ._validate import check_choice, check_int
-    from .disk.families import get_family
-    from .moments import KINDS
 
-    family = get_family(family).name if isinstance(family, str) else family
-    if not isinstance(family, str):
-        raise TypeError(f"--family must be a name, got {family!r}")
-    kind = check_choice("--kind", kind, KINDS)
-    k = check_int("--k", k, minimum=1)
-    if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
-        orders = check_int("--orders", orders, minimum=0)
-    else:
-        orders = [check_int("--orders", n, minimum=0) for n in orders]
-    if dtype is None:
-        dtype = "float64" if np.dtype(source.dtype) == np.float64 else "float32"
-    dtype = check_choice("--dtype", dtype, ("float32", "float64"))
-    if batch is None:
-        batch = _default_batch(source)
-    batch = check_int("--batch", batch, minimum=1)
+    family, orders, kind, k, dtype, batch = _check_options(source, family, orders, kind, k,
+                                                           dtype, batch, client)
     columns = _columns(family, orders, kind)
+    if source.channels is not None:
+        columns = [f"{c} [channel {j}]" for j in range(source.channels) for c in columns]
     params = {"input": source.path, "array": source.array, "size": source.size,
-              "n_images": source.n, "side": source.side, "family": family,
+              "grey": source.grey, "channels": source.channels, "n_images": source.n,
+              "side": source.side, "family": family,
               "orders": _order_list(orders), "kind": kind, "k": k, "dtype": dtype,
               "batch": batch}
-    writer = open_output(out, params, columns, source.files, overwrite=overwrite)
+    writer = open_output(out, params, columns, source.files, overwrite=overwrite,
+                         labels=_read_labels(source), other_version=other_version)
     done = writer.done()
     todo = [i for i in range(writer.n_chunks) if i not in done]
     report = RunReport(str(out), source.n, writer.n_chunks, len(done), 0, columns)
     if not todo:
         return report
+    if client is not None:
+        check_workers(client, timeout=worker_timeout)
+    if done:
+        _verify_inputs(source, writer, client)
     options = {"family": family, "orders": orders, "kind": kind, "k": k, "dtype": dtype,
                "device": device}
     fn = chunk_function or compute_chunk
@@ -710,14 +260,19 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     width = len(columns)
     n_done = len(done)
 
-    def finish(i: int, rows: np.ndarray) -> None:
+    def finish(i: int, rows: np.ndarray, checksum: str) -> None:
         nonlocal n_done
         s, e = writer._rows(i)
         rows = np.asarray(rows)
         if rows.shape != (e - s, width):
             raise ValueError(f"chunk {i} gave features of shape {rows.shape}, expected "
                              f"{(e - s, width)}")
-        writer.write(i, rows.astype(dtype, copy=False))
+        try:
+            writer.write(i, rows.astype(dtype, copy=False), checksum)
+        except OSError as exc:
+            raise ValueError(f"--out {str(out)!r}: cannot write chunk {i} (images {s}:{e}): "
+                             f"{exc.strerror or exc}"
+                             + (f" ({exc.filename})" if exc.filename else "")) from exc
         n_done += 1
         report.computed += 1
         bar.update(1)
@@ -734,6 +289,102 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "
     return report
 
 
+def _check_options(source: Any, family: Any, orders: Any, kind: Any, k: Any, dtype: Any,
+                   batch: Any, client: Any) -> tuple[str, int | list[int], str, int, str, int]:
+    """The options of :func:`run_features`, checked (their errors name the CLI's options)."""
+    from ._validate import check_choice, check_int
+    from .disk.families import get_family
+    from .moments import KINDS
+
+    if not isinstance(source, ImageSource):
+        raise TypeError(f"source must be an ImageSource from open_images(path), got "
+                        f"{type(source).__name__} {source!r}"[:200])
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"client must be a distributed.Client (or None to run in this "
+                        f"process), got {type(client).__name__}")
+    family = get_family(family).name if isinstance(family, str) else family
+    if not isinstance(family, str):
+        raise TypeError(f"--family must be a name, got {family!r}")
+    kind = check_choice("--kind", kind, KINDS)
+    k = check_int("--k", k, minimum=1)
+    if isinstance(orders, (int, np.integer)) and not isinstance(orders, bool):
+        orders = check_int("--orders", orders, minimum=0)
+    elif isinstance(orders, (str, bytes)) or not isinstance(orders, Iterable):
+        raise TypeError(f"--orders must be an integer T (orders 0..T) or a list of integers, "
+                        f"got {type(orders).__name__} {orders!r}")
+    else:
+        orders = [check_int("--orders", n, minimum=0) for n in orders]
+        if not orders:
+            raise ValueError("--orders must list at least one order, got an empty list")
+    if dtype is None:
+        dtype = "float64" if np.dtype(source.dtype) == np.float64 else "float32"
+    dtype = check_choice("--dtype", dtype, ("float32", "float64"))
+    if batch is None:
+        batch = _default_batch(source)
+    batch = check_int("--batch", batch, minimum=1)
+    return family, orders, kind, k, dtype, batch
+
+
+def _read_labels(source: ImageSource) -> dict[str, np.ndarray]:
+    """The per-image label arrays of a Zarr input's group (copied to the output)."""
+    if not source.labels:
+        return {}
+    import zarr
+
+    group = zarr.open_group(source.path, mode="r")
+    return {name: np.asarray(group[name][:]) for name in source.labels}
+
+
+def input_checksum(images: np.ndarray) -> str:
+    """A 128-bit BLAKE2b checksum (32 hex digits) of images as read: dtype, shape and bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.zeros((2, 4, 4), dtype=np.uint8)
+    >>> input_checksum(a) == input_checksum(a.copy()), input_checksum(a) == input_checksum(a + 1)
+    (True, False)
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{images.dtype.str}{images.shape}".encode())
+    h.update(memoryview(np.ascontiguousarray(images)).cast("B"))
+    return h.hexdigest()
+
+
+def _task_checksum(spec: dict[str, Any]) -> str:
+    return input_checksum(read_task(spec))
+
+
+def run_chunk(fn: ChunkFunction, spec: dict[str, Any],
+              options: dict[str, Any]) -> tuple[np.ndarray, str]:
+    """One chunk's task: read its images once, checksum them, compute their rows with ``fn``."""
+    images = read_task(spec)
+    rows = fn({**spec, "kind": "preloaded", "images": images}, options)
+    return np.asarray(rows), input_checksum(images)
+
+
+def _verify_inputs(source: ImageSource, writer: FeatureOutput, client: Any) -> None:
+    """Refuse to add chunks to an output whose done chunks came from other images: each done
+    chunk's input is read again and its checksum compared with the one recorded."""
+    recorded = {i: c for i, c in writer.checksums().items() if c is not None}
+    if not recorded:
+        return
+    order = sorted(recorded)
+    specs = [source.task(*writer._rows(i), chunk=i) for i in order]
+    if client is None:
+        now = [_task_checksum(spec) for spec in specs]
+    else:
+        now = client.gather(client.map(_task_checksum, specs, pure=False))
+    for i, new in zip(order, now, strict=True):
+        if new != recorded[i]:
+            s, e = writer._rows(i)
+            raise ValueError(
+                f"INPUT {source.path!r} changed since output chunk {i} (images {s}:{e}) of "
+                f"--out {str(writer.path)!r} was computed from it (input checksum "
+                f"{recorded[i][:12]}..., now {new[:12]}...): resuming would mix features of "
+                "two inputs; pass --overwrite to compute every chunk again")
+
+
 def _default_batch(source: ImageSource) -> int:
     if source.kind == "zarr":
         chunk = int(_zarr_cached(source.path, source.array).chunks[0])
@@ -743,40 +394,41 @@ def _default_batch(source: ImageSource) -> int:
 
 def _run_local(source: ImageSource, writer: FeatureOutput, todo: list[int],
                options: dict[str, Any], fn: ChunkFunction,
-               finish: Callable[[int, np.ndarray], None]) -> None:
-    """In this process: chunk ``i + 1`` is read from disk while chunk ``i`` computes."""
+               finish: Callable[[int, np.ndarray, str], None]) -> None:
+    """In this process: chunk ``i + 1`` is read from disk (and checksummed) while chunk ``i``
+    computes."""
 
-    def load(i: int) -> dict[str, Any]:
-        s, e = writer._rows(i)
-        spec = source.task(s, e)
-        return {**spec, "kind": "preloaded", "images": read_task(spec)}
+    def load(i: int) -> tuple[dict[str, Any], str]:
+        spec = source.task(*writer._rows(i), chunk=i)
+        images = read_task(spec)
+        return {**spec, "kind": "preloaded", "images": images}, input_checksum(images)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         nxt = pool.submit(load, todo[0])
         for j, i in enumerate(todo):
-            spec = nxt.result()
+            spec, checksum = nxt.result()
             if j + 1 < len(todo):
                 nxt = pool.submit(load, todo[j + 1])
-            finish(i, fn(spec, options))
+            finish(i, fn(spec, options), checksum)
 
 
 def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: list[int],
                 options: dict[str, Any], fn: ChunkFunction,
-                finish: Callable[[int, np.ndarray], None]) -> None:
+                finish: Callable[[int, np.ndarray, str], None]) -> None:
     """One task per chunk on a Dask cluster; the client writes each result as it comes."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
     futures = {}
     for i in todo:
-        s, e = writer._rows(i)
-        fut = client.submit(fn, source.task(s, e), options, key=f"fastmoments-chunk-{token}-{i}",
-                            pure=False)
+        spec = source.task(*writer._rows(i), chunk=i)
+        fut = client.submit(run_chunk, fn, spec, options,
+                            key=f"fastmoments-chunk-{token}-{i}", pure=False)
         futures[fut] = i
     try:
         for fut in as_completed(list(futures)):
-            rows = fut.result()
-            finish(futures[fut], rows)
+            rows, checksum = fut.result()
+            finish(futures[fut], rows, checksum)
             fut.release()
     finally:
         client.cancel([f for f in futures if not f.done()])

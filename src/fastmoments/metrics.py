@@ -120,7 +120,15 @@ def psnr(reference: Any, estimate: Any, *, mask: Any = None,
             "" if count.ndim == 0 else
             f" of image {tuple(int(i) for i in torch.nonzero(count == 0)[0])}"))
     zero = torch.zeros((), dtype=ref.dtype, device=ref.device)
-    mse = torch.where(m, (ref - est) ** 2, zero).sum(dim=(-2, -1)) / count
+    # the squared error is summed relative to the largest difference, so that errors near the
+    # float64 limit (1e300) neither overflow to inf nor (1e-170) underflow to 0
+    diff = torch.where(m, (ref - est).abs(), zero)
+    scale = diff.amax(dim=(-2, -1))
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    rel = ((diff / safe[..., None, None]) ** 2).sum(dim=(-2, -1)) / count
+    mse = torch.where(scale > 0, rel, torch.zeros_like(rel))  # 0 where equal; > 0 elsewhere
+    log_mse = 20.0 * torch.log10(safe) + 10.0 * torch.log10(torch.where(scale > 0, rel,
+                                                                        torch.ones_like(rel)))
     if data_range is not None:
         rng = torch.full_like(mse, data_range)
     elif ref_dtype in _RANGE_OF:
@@ -135,7 +143,9 @@ def psnr(reference: Any, estimate: Any, *, mask: Any = None,
         if bool(((rng == 0) & (mse > 0)).any()):
             raise ValueError("data_range cannot be inferred: the reference is constant over "
                              "the mask (range 0); give data_range")
-    out = torch.where(mse == 0, torch.full_like(mse, np.inf), 10.0 * torch.log10(rng**2 / mse))
+    out = torch.where(mse == 0, torch.full_like(mse, np.inf),
+                      20.0 * torch.log10(torch.where(rng > 0, rng, torch.ones_like(rng)))
+                      - log_mse)
     if out.ndim == 0:
         return float(out)
     return out.detach().cpu().numpy() if kind.numpy else out

@@ -119,14 +119,17 @@ def run_studies(image: np.ndarray, *, families: Sequence[str], orders: Sequence[
                 quadrature: str = "midpoint", show_progress: bool = False) -> Path:
     """Reconstruct ``image`` for every family, order and k; write everything to ``out`` (an
     existing folder: see :class:`fastmoments.cli._outputs.OutputFolder`)."""
+    from .._collection_outputs import library_identity
     from .._progress import progress_bar
     from ..viz.figures import reconstruction_grid, save_figure
 
     n = int(image.shape[0])
+    made_by = library_identity()
     summary: dict = {"image": label, "size": n, "device": device,
-                     "quadrature": quadrature, "results": {}}
+                     "quadrature": quadrature, "fastmoments": made_by, "results": {}}
+    commit = f", commit {made_by['commit'][:12]}" if made_by["commit"] else ""
     lines = [f"# fastmoments reconstructions of {label} ({image.shape[0]}x{image.shape[1]}, "
-             f"{device})", ""]
+             f"{device})", "", f"Made by fastmoments {made_by['version']}{commit}.", ""]
     steps = len(families) * study_steps(n, orders, ks, device)
     bar = progress_bar(steps, desc=f"fastmoments {command}", show=show_progress, unit="step")
     if not hasattr(bar, "set_postfix_str"):  # the silent stand-in

@@ -51,32 +51,43 @@ def _unreadable(what: str, path: Path, expected: str, exc: BaseException) -> Usa
     return UsageError(f"{what} {str(path)!r} could not be read as {expected}: {_reason(exc)}")
 
 
-def load_image_file(path: str | os.PathLike, *, size: int | None = None,
-                    what: str = "IMAGE") -> np.ndarray:
-    """An image file as :func:`fastmoments.data.load_image` reads it (grey, float64, square).
+def load_image_file(path: str | os.PathLike, *, size: int | None = None, grey: bool = False,
+                    what: str = "IMAGE") -> tuple[np.ndarray, str]:
+    """An image file as :func:`fastmoments.data.load_image` reads it (at its own bit depth and
+    type, square), as float64 (exact for every 8-, 16- and 32-bit integer and float32), and
+    what was done to its colour (``"grey"``, or ``"grey from RGB"`` with ``grey``).
 
     Raises
     ------
     UsageError
-        If the file is missing, is not an image Pillow can decode to the end, or is smaller
-        than 3 x 3 pixels (and ``size`` does not enlarge it).
+        If the file is missing, is not an image its reader can decode to the end, is a colour
+        image without ``grey``, holds NaN or infinite values, or is smaller than 3 x 3 pixels
+        (and ``size`` does not enlarge it).
     """
-    from PIL import Image
-
-    from ..data import load_image
+    from ..data import image_header, read_image
     from ._args import MIN_IMAGE_SIDE
 
     p = _existing_file(path, what)
+    prefix = f"path {str(p)!r} "
     try:
-        with Image.open(p) as im:
-            im.convert("L")  # decodes every pixel: a truncated file fails here
-            width, height = im.size
+        height, width, channels, _ = image_header(p)
+        if channels > 1 and not grey:
+            raise UsageError(f"{what} {str(p)!r} is a colour image ({channels} channels); pass "
+                             "--grey to convert it to grey (0.299 R + 0.587 G + 0.114 B)")
+        if size is None and min(width, height) < MIN_IMAGE_SIDE:
+            raise UsageError(f"{what} {str(p)!r} is {width} x {height} pixels; the square crop "
+                             f"must be at least {MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE} (or give "
+                             "--size)")
+        _, colour = read_image(p, grey=grey)  # decodes every pixel: truncated files fail here
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(f"{what} {str(p)!r} {str(exc).removeprefix(prefix)}") from None
     except Exception as exc:
-        raise _unreadable(what, p, "an image (a format Pillow reads)", exc) from exc
-    if size is None and min(width, height) < MIN_IMAGE_SIDE:
-        raise UsageError(f"{what} {str(p)!r} is {width} x {height} pixels; the square crop "
-                         f"must be at least {MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE} (or give --size)")
-    return load_image(str(p), size=size)
+        raise _unreadable(what, p, "an image", exc) from exc
+    from ..data import load_image
+
+    return load_image(p, size=size, grey=grey).astype(np.float64), colour
 
 
 def load_signal_file(path: str | os.PathLike, *, column: int = 0,

@@ -2,7 +2,7 @@
 (:ref:`bib-zernike-thesis`).
 
 Progress: one bar on stderr (shown by default when stderr is a terminal) that moves through
-every phase of :func:`fastmoments.features.experiment.run_characters`: rendering (per chunk
+every phase of :func:`fastmoments.recognition.experiment.run_characters`: rendering (per chunk
 of :data:`RENDER_CHUNK` characters), moments, pair statistics, the rotation check and the
 recognition test (per feature extraction, rotation and nearest-neighbour search). The
 experiment has no progress hook of its own for these phases, so the CLI wraps the functions

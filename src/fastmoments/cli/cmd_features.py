@@ -27,6 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the array inside a Zarr group")
     p.add_argument("--size", type=_int("size"), default=None, metavar="N",
                    help="resample a folder's images to N x N")
+    p.add_argument("--channel-axis", type=int, default=None, metavar="AXIS",
+                   help="keep the colour channels, features per channel: -1 for a folder of "
+                        "colour images; 1 or -1 for (n, C, N, N) or (n, N, N, C) arrays")
+    p.add_argument("--grey", action="store_true",
+                   help="convert a folder's colour images to grey (0.299 R + 0.587 G + "
+                        "0.114 B); without it a colour image is refused")
     p.add_argument("--family", default="zernike",
                    help="zernike, pseudo-zernike, pcet, pct or pst (default zernike)")
     p.add_argument("--orders", default="10",
@@ -49,8 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=_int("workers"), default=None, metavar="N",
                    help="with --scheduler local: worker processes (default 2); with an "
                         "address: wait for N workers")
+    p.add_argument("--worker-timeout", type=_int("worker-timeout"), default=60,
+                   metavar="SECONDS",
+                   help="with --scheduler: how long to wait for the workers to join (default "
+                        "60)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an OUTPUT made with other parameters")
+    p.add_argument("--resume-other-version", action="store_true",
+                   help="resume an OUTPUT that another fastmoments version began")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -95,23 +107,34 @@ def run(args: argparse.Namespace) -> int:
     device = parse_device(args.device)
     if args.workers is not None and args.scheduler is None:
         raise ValueError("--workers needs --scheduler (local or a scheduler address)")
-    source = open_images(args.input, array=args.array, size=args.size)
+    source = open_images(args.input, array=args.array, size=args.size, grey=args.grey,
+                         channel_axis=args.channel_axis)
+    if source.pixel_types is not None:
+        print(f"fastmoments features: {source.n} images ({', '.join(source.pixel_types)} "
+              "pixels, read exactly into float64"
+              + ("; colour converted to grey, 0.299 R + 0.587 G + 0.114 B" if args.grey else "")
+              + ")", flush=True)
 
-    client, cluster = _client(args.scheduler, args.workers)
+    client, cluster = _client(args.scheduler, args.workers, args.worker_timeout)
+    if client is not None:
+        import logging
+
+        logging.getLogger("tornado.application").addFilter(_NoInterruptNoise())
     try:
         report = run_features(source, args.out, family=args.family, orders=orders,
                               kind=args.kind, k=args.k, dtype=args.dtype, device=device,
                               batch=args.batch, client=client, overwrite=args.overwrite,
-                              progress=False if args.no_progress else None)
+                              progress=False if args.no_progress else None,
+                              other_version=args.resume_other_version,
+                              worker_timeout=args.worker_timeout)
     except KeyboardInterrupt:
+        if cluster is not None:
+            _quiet_shutdown()
         print(f"fastmoments features: interrupted; the chunks written so far are kept in "
               f"{args.out}: run the same command again to resume", file=sys.stderr)
         return 130
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        _close(client, cluster)
     if report.computed == 0:
         print(f"fastmoments features: {args.out} is already complete ({report.n_images} "
               f"images, {report.n_chunks} chunks, {len(report.columns)} features); nothing "
@@ -124,7 +147,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+class _NoInterruptNoise:
+    """Logging filter: drops the error that distributed's ``sync`` logs when Ctrl-C interrupts
+    the client while it waits (its ``cancel`` callback fails on the event loop's thread, before
+    this command can say anything); other records pass."""
+
+    def filter(self, record: Any) -> bool:
+        return "sync.<locals>.cancel" not in record.getMessage()
+
+
+def _quiet_shutdown() -> None:
+    """After Ctrl-C, the cluster's shutdown is not news: its loggers are silenced (the
+    worker processes, interrupted too, are told the same by the preload below)."""
+    import logging
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def _close(client: Any, cluster: Any) -> None:
+    """Close the client and the cluster this command started, whatever state they are in."""
+    for thing in (client, cluster):
+        if thing is None:
+            continue
+        try:
+            thing.close()
+        except (Exception, KeyboardInterrupt):  # a second Ctrl-C or a dying cluster
+            pass
+
+
+def _client(scheduler: str | None, workers: int | None,
+            timeout: float = 60) -> tuple[Any, Any]:
     """A ``distributed.Client`` for ``--scheduler`` (and the LocalCluster it started)."""
     if scheduler is None:
         return None, None
@@ -140,15 +193,25 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         n = workers or 2
         # worker processes x torch threads <= cores (kept by restarted workers too), and
         # workers that reuse their freed buffers (the preload fastmoments.dask.memory)
+        # and workers that leave Ctrl-C to this command (the preload _worker_preload)
         cluster = local_cluster(n_workers=n, threads_per_worker=1,
                                 torch_threads=max(1, available_cores() // n), processes=True,
-                                dashboard_address=":0")
+                                dashboard_address=":0",
+                                preload=["fastmoments.cli._worker_preload"])
         return Client(cluster), cluster
     try:
-        client = Client(scheduler, timeout="30s")
-    except OSError as exc:
+        client = Client(scheduler, timeout=f"{max(1, min(int(timeout), 30))}s")
+    except (Exception, TimeoutError) as exc:  # OSError, a bad address's ValueError, ...
+        reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"--scheduler {scheduler!r}: cannot reach a Dask scheduler there "
-                         f"({exc})") from None
+                         f"({reason}); give 'local' or an address such as "
+                         "tcp://host:8786") from None
     if workers is not None:
-        client.wait_for_workers(workers)
+        from .. import _collection_cluster
+
+        try:
+            _collection_cluster.wait_for_workers(client, workers, timeout)
+        except ValueError:
+            client.close()
+            raise
     return client, None

@@ -26,12 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reconstruct", formatter_class=HelpFormatter,
         help="reconstruct an image file from its disk moments",
-        description="Reads an image (any format Pillow reads; colour is converted to grey, "
-                    "non-square images are centre-cropped), computes its moments up to the "
+        description="Reads an image at its own bit depth and type (TIFF with tifffile, other "
+                    "formats with Pillow; a colour image needs --grey; non-square images are "
+                    "centre-cropped), computes its moments up to the "
                     "highest order for every k, reconstructs at every order and writes a "
                     "figure grid, PSNR table and timings. An estimate of the work is printed "
                     "first; the defaults suit the device.")
     p.add_argument("image", metavar="IMAGE", help="image file")
+    p.add_argument("--grey", action="store_true",
+                   help="convert a colour image to grey (0.299 R + 0.587 G + 0.114 B)")
     p.add_argument("--family", type=disk_family, default="zernike",
                    help="zernike, pseudo-zernike (or another registered disk family)")
     add_orders(p, default=None, help="orders T (default: 50,100,200 on a CPU, 100,300,700 "
@@ -64,11 +67,14 @@ def run(args: argparse.Namespace) -> int:
     orders = args.orders or orders
     ks = args.k or ks
     out = OutputFolder(args.out)
-    img = load_image_file(args.image, size=args.size)
+    img, colour = load_image_file(args.image, size=args.size, grey=args.grey)
+    if colour != "grey":
+        print(f"fastmoments reconstruct: IMAGE converted to {colour} (0.299 R + 0.587 G + "
+              "0.114 B)", flush=True)
     if args.size is None and cap is not None and img.shape[0] > cap:
         print(f"fastmoments reconstruct: the image is {img.shape[0]}x{img.shape[0]}; resized "
               f"to {cap}x{cap} on a CPU (give --size to choose)", flush=True)
-        img = load_image_file(args.image, size=cap)
+        img, _ = load_image_file(args.image, size=cap, grey=args.grey)
     print(estimate_line("reconstruct", n=img.shape[0], orders=orders, ks=ks, families=1,
                         device=dev), flush=True)
     with out as folder:

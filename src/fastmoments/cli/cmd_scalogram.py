@@ -236,8 +236,12 @@ def _plain_log_ticks(axis: Any) -> None:
 
 def _save(path: Any, coef: np.ndarray, freqs: np.ndarray, scales: np.ndarray,
           rate: float) -> None:
+    from .._collection_outputs import library_identity
+
+    made_by = library_identity()  # plain strings: np.load reads them without allow_pickle
     np.savez(path, coefficients=coef, frequencies=np.asarray(freqs), scales=scales,
-             rate=np.float64(rate))
+             rate=np.float64(rate), fastmoments_version=np.str_(made_by["version"]),
+             fastmoments_commit=np.str_(made_by["commit"] or ""))
 
 
 def _figure_suffixes() -> tuple[str, ...]:

@@ -153,6 +153,7 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
         fh.write(f"PSNR (dB) of {source} {vol.shape} reconstructed from Jacobi moments, "
                  f"alpha={args.alpha}, beta={args.beta}, {args.quadrature}, "
                  f"truncation={args.truncation}, {args.dtype}\n\n")
+        fh.write(_made_by() + "\n\n")
         fh.write("| k \\ order | " + " | ".join(str(o) for o in args.orders) + " |\n")
         fh.write("|---" * (len(args.orders) + 1) + "|\n")
         for k in args.k:
@@ -248,3 +249,12 @@ def _planes_figure(planes: dict, recs: list, top: tuple, value: float, params: s
     fig.tight_layout(rect=(0, 0, 0.9, 1))
     fig.colorbar(im, cax=fig.add_axes((0.91, 0.1, 0.02, 0.75)), label="intensity")
     save_figure(fig, os.path.join(out, filename), dpi=110, bbox_inches=None)
+
+
+def _made_by() -> str:
+    """The line that records the library that made an output."""
+    from .._collection_outputs import library_identity
+
+    made_by = library_identity()
+    commit = f", commit {made_by['commit'][:12]}" if made_by["commit"] else ""
+    return f"Made by fastmoments {made_by['version']}{commit}."

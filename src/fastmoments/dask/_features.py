@@ -56,9 +56,18 @@ def _single_chunk_tail(darr: da.Array, axes: int, rechunk: bool, what: str,
     return darr.rechunk({a: -1 for a in split})
 
 
+#: Why fastmoments.dask takes one device, said where a device list is given.
+DEVICE_LIST_HINT = ("a device list splits one call over several GPUs in one process; "
+                    "fastmoments.dask runs one task per chunk on one device per worker: give "
+                    "device='cuda' and start one worker per GPU (dask_cuda.LocalCUDACluster)")
+
+
 def _device_name(device: Any) -> str | None:
     if device is None:
         return None
+    if device == "cuda:all" or (isinstance(device, (list, tuple)) and device):
+        raise ValueError(f"device must be one device for fastmoments.dask, got {device!r}: "
+                         f"{DEVICE_LIST_HINT}")
     if isinstance(device, torch.device):
         return str(device)
     if isinstance(device, str):
@@ -82,7 +91,7 @@ def _candidates(family: str, orders: Any, select: Any) -> tuple[tuple[int, int],
         raise ValueError("select must be None or a sequence of (n, m) pairs here: select=int "
                          "picks moments by their variance over the whole collection, which no "
                          "chunk sees; choose them on a sample with "
-                         "fastmoments.features.features(sample, select=c).pairs and pass those")
+                         "fastmoments.features(sample, select=c).pairs and pass those")
     try:
         pairs = tuple(fam.check_pair(n, m) for n, m in select)
     except (TypeError, ValueError) as exc:
@@ -111,7 +120,7 @@ def feature_names(family: str = "pseudo-zernike", orders: int | Iterable[int] = 
 
 class _FeatureJob:
     """What a worker holds per feature configuration: the options of the in-memory
-    :func:`fastmoments.features.features`, whose plan caches it fills once when built."""
+    :func:`fastmoments.features`, whose plan caches it fills once when built."""
 
     def __init__(self, family: str, size: int, pairs: tuple[tuple[int, int], ...], kind: str,
                  k: int, quadrature: str, rule: str, dtype: str, device: str | None,
@@ -167,7 +176,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
     darr : dask.array.Array
         ``(..., N, N)`` real images, chunked along the batch axes ``...``.
     family : str
-        Disk family (as in :func:`fastmoments.features.features`): ``"pseudo-zernike"``,
+        Disk family (as in :func:`fastmoments.features`): ``"pseudo-zernike"``,
         ``"zernike"``, or any name in :data:`fastmoments.disk.FAMILIES`.
     orders : int or iterable of int
         ``T`` for every stored moment with ``n <= T``, or the orders themselves.
@@ -177,7 +186,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
         Exactly these moments, in this order (``orders`` is then ignored). Selection by
         variance (``select=int``) needs the whole collection and is refused here.
     k, quadrature, rule
-        Sampling of the disk (as in :func:`fastmoments.features.features`).
+        Sampling of the disk (as in :func:`fastmoments.features`).
     dtype : {"float32", "float64"}, optional
         Working precision (default from ``darr``: float64 stays float64, else float32); the
         result has this dtype.
@@ -185,7 +194,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
         Where each task computes, on its worker: ``"cuda"`` on a ``dask_cuda`` worker is that
         worker's GPU. Chunks come back to the host as NumPy.
     algorithm : {"auto", "dense", "engine"}
-        As in :func:`fastmoments.features.features`.
+        As in :func:`fastmoments.features`.
     rechunk : bool
         Merge the last two axes into one chunk when they are split (default); ``False``
         raises instead.
@@ -210,7 +219,7 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
     Each chunk is one task carrying plain values (family, size, moments, options). Its worker
     builds the plan once through a cached factory (:func:`plan_builds` counts them) and applies
     it to every chunk it gets; the values equal the in-memory
-    :func:`fastmoments.features.features` row by row.
+    :func:`fastmoments.features` row by row.
 
     Examples
     --------

@@ -12,7 +12,7 @@ import torch
 from ..box.api import JacobiTransform
 from ..disk.pht import PolarHarmonicTransform
 from ..disk.transform import DiskTransform
-from ._features import _check_darr, _single_chunk_tail
+from ._features import DEVICE_LIST_HINT, _check_darr, _single_chunk_tail
 from ._workers import cached_factory, configure_threads
 
 __all__ = ["flat_index", "moments", "recipe"]
@@ -61,6 +61,9 @@ def recipe(plan: Any) -> tuple:
                 float(plan.beta), int(plan.k), plan.quadrature, plan.truncation,
                 plan.normalization, _dtype_name(plan.dtype), dev, int(plan.block),
                 bool(plan.symmetric), plan.memory_budget)
+    if type(plan).__name__ == "ParallelPlan":
+        raise TypeError(f"plan must be a plan on one device, got a ParallelPlan over "
+                        f"{getattr(plan, 'devices', 'several devices')}: {DEVICE_LIST_HINT}")
     raise TypeError(f"plan must be a disk plan (DiskTransform, ZernikeTransform, "
                     f"PseudoZernikeTransform, PolarHarmonicTransform) or a box plan "
                     f"(JacobiTransform), got {type(plan).__name__}")

@@ -4,7 +4,7 @@ neighbours' samples over the kernel's support)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import dask.array as da
@@ -30,6 +30,13 @@ def _gaussian_plan(sigma: float, order: int, method: str, terms: int | None,
                    shift: int | None, truncate: float) -> GaussianFilter:
     return GaussianFilter(sigma, order=order, method=method, terms=terms, shift=shift,
                           truncate=truncate)
+
+
+@lru_cache(maxsize=16)
+def _auto_plan(sigma: float, order: int, terms: int | None, truncate: float) -> GaussianFilter:
+    """The "auto" plan that decides the route on the client (not a worker's plan: kept out of
+    :func:`plan_builds`' counts)."""
+    return GaussianFilter(sigma, order=order, method="auto", terms=terms, truncate=truncate)
 
 
 @cached_factory("cwt", maxsize=32)
@@ -322,17 +329,40 @@ def _gaussian_1d(darr: da.Array, ax: int, sigma: Any, order: Any, mode: str, cva
     before the plan cache is consulted (``lru_cache`` takes True, 1 and 1.0 as one key)."""
     sigma = check_positive_float("sigma", sigma)
     order = check_int("order", order, minimum=0, maximum=2)
+    n = int(darr.shape[ax])
+    method, terms, truncate = _resolve_auto(sigma, order, method, terms, shift, truncate, n,
+                                            darr.size // max(n, 1), str(darr.dtype), dev)
     plan = _gaussian_plan(sigma, order, method, terms, shift, truncate)
     fn = partial(_gaussian_block, sigma=sigma, order=order, method=method, terms=terms,
                  shift=shift, truncate=truncate, axis=ax, engine=eng, device=dev)
     meta = np.empty((0,) * darr.ndim, dtype=darr.dtype)
-    n = int(darr.shape[ax])
     # a kernel longer than the whole axis: the one-shot transform applies it folded onto the
     # axis (exact, O(n) memory, no SFT fit), so the axis is filtered in one piece (it is short
     # next to the kernel) and rechunked back
     whole = n if plan.uses_folded(n) else 0
     return _along_axis(darr, ax, depth_of(plan), mode, cval, fn, meta, new_axis=None,
                        min_chunk=whole)
+
+
+def _resolve_auto(sigma: float, order: int, method: str, terms: int | None, shift: int | None,
+                  truncate: float, n: int, batch: int, dtype: str,
+                  device: str | None) -> tuple[str, int | None, float]:
+    """``method="auto"`` decided once for the whole axis, as the in-memory plan decides it for
+    one call on the whole array (:meth:`GaussianFilter.choose`), and turned into the plan
+    options that give that route's very kernel on every chunk: ``(method, terms, truncate)``.
+
+    A chunk's own "auto" choice could differ from the whole axis' (the choice depends on the
+    length), and the routes differ by up to the SFT fit's error; the direct route of "auto"
+    is the direct method with its widened truncation (:attr:`GaussianFilter.direct_truncate`),
+    its SFT route the SFT with the terms it fitted (:attr:`GaussianFilter.terms`).
+    """
+    if method != "auto" or n < 1:
+        return method, terms, truncate
+    plan = _auto_plan(sigma, order, terms, truncate)
+    route = plan.choose(n, batch=max(batch, 1), dtype=dtype, device=device or "cpu")
+    if route == "direct":
+        return "direct", None, float(plan.direct_truncate)
+    return "sft", int(plan.terms), truncate
 
 
 def _options(method: Any, terms: Any, shift: Any, truncate: Any, engine: Any,
@@ -347,7 +377,7 @@ def _options(method: Any, terms: Any, shift: Any, truncate: Any, engine: Any,
 
 def gaussian_filter1d(darr: Any, sigma: float, axis: int = -1, order: int = 0,
                       mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
-                      method: str = "sft", terms: int | None = None, shift: int | None = None,
+                      method: str = "auto", terms: int | None = None, shift: int | None = None,
                       engine: str = "auto", device: Any = None) -> da.Array:
     """Gaussian smoothing (or its derivative) along one axis of a dask array, lazily, as
     :func:`scipy.ndimage.gaussian_filter1d`; the axis may be chunked.
@@ -406,7 +436,7 @@ def gaussian_filter1d(darr: Any, sigma: float, axis: int = -1, order: int = 0,
     >>> from fastmoments.signal import GaussianFilter
     >>> x = np.random.default_rng(1).standard_normal(3000)
     >>> y = gaussian_filter1d(da.from_array(x, chunks=500), 40.0, mode="wrap")
-    >>> ref = GaussianFilter(40.0, method="sft")(x, mode="wrap")
+    >>> ref = GaussianFilter(40.0)(x, mode="wrap")
     >>> bool(np.allclose(y.compute(scheduler="sync"), ref, rtol=0, atol=1e-12))
     True
     """
@@ -429,7 +459,7 @@ def _per_axis(name: str, value: Any, n: int) -> list:
 def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
                     mode: str | Sequence[str] = "reflect", cval: float = 0.0,
                     truncate: float = 4.0, *, axes: Sequence[int] | None = None,
-                    method: str = "sft", terms: int | None = None, shift: int | None = None,
+                    method: str = "auto", terms: int | None = None, shift: int | None = None,
                     engine: str = "auto", device: Any = None, **removed: Any) -> da.Array:
     """Gaussian filter over every axis of a dask array (or ``axes``), lazily, as
     :func:`scipy.ndimage.gaussian_filter`; any axis may be chunked.
@@ -483,8 +513,8 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
     >>> img = np.random.default_rng(0).random((64, 48))
     >>> y = gaussian_filter(da.from_array(img, chunks=(16, 24)), [3.0, 2.0], mode="nearest")
     >>> y = y.compute(scheduler="sync")
-    >>> rows = GaussianFilter(3.0, method="sft")(img, axis=0, mode="nearest")
-    >>> cols = GaussianFilter(2.0, method="sft")(rows, axis=1, mode="nearest")
+    >>> rows = GaussianFilter(3.0)(img, axis=0, mode="nearest")
+    >>> cols = GaussianFilter(2.0)(rows, axis=1, mode="nearest")
     >>> bool(np.abs(y - cols).max() < 1e-12)
     True
     >>> bool(np.abs(y - ndimage.gaussian_filter(img, [3.0, 2.0], mode="nearest")).max() < 1e-4)
@@ -522,7 +552,7 @@ def gaussian_filter(darr: Any, sigma: float | Sequence[float], order: int | Sequ
 
 def cwt(darr: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None,
         axis: int = -1, *, sampling_period: float = 1.0, mode: str = "reflect",
-        cval: float = 0.0, method: str = "sft", approximation: str = "direct",
+        cval: float = 0.0, method: str = "auto", approximation: str = "direct",
         terms: int | None = None, engine: str = "auto", truncate: float = 4.0,
         device: Any = None) -> tuple[da.Array, np.ndarray]:
     """Morlet continuous wavelet transform along one (chunked) axis of a dask array, lazily.
