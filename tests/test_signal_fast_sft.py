@@ -10,14 +10,9 @@ import torch
 
 import fastmoments as fm
 from fastmoments.signal import gaussian
-from fastmoments.signal._apply import numba_available, numba_ready
+from fastmoments.signal._apply import numba_available
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="needs numba")
-
-
-@pytest.fixture(autouse=True)
-def _numba_loaded():
-    numba_ready(wait=True)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -44,9 +43,7 @@ __all__ = [
     "job_bar",
     "normalize_axis",
     "numba_available",
-    "numba_loaded",
     "numba_preferred",
-    "numba_ready",
     "numpy_result",
     "output_buffer",
     "output_target",
@@ -287,71 +284,22 @@ def numba_available() -> bool:
 
 
 _NUMBA_OK: bool | None = None
-_NUMBA_READY = threading.Event()  # the SFT and FIR kernels (:mod:`._numba_sft`)
-_CWT_READY = threading.Event()  # the CWT's SIMD kernels (:mod:`._numba_cwt`)
-_NUMBA_WARMING: list[threading.Thread] = []
-
-
-def _warm_numba() -> None:
-    """Load (or, the first time on a machine, compile and cache) the numba kernels: the SFT
-    kernels first, so that Gaussians do not wait for the CWT's (whose first compilation takes
-    most of a minute)."""
-    try:
-        from ._numba_sft import warm_up
-
-        warm_up()
-        _NUMBA_READY.set()
-        from ._numba_cwt import warm_up as warm_cwt
-
-        warm_cwt()
-        _CWT_READY.set()
-    except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
-        return
-
-
-def numba_ready(wait: bool = False, cwt: bool = False) -> bool:
-    """Whether the numba kernels are loaded (with ``cwt``: also the CWT's SIMD kernels). The
-    first question starts loading them in a background thread (numba's first use in a process
-    costs about a second, compiling without a cache up to a minute), so that
-    ``engine="auto"`` keeps first calls fast: it uses the torch engine until the kernels are
-    ready. ``wait=True`` waits for all of them."""
-    ready = _CWT_READY if cwt else _NUMBA_READY
-    if ready.is_set():
-        return True
-    if not numba_available():
-        return False
-    with _NUMBA_LOCK:
-        if not _NUMBA_WARMING:
-            th = threading.Thread(target=_warm_numba, name="fastmoments-numba-warm-up",
-                                  daemon=True)
-            _NUMBA_WARMING.append(th)
-            th.start()
-    if wait:
-        _NUMBA_WARMING[0].join()
-    return ready.is_set()
-
-
-_NUMBA_LOCK = threading.Lock()
-
-
-def numba_loaded(cwt: bool = False) -> bool:
-    """Whether the numba kernels (with ``cwt``: the CWT's too) are loaded, without starting
-    to load them (:func:`numba_ready` does)."""
-    return (_CWT_READY if cwt else _NUMBA_READY).is_set()
 
 
 def numba_preferred(bank) -> bool:
     """Whether ``engine="auto"`` runs ``bank`` with the numba engine on the CPU.
 
-    Measured on the development machine (benchmarks/results/signal_numba.md): the compiled
-    recursions cost a fixed number of operations per row and sample, the chunked engine's
-    products a number per sample that grows with its chunk but not with the rows. So the
-    recursions win for real banks (the Gaussians: 6-8 rows) and lose for a single complex
-    Morlet bank (11 rows, four output products per row), where the chunked engine stays. A
-    CWT decides apart (:func:`.cwt._simd_preferred`): its banks of many scales run the SIMD
-    kernels of :mod:`._numba_cwt`. Only once the kernels are loaded (:func:`numba_ready`).
+    A fixed rule, the same on the first call of a process as on the last: numba installed,
+    and a real bank (the Gaussians). Measured on the development machine
+    (``benchmarks/signal_numba.py``): the compiled recursions cost a fixed number of
+    operations per row and sample, the chunked engine's products a number per sample that
+    grows with its chunk but not with the rows, so the recursions win for real banks (6-8
+    rows) and lose for a single complex Morlet bank (11 rows, four output products per row),
+    where the chunked engine stays. A CWT decides apart (:func:`.cwt._simd_preferred`). The
+    kernels a call needs are compiled on its first use (``cache=True``: loaded from numba's
+    cache by later processes).
     """
-    return isinstance(bank, SFTBank) and not bank.complex_output and numba_ready()
+    return isinstance(bank, SFTBank) and not bank.complex_output and numba_available()
 
 
 def resolve_engine(engine: str, method: str, device: torch.device, bank=None) -> str:

@@ -23,8 +23,7 @@ from ._apply import (
     check_cval,
     job_bar,
     normalize_axis,
-    numba_loaded,
-    numba_ready,
+    numba_available,
     output_target,
     require_finite,
     resolve_engine,
@@ -269,7 +268,7 @@ class CWT:
                     f"scratch) but the memory budget is {format_bytes(room)}; raise "
                     f"memory_budget or pass shorter signals")
         simd = engine == "auto" and _simd_preferred(t, self.method, n_s)
-        if simd and numba_loaded(cwt=True):
+        if simd:
             eng = "numba"
         n_sig = t.numel() // max(t.shape[ax], 1)
         units = sum(len(self.plans[i].bank.groups) if hasattr(self.plans[i].bank, "groups")
@@ -291,10 +290,6 @@ class CWT:
         finally:
             bar.close()
         require_finite(finite)
-        if simd and not numba_loaded(cwt=True):
-            # load the SIMD kernels for the next calls, after this one: loading them beside
-            # a first call slowed it from 0.25 to 1.5 s on 2 cores (benchmarks/first_calls.py)
-            numba_ready(cwt=True)
         return user_out if user_out is not None else to_output(target, kind)
 
 
@@ -361,14 +356,15 @@ SIMD_MIN_VALUES = 1 << 18
 
 def _simd_preferred(t: torch.Tensor, method: str, n_scales: int) -> bool:
     """Whether ``engine="auto"`` runs this CWT with the numba engine: on the CPU, for the SFT
-    and ASFT, several scales, at least :data:`SIMD_MIN_VALUES` outputs, no gradient recorded.
-    The call uses the kernels once they are loaded; the first such call runs the torch engine
-    and then starts loading them in the background (:func:`~._apply.numba_ready`). Measured
+    and ASFT, several scales, at least :data:`SIMD_MIN_VALUES` outputs, no gradient recorded,
+    numba installed. A fixed rule: the first such call of a process compiles the kernels it
+    needs (or loads them from numba's cache) and takes the same route as every later one.
+    Measured
     on the development machine (benchmarks/results/signal_numba.md): the 64-scale CWT of
     102400 float32 samples on one thread takes about a third of the chunked engine's time."""
     return not (t.device.type != "cpu" or method not in ("sft", "asft") or n_scales < 2
                 or t.numel() * n_scales < SIMD_MIN_VALUES
-                or (torch.is_grad_enabled() and t.requires_grad))
+                or (torch.is_grad_enabled() and t.requires_grad)) and numba_available()
 
 
 def _result_room(device: torch.device, budget) -> int:
