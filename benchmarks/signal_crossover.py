@@ -129,7 +129,7 @@ def main() -> None:
     from fastmoments._progress import progress
     from fastmoments.signal import GaussianFilter
     from fastmoments.signal.gaussian import _run_direct
-    from fastmoments.signal.graphs import GraphCache
+    from fastmoments._cuda_graph import GraphCache
 
     device = torch.device(args.device)
     dev = device.type
@@ -161,7 +161,7 @@ def main() -> None:
 
             def direct(auto=auto, x=x, run_direct=run_direct, graphs=graphs):
                 # on a GPU both routes replay a CUDA graph from the third call on, as the
-                # public calls do (fastmoments.signal.graphs): the SFT plan's call by itself,
+                # public calls do (fastmoments._cuda_graph): the SFT plan's call by itself,
                 # the direct route through a cache of its own
                 hit = graphs.call(x, ("direct",),
                                   lambda t: run_direct(t, check=False), True, 8 * x.numel()) \

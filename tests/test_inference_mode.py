@@ -133,16 +133,16 @@ def test_plans_built_in_one_mode_run_in_the_other(build, rng):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("build", ["inference", "ordinary"])
-def test_gpu_replays_recorded_in_one_mode_run_in_the_other(build):
-    """On a GPU, calls recorded as launches, captured into a graph, or kept as box and disk
-    plans' tables in one mode replay in the other with the first calls' results."""
+def test_gpu_replays_captured_in_one_mode_run_in_the_other(build):
+    """On a GPU, calls captured into a graph, or kept as box and disk plans' tables in one
+    mode replay in the other with the first calls' results."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     sig = torch.randn(3000, device="cuda", generator=gen)
     sig64 = sig.double()
     img = torch.rand(64, 64, device="cuda", generator=gen)
-    jobs = [(fm.GaussianFilter(16.0), sig, {}),  # recorded launches
+    jobs = [(fm.GaussianFilter(16.0), sig, {}),  # graphs
             (fm.MorletTransform(16.0), sig, {}),
-            (fm.GaussianFilter(16.0), sig64, dict(mode="constant", cval=0.1)),  # a graph
+            (fm.GaussianFilter(16.0), sig64, dict(mode="constant", cval=0.1)),
             (fm.ZernikeTransform(64, 12), img, {}),
             (fm.JacobiTransform((64, 64), 12), img, {})]
 
@@ -154,7 +154,7 @@ def test_gpu_replays_recorded_in_one_mode_run_in_the_other(build):
                    else (torch.no_grad, torch.inference_mode))
     with first():
         want = [values(p, x, kw) for p, x, kw in jobs]
-        for _ in range(3):  # the third call records or captures
+        for _ in range(3):  # the third call captures
             for p, x, kw in jobs:
                 values(p, x, kw)
     with then():

@@ -17,18 +17,16 @@ from .._array import (
     finite_flag,
     to_output,
 )
-from .._launches import recorded_flag, recording
+from .._cuda_graph import MAX_BYTES, graph_cache, plain_key
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
+from .._triton import on_tensor_device
 from .._validate import check_choice
 from . import cuda_sft, triton_sft
-from .batch_route import launch_queued, note_launch, routed_batch
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import _capturing, replayed_call
 from .sliding import ENGINES, SFTBank
-from .verdict import Verdict, require_finite
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -40,6 +38,7 @@ __all__ = [
     "check_cval",
     "check_grad_out",
     "deferred_flag",
+    "graph_cache",
     "job_bar",
     "normalize_axis",
     "numba_available",
@@ -87,20 +86,22 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
 
 
 def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
-                  ) -> Verdict | None:
-    """The :class:`~fastmoments.signal.verdict.Verdict` on ``t`` for :func:`apply_bank` to
-    form, when the chunked engine runs ``t`` on a GPU: its fused kernels check the samples as
-    they read them, instead of a separate pass over the input (measured on an H100 in
-    ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere: the caller checks
-    with :func:`~fastmoments._array.finite_flag`. With ``check_finite=False``, the flag of the
-    recording under way (:func:`fastmoments._launches.recorded_flag`), if any, so that its
-    replays check inside the same kernels."""
-    if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
+                  ) -> torch.Tensor | None:
+    """The NaN/inf flag on ``t`` for :func:`apply_bank` to clear, when the chunked engine runs
+    ``t`` on a GPU: a ``uint8`` device byte set to 1, which its fused kernels clear as they
+    read the samples, instead of a separate pass over the input (measured on an H100 in
+    ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere (or without the
+    check): the caller checks with :func:`~fastmoments._array.finite_flag`."""
+    if (not check_finite or engine != "chunked" or not t.is_cuda
+            or (t.requires_grad and torch.is_grad_enabled())):
         return None
-    if not check_finite:
-        flag = recorded_flag(t)
-        return None if flag is None else Verdict(t.device, flag)
-    return Verdict(t.device)
+    return torch.ones((), dtype=torch.uint8, device=t.device)
+
+
+def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
+    """Raise the input error for a false finiteness flag (``None``: the check was off)."""
+    if flag is not None and not bool(flag):
+        raise ValueError(f"{name} contains NaN or infinity")
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -327,7 +328,7 @@ def resolve_engine(engine: str, method: str, device: torch.device, bank=None) ->
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
                budget: int | float | None = None, out: torch.Tensor | None = None,
                progress: bool | None = None, desc: str = "filtering",
-               tick=None, flag: Verdict | None = None) -> torch.Tensor:
+               tick=None, flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
     Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
@@ -413,14 +414,14 @@ def job_bar(total: int, values: int, device: torch.device, progress: bool | None
 def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *, axis: int,
                 last: bool, mode: str, cval: float, engine: str, chunk: int,
                 out: torch.Tensor | None, n_groups: int, tick,
-                flag: Verdict | None = None, fused=None) -> torch.Tensor:
+                flag: torch.Tensor | None = None, fused=None) -> torch.Tensor:
     """The body of :func:`apply_bank`: ``rows`` ``(B, N)`` (``t`` with time last, flattened)
     in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs.
     ``fused``: what :func:`_fused_engine` chose for all of ``rows`` (``chunk`` is then all of
     them)."""
     n = shape[-1]
     if flag is not None and engine != "chunked":  # only the fused kernels check on the way
-        clear_unless_finite(flag.device_flag(), rows)
+        clear_unless_finite(flag, rows)
         flag = None
     direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
@@ -478,7 +479,7 @@ def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool =
     :mod:`.cuda_sft` when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not
     while launches are recorded for replay or a graph is captured, nor with ``cuda=False``),
     other calls the Triton kernels of :mod:`.triton_sft` when they apply."""
-    if cuda:
+    if cuda and not torch.cuda.is_current_stream_capturing():
         run = _cuda_kernel(bank, rows, mode)
         if run is not None:
             return run
@@ -491,25 +492,21 @@ def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool =
 def _cuda_kernel(bank, rows: torch.Tensor, mode: str):
     """The CUDA C++ kernel of :mod:`.cuda_sft` for ``rows`` as a function ``f(bank, rows, mode,
     cval, *, out, flag)``, or ``None`` when it does not take them
-    (:func:`~fastmoments.signal.cuda_sft.takes`) or while launches are recorded for replay
-    or a graph is captured (the first call of a bank compiles: never inside a capture)."""
-    if recording() is None and not _capturing():
-        lay = cuda_sft.eligible_layout(bank, rows, mode)
-        if lay is not None:
-            return cuda_sft.Launch(lay)
-    return None
+    (:func:`~fastmoments.signal.cuda_sft.takes`)."""
+    lay = cuda_sft.eligible_layout(bank, rows, mode)
+    return None if lay is None else cuda_sft.Launch(lay)
 
 
 def _triton_fused(bank, rows: torch.Tensor, mode: str, cval: float, *,
-                  out: torch.Tensor | None = None, flag: Verdict | None = None) -> torch.Tensor:
-    """:func:`~fastmoments.signal.triton_sft.fused_apply` with the verdict's device byte."""
-    return triton_sft.fused_apply(bank, rows, mode, cval, out=out,
-                                  flag=None if flag is None else flag.device_flag())
+                  out: torch.Tensor | None = None,
+                  flag: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`~fastmoments.signal.triton_sft.fused_apply` (``flag``: the NaN/inf byte)."""
+    return triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=flag)
 
 
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
              out: torch.Tensor | None = None, tick=None,
-             flag: Verdict | None = None, fused=None) -> torch.Tensor:
+             flag: torch.Tensor | None = None, fused=None) -> torch.Tensor:
     """The chunked engine: the fused GPU kernels of :func:`_fused_engine` when they apply (on
     CUDA, with no gradient needed; ``fused``: the caller's choice for these rows), else the
     torch implementation (which writes into ``out``, ``(B, n_channels, N)``, when given).
@@ -525,7 +522,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
             tick(rows.shape[0] * bank_units(bank))
         return y
     if flag is not None:
-        clear_unless_finite(flag.device_flag(), rows)
+        clear_unless_finite(flag, rows)
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
 
@@ -559,12 +556,6 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
     into ``out``, progress bar)."""
-    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
-            and memory_budget is None and method in ("sft", "asft")
-            and engine in ("auto", "chunked")):
-        y = _batch_kernel(bank, x, axis, mode, cval, check_finite)
-        if y is not None:
-            return y
     t, kind, _ = as_signal(x, check_finite=False)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device, bank)
@@ -582,30 +573,35 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     return out if out is not None else to_output(y, kind)
 
 
-def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
-                  check_finite: bool) -> torch.Tensor | None:
-    """The route of :func:`filter_along` for a float32 CUDA batch that the CUDA C++ kernel
-    takes whole, time last, with the plain options: the same launch as through
-    :func:`apply_bank` (the same bits), with a fraction of its host work (the checks that
-    can fail are left to the general route, which runs when this returns ``None``). A
-    watching :func:`~fastmoments.signal.batch_route.routed_batch` is told of the launch, so
-    that the plan's later calls of this key make it directly."""
-    if (x.dtype is not torch.float32 or x.requires_grad or x.is_neg() or type(axis) is not int
-            or x.ndim == 0 or axis not in (-1, x.ndim - 1) or not x.is_contiguous()
-            or isinstance(bank, DirectBank) or not isinstance(cval, (int, float))
-            or isinstance(cval, bool) or not math.isfinite(cval)):
-        return None
-    n = x.shape[-1]
-    if n == 0 or x.numel() == 0:
-        return None
-    rows = x.view(-1, n)
-    run = _cuda_kernel(bank, rows, mode)  # (None for an unknown mode)
-    if run is None:
-        return None
-    y, flag = launch_queued(run, bank, rows, mode, float(cval), check_finite, x.shape)
-    require_finite(flag)
-    note_launch(run, bank, x, (rows.shape[0], n), mode, float(cval), y)
-    return y
+@on_tensor_device
+def graphed_call(plan: Any, x: Any, run, *, axis: Any, mode: Any, cval: Any, engine: Any,
+                 memory_budget: Any, check_finite: bool, out: Any, progress: Any,
+                 bytes_per_sample: int) -> Any:
+    """A one-axis plan's ``__call__``: ``run(x, axis=..., mode=..., cval=..., engine=...,
+    memory_budget=..., check_finite=..., out=..., progress=...)``, replayed from a CUDA graph
+    of :func:`graph_cache` ``(plan)`` from the third call of a key (a C-contiguous CUDA tensor,
+    plain options, no ``out``, ``progress`` or ``memory_budget``; the result holds
+    ``bytes_per_sample`` bytes per input sample), else run eagerly. A replay restores the
+    plan's ``route`` of the captured call. A tensor on a CUDA device that is not the current
+    one is worked on with its device made current for the call
+    (:func:`~fastmoments._triton.on_tensor_device`)."""
+    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None
+            and (x.element_size() + bytes_per_sample) * x.numel() <= MAX_BYTES):
+        key = plain_key("call", axis, mode, cval, engine)
+        if key is not None:
+            hit = graph_cache(plan).call(
+                x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
+                                      memory_budget=None, check_finite=False, out=None,
+                                      progress=None),
+                check_finite, bytes_per_sample * x.numel(),
+                lambda: plan.__dict__.get("_route"))
+            if hit is not None:
+                if hit[1] is not None:
+                    plan.__dict__["_route"] = hit[1]
+                return hit[0]
+    return run(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+               check_finite=check_finite, out=out, progress=progress)
 
 
 class BankPlan:
@@ -671,9 +667,8 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        return replayed_call(
+        return graphed_call(
             self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
                                                   desc=type(self).__name__, **kw),
             axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16,
-            large=routed_batch)
+            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16)

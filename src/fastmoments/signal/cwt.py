@@ -21,6 +21,7 @@ from ._apply import (
     as_signal,
     check_budget,
     check_cval,
+    graphed_call,
     job_bar,
     normalize_axis,
     numba_available,
@@ -28,11 +29,9 @@ from ._apply import (
     require_finite,
     resolve_engine,
 )
-from .batch_route import routed_batch
 from .boundary import MODES
 from .direct import DirectBank
 from .gaussian import MAX_SIGMA
-from .graphs import replayed_call
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
 from .sliding import SFTBank
 from .wavelets import Morlet
@@ -220,10 +219,10 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                             engine=engine, memory_budget=memory_budget,
-                             check_finite=check_finite, out=out, progress=progress,
-                             bytes_per_sample=16 * len(self.scales), large=routed_batch)
+        return graphed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=16 * len(self.scales))
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, to_output
-from .._launches import recorded_flag
+from .._cuda_graph import GraphCache, plain_key
 from .._memory import below_minimum, rows_per_chunk
 from .._memory import memory_budget as free_budget
 from .._progress import check_progress
@@ -31,6 +31,7 @@ from ._apply import (
     check_cval,
     check_grad_out,
     filter_along,
+    graphed_call,
     job_bar,
     normalize_axis,
     output_buffer,
@@ -38,13 +39,11 @@ from ._apply import (
     require_finite,
     resolve_engine,
 )
-from .batch_route import routed_batch
 from .boundary import MODES
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
-from .graphs import GraphCache, eligible, plain_key, replayed_call
 from .selection import choose_gaussian
 from .sliding import ENGINES, SFTBank
 
@@ -406,12 +405,10 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
-        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                             engine=engine, memory_budget=memory_budget,
-                             check_finite=check_finite, out=out, progress=progress,
-                             bytes_per_sample=8, remember=lambda: self.method,
-                             replayed=lambda method: setattr(self, "method", method),
-                             large=routed_batch)
+        return graphed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=8)
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,
@@ -733,9 +730,7 @@ def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: lis
             normalize_axis(ax, t.ndim)
         out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
         if _triton_fir_applies(t, plans):
-            # a recorded call (fastmoments._launches) hands its flag to the first pass
-            flag = None if check_finite else recorded_flag(t)
-            y = _run_triton_fir(t, axes, plans, modes, cval, target, flag)
+            y = _run_triton_fir(t, axes, plans, modes, cval, target)
             require_finite(finite)
             return out if out is not None else to_output(y, kind)
         y = t
@@ -987,16 +982,10 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
             truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
             out: Any, progress: Any) -> Any:
     """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
-    if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-        if (type(axes) is tuple and len(axes) == 1 and type(axes[0]) is int
-                and channel_axis is None and type(sigma) is float and type(order) is int
-                and type(mode) is str and type(cval) is float and type(truncate) is float
-                and type(method) is str and terms is None and shift is None
-                and type(engine) is str):  # gaussian_filter1d's usual call: exact types
-            key = ("1d", axes[0], sigma, order, mode, cval, truncate, method, engine)
-        else:
-            key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method,
-                            terms, shift, engine)
+    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None):  # a repeated GPU call: a replayed graph
+        key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                        terms, shift, engine)
         if key is not None:
             hit = _GRAPHS.call(
                 x, key,
@@ -1010,7 +999,7 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
                          terms, shift, engine, memory_budget, out, progress)
 
 
-#: The replayed graphs of the one-call functions (:mod:`.graphs`).
+#: The CUDA graphs of the one-call functions (:mod:`fastmoments._cuda_graph`).
 _GRAPHS = GraphCache(max_graphs=16)
 
 
