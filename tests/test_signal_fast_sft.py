@@ -22,8 +22,9 @@ pytestmark = pytest.mark.skipif(not numba_available(), reason="needs numba")
 def test_numpy_route_equals_the_general_path(dtype, order, mode, shape, axis, monkeypatch):
     sigma = 300.0  # the SFT's side of the crossover at these lengths, both dtypes
     n = shape[axis]
-    assert gaussian._fast_choice(n, int(np.prod(shape)) // n, sigma, order, 4.0,
-                                 np.dtype(dtype).char) == "sft"
+    route = gaussian._cached_plan(sigma, order, "auto", None, None, 4.0).route_for(
+        n, batch=int(np.prod(shape)) // n, dtype=np.dtype(dtype).name)
+    assert (route.method, route.backend) == ("sft", "numba")
     calls = []
     real = gaussian._fast_sft
     monkeypatch.setattr(gaussian, "_fast_sft", lambda *a: calls.append(1) or real(*a))

@@ -209,6 +209,6 @@ def test_engine_numba_errors(monkeypatch):
     """Off the CPU, or without numba, engine='numba' is refused by name (before any work)."""
     with pytest.raises(ValueError, match="engine='numba' runs on the CPU only"):
         resolve_engine("numba", "sft", torch.device("cuda"))
-    monkeypatch.setattr(_apply, "_NUMBA_OK", False)
+    monkeypatch.setattr(_apply, "numba_available", lambda: False)
     with pytest.raises(ValueError, match="engine='numba' needs the numba package"):
         GaussianFilter(3.0, method="sft")(np.ones(10), engine="numba")

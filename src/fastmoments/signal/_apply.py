@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from typing import Any
 
@@ -20,12 +19,14 @@ from .._array import (
 from .._cuda_graph import MAX_BYTES, graph_cache, plain_key
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
+from .._route import Route
 from .._triton import on_tensor_device
 from .._validate import check_choice
 from . import cuda_sft, triton_sft
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
+from .routes import DEFAULT_ENGINE, numba_available, sft_backend
 from .sliding import ENGINES, SFTBank
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "job_bar",
     "normalize_axis",
     "numba_available",
-    "numba_preferred",
     "numpy_result",
     "output_buffer",
     "output_target",
@@ -50,16 +50,6 @@ __all__ = [
     "resolve_engine",
     "result_dtype",
 ]
-
-# Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
-# "chunked" (matrix products; fused Triton kernels on CUDA) beats the row-by-row
-# engines on both devices and is accurate in float32 for the SFT and the ASFT.
-DEFAULT_ENGINE = {
-    ("cpu", "sft"): "chunked",
-    ("cpu", "asft"): "chunked",
-    ("cuda", "sft"): "chunked",
-    ("cuda", "asft"): "chunked",
-}
 
 # chunk length of the torch chunked engine per device (CPU: larger products run faster)
 _CHUNK = {"cpu": 64, "cuda": 32}
@@ -275,42 +265,16 @@ def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     return axis % ndim
 
 
-def numba_available() -> bool:
-    """Whether the numba engine can run (numba importable; checked once, without importing
-    it)."""
-    global _NUMBA_OK
-    if _NUMBA_OK is None:
-        _NUMBA_OK = importlib.util.find_spec("numba") is not None
-    return _NUMBA_OK
-
-
-_NUMBA_OK: bool | None = None
-
-
-def numba_preferred(bank) -> bool:
-    """Whether ``engine="auto"`` runs ``bank`` with the numba engine on the CPU.
-
-    A fixed rule, the same on the first call of a process as on the last: numba installed,
-    and a real bank (the Gaussians). Measured on the development machine
-    (``benchmarks/signal_numba.py``): the compiled recursions cost a fixed number of
-    operations per row and sample, the chunked engine's products a number per sample that
-    grows with its chunk but not with the rows, so the recursions win for real banks (6-8
-    rows) and lose for a single complex Morlet bank (11 rows, four output products per row),
-    where the chunked engine stays. A CWT decides apart (:func:`.cwt._simd_preferred`). The
-    kernels a call needs are compiled on its first use (``cache=True``: loaded from numba's
-    cache by later processes).
-    """
-    return isinstance(bank, SFTBank) and not bank.complex_output and numba_available()
-
-
 def resolve_engine(engine: str, method: str, device: torch.device, bank=None) -> str:
-    """The engine to use: ``"auto"`` picks the measured default for the device (on the CPU,
-    ``"numba"`` for the banks :func:`numba_preferred` names, when ``bank`` is given)."""
+    """The engine to use: ``"auto"`` takes the route table's (:func:`.routes.sft_backend`:
+    the numba recursions for a real bank on the CPU, when ``bank`` is given, else
+    :data:`~.routes.DEFAULT_ENGINE`)."""
     check_choice("engine", engine, ("auto", *ENGINES))
     if method == "direct":
         return "direct"
     if engine == "auto":
-        if device.type == "cpu" and bank is not None and numba_preferred(bank):
+        real = isinstance(bank, SFTBank) and not bank.complex_output
+        if sft_backend(method, device.type, real).backend == "numba":
             return "numba"
         return DEFAULT_ENGINE.get((device.type, method), "chunked")
     if engine == "prefix" and method == "asft":
@@ -582,8 +546,8 @@ def graphed_call(plan: Any, x: Any, run, *, axis: Any, mode: Any, cval: Any, eng
     of :func:`graph_cache` ``(plan)`` from the third call of a key (a C-contiguous CUDA tensor,
     plain options, no ``out``, ``progress`` or ``memory_budget``; the result holds
     ``bytes_per_sample`` bytes per input sample), else run eagerly. A replay restores the
-    plan's ``route`` of the captured call. A tensor on a CUDA device that is not the current
-    one is worked on with its device made current for the call
+    plan's ``route`` and ``method`` of the captured call. A tensor on a CUDA device that is
+    not the current one is worked on with its device made current for the call
     (:func:`~fastmoments._triton.on_tensor_device`)."""
     if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
             and memory_budget is None
@@ -595,10 +559,10 @@ def graphed_call(plan: Any, x: Any, run, *, axis: Any, mode: Any, cval: Any, eng
                                       memory_budget=None, check_finite=False, out=None,
                                       progress=None),
                 check_finite, bytes_per_sample * x.numel(),
-                lambda: plan.__dict__.get("_route"))
+                lambda: {k: plan.__dict__[k] for k in ("_route", "method")
+                         if k in plan.__dict__})
             if hit is not None:
-                if hit[1] is not None:
-                    plan.__dict__["_route"] = hit[1]
+                plan.__dict__.update(hit[1])  # the route (and method) of the captured call
                 return hit[0]
     return run(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
                check_finite=check_finite, out=out, progress=progress)
@@ -667,8 +631,36 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        return graphed_call(
-            self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
-                                                  desc=type(self).__name__, **kw),
-            axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16)
+        def run(t: Any, **kw: Any) -> Any:
+            self._route = self.route_for(t, kw["engine"])
+            return filter_along(self.bank, self.method, t, desc=type(self).__name__, **kw)
+
+        return graphed_call(self, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
+                            memory_budget=memory_budget, check_finite=check_finite, out=out,
+                            progress=progress, bytes_per_sample=16)
+
+    @property
+    def route(self) -> Route | None:
+        """The :class:`~fastmoments._route.Route` of the plan's latest call (``None`` before
+        the first): the method, backend and kernel that ran, and why."""
+        return self.__dict__.get("_route")
+
+    def route_for(self, x: Any, engine: Any = "auto") -> Route:
+        """The route of a call on ``x`` with ``engine`` (:func:`.routes.sft_backend`), decided
+        once per (device, engine, gradient) and kept by the plan."""
+        dev = x.device.type if isinstance(x, torch.Tensor) else "cpu"
+        grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+        eng = engine if type(engine) is str else "auto"
+        routes = self.__dict__.setdefault("_routes", {})
+        route = routes.get((dev, eng, grad))
+        if route is None:
+            bank = self.bank
+            if isinstance(bank, DirectBank):
+                route = Route(self.method, "torch", "direct", "a kernel of a few taps")
+            else:
+                fused = (dev == "cuda" and triton_sft.available()
+                         and fused_eligible(bank, triton_sft.FUSED_CHUNK))
+                route = sft_backend(self.method, dev, not bank.complex_output, eng, grad,
+                                    fused)
+            routes[(dev, eng, grad)] = route
+        return route

@@ -4,7 +4,7 @@ The paper's Sec. 2: ``x_G = G * x``, ``x_GD = G_D * x``, ``x_GDD = G_DD * x`` (E
 computed from ``P + 1`` sliding Fourier transform components (Eqs. 13-15, a cost independent
 of σ), or from the attenuated transform shifted by ``n0`` samples (Eqs. 40-47), or by the
 truncated kernel as a direct FIR (:mod:`.fir`); ``method="auto"`` picks the faster per call
-(:mod:`.selection`).
+(:mod:`.routes`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind, to_output
+from .._cache import plan_cache
 from .._cuda_graph import GraphCache, plain_key
 from .._memory import below_minimum, rows_per_chunk
 from .._memory import memory_budget as free_budget
 from .._progress import check_progress
+from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import (
@@ -44,7 +46,16 @@ from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_
 from .direct import DirectBank
 from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
 from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
-from .selection import choose_gaussian
+from .routes import (
+    AUTO_TAIL_RMSE,
+    DEEP_FOLD,
+    FAST_SFT_MAX,
+    WIDE_RADIUS,
+    auto_sft_rmse,
+    direct_backend,
+    gaussian_route,
+    sft_backend,
+)
 from .sliding import ENGINES, SFTBank
 
 __all__ = ["METHODS", "GaussianFilter", "filtered_axes", "gaussian_filter", "gaussian_filter1d",
@@ -103,6 +114,10 @@ def default_shift(sigma: float) -> int:
     return max(1, round(sigma / 16.0))
 
 
+#: Routes a plan keeps (one per key of length, batch, dtype, device, engine; oldest out).
+_MAX_ROUTES = 64
+
+
 class GaussianFilter(BankPlan):
     """Plan for Gaussian smoothing (``order`` 0, 1 or 2) along one axis.
 
@@ -117,7 +132,9 @@ class GaussianFilter(BankPlan):
     method : {"auto", "sft", "asft", "direct"}
         ``"auto"`` (default) picks, per call, the faster of ``"direct"`` and ``"sft"`` for the
         signal length, σ, order, dtype and device from measured crossover points
-        (:mod:`fastmoments.signal.selection`); :attr:`method` then tells which one ran.
+        (:mod:`fastmoments.signal.routes`); :attr:`method` then tells which one ran, and
+        :attr:`route` the method, backend and kernel (``plan.route_for(n, ...)`` for a call
+        not made yet).
         ``"sft"``: sliding Fourier transform (Eqs. 13-15); ``"asft"``: attenuated SFT with
         shift ``n0`` (Eqs. 45-47); ``"direct"``: the truncated kernel as a separable FIR
         (numba loops on the CPU, :mod:`fastmoments.signal.fir`; ``conv1d`` on a GPU).
@@ -251,6 +268,7 @@ class GaussianFilter(BankPlan):
         self._bank_method = "direct" if self.requested == "direct" else self._sft
         self._terms_given = terms is not None
         self._built = False
+        self._routes: dict[tuple, Route] = {}
 
     # The SFT bank (and its fit) is built on first use: a call whose kernel is longer than the
     # signal takes the folded path (:mod:`.folded`) and never needs it, which at σ = 1e6
@@ -374,7 +392,7 @@ class GaussianFilter(BankPlan):
         """The method a call on ``batch`` signals of ``n`` samples runs.
 
         The requested one, or for ``"auto"`` the faster one measured
-        (:func:`~fastmoments.signal.selection.choose_gaussian`) for ``dtype`` (float32 or
+        (:func:`~fastmoments.signal.routes.gaussian_route`) for ``dtype`` (float32 or
         float64, NumPy or torch) on ``device``; ``"sft"`` where the kernel reaches beyond the
         signal (``W ≥ n``): the folded path then applies the SFT's target, the untruncated
         kernel, exactly."""
@@ -382,11 +400,55 @@ class GaussianFilter(BankPlan):
         batch = check_int("batch", batch, minimum=1)
         if self.requested != "auto":
             return self.requested
-        if n >= 1 and self.uses_folded(n):
-            return "sft"
         name = _dtype_name(dtype)
         kind = torch.device(device).type if not isinstance(device, torch.device) else device.type
-        return _auto_method(n, self.sigma, self.order, self.truncate, name, kind, batch)
+        method = self.route_for(n, batch=batch, dtype=name, device=kind).method
+        return "sft" if method == "folded" else method
+
+    def route_for(self, n: int, *, batch: int = 1, dtype: str = "float64", device: str = "cpu",
+                  engine: str = "auto", grad: bool = False) -> Route:
+        """The :class:`~fastmoments._route.Route` of a call on ``batch`` signals of ``n``
+        samples of ``dtype`` (``"float32"``/``"float64"``) on a device of type ``device``,
+        decided once per key by :mod:`fastmoments.signal.routes` and kept by the plan.
+
+        >>> GaussianFilter(1.0).route_for(1000).method
+        'direct'
+        >>> str(GaussianFilter(8192.0).route_for(1000))
+        'folded/torch:fft'
+        """
+        key = (n, batch, dtype, device, engine, grad)
+        route = self._routes.get(key)
+        if route is None:
+            route = self._decide(n, batch, dtype, device, engine, grad)
+            if len(self._routes) >= _MAX_ROUTES:
+                self._routes.pop(next(iter(self._routes)))
+            self._routes[key] = route
+        return route
+
+    def _decide(self, n: int, batch: int, dtype: str, device: str, engine: str,
+                grad: bool) -> Route:
+        m = gaussian_route(n=n, batch=batch, sigma=self.sigma, order=self.order,
+                           truncate=self.truncate, requested=self.requested,
+                           folds=n >= 1 and self.uses_folded(n), dtype=dtype, device=device,
+                           sft_meets_peer=lambda: _sft_meets_peer(self.sigma, self.order,
+                                                                  self.truncate))
+        if m.method == "folded":
+            return Route("folded", "torch", "fft", m.reason)
+        if m.method == "direct":
+            b = direct_backend(device, math.ceil(self.direct_truncate * self.sigma), grad,
+                               _triton_runs(device))
+        elif self.sigma < DIRECT_BELOW:  # a few-tap kernel with the fit's moments
+            b = Route(m.method, "torch", "direct", "sigma < DIRECT_BELOW")
+        else:
+            b = sft_backend(m.method, device, True, engine, grad)
+        reason = "; ".join(r for r in (m.reason, b.reason) if r)
+        return Route(m.method, b.backend, b.kernel, reason)
+
+    @property
+    def route(self) -> Route | None:
+        """The :class:`~fastmoments._route.Route` of the plan's latest call (``None`` before
+        the first): the method, backend and kernel that ran, and why."""
+        return self.__dict__.get("_route")
 
     def uses_folded(self, n: int) -> bool:
         """Whether signals of ``n`` samples take the folded path with the SFT methods: when
@@ -414,48 +476,42 @@ class GaussianFilter(BankPlan):
               engine: str = "auto", memory_budget: float | None = None,
               check_finite: bool = True, out: Any = None,
               progress: bool | None = None) -> Any:
-        """The eager body of :meth:`__call__`."""
-        lean = (type(x) is np.ndarray and out is None and progress is None and check_finite
-                and memory_budget is None and engine == "auto" and type(axis) is int
-                and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
-                and x.ndim >= 1 and -x.ndim <= axis < x.ndim)
-        if lean and (self.requested == "auto" or self.requested == "direct"):
-            y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
-                             self.requested, folded=False)
-            if y is not None:
-                self.method = "direct"
-                return y
+        """The eager body of :meth:`__call__`: the route of the call's key
+        (:meth:`route_for`), then its path."""
+        opts = dict(mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+                    check_finite=check_finite, out=out, progress=progress)
         n = _axis_length(x, axis)
-        method = self.requested
-        if method == "auto":
-            if n is None:  # a bad axis or input: the SFT route's checks report it
-                method = "sft"
-            elif n >= 1 and self.uses_folded(n):  # the folded path: the untruncated kernel
-                method = "sft"
-            else:
-                dt, dev = _dtype_device(x)
-                size = math.prod(_shape(x))
-                method = _auto_method(n, self.sigma, self.order, self.truncate, dt, dev,
-                                         size // max(n, 1))
-        self.method = method
-        if (lean and method == "sft" and n is not None and n >= 1 and not self.uses_folded(n)
-                and mode in MODE_CODES and math.isfinite(cval)):  # NumPy to the numba engine
+        if n is None or type(engine) is not str:  # bad input: the SFT path's checks report it
+            self.method = self._sft if self.requested == "auto" else self.requested
+            return filter_along(self.bank, self._sft, x, axis=axis, desc=type(self).__name__,
+                                **opts)
+        dt, dev = _dtype_device(x)
+        grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+        route = self.route_for(n, batch=math.prod(_shape(x)) // max(n, 1), dtype=dt,
+                               device=dev, engine=engine, grad=grad)
+        self._route = route
+        self.method = (self.requested if self.requested != "auto"
+                       else "sft" if route.method == "folded" else route.method)
+        lean = (type(x) is np.ndarray and out is None and progress is None and check_finite
+                and memory_budget is None and engine == "auto" and type(mode) is str
+                and type(cval) is float and x.dtype in _FLOATS and mode in MODE_CODES
+                and math.isfinite(cval))
+        if route.method == "direct":
+            if lean:  # NumPy to the numba FIR
+                y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
+                                 self.requested, folded=False, plan=self)
+                if y is not None:
+                    return y
+            return _run_direct(x, [axis], [self], [mode], **{
+                k: v for k, v in opts.items() if k != "mode"})
+        if route.method == "folded":
+            return _folded_call(self, x, axis=axis, **opts)
+        if lean and route.method == "sft" and route.backend == "numba":  # NumPy to numba
             y = _fast_sft(x, axis % x.ndim, self, mode, cval)
             if y is not None:
                 return y
-        # a kernel that reaches beyond the signal takes the folded path whatever the method
-        if method == "direct" and (n is None or not self.uses_folded(n)):
-            return _run_direct(x, [axis], [self], [mode], cval=cval, engine=engine,
-                               memory_budget=memory_budget, check_finite=check_finite,
-                               out=out, progress=progress)
-        if n is None or not self.uses_folded(n):
-            return filter_along(self.bank, self._sft, x, axis=axis, mode=mode, cval=cval,
-                                engine=engine, memory_budget=memory_budget,
-                                check_finite=check_finite, out=out, progress=progress,
-                                desc=type(self).__name__)
-        return _folded_call(self, x, axis=axis, mode=mode, cval=cval, engine=engine,
-                            memory_budget=memory_budget, check_finite=check_finite, out=out,
-                            progress=progress)
+        return filter_along(self.bank, self._sft, x, axis=axis, desc=type(self).__name__,
+                            **opts)
 
     __call__.__doc__ = BankPlan.__call__.__doc__
 
@@ -464,12 +520,14 @@ class GaussianFilter(BankPlan):
         return self.bank.kernel(np.asarray(j))[0]
 
     def __repr__(self) -> str:
+        route = f", route={str(self.route)!r}" if self.route is not None else ""
         if not self._built:  # not fitted yet (the fit may take long at huge σ)
             return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
-                    f"method={self.requested!r}, shift={self.shift}, truncate={self.truncate})")
+                    f"method={self.requested!r}, shift={self.shift}, truncate={self.truncate}"
+                    f"{route})")
         return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
                 f"method={self.requested!r}, terms={self.terms}, K={self.K}, "
-                f"shift={self.shift}, rmse={self.rmse:.2e})")
+                f"shift={self.shift}, rmse={self.rmse:.2e}{route})")
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -507,49 +565,6 @@ def _axis_length(x: Any, axis: Any) -> int | None:
         return None
 
 
-#: Fraction of scipy.ndimage's own error (:func:`peer_rmse`) that the SFT route of
-#: ``method="auto"`` fits its kernel to: the output's relative error on broadband signals is
-#: about the kernel's (measured on the issue-18 grid: 0.4-0.6 of scipy's where the SFT runs)
-AUTO_PEER_MARGIN = 0.8
-
-
-@functools.lru_cache(maxsize=512)
-def peer_rmse(sigma: float, order: int) -> float:
-    """Relative RMSE of scipy.ndimage's default kernel (``truncate = 4``: radius
-    ``round(4σ)``, normalised over it) against its untruncated kernel: the error of
-    ``scipy.ndimage.gaussian_filter1d(x, σ, order=order)`` on broadband signals, which
-    ``method="auto"`` must not exceed (issue 18). It grows with σ to a limit (order 0:
-    1.22e-4 at σ = 16, 1.38e-4 at σ = 256, 1.39e-4 at σ = 1024); beyond σ = 256 the value
-    there is returned (within 1% of the limit).
-
-    >>> [f"{peer_rmse(2.0, o):.2e}" for o in (0, 1, 2)]
-    ['3.50e-05', '1.93e-04', '6.74e-04']
-    """
-    sigma = min(float(sigma), 256.0)
-    w = math.ceil(12 * sigma) + 2
-    k = np.arange(-w, w + 1, dtype=np.float64)
-    inside = np.abs(k) <= int(4.0 * sigma + 0.5)
-    g = np.exp(-0.5 * (k / sigma) ** 2)
-    full = [g, -k * g, (k * k / sigma**2 - 1.0) * g][int(order)]
-    trunc = np.where(inside, full, 0.0)
-    # each normalised by its own Gaussian sum (the 1/σ^order factors cancel in the ratio)
-    full = full / g.sum()
-    trunc = trunc / g[inside].sum()
-    return float(np.linalg.norm(trunc - full) / np.linalg.norm(full))
-
-
-def auto_sft_rmse(sigma: float, order: int) -> float:
-    """The relative RMSE that the SFT route of ``method="auto"`` fits its kernel to:
-    ``min(1e-4, 0.8 · peer_rmse(σ, order))`` (:data:`AUTO_PEER_MARGIN`), so that picking
-    the SFT keeps the accuracy of scipy.ndimage's default; where the fit (or, below σ = 1,
-    the few-tap kernel) does not reach it, ``"auto"`` takes the direct FIR instead.
-
-    >>> auto_sft_rmse(32.0, 0), round(auto_sft_rmse(2.0, 0), 7)
-    (0.0001, 2.8e-05)
-    """
-    return min(1e-4, AUTO_PEER_MARGIN * peer_rmse(float(sigma), int(order)))
-
-
 @functools.lru_cache(maxsize=512)
 def _sft_meets_peer(sigma: float, order: int, truncate: float) -> bool:
     """Whether the SFT route of the ``"auto"`` plan reaches :func:`auto_sft_rmse`; checked
@@ -559,23 +574,6 @@ def _sft_meets_peer(sigma: float, order: int, truncate: float) -> bool:
         return True
     plan = _cached_plan(sigma, order, "auto", None, None, truncate)
     return plan.rmse <= auto_sft_rmse(sigma, order)
-
-
-def _auto_method(n: int, sigma: float, order: int, truncate: float, dtype: str, device: str,
-                 batch: int) -> str:
-    """``method="auto"``'s choice for an axis of ``n`` samples: the faster of the measured
-    crossover (:func:`~fastmoments.signal.selection.choose_gaussian`), but the direct FIR
-    where the SFT would be less accurate than scipy.ndimage (:func:`_sft_meets_peer`)."""
-    method = choose_gaussian(n, sigma, order, truncate, dtype, device, batch)
-    if method == "sft" and not _sft_meets_peer(sigma, order, truncate):
-        return "direct"
-    return method
-
-
-#: relative RMSE that the direct route of ``method="auto"`` keeps its truncated tail below:
-#: the smallest SFT fit error measured from σ = 2 on (2.0e-5, order 1; orders 0 and 2: 5-9e-5;
-#: the default fits' bound is 1e-4), so that picking the FIR does not cost accuracy
-AUTO_TAIL_RMSE = 2e-5
 
 
 def auto_radius(sigma: float, order: int, truncate: float = 4.0) -> int:
@@ -633,13 +631,6 @@ def _half_kernel(sigma: float, order: int, truncate: float, dtype: str) -> tuple
     return hh, odd
 
 
-#: Radius up to which float32 signals are filtered by the FIR with float64 taps and sums (the
-#: result rounded to float32 once, as scipy.ndimage does): for so short a kernel the float32
-#: roundings of the sums would be most of the error (6.0e-8 against scipy's 4.8e-8 at σ = 0.5),
-#: and the loops are cheap; longer kernels sum in float32, twice as fast.
-WIDE_RADIUS = 8
-
-
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -664,25 +655,24 @@ def _host_array(x: Any) -> tuple[np.ndarray, ArrayKind] | None:
 _NUMPY_KIND = ArrayKind(numpy=True, device=torch.device("cpu"))
 
 
-#: Longest half kernel (taps beyond the centre) that the Triton FIR applies on a GPU; longer
-#: ones go through ``conv1d``. Measured on an H100 against the conv1d route, eager calls on
-#: 2048² and 128³: since the kernels skip the boundary modes away from the ends, the Triton
-#: FIR is faster up to W = 21 in float32 and float64 (float64 2048², σ = 2, W = 9:
-#: 0.71 -> 0.36 ms); from W = 27 on, conv1d was faster in some cells (each tap reloads its
-#: inputs).
-TRITON_FIR_RADIUS = 21
+def _triton_runs(device: str) -> bool:
+    """Whether the Triton FIR can run on a device of type ``device`` (CUDA with Triton)."""
+    from . import triton_fir
+
+    return device == "cuda" and triton_fir.available(torch.device("cuda"))
 
 
 def _triton_fir_applies(t: torch.Tensor, plans: list[GaussianFilter]) -> bool:
-    """Whether the direct method runs as :mod:`.triton_fir` kernels: a real float tensor on
-    a device where Triton runs (CUDA), no gradient recorded, short kernels only."""
-    from . import triton_fir
-
-    return (t.dtype in (torch.float32, torch.float64) and t.device.type == "cuda"
-            and triton_fir.available(t.device)
-            and not (torch.is_grad_enabled() and t.requires_grad)
-            and all(math.ceil(p.direct_truncate * p.sigma) <= TRITON_FIR_RADIUS
-                    for p in plans))
+    """Whether the direct method runs as :mod:`.triton_fir` kernels: a real float tensor
+    whose every plan's direct route (:func:`~fastmoments.signal.routes.direct_backend`) is
+    the Triton FIR."""
+    if t.dtype not in (torch.float32, torch.float64):
+        return False
+    grad = torch.is_grad_enabled() and t.requires_grad
+    dev = t.device.type
+    runs = _triton_runs(dev)
+    return all(direct_backend(dev, math.ceil(p.direct_truncate * p.sigma), grad,
+                              runs).backend == "triton" for p in plans)
 
 
 def _run_triton_fir(t: torch.Tensor, axes: list[int], plans: list[GaussianFilter],
@@ -908,7 +898,7 @@ def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=T
     return bank(mu, nu, 1)
 
 
-@functools.lru_cache(maxsize=128)
+@plan_cache(maxsize=128)
 def _cached_plan(sigma, order, method, terms, shift, truncate) -> GaussianFilter:
     return GaussianFilter(sigma, order=order, method=method, terms=terms, shift=shift,
                           truncate=truncate)
@@ -1042,15 +1032,14 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
         return out if out is not None else to_output(y, kind)
     dt, dev = _dtype_device(x)
     size = math.prod(shape)
-    chosen = [method if method != "auto" else
-              _auto_method(shape[ax], s, o, truncate, dt, dev, size // max(shape[ax], 1))
-              for ax, s, o in zip(axes_list, sigmas, orders, strict=True)]
-    # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius)
+    grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+    # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius);
+    # each axis takes its plan's route (a kernel that reaches beyond its axis: "folded")
     plans = [_cached_plan(s, o, method, terms, shift, truncate)
              for s, o in zip(sigmas, orders, strict=True)]
-    # a kernel that reaches beyond its axis takes the plan's folded path (exact, O(N log N))
-    chosen = ["folded" if p.uses_folded(shape[ax]) else m
-              for m, p, ax in zip(chosen, plans, axes_list, strict=True)]
+    chosen = [p.route_for(shape[ax], batch=size // max(shape[ax], 1), dtype=dt, device=dev,
+                          engine=engine if type(engine) is str else "auto", grad=grad).method
+              for p, ax in zip(plans, axes_list, strict=True)]
     if all(m == "direct" for m in chosen):  # every axis by the FIR (the numba loops on a CPU)
         for p in plans:
             p.method = "direct"
@@ -1082,21 +1071,18 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     return out if out is not None else to_output(y, kind)
 
 
-#: σ / N from which a float32 call folded along every axis keeps float64 between the axes
-#: (measured: at σ/N ≤ 64, e.g. the 128³ volume at σ = 8192, scipy.ndimage's truncated tail
-#: is the larger error and float32 passes suffice; from σ/N ≈ 250 on, rounding dominates both)
-DEEP_FOLD = 128.0
-
-
 _PLAIN = (float, int)
 
 
 def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, cval: float,
-                 truncate: float, method: str, folded: bool = True) -> np.ndarray | None:
+                 truncate: float, method: str, folded: bool = True,
+                 plan: GaussianFilter | None = None) -> np.ndarray | None:
     """The lean path of the common call (a float NumPy array, scalar options, defaults):
-    plain checks, the choice and the kernel from caches keyed by plain values, the numba
-    passes (or, for one axis shorter than the kernel and ``folded``, :func:`_fast_folded`).
-    ``None`` where an option needs the general path (which then reports any error)."""
+    plain checks, the route of ``plan`` (by default the one-call function's plan) per axis,
+    the kernel from caches keyed by plain values, and the numba backend of the route: the
+    FIR passes, the SFT recursions (:func:`_fast_sft`, one axis), or for one axis shorter
+    than the kernel and ``folded``, :func:`_fast_folded`. ``None`` where an option needs the
+    general path (which then reports any error)."""
     if not (0.0 < sigma <= MAX_SIGMA and 0 <= order <= 2 and mode in MODE_CODES
             and 0.0 < truncate < math.inf and math.isfinite(cval)):
         return None
@@ -1122,12 +1108,17 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
     passes = []
     for ax in axes_list:
         n = shape[ax]
-        if method == "auto":
-            choice = _fast_choice(n, size // max(n, 1), sigma, order, truncate, char)
-            if choice == "sft" and len(axes_list) == 1 and folded:
-                return _fast_sft(x, ax, _cached_plan(sigma, order, "auto", None, None,
-                                                     truncate), mode, cval)
-            if choice != "direct":
+        if method == "auto":  # the route of the plan (by default the one-call function's)
+            if plan is None:
+                plan = _cached_plan(sigma, order, "auto", None, None, truncate)
+            route = plan.route_for(n, batch=size // max(n, 1),
+                                   dtype="float64" if char == "d" else "float32")
+            plan._route = route
+            if (route.method == "sft" and route.backend == "numba" and len(axes_list) == 1
+                    and folded):
+                plan.method = "sft"
+                return _fast_sft(x, ax, plan, mode, cval)
+            if route.method != "direct":
                 return None
         hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
                                if method == "auto" else truncate, char)
@@ -1145,23 +1136,17 @@ def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, 
     return res
 
 
-#: NumPy input of at most this many samples, filtered along one axis by the SFT on the CPU,
-#: goes straight to the numba engine (:func:`_fast_sft`)
-FAST_SFT_MAX = 1 << 21
-
-
 def _fast_sft(x: np.ndarray, axis: int, plan: GaussianFilter, mode: str,
               cval: float) -> np.ndarray | None:
     """The SFT route of a plan (the one-call functions' or the user's) for a NumPy array along
     one axis, on NumPy arrays: ``plan.bank`` applied by the numba engine
     (:func:`._numba_sft.apply_arrays`) into a NumPy result, as the general path does through
     tensors (the same bank, engine and sums: the same values bit for bit) without its round
-    trips (~0.3 ms on 10^5 samples, a fifth of a σ = 8192 call). ``None`` (the general path)
-    for more than :data:`FAST_SFT_MAX` samples (chunking and progress bars are the general
-    path's) and while the numba kernels are not loaded."""
-    from ._apply import numba_preferred
-
-    if not 0 < x.size <= FAST_SFT_MAX or not numba_preferred(plan.bank):
+    trips (~0.3 ms on 10^5 samples, a fifth of a σ = 8192 call): the numba backend of the
+    plan's route, taken only where the route says ``numba``. ``None`` (the general path) for
+    more than :data:`FAST_SFT_MAX` samples (chunking and progress bars are the general
+    path's)."""
+    if not 0 < x.size <= FAST_SFT_MAX:
         return None
     from ._numba_sft import apply_arrays
 
@@ -1173,7 +1158,6 @@ def _fast_sft(x: np.ndarray, axis: int, plan: GaussianFilter, mode: str,
     apply_arrays(plan.bank, rows, res.reshape(rows.shape[0], 1, n), mode, cval)
     if not all_finite(res) and not np.isfinite(x).all():
         raise ValueError("x contains NaN or infinity")
-    plan.method = "sft"
     res = res.reshape(moved.shape)
     return res if last else np.ascontiguousarray(np.moveaxis(res, -1, axis))
 
@@ -1302,17 +1286,10 @@ def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int
     return res
 
 
-@functools.lru_cache(maxsize=2048)
-def _fast_choice(n: int, batch: int, sigma: float, order: int, truncate: float,
-                 char: str) -> str:
-    return _auto_method(n, sigma, order, truncate, "float64" if char == "d" else "float32",
-                        "cpu", batch)
-
-
 _NOTES = """
     *Method.* ``method="auto"`` picks, for each filtered axis, the faster of the direct FIR
     and the SFT for its length, σ, order, the dtype and the device, from crossover points
-    measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.selection`):
+    measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.routes`):
     the FIR at small σ (numba loops on the CPU, all axes in one call, no axis moved), the SFT
     from some σ on (a cost per sample independent of σ). ``GaussianFilter(...).choose(n)``
     tells the choice. Its result is at least as accurate as scipy.ndimage's default
