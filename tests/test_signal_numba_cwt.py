@@ -12,7 +12,8 @@ import torch
 
 from fastmoments.signal import CWT
 from fastmoments.signal.boundary import MODES, extend
-from fastmoments.signal.cwt import _group_bank, _simd_preferred
+from fastmoments.signal.cwt import _group_bank
+from fastmoments.signal.routes import cwt_simd
 from fastmoments.signal.sliding import SFTBank
 
 pytest.importorskip("numba")
@@ -223,17 +224,20 @@ def test_other_banks_keep_the_float64_recursions(rng):
 
 
 def test_auto_runs_large_cpu_cwts_on_the_simd_kernels():
-    big = torch.zeros(1, 102400)
-    small = torch.zeros(1, 1000)
-    assert _simd_preferred(big, "sft", 64)
-    assert _simd_preferred(big, "asft", 64)
-    assert not _simd_preferred(small, "sft", 64)  # small calls stay on torch
-    assert not _simd_preferred(big, "direct", 64)
-    assert not _simd_preferred(big, "sft", 1)
-    assert not _simd_preferred(big.requires_grad_(True), "sft", 64)
+    big, small = 102400, 1000
+    assert cwt_simd("cpu", "sft", 64, big * 64, False)
+    assert cwt_simd("cpu", "asft", 64, big * 64, False)
+    assert not cwt_simd("cpu", "sft", 64, small * 64, False)  # small calls stay on torch
+    assert not cwt_simd("cpu", "direct", 64, big * 64, False)
+    assert not cwt_simd("cpu", "sft", 1, big, False)
+    assert not cwt_simd("cpu", "sft", 64, big * 64, True)  # a gradient: torch
+    assert not cwt_simd("cuda", "sft", 64, big * 64, False)
     plan = CWT(np.geomspace(2.0, 200.0, 8))
     x = np.random.default_rng(1).standard_normal(40_000)
-    np.testing.assert_allclose(plan(x), plan(x, engine="chunked"), rtol=0, atol=1e-11)
+    y = plan(x)
+    assert str(plan.route) == "sft/numba:simd" and "route='sft/numba:simd'" in repr(plan)
+    np.testing.assert_allclose(y, plan(x, engine="chunked"), rtol=0, atol=1e-11)
+    assert plan.route.backend == "torch"
 
 
 def test_gradient_falls_back_to_the_torch_engine(rng):
