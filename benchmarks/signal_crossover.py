@@ -129,7 +129,7 @@ def main() -> None:
     from fastmoments._cuda_graph import GraphCache
     from fastmoments._progress import progress
     from fastmoments.signal import GaussianFilter
-    from fastmoments.signal.gaussian import _run_direct
+    from fastmoments.signal.gaussian_paths import _run_direct
 
     device = torch.device(args.device)
     dev = device.type

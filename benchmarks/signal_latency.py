@@ -188,7 +188,7 @@ def main() -> None:
                        dtype=dt, scales="geomspace(2, 1024, 64)")])
         floor(x)
 
-    from fastmoments.signal import gaussian as fg_gauss
+    from fastmoments.signal import gaussian_calls as fg_gauss
 
     failures = {str(k): v for k, v in fg_gauss._GRAPHS.failures.items()}
     meta = dict(device=torch.cuda.get_device_name(dev), n=args.n, calls=calls,

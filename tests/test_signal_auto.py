@@ -15,7 +15,7 @@ import torch
 
 import fastmoments as fm
 from fastmoments.signal import GaussianFilter, gaussian, routes
-from fastmoments.signal.gaussian import auto_radius
+from fastmoments.signal.gaussian_kernels import auto_radius
 
 from .reference_signal import discrete_gaussian
 

@@ -17,6 +17,7 @@ import torch
 
 from fastmoments.signal import GaussianFilter, MorletTransform
 from fastmoments.signal import cuda_sft as cs
+from fastmoments.signal import cuda_sft_source as csrc
 from fastmoments.signal.chunked import chunked_apply, group_tables
 
 NP_MODES = {"reflect": "symmetric", "nearest": "edge", "mirror": "reflect", "wrap": "wrap",
@@ -39,7 +40,7 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
     last one only, carried between)."""
     (g,) = group_tables(bank)
     strided = strided and cs.strided_tail(int(g.L), seg) and g.L < seg * threads
-    k = cs.constants(bank, seg, threads, strided)
+    k = csrc.constants(bank, seg, threads, strided)
     (g,) = group_tables(bank)
     q, ql, qseg, fix = k["q"], k["ql"], k["qk"][0], k["fix"]
     big_t, n, big_l, off = seg * threads, x.size, int(g.L), int(g.off)
@@ -118,7 +119,7 @@ def _folded_anchor(g, vt, v_end, v_a, x, n, mode, cval):
     ``v_a`` at ``A`` (``None`` when it is formed from the state at ``lo``), in float64: the
     kernel's fold step."""
     def qp(k):
-        return cs._powers(g.alpha, g.omega, np.asarray(k, dtype=float))
+        return csrc._powers(g.alpha, g.omega, np.asarray(k, dtype=float))
 
     if vt.fold == 2:  # + the constant beyond the end times Σ_{p ∈ [n, A + L)} q^{p - A}
         v = x[n - 1] if mode == "nearest" else cval
@@ -213,8 +214,8 @@ def _macro(src: str, name: str) -> str:
 def test_generated_code_runs_the_recursion(bank, rng):
     """The straight-line code compiled into the kernel (the sample step and the fix-ups),
     executed as Python on one segment, against the recursion written directly."""
-    src = cs._source(bank)
-    k = cs.constants(bank)
+    src = csrc._source(bank)
+    k = csrc.constants(bank)
     q, ql = k["q"], k["ql"]
     r_n = q.size
     env = {"fmaf": lambda a, b, c: a * b + c, "sr": [0.0] * r_n, "si": [0.0] * r_n}
@@ -259,22 +260,22 @@ def test_generated_code_runs_the_recursion(bank, rng):
 
 
 def test_sum_drops_zero_terms():
-    assert cs._sum([(0.0, "a"), (1.0, "b"), (-1.0, "c"), (0.5, "d")], "v") == (
+    assert csrc._sum([(0.0, "a"), (1.0, "b"), (-1.0, "c"), (0.5, "d")], "v") == (
         "fmaf(0.5f, d, ((v + b) - c))")
-    assert cs._sum([(0.0, "a")]) == "0.f"
-    assert cs._sum([(-1.0, "a")]) == "-a"
+    assert csrc._sum([(0.0, "a")]) == "0.f"
+    assert csrc._sum([(-1.0, "a")]) == "-a"
 
 
 def test_source_compiles_the_constants_in():
     bank = GaussianFilter(16.0).bank
-    src = cs._source(bank)
+    src = csrc._source(bank)
     (g,) = group_tables(bank)
     assert f"#define LEN ({g.L}LL)" in src and "#define EXACT 1" in src
     assert "nanf" not in src and "inff" not in src  # every constant is a finite literal
     # the first row (q = 1) keeps no imaginary part, the others do
     step = src[src.index("#define STEP"):src.index("#define FIXUP")]
     assert "si[0]" not in step and "si[1]" in step
-    assert "#define EXACT 0" in cs._source(GaussianFilter(1024.0).bank)  # L > 2048
+    assert "#define EXACT 0" in csrc._source(GaussianFilter(1024.0).bank)  # L > 2048
 
 
 def test_eligibility_on_the_cpu():

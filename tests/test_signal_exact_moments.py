@@ -21,7 +21,8 @@ from fastmoments.signal.coefficients import (
     discrete_gaussian_kernel,
     target_moments,
 )
-from fastmoments.signal.gaussian import _gaussian_bank, max_shift
+from fastmoments.signal.gaussian import max_shift
+from fastmoments.signal.gaussian_kernels import _gaussian_bank
 
 from .reference_signal import discrete_gaussian
 

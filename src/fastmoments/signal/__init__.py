@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from .boundary import MODES
 from .cwt import CWT, cwt
-from .gaussian import GaussianFilter, gaussian_filter, gaussian_filter1d
+from .gaussian import GaussianFilter
+from .gaussian_calls import gaussian_filter, gaussian_filter1d
 from .morlet import MorletTransform, morlet_transform
 from .scales import (
     cone_of_influence,

@@ -387,23 +387,12 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     if flag is not None and engine != "chunked":  # only the fused kernels check on the way
         clear_unless_finite(flag, rows)
         flag = None
-    direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
     if engine == "numba" and grad:  # compiled loops record no graph: the torch engine does
         engine = "chunked"
+    res = direct = None  # direct: the result as (rows, n_channels, n), written straight in
     if engine in ("chunked", "numba") and not grad:
-        if out is None:  # allocated with time last; returned as a view with time at axis
-            res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
-                              device=t.device)
-        else:
-            res = out if last else torch.movedim(out, axis + 1, -1)
-        # (*batch, channels, n); one channel: moving it changes no memory order
-        o = res if res.ndim == 2 or bank.n_channels == 1 else torch.movedim(res, 0, -2)
-        if o.stride(-1) == 1 or n == 1:
-            try:
-                direct = o.view(-1, bank.n_channels, n)
-            except RuntimeError:  # batch axes that cannot be merged: compute, then copy
-                direct = None
+        res, direct = _direct_target(bank, t, shape, axis, last, out)
     run = _numba if engine == "numba" else _chunked
     checked = {} if flag is None else {"flag": flag}
     if fused is not None:
@@ -434,6 +423,27 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     if out is not None:
         return out.copy_(y)
     return y
+
+
+def _direct_target(bank, t: torch.Tensor, shape: torch.Size, axis: int, last: bool,
+                   out: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The result of :func:`_apply_rows` (``out``, or a new tensor allocated with time last
+    and returned as a view with time at ``axis``) and, when the products can be written
+    straight into it, its view ``(rows, n_channels, n)`` (else ``None``)."""
+    n = shape[-1]
+    if out is None:  # allocated with time last; returned as a view with time at axis
+        res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
+                          device=t.device)
+    else:
+        res = out if last else torch.movedim(out, axis + 1, -1)
+    # (*batch, channels, n); one channel: moving it changes no memory order
+    o = res if res.ndim == 2 or bank.n_channels == 1 else torch.movedim(res, 0, -2)
+    if o.stride(-1) == 1 or n == 1:
+        try:
+            return res, o.view(-1, bank.n_channels, n)
+        except RuntimeError:  # batch axes that cannot be merged: compute, then copy
+            pass
+    return res, None
 
 
 def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool = True):
