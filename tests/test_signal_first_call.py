@@ -67,6 +67,7 @@ def test_first_call_takes_the_route_and_gives_the_bits_of_later_calls():
     values = np.array(seen.pop("values"))
     for name, runs in seen.items():
         assert runs[0] == runs[1] == runs[2], name
+    assert seen["plan_tensor"][0][1] == "sft/numba:recursions"  # the first call's route
     # across processes the same route; the bits agree unless one process compiled the numba
     # kernels and the other loaded them from numba's cache (its object code may round
     # differently: 3.5e-16 relative, measured)
