@@ -124,6 +124,25 @@ def launch_compiled(kernel: object, grid: tuple[int, ...], stream: int, vals: li
                        "launch it as kernel[grid](...)")
 
 
+def _specialization(v: object) -> object:
+    """What of the argument ``v`` a compiled Triton kernel may depend on, as finely as
+    Triton's own specialisation or finer (no launch here uses it any longer): a tensor's
+    dtype and 16-byte alignment, an integer's width class, whether it is 1 and whether it is
+    a multiple of 16; a host-side
+    TMA descriptor's element type, rank, box and padding; the type of anything else (floats
+    are passed as float32 whatever their value)."""
+    t = type(v)
+    if t is torch.Tensor:
+        return (v.dtype, v.data_ptr() % 16 == 0)
+    if t is TensorDescriptor:
+        return (t, v.base.dtype, len(v.shape), tuple(v.block_shape), v.padding)
+    if t is int:
+        return (v == 1, v % 16 == 0, -2**31 <= v < 2**31, v < 2**63)
+    if t is float or t is bool or v is None:
+        return (t, v) if t is bool else t
+    raise TypeError(f"no fast launch for an argument of type {t.__name__}")
+
+
 class FastLaunch:
     """Launches of one Triton kernel: ``FastLaunch(fn)(grid, *args, **kwargs)`` is
     ``fn[grid](*args, **kwargs)`` on the device of the first tensor argument
