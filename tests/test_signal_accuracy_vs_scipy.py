@@ -1,4 +1,4 @@
-"""Accuracy at least scipy.ndimage's (truncate = 4) against the exact convolution (issue 18).
+"""Accuracy at least scipy.ndimage's (truncate = 4) against the exact convolution.
 
 Each library is measured against the exact float64 convolution by its own untruncated kernel
 (reflect mode): scipy.ndimage's normalised discrete Gaussian and its derivatives, for order 2
@@ -55,7 +55,7 @@ def _relerr(y, ref, x) -> float:
 # (shape, σ, order): the benchmark's 1-D cells at N = 1000 whose kernel is longer than the
 # signal, and 64² / 32³ analogues of its 512² (σ = 256) and 128³ (σ = 32) cells
 CELLS = [
-    ((1000,), 256.0, 2),  # the cell of issue 18: 2.78e-3 against scipy's 2.70e-3 before
+    ((1000,), 256.0, 2),  # the worst cell before: 2.78e-3 against scipy's 2.70e-3 before
     ((1000,), 256.0, 0),
     ((1000,), 256.0, 1),
     ((1000,), 8192.0, 1),  # scipy's truncated tail: 0.15 of a result that all but vanishes

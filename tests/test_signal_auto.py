@@ -1,4 +1,4 @@
-"""method="auto" (issue 18): the choice is visible and can be forced, both routes are at least
+"""method="auto": the choice is visible and can be forced, both routes are at least
 as accurate as scipy.ndimage's default against the exact convolution, and the numba FIR
 agrees with the independent torch route in every boundary mode, on every axis, in both
 dtypes."""

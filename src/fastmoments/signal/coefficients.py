@@ -18,7 +18,7 @@ the same ``K``. For the Morlet wavelet, ``K`` and the first order ``P_S`` minimi
 
 Everything here is NumPy float64 and cached on plain values (``functools.lru_cache``), and
 on disk (:mod:`.fit_cache`). SciPy is imported by the fits themselves, not with the module: a
-cached fit costs no SciPy import (issue 15).
+cached fit costs no SciPy import.
 """
 
 from __future__ import annotations

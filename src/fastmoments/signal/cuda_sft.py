@@ -3,7 +3,7 @@
 The Triton kernels of :mod:`.triton_sft` form the filter from tensor-core products over tiles
 of chunks. On an H100 they reach about a fifth of the card's copy bandwidth on a batch of
 1000 × 102400 samples, limited on chip (operand layout changes through shared memory, the
-products' latency, 12.5 % occupancy; ``benchmarks/results/history/signal.md``). A batch
+products' latency, 12.5 % occupancy: measured with Nsight Compute on an H100). A batch
 needs no tensor cores: per sample, a bank of ``R`` complex rows costs about ``7 R``
 multiply-adds as a first-order recursion. Triton cannot express a sequential loop over the
 samples a thread holds (only whole-tensor operations and scans), so this one kernel is CUDA
@@ -92,7 +92,7 @@ TILE = SEG * THREADS
 #: recursion over it, 25-40 % of the kernel's time when done on every tile. Between exact
 #: anchors the anchor is carried, so its rounding error is that of at most 8 tiles (1.4-2×
 #: the exact anchors' for order 0, and below the carried anchors' of longer windows, σ ≥ 256:
-#: ``benchmarks/results/signal_fused_runs/session29/``).
+#: measured on an H100 with the kernel's former tuning overrides, runs kept in git history).
 EVERY_LONG = 8
 
 #: Longest signal, in tiles, that the kernel takes when it carries the anchor from tile to

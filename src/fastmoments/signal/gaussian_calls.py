@@ -246,7 +246,7 @@ _NOTES = """
     ``ε_scipy`` scipy's own truncation error, :func:`~fastmoments.signal.routes.peer_rmse`:
     3.5e-5 for smoothing at σ = 2, ~1.3e-4 from σ = 32 on) or else not picked, and an axis
     no longer than ``W = ceil(truncate σ)`` is filtered by the untruncated kernel folded onto
-    its boundary (float rounding). Measured on the issue-18 grid (orders 0-2, σ = 0.5-8192,
+    its boundary (float rounding). Measured on the scipy comparison grid (orders 0-2, σ = 0.5-8192,
     10³-10⁶ samples, 512², 2048², 128³, float32 and float64): no cell less accurate than
     scipy.ndimage (``python benchmarks/signal_scipy_grid.py --accuracy-only``,
     ``benchmarks/results/signal_scipy_grid_accuracy_cpu.md``).

@@ -110,7 +110,7 @@ def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
     the equality-constrained least-squares fit. Its cost, measured at σ = 16-1000 with the
     default terms: the relative RMSE of G_D goes from 2.05e-5 to 2.23e-5 and that of G_DD
     from 8.9e-5 to 9.4e-5 (G: 6.4e-5 to 6.2e-5); the error on a random walk went from up to
-    1.2x to at most 0.5x the (new) RMSE (issue 16).
+    1.2x to at most 0.5x the (new) RMSE.
     """
     from .coefficients import constrain_moments, target_moments
 

@@ -27,8 +27,8 @@ float32 signals all products use ``input_precision="tf32x3"`` (float32 accuracy 
 cores); the tables come from the float64 tables of
 :func:`~fastmoments.signal.chunked.group_tables`. float64 signals run the same kernels with
 float64 tables and float64 products (:func:`takes`; on the H100 2-3× faster than the torch
-engine for a batch, and 6× for a replayed 64-scale CWT:
-``benchmarks/results/signal_call_runs/float64_fused.md``). The anchor
+engine for a batch, and 6× for a replayed 64-scale CWT, measured by an A/B script kept in
+git history). The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
 (:func:`~fastmoments.signal.chunked.fused_eligible`); other banks run on the torch engine.
 Tiles start at arbitrary (unaligned) samples; tiles of 64 chunks are read as one 1-D run so that
@@ -405,7 +405,7 @@ def _join(complex_output: bool, bc: int) -> bool:
     """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
     product each for the near field and ``D``) or runs two products of ``BC × C`` each.
 
-    Measured on the H100 (``signal_fused_runs/join_options.json``): two products are 14% faster
+    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): two products are 14% faster
     for the real (Gaussian) batch, 5% slower for the complex (Morlet) batch; small jobs keep
     the interleaved operand, with which the single-signal times were measured.
     """
@@ -415,7 +415,7 @@ def _join(complex_output: bool, bc: int) -> bool:
 def _lin(bc: int) -> bool:
     """Whether the kernels load each tile as one 1-D run (see ``_load_tile``).
 
-    Measured on the H100 (``signal_fused_runs/coalesced_loads.json``): with tiles of 64 chunks
+    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): with tiles of 64 chunks
     the 64-scale CWT is 1.35× faster, the Morlet batch at σ = 8192 1.65× and the Gaussian
     batch at σ = 8192 1.2×; the Morlet batch at σ = 256 is unchanged and the Gaussian batch
     at σ = 256 5% slower. A single Morlet transform (tiles of 32 chunks) was 4-5 µs slower,
