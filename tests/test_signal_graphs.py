@@ -204,3 +204,21 @@ def test_graphs_switched_off(monkeypatch):
     for _ in range(WARM_CALLS + 2):
         plan(x)
     assert len(plan_cache(plan)) == 0
+
+
+def test_the_cache_counts_warm_calls_and_bounds_its_keys():
+    """The bookkeeping of :meth:`GraphCache.call` without a GPU: a key runs eagerly for
+    ``WARM_CALLS`` calls, then one caller captures it while the others stay eager; failed
+    keys stay eager; the least recently used keys are dropped."""
+    from fastmoments._cuda_graph import _CAPTURING, _FAILED
+
+    cache = GraphCache(max_graphs=3)
+    assert [cache._lookup("a") for _ in range(WARM_CALLS)] == [None] * WARM_CALLS
+    assert cache._lookup("a") == WARM_CALLS  # this caller captures
+    assert cache._entries["a"] == _CAPTURING and cache._lookup("a") is None
+    cache._entries["a"] = _FAILED
+    assert cache._lookup("a") is None and len(cache) == 0
+    for key in ("b", "c", "d"):
+        cache._lookup(key)
+    assert "a" not in cache._entries and len(cache._entries) == 3
+    assert cache._lookup(["unhashable"]) is None
