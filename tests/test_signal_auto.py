@@ -188,3 +188,29 @@ def test_fir_out_nan_and_gradients():
 def test_import_does_not_import_numba():
     code = "import sys, fastmoments; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gpu_routes_from_the_table(monkeypatch):
+    """The table's GPU answers, asked on any machine: the fused Triton kernels for the SFT
+    (the torch engine for a bank they do not take), the CUDA C++ kernel for a large float32
+    batch when CuPy is there, the Triton FIR or conv1d for the direct method."""
+    pytest.importorskip("triton")
+    from fastmoments.signal import cuda_sft
+
+    monkeypatch.setattr(cuda_sft, "cupy", None)
+    plan = GaussianFilter(64.0)
+    assert str(plan.route_for(102400, batch=1000, dtype="float32", device="cuda")) == \
+        "sft/triton:fused"
+    assert str(GaussianFilter(1.5, method="asft").route_for(1000, device="cuda")) == \
+        "asft/torch:chunked"  # α C > 1: not for the fused kernels
+    assert str(GaussianFilter(2.0, method="direct").route_for(1000, device="cuda")) == \
+        "direct/triton:fir"
+    assert str(GaussianFilter(20.0, method="direct").route_for(1000, device="cuda")) == \
+        "direct/torch:conv1d"  # W = 80 > TRITON_FIR_RADIUS
+    monkeypatch.setattr(cuda_sft, "cupy", object())  # CuPy present (nothing is compiled)
+    plan = GaussianFilter(64.0)
+    assert str(plan.route_for(102400, batch=1000, dtype="float32", device="cuda")) == \
+        "sft/cuda:sft_rows"
+    assert plan.route_for(102400, batch=10, dtype="float32", device="cuda").backend == "triton"
+    assert plan.route_for(102400, batch=1000, dtype="float64", device="cuda").backend == \
+        "triton"

@@ -642,7 +642,7 @@ class BankPlan:
             is recorded.
         """
         def run(t: Any, **kw: Any) -> Any:
-            self._route = self.route_for(t, kw["engine"])
+            self._route = self.route_for(t, kw["engine"], kw["axis"])
             return filter_along(self.bank, self.method, t, desc=type(self).__name__, **kw)
 
         return graphed_call(self, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
@@ -655,14 +655,21 @@ class BankPlan:
         the first): the method, backend and kernel that ran, and why."""
         return self.__dict__.get("_route")
 
-    def route_for(self, x: Any, engine: Any = "auto") -> Route:
-        """The route of a call on ``x`` with ``engine`` (:func:`.routes.sft_backend`), decided
-        once per (device, engine, gradient) and kept by the plan."""
+    def route_for(self, x: Any, engine: Any = "auto", axis: Any = -1) -> Route:
+        """The route of a call on ``x`` along ``axis`` with ``engine``
+        (:func:`.routes.sft_backend`; a large float32 CUDA batch that the CUDA C++ kernel
+        takes, :func:`.cuda_sft.takes_shape`), decided once per (device, engine, gradient,
+        batch kernel) and kept by the plan."""
         dev = x.device.type if isinstance(x, torch.Tensor) else "cpu"
         grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
         eng = engine if type(engine) is str else "auto"
+        big = False
+        if dev == "cuda" and x.dtype == torch.float32 and x.ndim and type(axis) is int:
+            n = x.shape[axis] if -x.ndim <= axis < x.ndim else 0
+            big = (n > 0 and not isinstance(self.bank, DirectBank)
+                   and cuda_sft.takes_shape(self.bank, x.numel() // n, n))
         routes = self.__dict__.setdefault("_routes", {})
-        route = routes.get((dev, eng, grad))
+        route = routes.get((dev, eng, grad, big))
         if route is None:
             bank = self.bank
             if isinstance(bank, DirectBank):
@@ -672,5 +679,7 @@ class BankPlan:
                          and fused_eligible(bank, triton_sft.FUSED_CHUNK))
                 route = sft_backend(self.method, dev, not bank.complex_output, eng, grad,
                                     fused)
-            routes[(dev, eng, grad)] = route
+                if big and route.backend == "triton":
+                    route = Route(self.method, "cuda", "sft_rows", "cuda_batch")
+            routes[(dev, eng, grad, big)] = route
         return route

@@ -84,7 +84,7 @@ from .cuda_sft_source import (
 from .routes import CUDA_MIN_BYTES, CUDA_MIN_SIGNALS, cuda_batch
 
 __all__ = ["MAX_TILES", "MIN_BYTES", "Launch", "apply", "available", "eligible_layout",
-           "takes"]
+           "takes", "takes_shape"]
 
 TILE = SEG * THREADS
 #: Tiles per exact anchor when the window's tail is longer than the last warp sums strided
@@ -257,21 +257,25 @@ _NO_VIRTUAL = Virtual(0, 0, 0, 0, 0, 0)
 def eligible_layout(bank, rows: torch.Tensor, mode: str) -> _Layout | None:
     """The kernel's :class:`_Layout` for ``bank`` when the kernel takes ``rows``, else ``None``
     (the rules: :func:`takes`)."""
-    if cupy is None or rows.device.type != "cuda":
+    if rows.device.type != "cuda" or rows.dtype != torch.float32 or rows.ndim != 2:
         return None
-    if rows.dtype != torch.float32 or rows.ndim != 2 or mode not in MODES:
-        return None
-    bsz, n = rows.shape
-    if not cuda_batch(bsz, n):  # (small batches and graph-captured calls: Triton)
+    if mode not in MODES or not takes_shape(bank, *rows.shape):
         return None
     lay = _layout(bank)
-    if not lay.eligible:
-        return None
-    nt = -(-n // lay.tile)
-    if not lay.exact and (nt > MAX_TILES or -(-int(lay.g.L) // lay.tile) > nt):
-        return None
     # (compiled here on first use: a failure takes Triton)
     return lay if lay.kernel is not None else None
+
+
+def takes_shape(bank, signals: int, n: int) -> bool:
+    """Whether the kernel takes ``signals`` float32 CUDA signals of ``n`` samples filtered by
+    ``bank`` (the rules of :func:`takes` that do not need the rows; nothing is compiled)."""
+    if cupy is None or not cuda_batch(signals, n):  # (small batches, graph-captured calls)
+        return False
+    lay = _layout(bank)
+    if not lay.eligible:
+        return False
+    nt = -(-n // lay.tile)
+    return lay.exact or (nt <= MAX_TILES and -(-int(lay.g.L) // lay.tile) <= nt)
 
 
 def takes(bank, rows: torch.Tensor, mode: str) -> bool:

@@ -19,12 +19,14 @@ import torch
 from .._cache import plan_cache
 from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
+from . import cuda_sft, triton_sft
 from ._apply import (
     BankPlan,
     filter_along,
     graphed_call,
 )
 from .boundary import MODES
+from .chunked import fused_eligible
 from .coefficients import default_gaussian_terms, discrete_gaussian_kernel
 from .direct import DirectBank
 from .fir import MODE_CODES
@@ -423,7 +425,12 @@ class GaussianFilter(BankPlan):
         elif self.sigma < DIRECT_BELOW:  # a few-tap kernel with the fit's moments
             b = Route(m.method, "torch", "direct", "sigma < DIRECT_BELOW")
         else:
-            b = sft_backend(m.method, device, True, engine, grad)
+            fused = (device == "cuda" and triton_sft.available()
+                     and fused_eligible(self.bank, triton_sft.FUSED_CHUNK))
+            b = sft_backend(m.method, device, True, engine, grad, fused)
+            if b.backend == "triton" and dtype == "float32" and cuda_sft.takes_shape(
+                    self.bank, batch, n):  # a large float32 batch: the CUDA C++ kernel
+                b = Route(m.method, "cuda", "sft_rows", "cuda_batch")
         reason = "; ".join(r for r in (m.reason, b.reason) if r)
         return Route(m.method, b.backend, b.kernel, reason)
 

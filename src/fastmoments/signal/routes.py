@@ -262,6 +262,8 @@ def sft_backend(method: str, device: str, real_bank: bool, engine: str = "auto",
     by the rows; ``fused``: whether the bank and the device take the fused kernels at all); a
     forced engine as given. A recorded gradient takes the torch engines."""
     if engine != "auto":
+        if engine == "chunked" and device == "cuda" and not grad and fused:
+            return Route(method, "triton", "fused", "engine given")
         backend = "numba" if engine == "numba" and not grad else "torch"
         return Route(method, backend, engine, "engine given")
     if device == "cpu" and real_bank and numba_available() and not grad:
