@@ -6,9 +6,9 @@ run, with the card's copy bandwidth measured in the same run.
 For each job (Gaussian filters, and the Morlet transform with its complex64 output): the two
 kernels alone (each with its NaN/inf flag; the GPU's time only: the host queues the launches
 behind a sleep kernel), the public call
-``plan(x)`` as a user writes it (the input check included) with the CUDA kernel: repeated
-calls taking the plan's route (:mod:`fastmoments.signal.batch_route`), and the general path
-(``FASTMOMENTS_CUDA_GRAPHS=0``) in alternating rounds; with ``FASTMOMENTS_SFT_CUDA=0``; and
+``plan(x)`` as a user writes it (the input check included) with the CUDA kernel, with the
+graphs on and off (``FASTMOMENTS_CUDA_GRAPHS=0``) in alternating rounds; on the Triton
+kernels (the CUDA kernel's eligibility patched off in this script); and
 ``cupyx.scipy.ndimage.gaussian_filter1d`` on the batch (Gaussian, σ ≤ 64). Bandwidth
 fraction: (input + output bytes) / time / copy bandwidth, where the copy bandwidth is
 ``2 × bytes / time`` of a 1 GiB device-to-device copy. Errors:
@@ -118,7 +118,7 @@ def run() -> dict:
         bank = plan.bank
         row = {"sigma": sigma, "order": order, "cuda_takes": cuda_sft.takes(bank, x, "reflect")}
         # the public calls first, on an allocator that holds only this job's blocks: the
-        # plan's route (batch_route) and the general path, in alternating rounds
+        # default path and the eager one (graphs off), in alternating rounds
         routed, general = [], []
         for _ in range(ROUNDS):
             routed += time_samples(lambda p=plan: p(x), dev, warmup=2, repeat=10)
@@ -128,9 +128,10 @@ def run() -> dict:
         row["public_ms"] = 1e3 * statistics.median(routed)
         row["public_min_ms"], row["public_max_ms"] = 1e3 * min(routed), 1e3 * max(routed)
         row["public_general_ms"] = 1e3 * statistics.median(general)
-        os.environ["FASTMOMENTS_SFT_CUDA"] = "0"
+        layout = cuda_sft.eligible_layout  # the Triton kernels take the batch
+        cuda_sft.eligible_layout = lambda *a: None
         row["public_triton_ms"] = timer(lambda p=plan: p(x), warmup=3, repeat=30)[0]
-        del os.environ["FASTMOMENTS_SFT_CUDA"]
+        cuda_sft.eligible_layout = layout
         row["cuda_ms"] = timer(lambda b=bank: cuda_sft.apply(b, x, "reflect", flag=flag),
                                warmup=2, repeat=15, device_only=True)[0]
         row["triton_ms"] = timer(lambda b=bank: fused_apply(b, x, "reflect", flag=flag),
@@ -174,11 +175,10 @@ def report(res: dict, out: str) -> None:
              "(input + output bytes) / time / copy bandwidth (target ≥ 50 %). *kernel*: the "
              "GPU's time alone (launches queued behind a sleep kernel). *public*: "
              "`plan(x)` with its NaN/inf check, from an idle GPU (host work included), "
-             "repeated calls taking the plan's route to the kernel "
-             "(`fastmoments.signal.batch_route`); *public, general path*: the same with "
-             "`FASTMOMENTS_CUDA_GRAPHS=0` (no routes: the decisions made on every call), "
-             "in alternating rounds; *public, Triton*: the same with "
-             "`FASTMOMENTS_SFT_CUDA=0`. Errors: largest error / largest output, white noise "
+             "repeated calls (batches this large are never captured into graphs); "
+             "*public, general path*: the same with `FASTMOMENTS_CUDA_GRAPHS=0`, "
+             "in alternating rounds; *public, Triton*: the same on the Triton kernels. "
+             "Errors: largest error / largest output, white noise "
              "and a random walk, against float64. Written by `benchmarks/signal_batch_cuda.py`.",
              ""]
     fl = res.get("floor")

@@ -17,7 +17,7 @@ along the axes of an image). The crossover σ* is the largest σ of the grid at 
 route was still the faster (half the first σ where the SFT always wins; the largest σ of the
 grid where the FIR always wins). The scan stops after the SFT has won twice in a row.
 
-Writes the table into ``src/fastmoments/signal/_crossover.py`` (entries of other devices
+Writes the table into ``src/fastmoments/signal/routes.py`` (entries of other devices
 are kept) and the raw timings into ``benchmarks/results/signal_crossover_<device>.json``
 and ``.md``. Rerun after a change of either engine:
 
@@ -43,7 +43,8 @@ import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE = os.path.join(ROOT, "src", "fastmoments", "signal", "_crossover.py")
+TABLE = os.path.join(ROOT, "src", "fastmoments", "signal", "routes.py")
+BEGIN, END = "# BEGIN MEASURED TABLE\n", "# END MEASURED TABLE\n"
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 BATCH = 1 << 18  # samples per call of the batch measurements
 
@@ -76,11 +77,16 @@ def sigma_grid(top: float) -> list[float]:
 
 
 def write_table(dev: str, meta: dict, table: dict) -> None:
-    """Rewrite the package table for device ``dev`` with ``table``, keeping the other devices'
-    entries. ``table[(dev, dtype, order)]`` lists ``(N, σ*_one, σ*_batch)``."""
-    ns: dict = {}
+    """Rewrite the measured table of the package's route table (the block between
+    :data:`BEGIN` and :data:`END` in ``signal/routes.py``) for device ``dev`` with ``table``,
+    keeping the other devices' entries. ``table[(dev, dtype, order)]`` lists
+    ``(N, σ*_one, σ*_batch)``."""
     with open(TABLE) as f:
-        exec(compile(f.read(), TABLE, "exec"), ns)  # the committed table (plain literals)
+        text = f.read()
+    head, rest = text.split(BEGIN)
+    block, tail = rest.split(END)
+    ns: dict = {}
+    exec(compile(block, TABLE, "exec"), ns)  # the committed table (plain literals)
     measured = dict(ns.get("MEASURED", {}))
     up_to = {k: v for k, v in ns.get("DIRECT_UP_TO", {}).items() if k[0] != dev}
     measured[dev] = meta
@@ -89,20 +95,14 @@ def write_table(dev: str, meta: dict, table: dict) -> None:
     for key in sorted(up_to):
         pts = "".join(f"        ({n}, {a:.6g}, {b:.6g}),\n" for n, a, b in up_to[key])
         entries.append(f"    {key!r}: (\n{pts}    ),\n")
-    text = ('"""Crossover table of ``method="auto"`` (:mod:`.selection`).\n\n'
-            "Written by ``benchmarks/signal_crossover.py``; rerun it instead of editing.\n"
-            "``DIRECT_UP_TO[(device, dtype, order)]``: ``(N, σ*_one, σ*_batch)``, the largest\n"
-            "σ at which the direct FIR was faster than the SFT for signals of N samples: one\n"
-            "signal, and a batch of ``BATCH`` samples.\n"
-            '"""\n\n'
-            f"BATCH = {BATCH}\n\n"
-            "MEASURED: dict = {\n"
-            + "".join(f"    {d!r}: {{\n" + "".join(f"        {k!r}: {v!r},\n"
-                                                  for k, v in sorted(m.items())) + "    },\n"
-                      for d, m in sorted(measured.items()))
-            + "}\n\nDIRECT_UP_TO: dict = {\n" + "".join(entries) + "}\n")
+    block = (f"BATCH = {BATCH}\n\n"
+             "MEASURED: dict = {\n"
+             + "".join(f"    {d!r}: {{\n" + "".join(f"        {k!r}: {v!r},\n"
+                                                   for k, v in sorted(m.items())) + "    },\n"
+                       for d, m in sorted(measured.items()))
+             + "}\n\nDIRECT_UP_TO: dict = {\n" + "".join(entries) + "}\n")
     with open(TABLE, "w") as f:
-        f.write(text)
+        f.write(head + BEGIN + block + END + tail)
     print(f"wrote {TABLE}")
 
 
@@ -126,10 +126,10 @@ def main() -> None:
         write_table(dev, meta, table)
         return
 
+    from fastmoments._cuda_graph import GraphCache
     from fastmoments._progress import progress
     from fastmoments.signal import GaussianFilter
-    from fastmoments.signal.gaussian import _run_direct
-    from fastmoments.signal.graphs import GraphCache
+    from fastmoments.signal.gaussian_paths import _run_direct
 
     device = torch.device(args.device)
     dev = device.type
@@ -161,7 +161,7 @@ def main() -> None:
 
             def direct(auto=auto, x=x, run_direct=run_direct, graphs=graphs):
                 # on a GPU both routes replay a CUDA graph from the third call on, as the
-                # public calls do (fastmoments.signal.graphs): the SFT plan's call by itself,
+                # public calls do (fastmoments._cuda_graph): the SFT plan's call by itself,
                 # the direct route through a cache of its own
                 hit = graphs.call(x, ("direct",),
                                   lambda t: run_direct(t, check=False), True, 8 * x.numel()) \

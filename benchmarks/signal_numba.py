@@ -206,10 +206,12 @@ def main() -> int:
     import torch
 
     import fastmoments
-    from fastmoments.signal._apply import numba_ready
-
     started = time.perf_counter()
-    numba_ready(wait=True)  # compile or load the kernels before anything is timed
+    from fastmoments.signal._numba_cwt import warm_up as warm_cwt
+    from fastmoments.signal._numba_sft import warm_up
+
+    warm_up()  # compile or load the kernels before anything is timed
+    warm_cwt()
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "cpu": cpu_name(), "cpu_count": os.cpu_count(), "threads": args.threads,
            "python": sys.version.split()[0], "torch": torch.__version__,

@@ -261,7 +261,7 @@ def main() -> None:
         for key in [k for k in refs if k[0] == "ref" and k[1] != name]:
             del refs[key]
 
-    from fastmoments.signal import gaussian as gauss_mod
+    from fastmoments.signal import gaussian_calls as gauss_mod
 
     # calls whose CUDA-graph capture failed run eagerly; say which and why
     failures = {str(k): v for k, v in gauss_mod._GRAPHS.failures.items()}

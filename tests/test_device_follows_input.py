@@ -1,19 +1,18 @@
 """Work on a tensor runs on the tensor's CUDA device, whichever device is current.
 
-A Triton launch (``kernel[grid]``, a compiled launcher, a driver launch, a replay) goes to the
-*current* CUDA device and its current stream; torch's own operations follow their tensors.
-So every launch site (``fastmoments._launches.launch``, ``fastmoments._triton.FastLaunch``)
-and every entry that records or replays launches (the signal plans' ``replayed_call``,
-``GraphCache.call``, the box engine's ``replayed``) asks
-:func:`fastmoments._triton.other_device` and, when the tensor's device is not current, runs
-under ``torch.cuda.device(index)``.
+A Triton launch (``kernel[grid]``) goes to the *current* CUDA device and its current stream;
+torch's own operations follow their tensors. So every launch site
+(``fastmoments._launches.launch``) and the signal plans'
+calls (``graphed_call``) ask :func:`fastmoments._triton.other_device` and, when the tensor's
+device is not current, run under ``torch.cuda.device(index)``; a CUDA graph is captured and
+replayed under the input's device (``fastmoments._cuda_graph.GraphCache.call``).
 
 Three levels of tests:
 
 * on the CPU: the wiring. A stand-in ``other_device`` reports a foreign device once and a
   stand-in guard records that it was entered; the result equals the plain call's.
 * on one GPU: the same, with the real guard (switching to the device that is already
-  current), through the eager, recorded, replayed and graph paths of real calls.
+  current), through the eager and graph paths of real calls.
 * on two GPUs: tensors on ``cuda:1`` with ``cuda:0`` current, against the same calls with
   ``cuda:1`` current (the same kernels on the same GPU model: the same bits).
 """
@@ -110,20 +109,6 @@ def test_a_launch_enters_the_tensors_device(spy):
     assert seen == [((2, 1), 5, {"BLOCK": 16}, 1)]  # launched once, inside the guard
 
 
-def test_a_fast_launch_enters_the_tensors_device(spy, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # straight to kernel[grid] inside the guard
-    seen = []
-
-    class Kernel:
-        arg_names = ("x", "n")
-
-        def __getitem__(self, grid):
-            return lambda *args, **kwargs: seen.append((grid, args[1], spy.depth))
-
-    _triton.FastLaunch(Kernel())((3,), torch.zeros(2), 9)
-    assert spy.entered == 1 and seen == [((3,), 9, 1)]
-
-
 def test_a_signal_call_enters_the_inputs_device(spy, rng):
     from fastmoments.signal import GaussianFilter, MorletTransform
 
@@ -140,8 +125,8 @@ def test_a_signal_call_enters_the_inputs_device(spy, rng):
 
 # --------------------------------------------------------------------------- one GPU
 def _signal_calls(x, n_calls=5):
-    """The public signal calls on ``x``, each made ``n_calls`` times (eager, recorded,
-    replayed), as a list of results."""
+    """The public signal calls on ``x``, each made ``n_calls`` times (eager, then replayed
+    from CUDA graphs), as a list of results."""
     import fastmoments as fm
     from fastmoments.signal import GaussianFilter, MorletTransform
 
@@ -179,9 +164,9 @@ def _same(got, ref, rounded=()):
 
 @cuda
 def test_the_guarded_paths_give_the_plain_bits_on_one_gpu(spy, small_halves, rng):
-    """The guard's re-entry through every path of real CUDA calls (eager, recorded launches,
-    replays, graphs; signal, disk and box), switching to the current device: the plain
-    calls' bits, and the NaN/inf error."""
+    """The guard's re-entry through every path of real CUDA calls (eager and graphs; signal,
+    disk and box), switching to the current device: the plain calls' bits, and the NaN/inf
+    error."""
     from fastmoments.box import JacobiTransform
     from fastmoments.disk import DiskTransform
 

@@ -79,25 +79,6 @@ def test_nothing_is_kept_for_an_inference_tensor():
     assert float(largest_magnitude(t)) == 6.0
 
 
-def test_split_tables_of_an_inference_tensor_are_not_kept():
-    """A box plan's split tables are kept on the table tensor until it changes; for an
-    inference tensor (a plan built under inference mode) they are made on every call."""
-    pytest.importorskip("triton")
-    from fastmoments.box.triton_gemm import _cached
-
-    made = []
-
-    def make():
-        made.append(1)
-        return len(made)
-
-    table = torch.ones(4, 4)
-    assert _cached(table, "x", make) == _cached(table, "x", make) == 1
-    with torch.inference_mode():
-        table = torch.ones(4, 4)
-    assert _cached(table, "x", make) == 2 and _cached(table, "x", make) == 3
-
-
 @pytest.mark.parametrize("build", ["inference", "ordinary"])
 def test_plans_built_in_one_mode_run_in_the_other(build, rng):
     """A plan's cached tables and the engines' reused scratch made under inference mode
@@ -133,16 +114,16 @@ def test_plans_built_in_one_mode_run_in_the_other(build, rng):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("build", ["inference", "ordinary"])
-def test_gpu_replays_recorded_in_one_mode_run_in_the_other(build):
-    """On a GPU, calls recorded as launches, captured into a graph, or kept as box and disk
-    plans' tables in one mode replay in the other with the first calls' results."""
+def test_gpu_replays_captured_in_one_mode_run_in_the_other(build):
+    """On a GPU, calls captured into a graph, or kept as box and disk plans' tables in one
+    mode replay in the other with the first calls' results."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     sig = torch.randn(3000, device="cuda", generator=gen)
     sig64 = sig.double()
     img = torch.rand(64, 64, device="cuda", generator=gen)
-    jobs = [(fm.GaussianFilter(16.0), sig, {}),  # recorded launches
+    jobs = [(fm.GaussianFilter(16.0), sig, {}),  # graphs
             (fm.MorletTransform(16.0), sig, {}),
-            (fm.GaussianFilter(16.0), sig64, dict(mode="constant", cval=0.1)),  # a graph
+            (fm.GaussianFilter(16.0), sig64, dict(mode="constant", cval=0.1)),
             (fm.ZernikeTransform(64, 12), img, {}),
             (fm.JacobiTransform((64, 64), 12), img, {})]
 
@@ -154,7 +135,7 @@ def test_gpu_replays_recorded_in_one_mode_run_in_the_other(build):
                    else (torch.no_grad, torch.inference_mode))
     with first():
         want = [values(p, x, kw) for p, x, kw in jobs]
-        for _ in range(3):  # the third call records or captures
+        for _ in range(3):  # the third call captures
             for p, x, kw in jobs:
                 values(p, x, kw)
     with then():

@@ -1,4 +1,4 @@
-"""Accuracy at least scipy.ndimage's (truncate = 4) against the exact convolution (issue 18).
+"""Accuracy at least scipy.ndimage's (truncate = 4) against the exact convolution.
 
 Each library is measured against the exact float64 convolution by its own untruncated kernel
 (reflect mode): scipy.ndimage's normalised discrete Gaussian and its derivatives, for order 2
@@ -55,7 +55,7 @@ def _relerr(y, ref, x) -> float:
 # (shape, σ, order): the benchmark's 1-D cells at N = 1000 whose kernel is longer than the
 # signal, and 64² / 32³ analogues of its 512² (σ = 256) and 128³ (σ = 32) cells
 CELLS = [
-    ((1000,), 256.0, 2),  # the cell of issue 18: 2.78e-3 against scipy's 2.70e-3 before
+    ((1000,), 256.0, 2),  # the worst cell before: 2.78e-3 against scipy's 2.70e-3 before
     ((1000,), 256.0, 0),
     ((1000,), 256.0, 1),
     ((1000,), 8192.0, 1),  # scipy's truncated tail: 0.15 of a result that all but vanishes
@@ -137,9 +137,11 @@ def test_auto_where_the_crossover_picks_the_sft_at_small_sigma(monkeypatch, sigm
     scipy's error (order 0 at σ = 2: 6 terms, 1.5e-5, where the default 5 give 8.5e-5
     against scipy's 3.5e-5), and where no fit reaches it (the few-tap kernels below σ = 1)
     it takes the direct FIR. The crossover is forced to "sft" here, on the CPU."""
-    from fastmoments.signal import gaussian
+    from fastmoments._cache import clear_plan_caches
+    from fastmoments.signal import routes
 
-    monkeypatch.setattr(gaussian, "choose_gaussian", lambda *a, **k: "sft")
+    monkeypatch.setattr(routes, "faster_method", lambda *a, **k: "sft")
+    clear_plan_caches()  # plans keep their routes: decide afresh under the forced table
     x64 = np.random.default_rng(3).standard_normal(10_000)
     ref = _exact(x64, sigma, order, zero_sum=True)
     e_scipy = _relerr(ndi.gaussian_filter1d(x64, sigma, order=order),
@@ -151,6 +153,7 @@ def test_auto_where_the_crossover_picks_the_sft_at_small_sigma(monkeypatch, sigm
     y = plan(torch.as_tensor(x64)).numpy()
     assert _relerr(y, ref, x64) <= e_scipy
     assert plan.method in ("sft", "direct")
+    clear_plan_caches()
 
 
 def _periodic_exact(x: np.ndarray, sigma: float) -> np.ndarray:

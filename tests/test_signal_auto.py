@@ -1,4 +1,4 @@
-"""method="auto" (issue 18): the choice is visible and can be forced, both routes are at least
+"""method="auto": the choice is visible and can be forced, both routes are at least
 as accurate as scipy.ndimage's default against the exact convolution, and the numba FIR
 agrees with the independent torch route in every boundary mode, on every axis, in both
 dtypes."""
@@ -14,8 +14,8 @@ import scipy.ndimage as ndi
 import torch
 
 import fastmoments as fm
-from fastmoments.signal import GaussianFilter, _crossover, selection
-from fastmoments.signal.gaussian import auto_radius
+from fastmoments.signal import GaussianFilter, gaussian, routes
+from fastmoments.signal.gaussian_kernels import auto_radius
 
 from .reference_signal import discrete_gaussian
 
@@ -79,24 +79,57 @@ def test_choice_is_visible_and_forced_methods_are_kept():
 
 
 def test_selection_from_the_table_and_without_one(monkeypatch):
-    assert selection.choose_gaussian(1000, 0.5, 0, 4.0, "float64", "cpu") == "direct"
-    assert selection.choose_gaussian(10**6, 8192.0, 2, 4.0, "float32", "cpu") == "sft"
-    monkeypatch.setattr(_crossover, "DIRECT_UP_TO", {("cpu", "float64", 0): (
+    assert routes.faster_method(1000, 0.5, 0, 4.0, "float64", "cpu") == "direct"
+    assert routes.faster_method(10**6, 8192.0, 2, 4.0, "float32", "cpu") == "sft"
+    monkeypatch.setattr(routes, "DIRECT_UP_TO", {("cpu", "float64", 0): (
         (1000, 100.0, 10.0), (100_000, 10.0, 1.0))})
-    monkeypatch.setattr(_crossover, "BATCH", 1 << 18)
-    assert selection.crossover_sigma(1000, 0, "float64", "cpu") == pytest.approx(100.0)
-    assert selection.crossover_sigma(10_000, 0, "float64", "cpu") == pytest.approx(
+    monkeypatch.setattr(routes, "BATCH", 1 << 18)
+    assert routes.crossover_sigma(1000, 0, "float64", "cpu") == pytest.approx(100.0)
+    assert routes.crossover_sigma(10_000, 0, "float64", "cpu") == pytest.approx(
         np.sqrt(100.0 * 10.0))
-    assert selection.crossover_sigma(1000, 0, "float64", "cpu", batch=263) == pytest.approx(
+    assert routes.crossover_sigma(1000, 0, "float64", "cpu", batch=263) == pytest.approx(
         10.0)
-    assert selection.crossover_sigma(5, 0, "float64", "cpu") == pytest.approx(100.0)
-    assert selection.crossover_sigma(10**7, 0, "float64", "cpu") == pytest.approx(10.0)
-    assert selection.choose_gaussian(1000, 50.0, 0, 4.0, "float64", "cpu") == "direct"
-    assert selection.choose_gaussian(1000, 50.0, 0, 4.0, "float64", "cpu", 1000) == "sft"
+    assert routes.crossover_sigma(5, 0, "float64", "cpu") == pytest.approx(100.0)
+    assert routes.crossover_sigma(10**7, 0, "float64", "cpu") == pytest.approx(10.0)
+    assert routes.faster_method(1000, 50.0, 0, 4.0, "float64", "cpu") == "direct"
+    assert routes.faster_method(1000, 50.0, 0, 4.0, "float64", "cpu", 1000) == "sft"
     # no table for the device: the FIR while the kernel has at most 25 taps
-    assert selection.crossover_sigma(1000, 1, "float64", "cpu") is None
-    assert selection.choose_gaussian(1000, 3.0, 1, 4.0, "float64", "cpu") == "direct"
-    assert selection.choose_gaussian(1000, 3.1, 1, 4.0, "float64", "cpu") == "sft"
+    assert routes.crossover_sigma(1000, 1, "float64", "cpu") is None
+    assert routes.faster_method(1000, 3.0, 1, 4.0, "float64", "cpu") == "direct"
+    assert routes.faster_method(1000, 3.1, 1, 4.0, "float64", "cpu") == "sft"
+
+
+def test_the_route_is_decided_once_per_key_and_shown(monkeypatch):
+    """A plan asks the route table once per key (length, batch, dtype, device, engine), keeps
+    the route, shows it (``plan.route``, ``repr``), and the one-call functions take their
+    plans' routes: an image's two axes ask once each on the first call, never again."""
+    calls = []
+    real = gaussian.gaussian_route
+    monkeypatch.setattr(gaussian, "gaussian_route", lambda **k: calls.append(k) or real(**k))
+    plan = GaussianFilter(2.5)
+    x = np.random.default_rng(4).standard_normal(3000)
+    assert plan.route is None and "route" not in repr(plan)
+    for _ in range(3):
+        plan(x)
+    assert len(calls) == 1
+    assert str(plan.route) == "direct/numba:fir" and "route='direct/numba:fir'" in repr(plan)
+    assert plan.route.reason
+    plan(torch.from_numpy(x).float())  # another dtype: another key
+    assert len(calls) == 2 and plan.route.method in ("direct", "sft")
+    big = GaussianFilter(8192.0)
+    big(x)
+    assert str(big.route) == "folded/torch:fft"
+    sft = GaussianFilter(300.0, method="sft")
+    sft(x)
+    assert (sft.route.method, sft.route.backend) == ("sft", "numba")
+    calls.clear()
+    img = np.random.default_rng(5).standard_normal((37, 41))
+    from fastmoments._cache import clear_plan_caches
+
+    clear_plan_caches()
+    for _ in range(3):
+        fm.gaussian_filter(img, 300.0)
+    assert len(calls) == 2  # one per axis length, on the first call only
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -155,3 +188,29 @@ def test_fir_out_nan_and_gradients():
 def test_import_does_not_import_numba():
     code = "import sys, fastmoments; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gpu_routes_from_the_table(monkeypatch):
+    """The table's GPU answers, asked on any machine: the fused Triton kernels for the SFT
+    (the torch engine for a bank they do not take), the CUDA C++ kernel for a large float32
+    batch when CuPy is there, the Triton FIR or conv1d for the direct method."""
+    pytest.importorskip("triton")
+    from fastmoments.signal import cuda_sft
+
+    monkeypatch.setattr(cuda_sft, "cupy", None)
+    plan = GaussianFilter(64.0)
+    assert str(plan.route_for(102400, batch=1000, dtype="float32", device="cuda")) == \
+        "sft/triton:fused"
+    assert str(GaussianFilter(1.5, method="asft").route_for(1000, device="cuda")) == \
+        "asft/torch:chunked"  # α C > 1: not for the fused kernels
+    assert str(GaussianFilter(2.0, method="direct").route_for(1000, device="cuda")) == \
+        "direct/triton:fir"
+    assert str(GaussianFilter(20.0, method="direct").route_for(1000, device="cuda")) == \
+        "direct/torch:conv1d"  # W = 80 > TRITON_FIR_RADIUS
+    monkeypatch.setattr(cuda_sft, "cupy", object())  # CuPy present (nothing is compiled)
+    plan = GaussianFilter(64.0)
+    assert str(plan.route_for(102400, batch=1000, dtype="float32", device="cuda")) == \
+        "sft/cuda:sft_rows"
+    assert plan.route_for(102400, batch=10, dtype="float32", device="cuda").backend == "triton"
+    assert plan.route_for(102400, batch=1000, dtype="float64", device="cuda").backend == \
+        "triton"

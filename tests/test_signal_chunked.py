@@ -126,8 +126,20 @@ def test_fused_eligibility():
     assert not fused_eligible(_random_bank(np.random.default_rng(0), False))  # two groups
 
 
-SCRIPT = textwrap.dedent("""
+# The kernel variants a test runs (tile chunks, joined reads, 1-D loads), set in the script
+PATCHES = """
     import os
+    from fastmoments.signal import triton_sft as ts
+    if os.environ.get("TILE_CHUNKS"):
+        ts._settings = lambda items, device: (int(os.environ["TILE_CHUNKS"]), ts.PRECISION,
+                                              ts.WARPS)
+    if os.environ.get("JOIN"):
+        ts._join = lambda complex_output, bc: os.environ["JOIN"] == "1"
+    if os.environ.get("LIN"):
+        ts._lin = lambda bc: os.environ["LIN"] == "1"
+"""
+
+SCRIPT = textwrap.dedent(PATCHES + """
     import numpy as np, torch
     from fastmoments.signal import CWT, GaussianFilter, MorletTransform
     from fastmoments.signal.chunked import chunked_apply, fused_eligible
@@ -188,30 +200,20 @@ SCRIPT = textwrap.dedent("""
     assert flagged(bank, x, "reflect")[1] == 1
     x[0, 7] = float("nan")
     assert flagged(bank, x, "reflect")[1] == 0
-    # the one-launch kernel (FASTMOMENTS_SFT_SINGLE=1) leaves its barrier counters at zero
-    for bank in banks:
-        for t in bank._tables.values():
-            if isinstance(t, ts._FusedTables):
-                for c in t._counters.values():
-                    assert not bool(c.any()), c
     print("ok")
 """)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
-@pytest.mark.parametrize(("join", "lin", "single"), [("1", "0", "0"), ("0", "1", "0"),
-                                                     ("1", "0", "1")])
-def test_fused_kernels_in_interpreter(join, lin, single):
+@pytest.mark.parametrize(("join", "lin"), [("1", "0"), ("0", "1")])
+def test_fused_kernels_in_interpreter(join, lin):
     """The Triton kernels on the CPU interpreter (tiles of 16 chunks) against float64 torch,
-    with the two reads interleaved into one operand or multiplied separately, the tiles
-    loaded as 2-D blocks or as 1-D runs, and as two kernels or as the one-launch kernel (one
-    program per group in the interpreter: its barrier has nobody to wait for)."""
-    run_script(SCRIPT, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16", FASTMOMENTS_SFT_JOIN=join,
-               FASTMOMENTS_SFT_LIN=lin, FASTMOMENTS_SFT_SINGLE=single)
+    with the two reads interleaved into one operand or multiplied separately, and the tiles
+    loaded as 2-D blocks or as 1-D runs."""
+    run_script(SCRIPT, TRITON_INTERPRET="1", TILE_CHUNKS="16", JOIN=join, LIN=lin)
 
 
-SCRIPT_F64 = textwrap.dedent("""
-    import os
+SCRIPT_F64 = textwrap.dedent(PATCHES + """
     import numpy as np, torch
     from fastmoments.signal import GaussianFilter, MorletTransform
     from fastmoments.signal.chunked import chunked_apply
@@ -235,44 +237,41 @@ SCRIPT_F64 = textwrap.dedent("""
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton")
-@pytest.mark.parametrize("single", ["0", "1"])
-def test_fused_kernels_in_float64_in_interpreter(single):
+def test_fused_kernels_in_float64_in_interpreter():
     """float64 signals run the same kernels with float64 tables and products (interpreter)."""
-    run_script(SCRIPT_F64, TRITON_INTERPRET="1", FASTMOMENTS_SFT_BC="16",
-               FASTMOMENTS_SFT_SINGLE=single)
+    run_script(SCRIPT_F64, TRITON_INTERPRET="1", TILE_CHUNKS="16")
 
 
-def test_fused_kernels_take_float32_and_float64(monkeypatch):
+def test_fused_kernels_take_float32_and_float64():
     """float64 goes to the fused kernels unless a constant boundary value is not a float32
-    number (Triton hands a Python float to a kernel as float32) or the switch is off."""
+    number (Triton hands a Python float to a kernel as float32)."""
     from fastmoments.signal.triton_sft import takes
 
     assert takes(torch.float32, "constant", 0.1)
     assert takes(torch.float64, "reflect", 0.1) and takes(torch.float64, "constant", 0.5)
     assert not takes(torch.float64, "constant", 0.1)
     assert not takes(torch.float16, "reflect", 0.0)
-    monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "0")
-    assert not takes(torch.float64, "reflect", 0.0) and takes(torch.float32, "reflect", 0.0)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_float64_public_calls_use_the_fused_kernels_on_cuda(rng, monkeypatch):
-    """float64 plans on a GPU run the fused kernels (one launch for one signal, replayed)
-    and agree with the torch engine to float64 rounding; NaN is still refused."""
+    """float64 plans on a GPU run the fused kernels (replayed from a CUDA graph from the
+    third call) and agree with the torch engine to float64 rounding; NaN is still refused."""
     pytest.importorskip("triton")
-    from fastmoments.signal.graphs import plan_cache
+    from fastmoments.signal import triton_sft
+    from fastmoments.signal._apply import graph_cache
 
     run_script(SCRIPT_F64, DEV="cuda")
     x = torch.tensor(rng.standard_normal(102400), dtype=torch.float64, device="cuda")
     for make in (lambda: GaussianFilter(300.0, order=2), lambda: MorletTransform(64.0)):
-        monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "0")
-        ref = make()(x)
-        monkeypatch.setenv("FASTMOMENTS_SFT_FLOAT64", "1")
+        with monkeypatch.context() as m:  # the torch engine
+            m.setattr(triton_sft, "takes", lambda *a: False)
+            ref = make()(x)
         plan = make()
         for _ in range(5):
             y = plan(x)
             assert float((y - ref).abs().max() / ref.abs().max()) < 1e-11
-        assert plan_cache(plan).kinds() == ["launches"], plan_cache(plan).failures
+        assert len(graph_cache(plan)) == 1, graph_cache(plan).failures
         bad = x.clone()
         bad[100] = float("inf")
         with pytest.raises(ValueError, match="NaN or infinity"):
@@ -280,74 +279,12 @@ def test_float64_public_calls_use_the_fused_kernels_on_cuda(rng, monkeypatch):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize(("tile_chunks", "single"), [("32", "0"), ("32", "1"), ("64", "0")])
-def test_fused_kernels_on_cuda(tile_chunks, single):
-    """Both tile sizes the CUDA default picks from (32 chunks for small jobs, 64 for batches),
-    as two kernels and as the one-launch kernel that small jobs use."""
+@pytest.mark.parametrize("tile_chunks", ["32", "64"])
+def test_fused_kernels_on_cuda(tile_chunks):
+    """Both tile sizes the CUDA default picks from (32 chunks for small jobs, 64 for
+    batches)."""
     pytest.importorskip("triton")
-    run_script(SCRIPT, DEV="cuda", FASTMOMENTS_SFT_BC=tile_chunks, FASTMOMENTS_SFT_SINGLE=single)
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_one_launch_kernel_on_cuda(rng, monkeypatch):
-    """The one-launch kernel (all programs resident, a barrier per group between the tile
-    totals and the output) gives the two kernels' bits, call after call (its counters reset
-    themselves), its verdict on NaN/inf included, and is not used while a graph is captured."""
-    pytest.importorskip("triton")
-    from fastmoments.signal import triton_sft as ts
-
-    calls = []
-    real = ts._single
-
-    def spy(*args, **kwargs):
-        done = real(*args, **kwargs)
-        calls.append(done)
-        return done
-
-    monkeypatch.setattr(ts, "_single", spy)
-    banks = [GaussianFilter(16.0).bank, GaussianFilter(2000.0, order=2).bank,
-             MorletTransform(64.0, 6.0).bank, _group_bank(tuple(CWT([4.0, 40.0]).plans))]
-    for bank in banks:
-        x = torch.tensor(rng.standard_normal((1, 102400)), dtype=torch.float32, device="cuda")
-        monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "0")
-        ref = ts.fused_apply(bank, x, "reflect")
-        monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "1")
-        calls.clear()
-        for _ in range(50):
-            flag = torch.ones((), dtype=torch.uint8, device="cuda")
-            assert torch.equal(ts.fused_apply(bank, x, "reflect", flag=flag), ref)
-            assert int(flag) == 1
-        assert calls == [True] * 50  # one launch each
-        for pos in (0, 51200, 102399):
-            xb = x.clone()
-            xb[0, pos] = float("nan")
-            flag = torch.ones((), dtype=torch.uint8, device="cuda")
-            ts.fused_apply(bank, xb, "reflect", flag=flag)
-            assert int(flag) == 0
-        flag = torch.zeros((), dtype=torch.uint8, device="cuda")  # blocks of rows accumulate
-        ts.fused_apply(bank, x, "reflect", flag=flag)
-        assert int(flag) == 0
-        tables = [t for t in bank._tables.values() if isinstance(t, ts._FusedTables)]
-        assert all(not bool(c.any()) for t in tables for c in t._counters.values())
-    # a batch too large for one wave of programs takes the two kernels
-    calls.clear()
-    xs = torch.tensor(rng.standard_normal((64, 102400)), dtype=torch.float32, device="cuda")
-    ts.fused_apply(banks[0], xs, "reflect")
-    assert calls == [False]
-    # captured into a CUDA graph: two kernels (the graph must not share the counters)
-    calls.clear()
-    graph = torch.cuda.CUDAGraph()
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        ts.fused_apply(banks[0], x, "reflect")
-    torch.cuda.synchronize()
-    with torch.cuda.graph(graph, stream=side):
-        y = ts.fused_apply(banks[0], x, "reflect")
-    graph.replay()
-    torch.cuda.synchronize()
-    assert calls[-1] is False
-    monkeypatch.setenv("FASTMOMENTS_SFT_SINGLE", "0")
-    assert torch.equal(y, ts.fused_apply(banks[0], x, "reflect"))
+    run_script(SCRIPT, DEV="cuda", TILE_CHUNKS=tile_chunks)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -409,7 +346,6 @@ def test_apply_bank_flag_on_every_engine(rng, engine):
     """The deferred NaN/inf flag of :func:`apply_bank` (cleared inside the fused kernels on a
     GPU) is right on the other paths too: one torch pass per block of signals."""
     from fastmoments.signal._apply import apply_bank, deferred_flag
-    from fastmoments.signal.verdict import Verdict
 
     plan = GaussianFilter(6.0, method="sft")
     x = torch.tensor(rng.standard_normal((4, 300)))
@@ -418,11 +354,11 @@ def test_apply_bank_flag_on_every_engine(rng, engine):
         xb = x.clone()
         if bad is not None:
             xb[3, 299] = bad
-        flag = Verdict(x.device)
+        flag = torch.ones((), dtype=torch.uint8)
         # the chunked engine one signal per block (the blocks share the flag)
         y = apply_bank(plan.bank, xb, axis=-1, mode="reflect", cval=0.0, engine=engine,
                        budget=30_000 if engine == "chunked" else None, flag=flag)
-        assert flag.finite() == (bad is None)
+        assert bool(flag) == (bad is None)
         if bad is None:
             ref = apply_bank(plan.bank, x, axis=-1, mode="reflect", cval=0.0, engine=engine)
             torch.testing.assert_close(y, ref, rtol=0, atol=1e-12)

@@ -14,7 +14,7 @@ from fastmoments.signal.coefficients import (
     morlet_constants,
     morlet_kernel,
 )
-from fastmoments.signal.gaussian import _gaussian_bank
+from fastmoments.signal.gaussian_kernels import _gaussian_bank
 
 # Table 1 of Yamashita & Wakahara (2022): relative RMSE (%) of G, G_D, G_DD, K = 256, n0 = 10.
 TABLE1_SFT = {2: (1.0, 5.1, 8.2), 3: (0.15, 0.90, 2.77), 4: (0.038, 0.24, 0.54),

@@ -17,8 +17,8 @@ import torch
 
 from fastmoments.signal import GaussianFilter, MorletTransform
 from fastmoments.signal import cuda_sft as cs
+from fastmoments.signal import cuda_sft_source as csrc
 from fastmoments.signal.chunked import chunked_apply, group_tables
-from fastmoments.signal.verdict import Verdict
 
 NP_MODES = {"reflect": "symmetric", "nearest": "edge", "mirror": "reflect", "wrap": "wrap",
             "constant": "constant"}
@@ -40,7 +40,7 @@ def emulate(bank, x: np.ndarray, mode: str, cval: float = 0.0, seg: int = 8,
     last one only, carried between)."""
     (g,) = group_tables(bank)
     strided = strided and cs.strided_tail(int(g.L), seg) and g.L < seg * threads
-    k = cs.constants(bank, seg, threads, strided)
+    k = csrc.constants(bank, seg, threads, strided)
     (g,) = group_tables(bank)
     q, ql, qseg, fix = k["q"], k["ql"], k["qk"][0], k["fix"]
     big_t, n, big_l, off = seg * threads, x.size, int(g.L), int(g.off)
@@ -119,7 +119,7 @@ def _folded_anchor(g, vt, v_end, v_a, x, n, mode, cval):
     ``v_a`` at ``A`` (``None`` when it is formed from the state at ``lo``), in float64: the
     kernel's fold step."""
     def qp(k):
-        return cs._powers(g.alpha, g.omega, np.asarray(k, dtype=float))
+        return csrc._powers(g.alpha, g.omega, np.asarray(k, dtype=float))
 
     if vt.fold == 2:  # + the constant beyond the end times Σ_{p ∈ [n, A + L)} q^{p - A}
         v = x[n - 1] if mode == "nearest" else cval
@@ -178,7 +178,6 @@ def test_exact_anchors_on_some_tiles_only(every, strided, rng):
     assert cs._Layout(GaussianFilter(16.0).bank).every == 1  # (strided: every tile)
     long_tail = cs._Layout(GaussianFilter(100.0).bank)
     assert long_tail.exact and not long_tail.strided and long_tail.every == cs.EVERY_LONG
-    assert cs._Layout(GaussianFilter(100.0).bank, "every=1").every == 1
 
 
 def _split(text: str, sep: str) -> list[str]:
@@ -215,8 +214,8 @@ def _macro(src: str, name: str) -> str:
 def test_generated_code_runs_the_recursion(bank, rng):
     """The straight-line code compiled into the kernel (the sample step and the fix-ups),
     executed as Python on one segment, against the recursion written directly."""
-    src = cs._source(bank)
-    k = cs.constants(bank)
+    src = csrc._source(bank)
+    k = csrc.constants(bank)
     q, ql = k["q"], k["ql"]
     r_n = q.size
     env = {"fmaf": lambda a, b, c: a * b + c, "sr": [0.0] * r_n, "si": [0.0] * r_n}
@@ -261,22 +260,22 @@ def test_generated_code_runs_the_recursion(bank, rng):
 
 
 def test_sum_drops_zero_terms():
-    assert cs._sum([(0.0, "a"), (1.0, "b"), (-1.0, "c"), (0.5, "d")], "v") == (
+    assert csrc._sum([(0.0, "a"), (1.0, "b"), (-1.0, "c"), (0.5, "d")], "v") == (
         "fmaf(0.5f, d, ((v + b) - c))")
-    assert cs._sum([(0.0, "a")]) == "0.f"
-    assert cs._sum([(-1.0, "a")]) == "-a"
+    assert csrc._sum([(0.0, "a")]) == "0.f"
+    assert csrc._sum([(-1.0, "a")]) == "-a"
 
 
 def test_source_compiles_the_constants_in():
     bank = GaussianFilter(16.0).bank
-    src = cs._source(bank)
+    src = csrc._source(bank)
     (g,) = group_tables(bank)
     assert f"#define LEN ({g.L}LL)" in src and "#define EXACT 1" in src
     assert "nanf" not in src and "inff" not in src  # every constant is a finite literal
     # the first row (q = 1) keeps no imaginary part, the others do
     step = src[src.index("#define STEP"):src.index("#define FIXUP")]
     assert "si[0]" not in step and "si[1]" in step
-    assert "#define EXACT 0" in cs._source(GaussianFilter(1024.0).bank)  # L > 2048
+    assert "#define EXACT 0" in csrc._source(GaussianFilter(1024.0).bank)  # L > 2048
 
 
 def test_eligibility_on_the_cpu():
@@ -292,19 +291,13 @@ def test_eligibility_on_the_cpu():
     assert cs._layout(MorletTransform(16.0, 6.0).bank).eligible
 
 
-def test_tuning_overrides(monkeypatch):
-    """The benchmarking overrides of one environment variable: parsed, applied to the layout
-    (cached per value), and unknown keys refused by name."""
+def test_layout_decisions():
+    """Exact anchors for windows shorter than a tile; their tail summed strided by the last
+    warp up to 32 segments (else by the threads holding it)."""
     bank = GaussianFilter(16.0).bank
     assert cs._layout(bank).strided and cs._layout(bank).exact
-    lay = cs._layout(bank, "seg=8, strided=0,exact=1")
-    assert (lay.seg, lay.tile, lay.strided, lay.exact) == (8, 8 * cs.THREADS, False, True)
-    assert not cs._layout(bank, "exact=0").exact
     assert not cs._layout(GaussianFilter(64.0).bank).strided  # L > 32 seg: by segments
-    monkeypatch.setenv(cs.TUNE_ENV, "seg=8")
-    assert cs._options() == (None, "seg=8")
-    with pytest.raises(ValueError, match="unknown key 'segs'"):
-        cs._layout(bank, "segs=8")
+    assert not cs._layout(GaussianFilter(1024.0).bank).exact  # L > a tile: carried
 
 
 def test_a_kernel_that_does_not_compile_falls_back(monkeypatch):
@@ -416,12 +409,6 @@ def test_kernel_flag_and_out(rng):
             flag.fill_(1)
             cs.apply(bank, xb, "reflect", flag=flag)
             assert int(flag) == 0, (pos, bad)
-    verdict = Verdict(x.device)  # a pinned host byte that the kernel writes
-    cs.apply(bank, xb, "reflect", flag=verdict)
-    assert verdict._host is not None and not verdict.finite()
-    verdict = Verdict(x.device)
-    cs.apply(bank, x, "reflect", flag=verdict)
-    assert verdict.finite()
     buf = torch.full((4, 2, 10000), 7.0, device="cuda")
     o = buf[:, :1]
     assert cs.apply(bank, x, "reflect", out=o) is o
@@ -429,32 +416,23 @@ def test_kernel_flag_and_out(rng):
 
 
 @cuda_cupy
-def test_driver_launches_give_cupys_bits(rng, monkeypatch):
-    """The launch through ``cuLaunchKernel`` and through CuPy's launcher (``driver=0``), in
-    this thread and in a new one (where the device may not be current yet: CuPy's launcher
-    then sets it), give the same bits and the same verdict."""
+def test_launches_from_another_thread_give_the_same_bits(rng):
+    """A launch from a new thread (where the device may not be current yet: the launch
+    makes the input's device current) gives the same bits and the same NaN/inf flag."""
     import threading
 
     bank = GaussianFilter(16.0).bank
     x = torch.tensor(rng.standard_normal((4, 10000)), dtype=torch.float32, device="cuda")
-    index = x.device.index
-    torch.cuda.set_device(index)
     y = cs.apply(bank, x, "reflect")
-    assert cs._layout(bank, None).launcher(index) is not None
-    assert cs._layout(bank, "driver=0").launcher(index) is None
-    monkeypatch.setenv(cs.TUNE_ENV, "driver=0")
-    assert torch.equal(cs.apply(bank, x, "reflect"), y)
-    monkeypatch.delenv(cs.TUNE_ENV)
     got = {}
 
     def other():
         got["y"] = cs.apply(bank, x, "reflect")
-        verdict = Verdict(x.device)
+        flag = torch.ones((), dtype=torch.uint8, device=x.device)
         xb = x.clone()
         xb[1, 7] = float("nan")
-        cs.apply(bank, xb, "reflect", flag=verdict)
-        got["finite"] = verdict.finite()
-        torch.cuda.synchronize(x.device)
+        cs.apply(bank, xb, "reflect", flag=flag)
+        got["finite"] = bool(flag)
 
     th = threading.Thread(target=other)
     th.start()
@@ -464,139 +442,44 @@ def test_driver_launches_give_cupys_bits(rng, monkeypatch):
 
 @cuda_cupy
 def test_public_batches_take_the_kernel(rng, monkeypatch):
-    calls = []  # the kernel's launches: through apply, or prepared by a batch route
-    real, real_prepared = cs.apply, cs.Prepared.__call__
+    calls = []  # the kernel's launches
+    real = cs.apply
     monkeypatch.setattr(cs, "apply", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setattr(cs.Prepared, "__call__",
-                        lambda self, *a: calls.append(1) or real_prepared(self, *a))
     plan = GaussianFilter(16.0, order=1)
-    from fastmoments.signal.graphs import MAX_BYTES
-
-    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1  # too large for the plans' recorded calls
+    n = cs.MIN_BYTES // (8 * cs.MIN_SIGNALS) + 1  # too large for the plans' CUDA graphs
     x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
                      device="cuda")
     y = plan(x)
     assert calls == [1]
-    # the short route (plain options) and the general one (apply_bank): the same launch
     assert torch.equal(plan(x, progress=False), y) and calls == [1, 1]
     morlet = MorletTransform(16.0, 6.0)
     z = morlet(x)
     assert z.dtype == torch.complex64 and torch.equal(morlet(x, progress=False), z)
     assert torch.equal(plan(x[None], axis=2), y[None])  # batch axes of any shape
     calls.clear()
-    monkeypatch.setenv("FASTMOMENTS_SFT_CUDA", "0")
-    ref = plan(x)
+    with monkeypatch.context() as m:  # the Triton kernels
+        m.setattr(cs, "eligible_layout", lambda *a: None)
+        ref = plan(x)
     assert calls == []
     assert float((y - ref).abs().max()) <= 4e-6 * float(ref.abs().max())
-    monkeypatch.delenv("FASTMOMENTS_SFT_CUDA")
     x[7, 100] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
         plan(x)
     x[7, 100] = 0.0
-    assert plan(x).shape == x.shape  # the pinned verdict byte went back to the pool, set
+    assert plan(x).shape == x.shape
     assert calls == [1, 1]
     assert not cs.takes(plan.bank, x[: cs.MIN_SIGNALS - 1], "reflect")  # small batches: Triton
-    assert not cs.takes(plan.bank, x[:, : n // 2], "reflect")  # recordable calls: Triton
-
-
-@cuda_cupy
-def test_repeated_batches_take_their_route(rng, monkeypatch):
-    """The second call of a key makes the first call's launch directly
-    (:mod:`fastmoments.signal.batch_route`): the same bits, the NaN/inf error, and the
-    general path for input that cannot take it or for switched-off routes."""
-    from fastmoments.signal import batch_route
-    from fastmoments.signal.graphs import MAX_BYTES, plan_cache
-
-    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
-    x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
-                     device="cuda")
-    general = []
-    real = batch_route._watching
-    monkeypatch.setattr(batch_route, "_watching", lambda: general.append(1) or real())
-    prepared = []
-    real_call = cs.Prepared.__call__
-    monkeypatch.setattr(cs.Prepared, "__call__",
-                        lambda self, *a: prepared.append(1) or real_call(self, *a))
-    for plan in (GaussianFilter(64.0, order=2), MorletTransform(16.0, 6.0)):
-        general.clear()
-        prepared.clear()
-        first = plan(x)
-        (route,) = plan_cache(plan).routes.values()
-        assert isinstance(route, batch_route.BatchRoute) and general == [1]
-        assert isinstance(route.prepared, cs.Prepared)
-        for _ in range(2):
-            assert torch.equal(plan(x), first)
-        assert prepared == [1, 1]
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):  # another current stream: the launch goes there
-            y = plan(x)
-        stream.synchronize()
-        assert torch.equal(y, first)
-        assert torch.equal(plan(x.clone()), first) and general == [1]
-        assert torch.equal(plan(x, progress=False), first)  # the general path: same bits
-        xb = x.clone()
-        xb[100, n // 2] = float("inf")
-        with pytest.raises(ValueError, match="NaN or infinity"):
-            plan(xb)
-        assert plan(x).shape == x.shape and general == [1]
-        for _ in range(2):  # batch axes of another shape: a key and a route of their own
-            assert torch.equal(plan(x[None], axis=2), first[None])
-        assert general == [1, 1] and len(plan_cache(plan).routes) == 2
-    plan = GaussianFilter(64.0)
-    ref = plan(x)
-    plan.method = "changed"
-    assert torch.equal(plan(x), ref) and plan.method == "sft"  # as the first call chose
-    t = x.reshape(n, cs.MIN_SIGNALS).t()  # a view of the same key, not C-contiguous
-    y = plan(t.contiguous())
-    assert float((plan(t) - y).abs().max()) <= 4e-6 * float(y.abs().max())
-    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
-    general.clear()
-    assert torch.equal(plan(x), ref) and general == []
-
-
-@cuda_cupy
-def test_prepared_launches_fall_back(rng, monkeypatch):
-    """A prepared launch that cannot launch now (another device current on the thread, or a
-    driver that refuses) returns ``None``, and the routed call takes :func:`apply`'s way:
-    the same bits and the same NaN/inf error."""
-    from fastmoments.signal.graphs import MAX_BYTES, plan_cache
-
-    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
-    x = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
-                     device="cuda")
-    plan = GaussianFilter(16.0)
-    ref = plan(x)
-    (route,) = plan_cache(plan).routes.values()
-    assert route.prepared(x, True) is not None
-    monkeypatch.setattr(cs, "_current_device", lambda: x.device.index + 1)
-    assert route.prepared(x, True) is None
-    assert torch.equal(plan(x), ref)
-    monkeypatch.undo()
-    refused = []
-
-    def refuse(*args):
-        refused.append(1)
-        raise cs.cupy.cuda.driver.CUDADriverError(1)
-
-    monkeypatch.setattr(cs.cupy.cuda.driver, "launchKernel", refuse)
-    assert torch.equal(plan(x), ref) and len(refused) >= 2  # prepared, then apply's driver
-    xb = x.clone()
-    xb[5, 9] = float("nan")
-    with pytest.raises(ValueError, match="NaN or infinity"):
-        plan(xb)
+    assert not cs.takes(plan.bank, x[:, : n // 2], "reflect")  # graph-sized calls: Triton
 
 
 @cuda_cupy
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_batches_on_a_second_gpu(rng):
     """A batch on cuda:1 with cuda:0 current (the plan's call makes cuda:1 current, see
-    ``tests/test_device_follows_input.py``) and with cuda:1 current, first calls and routed
-    ones: the same bits on every call, the result on the input's device, the NaN/inf error,
+    ``tests/test_device_follows_input.py``) and with cuda:1 current: the same bits on every
+    call, the result on the input's device, the NaN/inf error,
     and the first GPU's result within float32 rounding."""
-    from fastmoments.signal.graphs import MAX_BYTES
-
-    n = MAX_BYTES // (8 * cs.MIN_SIGNALS) + 1
+    n = cs.MIN_BYTES // (8 * cs.MIN_SIGNALS) + 1
     x0 = torch.tensor(rng.standard_normal((cs.MIN_SIGNALS, n)), dtype=torch.float32,
                       device="cuda:0")
     x1 = x0.to("cuda:1")
@@ -615,39 +498,10 @@ def test_batches_on_a_second_gpu(rng):
         assert float((y - ref).abs().max()) <= 4e-6 * float(ref.abs().max())
 
 
-def test_verdict_on_a_device_byte():
-    """Without pinned memory (no CUDA here) a verdict uses its device byte: made on first
-    request, cleared by the torch pass, read by :meth:`finite`."""
-    v = Verdict(torch.device("cpu"))
-    assert v.finite()  # nothing asked for: nothing cleared
-    from fastmoments._array import clear_unless_finite
-
-    clear_unless_finite(v.device_flag(), torch.tensor([1.0, float("inf")]))
-    assert not v.finite()
-    given = torch.ones((), dtype=torch.uint8)
-    assert Verdict(torch.device("cpu"), given).device_flag() is given
-
-
-def test_an_unread_verdict_keeps_its_byte(monkeypatch):
-    """A verdict dropped before :meth:`finite` (its call raised after the launch) keeps its
-    pinned byte alive instead of returning its memory, which a kernel may still write."""
-    from fastmoments.signal import verdict as vmod
-
-    t = torch.ones((), dtype=torch.uint8)
-    byte = (t, t.numpy())
-    monkeypatch.setattr(vmod, "_acquire", lambda: byte)
-    monkeypatch.setattr(vmod, "_RETIRED", [])
-    v = Verdict(torch.device("cpu"))
-    assert v.host_pointer(lambda: None) == byte[0].data_ptr()
-    del v
-    assert vmod._RETIRED == [byte]
-
-
 @pytest.mark.parametrize("sigma", [16.0, 1024.0, 8192.0])
 @pytest.mark.parametrize("mode", list(NP_MODES))
 def test_launch_fields_and_the_in_kernel_check(sigma, mode):
-    """The fields of ``struct Args`` after the pointers (:func:`cuda_sft._fields`, shared by
-    :func:`~fastmoments.signal.cuda_sft.apply` and the prepared launches): the tiles, the
+    """The fields of ``struct Args`` after the pointers (:func:`cuda_sft._fields`): the tiles, the
     mode's index, ``cval``, and the first anchor's virtual tiles (none with exact anchors);
     and whether the kernel's reads cover every sample, so that it forms the NaN/inf verdict
     itself (a window centred on the output sample: always)."""

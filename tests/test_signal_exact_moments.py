@@ -1,4 +1,4 @@
-"""The Gaussian filters keep the target's low-order moments exactly (issue 16).
+"""The Gaussian filters keep the target's low-order moments exactly.
 
 Order 0 sums to one, order 1 has ``Σ h = 0`` and ``Σ j h = -1`` (``+1`` on the ramp
 ``x = n``, as scipy.ndimage's ``gaussian_filter1d(order=1)``), order 2 has ``Σ h = Σ j h = 0``
@@ -21,7 +21,8 @@ from fastmoments.signal.coefficients import (
     discrete_gaussian_kernel,
     target_moments,
 )
-from fastmoments.signal.gaussian import _gaussian_bank, max_shift
+from fastmoments.signal.gaussian import max_shift
+from fastmoments.signal.gaussian_kernels import _gaussian_bank
 
 from .reference_signal import discrete_gaussian
 
@@ -71,7 +72,7 @@ def test_applied_kernel_keeps_the_moments(sigma, order, method, shift):
 
 
 def test_raw_fit_misses_the_moments_that_the_plans_keep():
-    # the bug this fixes: the fitted G_DD had Σ j² h = 0.9997-0.9999 (issue 16)
+    # the bug this fixes: the fitted G_DD had Σ j² h = 0.9997-0.9999
     sigma = 100.0
     raw = _gaussian_bank(sigma, 2, "sft", 7, 0, 4.0, exact_moments=False)
     j = np.arange(-raw.pad, raw.pad + 1, dtype=np.float64)

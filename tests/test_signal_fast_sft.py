@@ -1,6 +1,6 @@
-"""The NumPy route of the SFT (gaussian._fast_sft): NumPy signals filtered along one axis by the
-SFT go straight to the numba engine, with the same values, bit for bit, as the general path
-(torch input) and the same errors."""
+"""The NumPy route of the SFT (gaussian_paths._fast_sft): NumPy signals filtered along one
+axis by the SFT go straight to the numba engine, with the same values, bit for bit, as the
+general path (torch input) and the same errors."""
 
 from __future__ import annotations
 
@@ -9,15 +9,10 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments.signal import gaussian
-from fastmoments.signal._apply import numba_available, numba_ready
+from fastmoments.signal import gaussian, gaussian_paths
+from fastmoments.signal._apply import numba_available
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="needs numba")
-
-
-@pytest.fixture(autouse=True)
-def _numba_loaded():
-    numba_ready(wait=True)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -27,11 +22,12 @@ def _numba_loaded():
 def test_numpy_route_equals_the_general_path(dtype, order, mode, shape, axis, monkeypatch):
     sigma = 300.0  # the SFT's side of the crossover at these lengths, both dtypes
     n = shape[axis]
-    assert gaussian._fast_choice(n, int(np.prod(shape)) // n, sigma, order, 4.0,
-                                 np.dtype(dtype).char) == "sft"
+    route = gaussian._cached_plan(sigma, order, "auto", None, None, 4.0).route_for(
+        n, batch=int(np.prod(shape)) // n, dtype=np.dtype(dtype).name)
+    assert (route.method, route.backend) == ("sft", "numba")
     calls = []
-    real = gaussian._fast_sft
-    monkeypatch.setattr(gaussian, "_fast_sft", lambda *a: calls.append(1) or real(*a))
+    real = gaussian_paths._fast_sft
+    monkeypatch.setattr(gaussian_paths, "_fast_sft", lambda *a: calls.append(1) or real(*a))
     x = np.random.default_rng(order).standard_normal(shape).astype(dtype)
     y = fm.gaussian_filter1d(x, sigma, axis=axis, order=order, mode=mode, cval=0.3)
     assert calls and isinstance(y, np.ndarray) and y.dtype == dtype and y.shape == x.shape
@@ -50,10 +46,10 @@ def test_numpy_route_refuses_nan_and_leaves_the_input_alone():
 
 
 def test_numpy_route_leaves_large_jobs_to_the_general_path(monkeypatch):
-    monkeypatch.setattr(gaussian, "FAST_SFT_MAX", 100)
+    monkeypatch.setattr(gaussian_paths, "FAST_SFT_MAX", 100)
     x = np.random.default_rng(1).standard_normal(4000)
     plan = gaussian._cached_plan(300.0, 0, "auto", None, None, 4.0)
-    assert gaussian._fast_sft(x, 0, plan, "reflect", 0.0) is None
+    assert gaussian_paths._fast_sft(x, 0, plan, "reflect", 0.0) is None
 
 
 @pytest.mark.parametrize("requested", ["auto", "sft"])

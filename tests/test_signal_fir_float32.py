@@ -9,7 +9,8 @@ import pytest
 from scipy import ndimage
 
 import fastmoments as fm
-from fastmoments.signal.gaussian import WIDE_RADIUS, _half_kernel
+from fastmoments.signal.gaussian_kernels import _half_kernel
+from fastmoments.signal.routes import WIDE_RADIUS
 
 
 def _exact(x: np.ndarray, sigma: float) -> np.ndarray:

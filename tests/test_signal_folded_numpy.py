@@ -1,4 +1,4 @@
-"""The NumPy fast path of kernels longer than the signal (gaussian._fast_folded) against the
+"""The NumPy fast path of kernels longer than the signal (gaussian_paths._fast_folded) against the
 torch folded path of a plan and against the direct sum over the extended signal."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from scipy import ndimage
 import fastmoments as fm
 from fastmoments.signal import GaussianFilter
 from fastmoments.signal.folded import full_radius, truncation_radius
-from fastmoments.signal.gaussian import _fast_folded
+from fastmoments.signal.gaussian_paths import _fast_folded
 
 MODES = ["reflect", "mirror", "wrap", "nearest", "constant"]
 
@@ -56,13 +56,13 @@ def test_fast_folded_keeps_dtype_and_refuses_nan():
 
 def _fft_route(x, sigma, order, mode, monkeypatch):
     """``_fast_folded`` with the low-frequency route switched off (its FFT route)."""
-    from fastmoments.signal import gaussian
+    from fastmoments.signal import gaussian_paths
 
-    gaussian._folded_spectrum.cache_clear()
+    gaussian_paths._folded_spectrum.cache_clear()
     with monkeypatch.context() as m:
-        m.setattr(gaussian, "LOW_COMPONENTS", -1)
+        m.setattr(gaussian_paths, "LOW_COMPONENTS", -1)
         y = _fast_folded(x, -1, sigma, order, full_radius(sigma, 4.0), mode, 0.0)
-    gaussian._folded_spectrum.cache_clear()
+    gaussian_paths._folded_spectrum.cache_clear()
     return y
 
 
@@ -71,7 +71,7 @@ def _fft_route(x, sigma, order, mode, monkeypatch):
 @pytest.mark.parametrize(("n", "sigma"), [(1, 50.0), (2, 9.0), (7, 40.0), (300, 2000.0),
                                           (1000, 8192.0), (3000, 8192.0)])
 def test_low_frequency_route_matches_the_fft_route(mode, order, n, sigma, monkeypatch):
-    from fastmoments.signal.gaussian import _folded_spectrum, _kernel_l1
+    from fastmoments.signal.gaussian_paths import _folded_spectrum, _kernel_l1
 
     x = np.random.default_rng(n + order).standard_normal((2, n))
     assert _folded_spectrum(sigma, order, full_radius(sigma, 4.0), n, mode)[2] is not None
@@ -84,7 +84,7 @@ def test_low_frequency_route_matches_the_fft_route(mode, order, n, sigma, monkey
 
 
 def test_low_frequency_route_refuses_nan_even_with_no_component_kept():
-    from fastmoments.signal.gaussian import _folded_spectrum
+    from fastmoments.signal.gaussian_paths import _folded_spectrum
 
     sigma, n = 8192.0, 1000
     # a first derivative smoothed 8x beyond the signal: no Fourier component reaches

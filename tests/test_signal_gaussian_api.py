@@ -1,4 +1,4 @@
-"""gaussian_filter means what scipy.ndimage.gaussian_filter means (issue 15): every axis by
+"""gaussian_filter means what scipy.ndimage.gaussian_filter means: every axis by
 default, axes=, channel_axis=, per-axis sigma/order/mode, gaussian_filter1d for one axis, the
 old axis= keyword refused with a pointer, integer input, device lists."""
 
@@ -35,7 +35,7 @@ def test_every_axis_by_default_like_scipy(sigma, mode):
 
 
 def test_default_is_not_the_last_axis_only():
-    """The bug of issue 15: a 2-D image was smoothed along rows only (28-52% off scipy)."""
+    """The former bug: a 2-D image was smoothed along rows only (28-52% off scipy)."""
     img = np.random.default_rng(2).random((64, 64))
     y = gaussian_filter(img, 3.0)
     assert rel(y, ndi.gaussian_filter(img, 3.0)) < 1e-4

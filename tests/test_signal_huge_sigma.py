@@ -1,4 +1,4 @@
-"""Gaussian filters whose kernel is longer than the signal (issue 13, memory): the folded path."""
+"""Gaussian filters whose kernel is longer than the signal (memory): the folded path."""
 
 from __future__ import annotations
 

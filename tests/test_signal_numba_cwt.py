@@ -12,14 +12,12 @@ import torch
 
 from fastmoments.signal import CWT
 from fastmoments.signal.boundary import MODES, extend
-from fastmoments.signal.cwt import _group_bank, _simd_preferred
+from fastmoments.signal.cwt import _group_bank
+from fastmoments.signal.routes import cwt_simd
 from fastmoments.signal.sliding import SFTBank
-
-from .scripts import run_script
 
 pytest.importorskip("numba")
 from fastmoments.signal import _numba_cwt
-from fastmoments.signal._apply import numba_ready
 from fastmoments.signal._numba_cwt import CHUNK, eligible, numba_cwt_apply
 
 EPS = {np.float32: 2.0**-24, np.float64: 2.0**-53}
@@ -226,18 +224,20 @@ def test_other_banks_keep_the_float64_recursions(rng):
 
 
 def test_auto_runs_large_cpu_cwts_on_the_simd_kernels():
-    assert numba_ready(wait=True)
-    big = torch.zeros(1, 102400)
-    small = torch.zeros(1, 1000)
-    assert _simd_preferred(big, "sft", 64)
-    assert _simd_preferred(big, "asft", 64)
-    assert not _simd_preferred(small, "sft", 64)  # small calls stay on torch
-    assert not _simd_preferred(big, "direct", 64)
-    assert not _simd_preferred(big, "sft", 1)
-    assert not _simd_preferred(big.requires_grad_(True), "sft", 64)
+    big, small = 102400, 1000
+    assert cwt_simd("cpu", "sft", 64, big * 64, False)
+    assert cwt_simd("cpu", "asft", 64, big * 64, False)
+    assert not cwt_simd("cpu", "sft", 64, small * 64, False)  # small calls stay on torch
+    assert not cwt_simd("cpu", "direct", 64, big * 64, False)
+    assert not cwt_simd("cpu", "sft", 1, big, False)
+    assert not cwt_simd("cpu", "sft", 64, big * 64, True)  # a gradient: torch
+    assert not cwt_simd("cuda", "sft", 64, big * 64, False)
     plan = CWT(np.geomspace(2.0, 200.0, 8))
     x = np.random.default_rng(1).standard_normal(40_000)
-    np.testing.assert_allclose(plan(x), plan(x, engine="chunked"), rtol=0, atol=1e-11)
+    y = plan(x)
+    assert str(plan.route) == "sft/numba:simd" and "route='sft/numba:simd'" in repr(plan)
+    np.testing.assert_allclose(y, plan(x, engine="chunked"), rtol=0, atol=1e-11)
+    assert plan.route.backend == "torch"
 
 
 def test_gradient_falls_back_to_the_torch_engine(rng):
@@ -256,27 +256,3 @@ def test_warm_up_and_tables_are_cached():
     assert _numba_cwt._tables(bank, 64, np.float32) is t1
     assert _numba_cwt._tables(bank, 64, np.float64) is not t1
     assert math.isclose(float(np.abs(t1[1]).max()), float(np.abs(t1[1]).max()))
-
-
-FIRST_CALL = """
-import sys
-import numpy as np
-from fastmoments.signal import CWT, _apply
-seen = []
-run = CWT._run
-def spy(self, *a, **k):
-    seen.append(("numba" in sys.modules, bool(_apply._NUMBA_WARMING)))
-    return run(self, *a, **k)
-CWT._run = spy
-CWT(np.geomspace(2.0, 200.0, 8))(np.zeros(40_000))  # eligible for the SIMD kernels
-assert seen == [(False, False)], seen  # the first call neither loaded nor imported numba
-assert _apply._NUMBA_WARMING  # it started loading the kernels afterwards
-_apply.numba_ready(wait=True)
-print("ok")
-"""
-
-
-def test_first_eligible_call_loads_the_kernels_after_it_runs():
-    """Loading the SIMD kernels beside a first call slowed it from 0.25 to 1.5 s on 2 cores
-    (benchmarks/first_calls.py): the first call runs the torch engine, then loading starts."""
-    run_script(FIRST_CALL)

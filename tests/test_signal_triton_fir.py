@@ -85,7 +85,7 @@ def test_long_axes_take_the_interior_tiles(rng, dtype):
 FLAG_SCRIPT = r"""
 import numpy as np, torch
 from fastmoments.signal.triton_fir import fir_axis
-from fastmoments.signal.gaussian import _half_kernel
+from fastmoments.signal.gaussian_kernels import _half_kernel
 
 dev = "cuda" if torch.cuda.is_available() and DEV == "cuda" else "cpu"
 hh, odd = _half_kernel(1.5, 0, 4.0, "f")

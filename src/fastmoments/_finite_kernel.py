@@ -1,4 +1,5 @@
-"""The finiteness flag of a GPU tensor as one Triton kernel (used inside replayed CUDA graphs).
+"""The finiteness flag of a GPU tensor as one Triton kernel (captured into the CUDA graphs of
+:mod:`fastmoments._cuda_graph`).
 
 ``torch.isfinite(x).all()`` is five kernels on CUDA (four elementwise passes and a reduction),
 and for the 10^5 samples of one signal they took 17 µs of GPU time on an H100 inside the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import torch
 
+from ._launches import launch
 from ._triton import HAVE_TRITON, available, tl, triton
 
 __all__ = ["BLOCK", "clear_if_nonfinite", "fused_finite_flag", "usable"]
@@ -67,10 +69,7 @@ def fused_finite_flag(t: torch.Tensor) -> torch.Tensor:
 
 def clear_if_nonfinite(t: torch.Tensor, flag: torch.Tensor) -> None:
     """Queue the kernel that sets the ``uint8`` byte ``flag`` to 0 when ``t`` holds NaN or
-    infinity (one read of ``t``, which must satisfy :func:`usable`); a launch that
-    :mod:`fastmoments._launches` can record and replay."""
-    from ._launches import launch
-
+    infinity (one read of ``t``, which must satisfy :func:`usable`)."""
     r = torch.view_as_real(t) if t.is_complex() else t
     n = r.numel()
     launch(_clear_if_nonfinite, (triton.cdiv(n, BLOCK),), r, n, flag, BLOCK=BLOCK, num_warps=4)

@@ -242,15 +242,15 @@ class DiskTransform:
     def _replayed_forward(self, image: Any, progress: bool | None
                           ) -> tuple[torch.Tensor, Any, tuple[int, ...]] | None:
         """The forward transform from a replayed CUDA graph (see
-        :mod:`fastmoments.signal.graphs`: captured on the third call of a shape, the NaN
+        :mod:`fastmoments._cuda_graph`: captured on the third call of a shape, the NaN
         check inside the graph), or None to run it eagerly. Only for a C-contiguous CUDA
         tensor already in the plan's dtype, shape and device, and small jobs: a graph keeps
         its scratch memory for as long as the plan keeps it."""
-        from ..signal import graphs
+        from .._cuda_graph import graph_cache
 
         # progress=False asks for no bar, which a replay never shows: eligible like None
-        shown = None if progress is False else progress
-        if not (graphs.eligible(image, None, shown, None) and image.dtype == self.dtype
+        if not (type(image) is torch.Tensor and image.is_cuda
+                and (progress is None or progress is False) and image.dtype == self.dtype
                 and _same_device(image.device, self.device) and image.ndim >= 2
                 and tuple(image.shape[-2:]) == (self.size, self.size)):
             return None
@@ -261,7 +261,7 @@ class DiskTransform:
             return None
         x = image.reshape(B, self.size * self.size)
         eng = self.engine
-        res = graphs.plan_cache(self).call(
+        res = graph_cache(self).call(
             x, ("disk-forward",), lambda t: eng.forward(t, False), True,
             B * self.index.n_cols * self.index.n_rows * 2 * x.element_size())
         if res is None:

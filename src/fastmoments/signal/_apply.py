@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -18,18 +16,18 @@ from .._array import (
     finite_flag,
     to_output,
 )
-from .._launches import recorded_flag, recording
+from .._cuda_graph import MAX_BYTES, graph_cache, plain_key
 from .._memory import below_minimum, memory_budget, rows_per_chunk
 from .._progress import progress_bar
+from .._route import Route
+from .._triton import on_tensor_device
 from .._validate import check_choice
 from . import cuda_sft, triton_sft
-from .batch_route import launch_queued, note_launch, routed_batch
 from .boundary import MODES, extend
 from .chunked import chunked_apply, fused_eligible
 from .direct import DirectBank
-from .graphs import _capturing, replayed_call
+from .routes import DEFAULT_ENGINE, numba_available, sft_backend
 from .sliding import ENGINES, SFTBank
-from .verdict import Verdict, require_finite
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -41,12 +39,10 @@ __all__ = [
     "check_cval",
     "check_grad_out",
     "deferred_flag",
+    "graph_cache",
     "job_bar",
     "normalize_axis",
     "numba_available",
-    "numba_loaded",
-    "numba_preferred",
-    "numba_ready",
     "numpy_result",
     "output_buffer",
     "output_target",
@@ -54,16 +50,6 @@ __all__ = [
     "resolve_engine",
     "result_dtype",
 ]
-
-# Default engine per device: the fastest accurate one measured (benchmarks/results/signal_*.md).
-# "chunked" (matrix products; fused Triton kernels on CUDA) beats the row-by-row
-# engines on both devices and is accurate in float32 for the SFT and the ASFT.
-DEFAULT_ENGINE = {
-    ("cpu", "sft"): "chunked",
-    ("cpu", "asft"): "chunked",
-    ("cuda", "sft"): "chunked",
-    ("cuda", "asft"): "chunked",
-}
 
 # chunk length of the torch chunked engine per device (CPU: larger products run faster)
 _CHUNK = {"cpu": 64, "cuda": 32}
@@ -90,21 +76,22 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
 
 
 def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
-                  ) -> Verdict | None:
-    """The :class:`~fastmoments.signal.verdict.Verdict` on ``t`` for :func:`apply_bank` to
-    form, when the chunked engine runs ``t`` on a GPU: its fused kernels check the samples as
-    they read them, instead of a separate pass over the input (faster on an H100 batch;
-    ``benchmarks/signal_batch_cuda.py`` times the public call). ``None`` elsewhere: the
-    caller checks with :func:`~fastmoments._array.finite_flag`. With
-    ``check_finite=False``, the flag of the recording under way
-    (:func:`fastmoments._launches.recorded_flag`), if any, so that its replays check inside
-    the same kernels."""
-    if engine != "chunked" or not t.is_cuda or (t.requires_grad and torch.is_grad_enabled()):
+                  ) -> torch.Tensor | None:
+    """The NaN/inf flag on ``t`` for :func:`apply_bank` to clear, when the chunked engine runs
+    ``t`` on a GPU: a ``uint8`` device byte set to 1, which its fused kernels clear as they
+    read the samples, instead of a separate pass over the input (measured on an H100 in
+    ``benchmarks/results/signal_batch_public.md``). ``None`` elsewhere (or without the
+    check): the caller checks with :func:`~fastmoments._array.finite_flag`."""
+    if (not check_finite or engine != "chunked" or not t.is_cuda
+            or (t.requires_grad and torch.is_grad_enabled())):
         return None
-    if not check_finite:
-        flag = recorded_flag(t)
-        return None if flag is None else Verdict(t.device, flag)
-    return Verdict(t.device)
+    return torch.ones((), dtype=torch.uint8, device=t.device)
+
+
+def require_finite(flag: torch.Tensor | None, name: str = "x") -> None:
+    """Raise the input error for a false finiteness flag (``None``: the check was off)."""
+    if flag is not None and not bool(flag):
+        raise ValueError(f"{name} contains NaN or infinity")
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -201,8 +188,7 @@ def numpy_result(shape: tuple[int, ...], dtype: torch.dtype) -> np.ndarray:
 
     Allocated by NumPy rather than torch because NumPy advises the kernel to back large arrays
     with transparent huge pages (Linux), which makes their first touch several times cheaper: a
-    52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on a 2-core AMD EPYC
-    virtual machine.
+    52 MB CWT output costs ~5 ms instead of ~18 ms of page faults on the development machine.
     Aligned to 64 bytes (a view into a slightly larger buffer; NumPy itself guarantees 16) so
     that the CPU CWT kernels can write it with streaming stores (:mod:`._numba_cwt`: 27
     instead of 50 ms for a 64-scale CWT of 102400 float32 samples, which writes 52 MB).
@@ -279,91 +265,16 @@ def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     return axis % ndim
 
 
-def numba_available() -> bool:
-    """Whether the numba engine can run (numba importable; checked once, without importing
-    it)."""
-    global _NUMBA_OK
-    if _NUMBA_OK is None:
-        _NUMBA_OK = importlib.util.find_spec("numba") is not None
-    return _NUMBA_OK
-
-
-_NUMBA_OK: bool | None = None
-_NUMBA_READY = threading.Event()  # the SFT and FIR kernels (:mod:`._numba_sft`)
-_CWT_READY = threading.Event()  # the CWT's SIMD kernels (:mod:`._numba_cwt`)
-_NUMBA_WARMING: list[threading.Thread] = []
-
-
-def _warm_numba() -> None:
-    """Load (or, the first time on a machine, compile and cache) the numba kernels: the SFT
-    kernels first, so that Gaussians do not wait for the CWT's (whose first compilation takes
-    most of a minute)."""
-    try:
-        from ._numba_sft import warm_up
-
-        warm_up()
-        _NUMBA_READY.set()
-        from ._numba_cwt import warm_up as warm_cwt
-
-        warm_cwt()
-        _CWT_READY.set()
-    except Exception:  # pragma: no cover - a broken numba: "auto" keeps the torch engine
-        return
-
-
-def numba_ready(wait: bool = False, cwt: bool = False) -> bool:
-    """Whether the numba kernels are loaded (with ``cwt``: also the CWT's SIMD kernels). The
-    first question starts loading them in a background thread (numba's first use in a process
-    costs about a second, compiling without a cache up to a minute), so that
-    ``engine="auto"`` keeps first calls fast: it uses the torch engine until the kernels are
-    ready. ``wait=True`` waits for all of them."""
-    ready = _CWT_READY if cwt else _NUMBA_READY
-    if ready.is_set():
-        return True
-    if not numba_available():
-        return False
-    with _NUMBA_LOCK:
-        if not _NUMBA_WARMING:
-            th = threading.Thread(target=_warm_numba, name="fastmoments-numba-warm-up",
-                                  daemon=True)
-            _NUMBA_WARMING.append(th)
-            th.start()
-    if wait:
-        _NUMBA_WARMING[0].join()
-    return ready.is_set()
-
-
-_NUMBA_LOCK = threading.Lock()
-
-
-def numba_loaded(cwt: bool = False) -> bool:
-    """Whether the numba kernels (with ``cwt``: the CWT's too) are loaded, without starting
-    to load them (:func:`numba_ready` does)."""
-    return (_CWT_READY if cwt else _NUMBA_READY).is_set()
-
-
-def numba_preferred(bank) -> bool:
-    """Whether ``engine="auto"`` runs ``bank`` with the numba engine on the CPU.
-
-    Measured on a 2-core AMD EPYC virtual machine (``benchmarks/signal_numba.py``): the compiled
-    recursions cost a fixed number of operations per row and sample, the chunked engine's
-    products a number per sample that grows with its chunk but not with the rows. So the
-    recursions win for real banks (the Gaussians: 6-8 rows) and lose for a single complex
-    Morlet bank (11 rows, four output products per row), where the chunked engine stays. A
-    CWT decides apart (:func:`.cwt._simd_preferred`): its banks of many scales run the SIMD
-    kernels of :mod:`._numba_cwt`. Only once the kernels are loaded (:func:`numba_ready`).
-    """
-    return isinstance(bank, SFTBank) and not bank.complex_output and numba_ready()
-
-
 def resolve_engine(engine: str, method: str, device: torch.device, bank=None) -> str:
-    """The engine to use: ``"auto"`` picks the measured default for the device (on the CPU,
-    ``"numba"`` for the banks :func:`numba_preferred` names, when ``bank`` is given)."""
+    """The engine to use: ``"auto"`` takes the route table's (:func:`.routes.sft_backend`:
+    the numba recursions for a real bank on the CPU, when ``bank`` is given, else
+    :data:`~.routes.DEFAULT_ENGINE`)."""
     check_choice("engine", engine, ("auto", *ENGINES))
     if method == "direct":
         return "direct"
     if engine == "auto":
-        if device.type == "cpu" and bank is not None and numba_preferred(bank):
+        real = isinstance(bank, SFTBank) and not bank.complex_output
+        if sft_backend(method, device.type, real).backend == "numba":
             return "numba"
         return DEFAULT_ENGINE.get((device.type, method), "chunked")
     if engine == "prefix" and method == "asft":
@@ -381,7 +292,7 @@ def resolve_engine(engine: str, method: str, device: torch.device, bank=None) ->
 def apply_bank(bank, t: torch.Tensor, *, axis: int, mode: str, cval: float, engine: str,
                budget: int | float | None = None, out: torch.Tensor | None = None,
                progress: bool | None = None, desc: str = "filtering",
-               tick=None, flag: Verdict | None = None) -> torch.Tensor:
+               tick=None, flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` along ``axis`` of the tensor ``t``.
 
     Returns ``(n_channels, *t.shape)`` (channel axis first), real or complex: ``out`` when
@@ -467,32 +378,21 @@ def job_bar(total: int, values: int, device: torch.device, progress: bool | None
 def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *, axis: int,
                 last: bool, mode: str, cval: float, engine: str, chunk: int,
                 out: torch.Tensor | None, n_groups: int, tick,
-                flag: Verdict | None = None, fused=None) -> torch.Tensor:
+                flag: torch.Tensor | None = None, fused=None) -> torch.Tensor:
     """The body of :func:`apply_bank`: ``rows`` ``(B, N)`` (``t`` with time last, flattened)
     in blocks of ``chunk`` signals; ``tick(k)`` reports ``k`` more (signal, group) pairs.
     ``fused``: what :func:`_fused_engine` chose for all of ``rows`` (``chunk`` is then all of
     them)."""
     n = shape[-1]
     if flag is not None and engine != "chunked":  # only the fused kernels check on the way
-        clear_unless_finite(flag.device_flag(), rows)
+        clear_unless_finite(flag, rows)
         flag = None
-    direct = None  # the result as (rows, n_channels, n) when the products can go straight in
     grad = torch.is_grad_enabled() and t.requires_grad
     if engine == "numba" and grad:  # compiled loops record no graph: the torch engine does
         engine = "chunked"
+    res = direct = None  # direct: the result as (rows, n_channels, n), written straight in
     if engine in ("chunked", "numba") and not grad:
-        if out is None:  # allocated with time last; returned as a view with time at axis
-            res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
-                              device=t.device)
-        else:
-            res = out if last else torch.movedim(out, axis + 1, -1)
-        # (*batch, channels, n); one channel: moving it changes no memory order
-        o = res if res.ndim == 2 or bank.n_channels == 1 else torch.movedim(res, 0, -2)
-        if o.stride(-1) == 1 or n == 1:
-            try:
-                direct = o.view(-1, bank.n_channels, n)
-            except RuntimeError:  # batch axes that cannot be merged: compute, then copy
-                direct = None
+        res, direct = _direct_target(bank, t, shape, axis, last, out)
     run = _numba if engine == "numba" else _chunked
     checked = {} if flag is None else {"flag": flag}
     if fused is not None:
@@ -525,6 +425,27 @@ def _apply_rows(bank, t: torch.Tensor, rows: torch.Tensor, shape: torch.Size, *,
     return y
 
 
+def _direct_target(bank, t: torch.Tensor, shape: torch.Size, axis: int, last: bool,
+                   out: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The result of :func:`_apply_rows` (``out``, or a new tensor allocated with time last
+    and returned as a view with time at ``axis``) and, when the products can be written
+    straight into it, its view ``(rows, n_channels, n)`` (else ``None``)."""
+    n = shape[-1]
+    if out is None:  # allocated with time last; returned as a view with time at axis
+        res = torch.empty((bank.n_channels, *shape), dtype=result_dtype(bank, t.dtype),
+                          device=t.device)
+    else:
+        res = out if last else torch.movedim(out, axis + 1, -1)
+    # (*batch, channels, n); one channel: moving it changes no memory order
+    o = res if res.ndim == 2 or bank.n_channels == 1 else torch.movedim(res, 0, -2)
+    if o.stride(-1) == 1 or n == 1:
+        try:
+            return res, o.view(-1, bank.n_channels, n)
+        except RuntimeError:  # batch axes that cannot be merged: compute, then copy
+            pass
+    return res, None
+
+
 def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool = True):
     """The fused GPU engine for ``rows`` ``(B, N)`` (float32/float64 on CUDA, no gradient
     recorded), as a function ``f(bank, rows, mode, cval, *, out, flag)``; ``None`` for the
@@ -532,7 +453,7 @@ def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool =
     :mod:`.cuda_sft` when CuPy is installed (:func:`~fastmoments.signal.cuda_sft.takes`; not
     while launches are recorded for replay or a graph is captured, nor with ``cuda=False``),
     other calls the Triton kernels of :mod:`.triton_sft` when they apply."""
-    if cuda:
+    if cuda and not torch.cuda.is_current_stream_capturing():
         run = _cuda_kernel(bank, rows, mode)
         if run is not None:
             return run
@@ -545,25 +466,21 @@ def _fused_engine(bank, rows: torch.Tensor, mode: str, cval: float, cuda: bool =
 def _cuda_kernel(bank, rows: torch.Tensor, mode: str):
     """The CUDA C++ kernel of :mod:`.cuda_sft` for ``rows`` as a function ``f(bank, rows, mode,
     cval, *, out, flag)``, or ``None`` when it does not take them
-    (:func:`~fastmoments.signal.cuda_sft.takes`) or while launches are recorded for replay
-    or a graph is captured (the first call of a bank compiles: never inside a capture)."""
-    if recording() is None and not _capturing():
-        lay = cuda_sft.eligible_layout(bank, rows, mode)
-        if lay is not None:
-            return cuda_sft.Launch(lay)
-    return None
+    (:func:`~fastmoments.signal.cuda_sft.takes`)."""
+    lay = cuda_sft.eligible_layout(bank, rows, mode)
+    return None if lay is None else cuda_sft.Launch(lay)
 
 
 def _triton_fused(bank, rows: torch.Tensor, mode: str, cval: float, *,
-                  out: torch.Tensor | None = None, flag: Verdict | None = None) -> torch.Tensor:
-    """:func:`~fastmoments.signal.triton_sft.fused_apply` with the verdict's device byte."""
-    return triton_sft.fused_apply(bank, rows, mode, cval, out=out,
-                                  flag=None if flag is None else flag.device_flag())
+                  out: torch.Tensor | None = None,
+                  flag: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`~fastmoments.signal.triton_sft.fused_apply` (``flag``: the NaN/inf byte)."""
+    return triton_sft.fused_apply(bank, rows, mode, cval, out=out, flag=flag)
 
 
 def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
              out: torch.Tensor | None = None, tick=None,
-             flag: Verdict | None = None, fused=None) -> torch.Tensor:
+             flag: torch.Tensor | None = None, fused=None) -> torch.Tensor:
     """The chunked engine: the fused GPU kernels of :func:`_fused_engine` when they apply (on
     CUDA, with no gradient needed; ``fused``: the caller's choice for these rows), else the
     torch implementation (which writes into ``out``, ``(B, n_channels, N)``, when given).
@@ -579,7 +496,7 @@ def _chunked(bank, rows: torch.Tensor, mode: str, cval: float,
             tick(rows.shape[0] * bank_units(bank))
         return y
     if flag is not None:
-        clear_unless_finite(flag.device_flag(), rows)
+        clear_unless_finite(flag, rows)
     return chunked_apply(bank, rows, mode, cval, chunk=_CHUNK.get(rows.device.type, 32),
                          out=out, tick=tick)
 
@@ -613,12 +530,6 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     """Apply a plan's bank to ``x`` along one axis: the shared body of the plans' ``__call__``
     (input checks, engine choice, boundary extension, output in the caller's kind, or written
     into ``out``, progress bar)."""
-    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
-            and memory_budget is None and method in ("sft", "asft")
-            and engine in ("auto", "chunked")):
-        y = _batch_kernel(bank, x, axis, mode, cval, check_finite)
-        if y is not None:
-            return y
     t, kind, _ = as_signal(x, check_finite=False)
     normalize_axis(axis, t.ndim)
     eng = resolve_engine(engine, method, t.device, bank)
@@ -636,30 +547,35 @@ def filter_along(bank, method: str, x: Any, *, axis: int, mode: str, cval: float
     return out if out is not None else to_output(y, kind)
 
 
-def _batch_kernel(bank, x: torch.Tensor, axis: Any, mode: Any, cval: Any,
-                  check_finite: bool) -> torch.Tensor | None:
-    """The route of :func:`filter_along` for a float32 CUDA batch that the CUDA C++ kernel
-    takes whole, time last, with the plain options: the same launch as through
-    :func:`apply_bank` (the same bits), with a fraction of its host work (the checks that
-    can fail are left to the general route, which runs when this returns ``None``). A
-    watching :func:`~fastmoments.signal.batch_route.routed_batch` is told of the launch, so
-    that the plan's later calls of this key make it directly."""
-    if (x.dtype is not torch.float32 or x.requires_grad or x.is_neg() or type(axis) is not int
-            or x.ndim == 0 or axis not in (-1, x.ndim - 1) or not x.is_contiguous()
-            or isinstance(bank, DirectBank) or not isinstance(cval, (int, float))
-            or isinstance(cval, bool) or not math.isfinite(cval)):
-        return None
-    n = x.shape[-1]
-    if n == 0 or x.numel() == 0:
-        return None
-    rows = x.view(-1, n)
-    run = _cuda_kernel(bank, rows, mode)  # (None for an unknown mode)
-    if run is None:
-        return None
-    y, flag = launch_queued(run, bank, rows, mode, float(cval), check_finite, x.shape)
-    require_finite(flag)
-    note_launch(run, bank, x, (rows.shape[0], n), mode, float(cval), y)
-    return y
+@on_tensor_device
+def graphed_call(plan: Any, x: Any, run, *, axis: Any, mode: Any, cval: Any, engine: Any,
+                 memory_budget: Any, check_finite: bool, out: Any, progress: Any,
+                 bytes_per_sample: int) -> Any:
+    """A one-axis plan's ``__call__``: ``run(x, axis=..., mode=..., cval=..., engine=...,
+    memory_budget=..., check_finite=..., out=..., progress=...)``, replayed from a CUDA graph
+    of :func:`graph_cache` ``(plan)`` from the third call of a key (a C-contiguous CUDA tensor,
+    plain options, no ``out``, ``progress`` or ``memory_budget``; the result holds
+    ``bytes_per_sample`` bytes per input sample), else run eagerly. A replay restores the
+    plan's ``route`` and ``method`` of the captured call. A tensor on a CUDA device that is
+    not the current one is worked on with its device made current for the call
+    (:func:`~fastmoments._triton.on_tensor_device`)."""
+    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None
+            and (x.element_size() + bytes_per_sample) * x.numel() <= MAX_BYTES):
+        key = plain_key("call", axis, mode, cval, engine)
+        if key is not None:
+            hit = graph_cache(plan).call(
+                x, key, lambda t: run(t, axis=axis, mode=mode, cval=cval, engine=engine,
+                                      memory_budget=None, check_finite=False, out=None,
+                                      progress=None),
+                check_finite, bytes_per_sample * x.numel(),
+                lambda: {k: plan.__dict__[k] for k in ("_route", "method")
+                         if k in plan.__dict__})
+            if hit is not None:
+                plan.__dict__.update(hit[1])  # the route (and method) of the captured call
+                return hit[0]
+    return run(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+               check_finite=check_finite, out=out, progress=progress)
 
 
 class BankPlan:
@@ -725,9 +641,45 @@ class BankPlan:
             the wrong shape or device, read-only, overlapping ``x``, or given while a gradient
             is recorded.
         """
-        return replayed_call(
-            self, x, lambda t, **kw: filter_along(self.bank, self.method, t,
-                                                  desc=type(self).__name__, **kw),
-            axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-            check_finite=check_finite, out=out, progress=progress, bytes_per_sample=16,
-            large=routed_batch)
+        def run(t: Any, **kw: Any) -> Any:
+            self._route = self.route_for(t, kw["engine"], kw["axis"])
+            return filter_along(self.bank, self.method, t, desc=type(self).__name__, **kw)
+
+        return graphed_call(self, x, run, axis=axis, mode=mode, cval=cval, engine=engine,
+                            memory_budget=memory_budget, check_finite=check_finite, out=out,
+                            progress=progress, bytes_per_sample=16)
+
+    @property
+    def route(self) -> Route | None:
+        """The :class:`~fastmoments._route.Route` of the plan's latest call (``None`` before
+        the first): the method, backend and kernel that ran, and why."""
+        return self.__dict__.get("_route")
+
+    def route_for(self, x: Any, engine: Any = "auto", axis: Any = -1) -> Route:
+        """The route of a call on ``x`` along ``axis`` with ``engine``
+        (:func:`.routes.sft_backend`; a large float32 CUDA batch that the CUDA C++ kernel
+        takes, :func:`.cuda_sft.takes_shape`), decided once per (device, engine, gradient,
+        batch kernel) and kept by the plan."""
+        dev = x.device.type if isinstance(x, torch.Tensor) else "cpu"
+        grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+        eng = engine if type(engine) is str else "auto"
+        big = False
+        if dev == "cuda" and x.dtype == torch.float32 and x.ndim and type(axis) is int:
+            n = x.shape[axis] if -x.ndim <= axis < x.ndim else 0
+            big = (n > 0 and not isinstance(self.bank, DirectBank)
+                   and cuda_sft.takes_shape(self.bank, x.numel() // n, n))
+        routes = self.__dict__.setdefault("_routes", {})
+        route = routes.get((dev, eng, grad, big))
+        if route is None:
+            bank = self.bank
+            if isinstance(bank, DirectBank):
+                route = Route(self.method, "torch", "direct", "a kernel of a few taps")
+            else:
+                fused = (dev == "cuda" and triton_sft.available()
+                         and fused_eligible(bank, triton_sft.FUSED_CHUNK))
+                route = sft_backend(self.method, dev, not bank.complex_output, eng, grad,
+                                    fused)
+                if big and route.backend == "triton":
+                    route = Route(self.method, "cuda", "sft_rows", "cuda_batch")
+            routes[(dev, eng, grad, big)] = route
+        return route

@@ -586,6 +586,7 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     ws = _workspace(dev)
     block = _block(st, n_sig, bsz)
     sft_blocks = _sft_blocks(short, block)
+    tot = e = None
     if sft_blocks:  # chunk totals and anchors of one block of SFT groups
         tot = ws.get("tot", (bsz, block, n_sig, 4 * st.r_max), wdt, dev)
         e = ws.get("e", (bsz, block, n_out, 2 * st.r_max), wdt, dev)
@@ -593,8 +594,26 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     if n_full < n_out:
         tail = ws.get("tail", (bsz, bank.n_channels, width), wdt, dev)
         tail.zero_()
-    written = set()  # channels whose first product has been stored (later ones accumulate)
-    for i in np.flatnonzero(short):  # short windows: one Toeplitz product per chunk
+    written: set = set()  # channels whose first product is stored (later ones accumulate)
+    _toeplitz_groups(bank, groups, short, xe, left, n_out, n_full, chunk, main, tail, ws,
+                     written, tick)
+    for gs in sft_blocks:  # the SFT groups, in blocks whose float64 scratch stays small
+        _sft_block(groups, st, gs, xe, left, n_sig, n_out, n_full, chunk, main, tail, ws,
+                   tot, e, written, tick)
+    if tail is not None:
+        flat[..., n_full * width:].copy_(tail[..., : k * n - n_full * width])
+    _release(ws)
+    return out
+
+
+def _toeplitz_groups(bank, groups, short: np.ndarray, xe: torch.Tensor, left: int, n_out: int,
+                     n_full: int, chunk: int, main: torch.Tensor, tail: torch.Tensor | None,
+                     ws: _Workspace, written: set, tick) -> None:
+    """The row groups of short windows (``short``) of :func:`chunked_apply`: one Toeplitz
+    product per chunk, into ``main`` (whole chunks) and ``tail`` (the partial last one)."""
+    bsz = xe.shape[0]
+    wdt, dev = xe.dtype, xe.device
+    for i in np.flatnonzero(short):
         g = groups[i]
         table = _toeplitz_table(bank, groups, i, chunk, wdt, dev)
         win = _windows(xe, g, left, n_out, chunk)
@@ -616,42 +635,45 @@ def chunked_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         written.add(g.channel)
         if tick is not None:
             tick(bsz)
-    # the SFT groups, in blocks whose float64 scratch stays small (cache-sized)
-    for gs in sft_blocks:
-        g0 = gs.start
-        nb = gs.stop - g0
-        tb, eb = tot[:, :nb], e[:, :nb]
-        views = []
-        for i in range(g0, gs.stop):
-            g = groups[i]
-            xs, xb = _reads(xe, g, left, n_sig, n_out, chunk)
-            torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tb[:, i - g0])
-            views.append((g, xs[:, :n_out], xb))
-        tot_c = torch.view_as_complex(tb.unflatten(-1, (-1, 2)))
-        _anchors_into(tot_c, st, n_out, gs, ws, eb)  # S[(c+1)C]
-        for i, (g, xa, xb) in enumerate(views, start=g0):
-            if n_full:
-                y = main[:, g.channel]  # (B, n_full, width), written in place
-                if g.channel in written:
-                    y.baddbmm_(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1))
-                else:
-                    torch.bmm(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1), out=y)
-                y.baddbmm_(xb[:, :n_full], st.hb[i].expand(bsz, -1, -1))
-                y.baddbmm_(eb[:, i - g0, :n_full], st.far[i].expand(bsz, -1, -1))
-            written.add(g.channel)
-        if tail is not None:  # the partial last chunk of every group of the block at once
-            xa_t = torch.stack([xa[:, n_full] for _, xa, _ in views])  # (G, B, C)
-            xb_t = torch.stack([xb[:, n_full] for _, _, xb in views])
-            y_t = torch.bmm(xa_t, st.ha[gs])
-            y_t.baddbmm_(xb_t, st.hb[gs]).baddbmm_(eb[:, :, n_full].transpose(0, 1), st.far[gs])
-            chans = st.channels([g.channel for g, _, _ in views])
-            tail.index_add_(1, chans, y_t.transpose(0, 1))
-        if tick is not None:
-            tick(bsz * nb)
-    if tail is not None:
-        flat[..., n_full * width:].copy_(tail[..., : k * n - n_full * width])
-    _release(ws)
-    return out
+
+
+def _sft_block(groups, st: _Stacked, gs: slice, xe: torch.Tensor, left: int, n_sig: int,
+               n_out: int, n_full: int, chunk: int, main: torch.Tensor,
+               tail: torch.Tensor | None, ws: _Workspace, tot: torch.Tensor, e: torch.Tensor,
+               written: set, tick) -> None:
+    """One block ``gs`` of SFT row groups of :func:`chunked_apply`: chunk totals, anchors
+    (float64), and the near and far fields into ``main`` and ``tail``."""
+    bsz = xe.shape[0]
+    g0 = gs.start
+    nb = gs.stop - g0
+    tb, eb = tot[:, :nb], e[:, :nb]
+    views = []
+    for i in range(g0, gs.stop):
+        g = groups[i]
+        xs, xb = _reads(xe, g, left, n_sig, n_out, chunk)
+        torch.bmm(xs, st.tot[i].expand(bsz, -1, -1), out=tb[:, i - g0])
+        views.append((g, xs[:, :n_out], xb))
+    tot_c = torch.view_as_complex(tb.unflatten(-1, (-1, 2)))
+    _anchors_into(tot_c, st, n_out, gs, ws, eb)  # S[(c+1)C]
+    for i, (g, xa, xb) in enumerate(views, start=g0):
+        if n_full:
+            y = main[:, g.channel]  # (B, n_full, width), written in place
+            if g.channel in written:
+                y.baddbmm_(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1))
+            else:
+                torch.bmm(xa[:, :n_full], st.ha[i].expand(bsz, -1, -1), out=y)
+            y.baddbmm_(xb[:, :n_full], st.hb[i].expand(bsz, -1, -1))
+            y.baddbmm_(eb[:, i - g0, :n_full], st.far[i].expand(bsz, -1, -1))
+        written.add(g.channel)
+    if tail is not None:  # the partial last chunk of every group of the block at once
+        xa_t = torch.stack([xa[:, n_full] for _, xa, _ in views])  # (G, B, C)
+        xb_t = torch.stack([xb[:, n_full] for _, _, xb in views])
+        y_t = torch.bmm(xa_t, st.ha[gs])
+        y_t.baddbmm_(xb_t, st.hb[gs]).baddbmm_(eb[:, :, n_full].transpose(0, 1), st.far[gs])
+        chans = st.channels([g.channel for g, _, _ in views])
+        tail.index_add_(1, chans, y_t.transpose(0, 1))
+    if tick is not None:
+        tick(bsz * nb)
 
 
 def _chunked_grad(bank, groups, st, xe, left, n, n_out, n_sig, chunk,

@@ -11,8 +11,10 @@ import numpy as np
 import torch
 
 from .._array import complex_dtype, to_output
+from .._cache import plan_cache
 from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
+from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import (
@@ -21,20 +23,18 @@ from ._apply import (
     as_signal,
     check_budget,
     check_cval,
+    graphed_call,
     job_bar,
     normalize_axis,
-    numba_loaded,
-    numba_ready,
     output_target,
     require_finite,
     resolve_engine,
 )
-from .batch_route import routed_batch
 from .boundary import MODES
 from .direct import DirectBank
 from .gaussian import MAX_SIGMA
-from .graphs import replayed_call
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
+from .routes import cwt_route, cwt_simd
 from .sliding import SFTBank
 from .wavelets import Morlet
 
@@ -108,6 +108,17 @@ class CWT:
     def rmse(self) -> float:
         """The largest relative RMSE (Eq. 66) over the scales."""
         return max(p.rmse for p in self.plans)
+
+    @property
+    def route(self) -> Route | None:
+        """The :class:`~fastmoments._route.Route` of the plan's latest call (``None`` before
+        the first; :func:`~fastmoments.signal.routes.cwt_route`)."""
+        return self.__dict__.get("_route")
+
+    def __repr__(self) -> str:
+        route = f", route={str(self.route)!r}" if self.route is not None else ""
+        return (f"CWT({len(self.scales)} scales from {min(self.scales):g} to "
+                f"{max(self.scales):g}, xi={self.wavelet.xi}, method={self.method!r}{route})")
 
     def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
         """``ξ / (2π σ) / sampling_period`` for each scale (PyWavelets' convention)."""
@@ -221,10 +232,10 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                             engine=engine, memory_budget=memory_budget,
-                             check_finite=check_finite, out=out, progress=progress,
-                             bytes_per_sample=16 * len(self.scales), large=routed_batch)
+        return graphed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=16 * len(self.scales))
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,
@@ -268,9 +279,12 @@ class CWT:
                     f"{format_bytes(2 * per_scale)} per scale (one scale's coefficients and "
                     f"scratch) but the memory budget is {format_bytes(room)}; raise "
                     f"memory_budget or pass shorter signals")
-        simd = engine == "auto" and _simd_preferred(t, self.method, n_s)
-        if simd and numba_loaded(cwt=True):
+        grad = torch.is_grad_enabled() and t.requires_grad
+        simd = engine == "auto" and cwt_simd(t.device.type, self.method, n_s,
+                                             t.numel() * n_s, grad)
+        if simd:
             eng = "numba"
+        self._route = cwt_route(self.method, eng, simd, t.device.type, grad)
         n_sig = t.numel() // max(t.shape[ax], 1)
         units = sum(len(self.plans[i].bank.groups) if hasattr(self.plans[i].bank, "groups")
                     else 1 for i in range(n_s))
@@ -291,10 +305,6 @@ class CWT:
         finally:
             bar.close()
         require_finite(finite)
-        if simd and not numba_loaded(cwt=True):
-            # load the SIMD kernels for the next calls, after this one: loading them beside
-            # a first call slowed it from 0.25 to 1.5 s on 2 cores (benchmarks/first_calls.py)
-            numba_ready(cwt=True)
         return user_out if user_out is not None else to_output(target, kind)
 
 
@@ -354,23 +364,6 @@ def check_stream_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
         raise ValueError("out is read-only")
 
 
-#: Output values from which ``engine="auto"`` runs a CPU CWT on the numba engine's SIMD
-#: kernels (:mod:`._numba_cwt`; smaller calls stay on the torch engine and never load numba).
-SIMD_MIN_VALUES = 1 << 18
-
-
-def _simd_preferred(t: torch.Tensor, method: str, n_scales: int) -> bool:
-    """Whether ``engine="auto"`` runs this CWT with the numba engine: on the CPU, for the SFT
-    and ASFT, several scales, at least :data:`SIMD_MIN_VALUES` outputs, no gradient recorded.
-    The call uses the kernels once they are loaded; the first such call runs the torch engine
-    and then starts loading them in the background (:func:`~._apply.numba_ready`). Measured
-    on a 2-core AMD EPYC (``benchmarks/signal_numba.py``): the 64-scale CWT of
-    102400 float32 samples on one thread takes about a third of the chunked engine's time."""
-    return not (t.device.type != "cpu" or method not in ("sft", "asft") or n_scales < 2
-                or t.numel() * n_scales < SIMD_MIN_VALUES
-                or (torch.is_grad_enabled() and t.requires_grad))
-
-
 def _result_room(device: torch.device, budget) -> int:
     """Bytes a result may take: the explicit ``memory_budget`` (or the environment's), else
     the free memory of the device (the budget's default caps scratch, not results)."""
@@ -408,13 +401,13 @@ def _group_bank(plans: tuple[MorletTransform, ...]):
     return _stack_banks([p.bank for p in plans])
 
 
-@functools.lru_cache(maxsize=1024)
+@plan_cache(maxsize=1024)
 def _plan(sigma, xi, method, approximation, terms, truncate) -> MorletTransform:
     return MorletTransform(sigma, xi, method=method, approximation=approximation, terms=terms,
                            truncate=truncate)
 
 
-@functools.lru_cache(maxsize=32)
+@plan_cache(maxsize=32)
 def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
     return CWT(scales, Morlet(xi), method=method, approximation=approximation, terms=terms,
                truncate=truncate)

@@ -4,60 +4,58 @@ The paper's Sec. 2: ``x_G = G * x``, ``x_GD = G_D * x``, ``x_GDD = G_DD * x`` (E
 computed from ``P + 1`` sliding Fourier transform components (Eqs. 13-15, a cost independent
 of σ), or from the attenuated transform shifted by ``n0`` samples (Eqs. 40-47), or by the
 truncated kernel as a direct FIR (:mod:`.fir`); ``method="auto"`` picks the faster per call
-(:mod:`.selection`).
+(:mod:`.routes`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._array import ArrayKind, to_output
-from .._launches import recorded_flag
-from .._memory import below_minimum, rows_per_chunk
-from .._memory import memory_budget as free_budget
-from .._progress import check_progress
+from .._cache import plan_cache
+from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
-from ..parallel.plans import batched, free_axis
+from . import cuda_sft, triton_sft
 from ._apply import (
     BankPlan,
-    as_signal,
-    check_budget,
-    check_cval,
-    check_grad_out,
     filter_along,
-    job_bar,
-    normalize_axis,
-    output_buffer,
-    output_target,
-    require_finite,
-    resolve_engine,
+    graphed_call,
 )
-from .batch_route import routed_batch
 from .boundary import MODES
-from .coefficients import default_gaussian_terms, discrete_gaussian_kernel, fit_gaussian
+from .chunked import fused_eligible
+from .coefficients import default_gaussian_terms, discrete_gaussian_kernel
 from .direct import DirectBank
-from .fir import MODE_CODES, all_finite, fir_passes, half_kernel
-from .folded import FoldedKernel, apply_folded, folded_kernel, full_radius, truncation_radius
-from .graphs import GraphCache, eligible, plain_key, replayed_call
-from .selection import choose_gaussian
-from .sliding import ENGINES, SFTBank
+from .fir import MODE_CODES
+from .folded import FoldedKernel, folded_kernel, full_radius, truncation_radius
+from .gaussian_kernels import (
+    DIRECT_BELOW,
+    MAX_SIGMA,
+    _auto_truncate,
+    _gaussian_bank,
+)
+from .gaussian_paths import (
+    _FLOATS,
+    _fast_direct,
+    _fast_sft,
+    _folded_call,
+    _run_direct,
+    _triton_runs,
+)
+from .routes import (
+    auto_sft_rmse,
+    direct_backend,
+    gaussian_route,
+    sft_backend,
+)
 
-__all__ = ["METHODS", "GaussianFilter", "filtered_axes", "gaussian_filter", "gaussian_filter1d",
-           "max_shift"]
+__all__ = ["METHODS", "GaussianFilter", "check_sigma", "max_shift"]
+
 
 METHODS = ("auto", "sft", "asft", "direct")
-
-
-# the largest σ a plan is built for: its SFT fit grows with σ (2.5 min and ~0.5 GB of float64
-# tables at σ = 1e6 on the development CPU; built only for signals longer than 4σ) and so does
-# the folded kernel's O(10σ) sum (~0.15 s at 2^20, once per length and mode)
-MAX_SIGMA = float(2**20)
 
 
 def check_sigma(sigma: Any) -> float:
@@ -67,12 +65,6 @@ def check_sigma(sigma: Any) -> float:
         raise ValueError(f"sigma must be <= {MAX_SIGMA:g} (the plan's tables grow with sigma), "
                          f"got {sigma:g}")
     return sigma
-
-
-# σ below which the filters apply their (few-sample) kernel directly, whatever the method: the
-# ASFT's attenuation e^{n0 k/σ²} over [-K, K] costs float64 digits there (a constant came
-# out 4e-9 off at σ = 0.5), and 2⌈4σ⌉ + 1 ≤ 9 taps cost less than an SFT bank
-DIRECT_BELOW = 1.0
 
 
 def max_shift(sigma: float) -> int:
@@ -94,8 +86,7 @@ def max_shift(sigma: float) -> int:
 
 
 def default_shift(sigma: float) -> int:
-    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the :ref:`ASFT paper <bib-asft-paper>`
-    uses ``n0 = 10`` at σ ≈ 60-90).
+    """Default ASFT shift ``n0 = max(1, round(σ/16))`` (the paper uses ``n0 = 10`` at σ ≈ 60-90).
 
     The attenuation is ``α = n0/σ²`` (Eq. 40 with ``n0 = α/(2γ)``), i.e. a memory of about
     ``σ²/n0 = 16σ`` samples, short enough that float32 filters do not drift, while the
@@ -103,6 +94,10 @@ def default_shift(sigma: float) -> int:
     the smoothing kernel goes from 6.0e-5 to 6.3e-5 with ``n0 = 6``, to 7.0e-5 with ``n0 = 12``).
     """
     return max(1, round(sigma / 16.0))
+
+
+#: Routes a plan keeps (one per key of length, batch, dtype, device, engine; oldest out).
+_MAX_ROUTES = 64
 
 
 class GaussianFilter(BankPlan):
@@ -119,7 +114,9 @@ class GaussianFilter(BankPlan):
     method : {"auto", "sft", "asft", "direct"}
         ``"auto"`` (default) picks, per call, the faster of ``"direct"`` and ``"sft"`` for the
         signal length, σ, order, dtype and device from measured crossover points
-        (:mod:`fastmoments.signal.selection`); :attr:`method` then tells which one ran.
+        (:mod:`fastmoments.signal.routes`); :attr:`method` then tells which one ran, and
+        :attr:`route` the method, backend and kernel (``plan.route_for(n, ...)`` for a call
+        not made yet).
         ``"sft"``: sliding Fourier transform (Eqs. 13-15); ``"asft"``: attenuated SFT with
         shift ``n0`` (Eqs. 45-47); ``"direct"``: the truncated kernel as a separable FIR
         (numba loops on the CPU, :mod:`fastmoments.signal.fir`; ``conv1d`` on a GPU).
@@ -127,7 +124,8 @@ class GaussianFilter(BankPlan):
         ``P``, the number of cosine terms beyond ``p = 0``. Default: the smallest ``P`` whose
         fitted kernel has relative RMSE ≤ 1e-4 (5 for order 0, 7 for orders 1 and 2 at the
         paper's K = 256; raised by up to 3 where this σ, method and shift need it); with
-        ``method="auto"``, ≤ :func:`auto_sft_rmse` (also 0.8 times scipy.ndimage's own
+        ``method="auto"``, ≤ :func:`~fastmoments.signal.routes.auto_sft_rmse` (also 0.8 times
+        scipy.ndimage's own
         truncation error: one or two more terms for order 0 at σ ≲ 3).
     shift : int, optional
         ASFT shift ``n0`` (default ``max(1, round(σ/16))``), from 1 to
@@ -201,7 +199,8 @@ class GaussianFilter(BankPlan):
     to zero sum (``h2 - (Σ h2) h0``), which adds the tail's sum times ``h0`` to the error:
     ~3% above scipy's error against its own untruncated kernel at ``truncate = 4`` (2.78e-3
     against 2.70e-3 at σ = 256 on 1000 samples). ``method="auto"`` widens the FIR's kernel
-    (:func:`auto_radius`) and folds the untruncated one, so that it is at least as accurate
+    (:func:`~fastmoments.signal.gaussian_kernels.auto_radius`) and folds the untruncated one, so
+    that it is at least as accurate
     as scipy everywhere.
 
     float32 results (engines ``"prefix"`` and ``"sliding"``, or ``"recursive"`` with ASFT)
@@ -253,6 +252,7 @@ class GaussianFilter(BankPlan):
         self._bank_method = "direct" if self.requested == "direct" else self._sft
         self._terms_given = terms is not None
         self._built = False
+        self._routes: dict[tuple, Route] = {}
 
     # The SFT bank (and its fit) is built on first use: a call whose kernel is longer than the
     # signal takes the folded path (:mod:`.folded`) and never needs it, which at σ = 1e6
@@ -300,7 +300,8 @@ class GaussianFilter(BankPlan):
 
         The truncation (in σ) of the direct route: ``truncate`` when ``method="direct"``
         was asked for; with ``"auto"``, widened where needed so that the truncated tail's
-        relative RMSE is at most :data:`AUTO_TAIL_RMSE` (:func:`auto_radius`)."""
+        relative RMSE is at most :data:`~fastmoments.signal.routes.AUTO_TAIL_RMSE`
+        (:func:`~fastmoments.signal.gaussian_kernels.auto_radius`)."""
         if self.requested == "direct":
             return self.truncate
         return _auto_truncate(self.sigma, self.order, self.truncate)
@@ -320,7 +321,7 @@ class GaussianFilter(BankPlan):
         caller filtering chunk by chunk needs (``dask.array.map_overlap`` depth). The direct
         kernel's ``W`` for ``method="direct"``, the SFT bank's ``pad`` for ``"sft"`` and
         ``"asft"``, the larger of the two for ``"auto"`` (whose direct kernel may be wider
-        than scipy's, :func:`auto_radius`).
+        than scipy's, :func:`~fastmoments.signal.gaussian_kernels.auto_radius`).
 
         >>> p = GaussianFilter(10.0, order=2)
         >>> p.support >= max(p.bank.pad, p.direct_bank.pad)
@@ -376,7 +377,7 @@ class GaussianFilter(BankPlan):
         """The method a call on ``batch`` signals of ``n`` samples runs.
 
         The requested one, or for ``"auto"`` the faster one measured
-        (:func:`~fastmoments.signal.selection.choose_gaussian`) for ``dtype`` (float32 or
+        (:func:`~fastmoments.signal.routes.gaussian_route`) for ``dtype`` (float32 or
         float64, NumPy or torch) on ``device``; ``"sft"`` where the kernel reaches beyond the
         signal (``W ≥ n``): the folded path then applies the SFT's target, the untruncated
         kernel, exactly."""
@@ -384,11 +385,60 @@ class GaussianFilter(BankPlan):
         batch = check_int("batch", batch, minimum=1)
         if self.requested != "auto":
             return self.requested
-        if n >= 1 and self.uses_folded(n):
-            return "sft"
         name = _dtype_name(dtype)
         kind = torch.device(device).type if not isinstance(device, torch.device) else device.type
-        return _auto_method(n, self.sigma, self.order, self.truncate, name, kind, batch)
+        method = self.route_for(n, batch=batch, dtype=name, device=kind).method
+        return "sft" if method == "folded" else method
+
+    def route_for(self, n: int, *, batch: int = 1, dtype: str = "float64", device: str = "cpu",
+                  engine: str = "auto", grad: bool = False) -> Route:
+        """The :class:`~fastmoments._route.Route` of a call on ``batch`` signals of ``n``
+        samples of ``dtype`` (``"float32"``/``"float64"``) on a device of type ``device``,
+        decided once per key by :mod:`fastmoments.signal.routes` and kept by the plan.
+
+        >>> GaussianFilter(1.0).route_for(1000).method
+        'direct'
+        >>> str(GaussianFilter(8192.0).route_for(1000))
+        'folded/torch:fft'
+        """
+        key = (n, batch, dtype, device, engine, grad)
+        route = self._routes.get(key)
+        if route is None:
+            route = self._decide(n, batch, dtype, device, engine, grad)
+            if len(self._routes) >= _MAX_ROUTES:
+                self._routes.pop(next(iter(self._routes)))
+            self._routes[key] = route
+        return route
+
+    def _decide(self, n: int, batch: int, dtype: str, device: str, engine: str,
+                grad: bool) -> Route:
+        m = gaussian_route(n=n, batch=batch, sigma=self.sigma, order=self.order,
+                           truncate=self.truncate, requested=self.requested,
+                           folds=n >= 1 and self.uses_folded(n), dtype=dtype, device=device,
+                           sft_meets_peer=lambda: _sft_meets_peer(self.sigma, self.order,
+                                                                  self.truncate))
+        if m.method == "folded":
+            return Route("folded", "torch", "fft", m.reason)
+        if m.method == "direct":
+            b = direct_backend(device, math.ceil(self.direct_truncate * self.sigma), grad,
+                               _triton_runs(device))
+        elif self.sigma < DIRECT_BELOW:  # a few-tap kernel with the fit's moments
+            b = Route(m.method, "torch", "direct", "sigma < DIRECT_BELOW")
+        else:
+            fused = (device == "cuda" and triton_sft.available()
+                     and fused_eligible(self.bank, triton_sft.FUSED_CHUNK))
+            b = sft_backend(m.method, device, True, engine, grad, fused)
+            if b.backend == "triton" and dtype == "float32" and cuda_sft.takes_shape(
+                    self.bank, batch, n):  # a large float32 batch: the CUDA C++ kernel
+                b = Route(m.method, "cuda", "sft_rows", "cuda_batch")
+        reason = "; ".join(r for r in (m.reason, b.reason) if r)
+        return Route(m.method, b.backend, b.kernel, reason)
+
+    @property
+    def route(self) -> Route | None:
+        """The :class:`~fastmoments._route.Route` of the plan's latest call (``None`` before
+        the first): the method, backend and kernel that ran, and why."""
+        return self.__dict__.get("_route")
 
     def uses_folded(self, n: int) -> bool:
         """Whether signals of ``n`` samples take the folded path with the SFT methods: when
@@ -407,59 +457,48 @@ class GaussianFilter(BankPlan):
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,
                  progress: bool | None = None) -> Any:
-        return replayed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
-                             engine=engine, memory_budget=memory_budget,
-                             check_finite=check_finite, out=out, progress=progress,
-                             bytes_per_sample=8, remember=lambda: self.method,
-                             replayed=lambda method: setattr(self, "method", method),
-                             large=routed_batch)
+        return graphed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
+                            engine=engine, memory_budget=memory_budget,
+                            check_finite=check_finite, out=out, progress=progress,
+                            bytes_per_sample=8)
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,
               check_finite: bool = True, out: Any = None,
               progress: bool | None = None) -> Any:
-        """The eager body of :meth:`__call__`."""
-        lean = (type(x) is np.ndarray and out is None and progress is None and check_finite
-                and memory_budget is None and engine == "auto" and type(axis) is int
-                and type(mode) is str and type(cval) is float and x.dtype in _FLOATS
-                and x.ndim >= 1 and -x.ndim <= axis < x.ndim)
-        if lean and (self.requested == "auto" or self.requested == "direct"):
-            y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
-                             self.requested, folded=False)
-            if y is not None:
-                self.method = "direct"
-                return y
+        """The eager body of :meth:`__call__`: the route of the call's key
+        (:meth:`route_for`), then its path."""
+        opts = dict(mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
+                    check_finite=check_finite, out=out, progress=progress)
         n = _axis_length(x, axis)
-        method = self.requested
-        if method == "auto":
-            if n is None:  # a bad axis or input: the SFT route's checks report it
-                method = "sft"
-            elif n >= 1 and self.uses_folded(n):  # the folded path: the untruncated kernel
-                method = "sft"
-            else:
-                dt, dev = _dtype_device(x)
-                size = math.prod(_shape(x))
-                method = _auto_method(n, self.sigma, self.order, self.truncate, dt, dev,
-                                         size // max(n, 1))
-        self.method = method
-        if (lean and method == "sft" and n is not None and n >= 1 and not self.uses_folded(n)
-                and mode in MODE_CODES and math.isfinite(cval)):  # NumPy to the numba engine
+        if n is None or type(engine) is not str:  # bad input: the SFT path's checks report it
+            self.method = self._sft if self.requested == "auto" else self.requested
+            return filter_along(self.bank, self._sft, x, axis=axis, desc=type(self).__name__,
+                                **opts)
+        dt, dev = _dtype_device(x)
+        grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+        route = self.route_for(n, batch=math.prod(_shape(x)) // max(n, 1), dtype=dt,
+                               device=dev, engine=engine, grad=grad)
+        self._route = route
+        self.method = (self.requested if self.requested != "auto"
+                       else "sft" if route.method == "folded" else route.method)
+        lean = _lean_call(x, mode, cval, engine, memory_budget, check_finite, out, progress)
+        if route.method == "direct":
+            if lean:  # NumPy to the numba FIR
+                y = _fast_direct(x, (axis,), self.sigma, self.order, mode, cval, self.truncate,
+                                 self.requested, folded=False, plan=self)
+                if y is not None:
+                    return y
+            return _run_direct(x, [axis], [self], [mode], **{
+                k: v for k, v in opts.items() if k != "mode"})
+        if route.method == "folded":
+            return _folded_call(self, x, axis=axis, **opts)
+        if lean and route.method == "sft" and route.backend == "numba":  # NumPy to numba
             y = _fast_sft(x, axis % x.ndim, self, mode, cval)
             if y is not None:
                 return y
-        # a kernel that reaches beyond the signal takes the folded path whatever the method
-        if method == "direct" and (n is None or not self.uses_folded(n)):
-            return _run_direct(x, [axis], [self], [mode], cval=cval, engine=engine,
-                               memory_budget=memory_budget, check_finite=check_finite,
-                               out=out, progress=progress)
-        if n is None or not self.uses_folded(n):
-            return filter_along(self.bank, self._sft, x, axis=axis, mode=mode, cval=cval,
-                                engine=engine, memory_budget=memory_budget,
-                                check_finite=check_finite, out=out, progress=progress,
-                                desc=type(self).__name__)
-        return _folded_call(self, x, axis=axis, mode=mode, cval=cval, engine=engine,
-                            memory_budget=memory_budget, check_finite=check_finite, out=out,
-                            progress=progress)
+        return filter_along(self.bank, self._sft, x, axis=axis, desc=type(self).__name__,
+                            **opts)
 
     __call__.__doc__ = BankPlan.__call__.__doc__
 
@@ -468,12 +507,24 @@ class GaussianFilter(BankPlan):
         return self.bank.kernel(np.asarray(j))[0]
 
     def __repr__(self) -> str:
+        route = f", route={str(self.route)!r}" if self.route is not None else ""
         if not self._built:  # not fitted yet (the fit may take long at huge σ)
             return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
-                    f"method={self.requested!r}, shift={self.shift}, truncate={self.truncate})")
+                    f"method={self.requested!r}, shift={self.shift}, truncate={self.truncate}"
+                    f"{route})")
         return (f"GaussianFilter(sigma={self.sigma}, order={self.order}, "
                 f"method={self.requested!r}, terms={self.terms}, K={self.K}, "
-                f"shift={self.shift}, rmse={self.rmse:.2e})")
+                f"shift={self.shift}, rmse={self.rmse:.2e}{route})")
+
+
+def _lean_call(x: Any, mode: Any, cval: Any, engine: Any, memory_budget: Any,
+               check_finite: bool, out: Any, progress: Any) -> bool:
+    """Whether a plan's call may take the NumPy fast paths (the numba backend on NumPy
+    arrays): a float NumPy array, plain options, the defaults otherwise."""
+    return (type(x) is np.ndarray and out is None and progress is None and check_finite
+            and memory_budget is None and engine == "auto" and type(mode) is str
+            and type(cval) is float and x.dtype in _FLOATS and mode in MODE_CODES
+            and math.isfinite(cval))
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -511,52 +562,10 @@ def _axis_length(x: Any, axis: Any) -> int | None:
         return None
 
 
-#: Fraction of scipy.ndimage's own error (:func:`peer_rmse`) that the SFT route of
-#: ``method="auto"`` fits its kernel to: the output's relative error on broadband signals is
-#: about the kernel's (benchmarks/signal_scipy_grid.py: 0.4-0.6 of scipy's where the SFT runs)
-AUTO_PEER_MARGIN = 0.8
-
-
-@functools.lru_cache(maxsize=512)
-def peer_rmse(sigma: float, order: int) -> float:
-    """Relative RMSE of scipy.ndimage's default kernel (``truncate = 4``: radius
-    ``round(4σ)``, normalised over it) against its untruncated kernel: the error of
-    ``scipy.ndimage.gaussian_filter1d(x, σ, order=order)`` on broadband signals, which
-    ``method="auto"`` must not exceed. It grows with σ to a limit (order 0:
-    1.22e-4 at σ = 16, 1.38e-4 at σ = 256, 1.39e-4 at σ = 1024); beyond σ = 256 the value
-    there is returned (within 1% of the limit).
-
-    >>> [f"{peer_rmse(2.0, o):.2e}" for o in (0, 1, 2)]
-    ['3.50e-05', '1.93e-04', '6.74e-04']
-    """
-    sigma = min(float(sigma), 256.0)
-    w = math.ceil(12 * sigma) + 2
-    k = np.arange(-w, w + 1, dtype=np.float64)
-    inside = np.abs(k) <= int(4.0 * sigma + 0.5)
-    g = np.exp(-0.5 * (k / sigma) ** 2)
-    full = [g, -k * g, (k * k / sigma**2 - 1.0) * g][int(order)]
-    trunc = np.where(inside, full, 0.0)
-    # each normalised by its own Gaussian sum (the 1/σ^order factors cancel in the ratio)
-    full = full / g.sum()
-    trunc = trunc / g[inside].sum()
-    return float(np.linalg.norm(trunc - full) / np.linalg.norm(full))
-
-
-def auto_sft_rmse(sigma: float, order: int) -> float:
-    """The relative RMSE that the SFT route of ``method="auto"`` fits its kernel to:
-    ``min(1e-4, 0.8 · peer_rmse(σ, order))`` (:data:`AUTO_PEER_MARGIN`), so that picking
-    the SFT keeps the accuracy of scipy.ndimage's default; where the fit (or, below σ = 1,
-    the few-tap kernel) does not reach it, ``"auto"`` takes the direct FIR instead.
-
-    >>> auto_sft_rmse(32.0, 0), round(auto_sft_rmse(2.0, 0), 7)
-    (0.0001, 2.8e-05)
-    """
-    return min(1e-4, AUTO_PEER_MARGIN * peer_rmse(float(sigma), int(order)))
-
-
 @functools.lru_cache(maxsize=512)
 def _sft_meets_peer(sigma: float, order: int, truncate: float) -> bool:
-    """Whether the SFT route of the ``"auto"`` plan reaches :func:`auto_sft_rmse`; checked
+    """Whether the SFT route of the ``"auto"`` plan reaches
+    :func:`~fastmoments.signal.routes.auto_sft_rmse`; checked
     (fitting the plan, cheap at these σ) only where that is tighter than the fit's own 1e-4,
     i.e. at small σ (order 0: σ ≲ 16)."""
     if auto_sft_rmse(sigma, order) >= 1e-4:
@@ -565,1001 +574,11 @@ def _sft_meets_peer(sigma: float, order: int, truncate: float) -> bool:
     return plan.rmse <= auto_sft_rmse(sigma, order)
 
 
-def _auto_method(n: int, sigma: float, order: int, truncate: float, dtype: str, device: str,
-                 batch: int) -> str:
-    """``method="auto"``'s choice for an axis of ``n`` samples: the faster of the measured
-    crossover (:func:`~fastmoments.signal.selection.choose_gaussian`), but the direct FIR
-    where the SFT would be less accurate than scipy.ndimage (:func:`_sft_meets_peer`)."""
-    method = choose_gaussian(n, sigma, order, truncate, dtype, device, batch)
-    if method == "sft" and not _sft_meets_peer(sigma, order, truncate):
-        return "direct"
-    return method
-
-
-#: relative RMSE that the direct route of ``method="auto"`` keeps its truncated tail below:
-#: the smallest SFT fit error measured from σ = 2 on (2.0e-5, order 1; orders 0 and 2: 5-9e-5;
-#: the default fits' bound is 1e-4), so that picking the FIR does not cost accuracy
-AUTO_TAIL_RMSE = 2e-5
-
-
-def auto_radius(sigma: float, order: int, truncate: float = 4.0) -> int:
-    """Half-width ``W`` of the direct kernel that ``method="auto"`` applies: the smallest
-    ``W ≥ ceil(truncate σ)`` (scipy's truncation or longer) whose truncated tail has relative
-    RMSE ≤ :data:`AUTO_TAIL_RMSE` (70% of it, a margin for the moment correction) and at most
-    half that of scipy's radius ``round(truncate σ)`` against the untruncated kernel, so that
-    picking the FIR costs accuracy neither against the SFT nor against scipy (about 14% more
-    taps than scipy's at large σ).
-
-    >>> auto_radius(1.0, 0), auto_radius(10.0, 0), auto_radius(10.0, 2)
-    (5, 45, 52)
-    """
-    return _auto_radius(float(sigma), int(order), float(truncate))
-
-
-@functools.lru_cache(maxsize=512)
-def _auto_radius(sigma: float, order: int, truncate: float) -> int:
-    w0 = truncation_radius(sigma, truncate)
-    wmax = max(w0, math.ceil(12 * sigma) + 2)
-    j = np.arange(0, wmax + 1, dtype=np.float64)
-    h2 = discrete_gaussian_kernel(j, sigma, order) ** 2
-    h2[1:] *= 2  # both sides
-    total = float(h2.sum())
-    if not total > 0:
-        return w0
-    # energy beyond |k| = W, summed from the far end (no cancellation for tiny tails)
-    tail = np.append(np.cumsum(h2[::-1])[::-1][1:], 0.0)
-    # below the SFT's error, and at most half scipy's own truncation error (its radius
-    # round(truncate σ)): the moment correction of a short kernel adds an error of the
-    # tail's size, which would otherwise leave the FIR less accurate than scipy at σ ≈ 0.5
-    w_scipy = min(int(truncate * sigma + 0.5), wmax)
-    target = min((0.7 * AUTO_TAIL_RMSE) ** 2 * total, 0.25 * float(tail[w_scipy]))
-    ok = np.nonzero(tail <= target)[0]
-    return max(w0, int(ok[0]) if len(ok) else wmax)
-
-
-@functools.lru_cache(maxsize=512)
-def _auto_truncate(sigma: float, order: int, truncate: float) -> float:
-    w = _auto_radius(sigma, order, truncate)
-    if w <= truncation_radius(sigma, truncate):
-        return truncate
-    return (w - 0.5) / sigma  # ceil((w - 0.5)/σ · σ) = w
-
-
-@functools.lru_cache(maxsize=512)
-def _half_kernel(sigma: float, order: int, truncate: float, dtype: str) -> tuple[np.ndarray,
-                                                                                  bool]:
-    """The direct kernel's half ``h[0..W]`` in ``dtype`` (a NumPy dtype or its character
-    code) and its parity (cached)."""
-    hh, odd = half_kernel(_gaussian_bank(sigma, order, "direct", 1, 0, truncate).taps[0])
-    if np.dtype(dtype) != np.float32 or len(hh) - 1 > WIDE_RADIUS:
-        hh = hh.astype(dtype)
-    hh.setflags(write=False)
-    return hh, odd
-
-
-#: Radius up to which float32 signals are filtered by the FIR with float64 taps and sums (the
-#: result rounded to float32 once, as scipy.ndimage does): for so short a kernel the float32
-#: roundings of the sums would be most of the error (6.0e-8 against scipy's 4.8e-8 at σ = 0.5),
-#: and the loops are cheap; longer kernels sum in float32, twice as fast.
-WIDE_RADIUS = 8
-
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _host_array(x: Any) -> tuple[np.ndarray, ArrayKind] | None:
-    """``x`` as a C-contiguous float32/float64 NumPy array (a view where possible) and its
-    kind, when the direct FIR can run on it on the host; ``None`` otherwise (a GPU tensor, or
-    a tensor whose gradient is recorded)."""
-    if isinstance(x, np.ndarray) and x.dtype in _FLOATS and x.ndim >= 1:
-        if not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x)
-        return x, _NUMPY_KIND
-    if isinstance(x, torch.Tensor):
-        if x.device.type != "cpu" or (x.requires_grad and torch.is_grad_enabled()):
-            return None
-    t, kind, _ = as_signal(x, check_finite=False)
-    if t.device.type != "cpu" or (t.requires_grad and torch.is_grad_enabled()):
-        return None
-    a = t.detach().resolve_conj().resolve_neg().numpy()
-    return (a if a.flags.c_contiguous else np.ascontiguousarray(a)), kind
-
-
-_NUMPY_KIND = ArrayKind(numpy=True, device=torch.device("cpu"))
-
-
-#: Longest half kernel (taps beyond the centre) that the Triton FIR applies on a GPU; longer
-#: ones go through ``conv1d``. Measured on an H100 against the conv1d route, eager calls on
-#: 2048² and 128³: since the kernels skip the boundary modes away from the ends, the Triton
-#: FIR is faster up to W = 21 in float32 and float64 (float64 2048², σ = 2, W = 9:
-#: 0.71 -> 0.36 ms); from W = 27 on, conv1d was faster in some cells (each tap reloads its
-#: inputs).
-TRITON_FIR_RADIUS = 21
-
-
-def _triton_fir_applies(t: torch.Tensor, plans: list[GaussianFilter]) -> bool:
-    """Whether the direct method runs as :mod:`.triton_fir` kernels: a real float tensor on
-    a device where Triton runs (CUDA), no gradient recorded, short kernels only."""
-    from . import triton_fir
-
-    return (t.dtype in (torch.float32, torch.float64) and t.device.type == "cuda"
-            and triton_fir.available(t.device)
-            and not (torch.is_grad_enabled() and t.requires_grad)
-            and all(math.ceil(p.direct_truncate * p.sigma) <= TRITON_FIR_RADIUS
-                    for p in plans))
-
-
-def _run_triton_fir(t: torch.Tensor, axes: list[int], plans: list[GaussianFilter],
-                    modes: list[str], cval: float, target: torch.Tensor | None,
-                    flag: torch.Tensor | None = None) -> torch.Tensor:
-    """The direct method along ``axes`` by one :func:`.triton_fir.fir_axis` pass per axis
-    (the same half kernels and sums as the CPU's numba passes); ``flag`` is cleared when
-    ``t`` holds NaN or infinity."""
-    from . import triton_fir
-
-    char = "d" if t.dtype == torch.float64 else "f"
-    return triton_fir.fir_passes(t.contiguous(), _plan_passes(axes, plans, modes, t.ndim, char),
-                                 cval, target, flag)
-
-
-def _plan_passes(axes: list[int], plans: list[GaussianFilter], modes: list[str], ndim: int,
-                 char: str) -> list[tuple[int, np.ndarray, bool, int]]:
-    """The direct FIR's passes ``(axis, half kernel, odd, mode code)`` of ``plans`` along
-    ``axes`` for data of dtype code ``char`` (:func:`.fir.fir_passes` and
-    :func:`.triton_fir.fir_passes` take them)."""
-    passes = []
-    for ax, plan, mode in zip(axes, plans, modes, strict=True):
-        hh, odd = _half_kernel(plan.sigma, plan.order, plan.direct_truncate, char)
-        passes.append((normalize_axis(ax, ndim), hh, odd,
-                       MODE_CODES[check_choice("mode", mode, MODES)]))
-    return passes
-
-
-def _run_direct(x: Any, axes: list[int], plans: list[GaussianFilter], modes: list[str], *,
-                cval: Any, engine: str, memory_budget: Any, check_finite: bool, out: Any,
-                progress: Any) -> Any:
-    """The direct method along ``axes`` (``plans``/``modes`` one per axis): numba FIR passes
-    on the host, ``conv1d`` passes elsewhere (or where a gradient is recorded)."""
-    if engine != "auto":
-        check_choice("engine", engine, ("auto", *ENGINES))
-    cval = cval if type(cval) is float and math.isfinite(cval) else check_cval(cval)
-    if memory_budget is not None:
-        check_budget(memory_budget)
-    if progress is not None:
-        check_progress(progress)
-    host = _host_array(x)
-    if host is None:  # torch route: one conv1d pass per axis, or the Triton FIR on a GPU
-        t, kind, finite = as_signal(x, check_finite)
-        for ax in axes:
-            normalize_axis(ax, t.ndim)
-        out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-        if _triton_fir_applies(t, plans):
-            # a recorded call (fastmoments._launches) hands its flag to the first pass
-            flag = None if check_finite else recorded_flag(t)
-            y = _run_triton_fir(t, axes, plans, modes, cval, target, flag)
-            require_finite(finite)
-            return out if out is not None else to_output(y, kind)
-        y = t
-        for k, (ax, plan, mode) in enumerate(zip(axes, plans, modes, strict=True)):
-            y = filter_along(plan.direct_bank, "direct", y, axis=ax, mode=mode, cval=cval,
-                             engine="auto", memory_budget=memory_budget,
-                             check_finite=False, progress=progress, desc="GaussianFilter",
-                             out=target if k == len(axes) - 1 else None)
-        require_finite(finite)
-        return out if out is not None else to_output(y, kind)
-    a, kind = host
-    passes = _plan_passes(axes, plans, modes, a.ndim, a.dtype.char)
-    tdt = torch.float64 if a.dtype == np.float64 else torch.float32
-    if out is None:
-        res = np.empty(a.shape, dtype=a.dtype)
-        fir_passes(a, passes, cval, res)
-        ret = res if kind.numpy else torch.from_numpy(res)
-    else:
-        if not kind.numpy and isinstance(x, torch.Tensor):
-            check_grad_out(x, out)
-        target = output_buffer(out, x, kind, a.shape, tdt, torch.device("cpu"))
-        tn = target.numpy()
-        if tn.flags.c_contiguous and not np.may_share_memory(tn, a):
-            res = fir_passes(a, passes, cval, tn)
-        else:
-            res = fir_passes(a, passes, cval, np.empty(a.shape, dtype=a.dtype))
-            tn[...] = res
-        ret = out
-    if check_finite and not all_finite(res) and not np.isfinite(a).all():
-        raise ValueError("x contains NaN or infinity")
-    return ret
-
-
-def _folded_call(plan: GaussianFilter, x: Any, *, axis: int, mode: str, cval: Any,
-                 engine: str, memory_budget: Any, check_finite: bool, out: Any,
-                 progress: Any) -> Any:
-    """:meth:`GaussianFilter.__call__` by the folded kernel (same checks, same outputs)."""
-    t, kind, finite = as_signal(x, check_finite)
-    axis = normalize_axis(axis, t.ndim)
-    resolve_engine(engine, plan._sft, t.device)  # validated; the folded path has one engine
-    check_choice("mode", mode, MODES)
-    cval = check_cval(cval)
-    budget = check_budget(memory_budget)
-    check_progress(progress)
-    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-    if t.numel() == 0:
-        y = t.clone()
-    else:
-        moved = torch.movedim(t, axis, -1)
-        n = moved.shape[-1]
-        rows = moved.reshape(-1, n)
-        fk = plan.folded(n, mode)
-        per_row = fk.apply_bytes(1, t.element_size())
-        if below_minimum(per_row * rows.shape[0], budget):
-            chunk = rows.shape[0]
-        else:
-            chunk = rows_per_chunk(per_row, free_budget(t.device, budget), rows.shape[0],
-                                   what=f"filtering signals of {n} samples")
-        bar = job_bar(rows.shape[0], rows.numel(), t.device, progress, type(plan).__name__)
-        parts = []
-        try:
-            for i in range(0, rows.shape[0], chunk):
-                parts.append(apply_folded(fk, rows[i:i + chunk], mode, cval))
-                bar.update(parts[-1].shape[0])
-        finally:
-            bar.close()
-        y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
-        y = torch.movedim(y.reshape(moved.shape), -1, axis)
-    if target is not None:
-        target.copy_(y)
-    require_finite(finite)
-    return out if out is not None else to_output(y, kind)
-
-
-def _moment_map(sigma: float, order: int, j: np.ndarray, columns: Any,
-                weights: np.ndarray) -> np.ndarray:
-    """Weights of a kernel of ``order`` corrected to keep the target's low moments exactly.
-
-    The kernel is ``h = Σ_c w_c φ_c`` on the offsets ``j`` (its whole support); ``columns(j)``
-    gives the ``φ_c`` (``None``: the taps themselves, ``h = w``). The result keeps the
-    moments ``μ_m = Σ_j j^m h[j]`` of the target
-    :func:`~fastmoments.signal.coefficients.discrete_gaussian_kernel`
-    (:func:`~fastmoments.signal.coefficients.target_moments`) exactly for ``m = 0, 1``
-    (order 0: ``Σ h0 = 1``, ``Σ j h0 = 0``), ``m = 0, 1`` (order 1: ``Σ h1 = 0``,
-    ``Σ j h1 = -1``) and ``m = 0, 1, 2`` (order 2: ``Σ h2 = Σ j h2 = 0``, ``Σ j² h2 = 2``),
-    the values from σ = 4 on; below, the discrete kernel's own (Poisson terms < 1e-7 from
-    σ = 1 on). With ``y[n] = Σ_j h[j] x[n - j]``, constants pass unchanged (order 0) or give
-    0, the ramp ``x = n`` gives ``+1`` (order 1, the sign of scipy.ndimage's
-    ``gaussian_filter1d(order=1)``) and ``n²`` gives 2 (order 2), to rounding.
-
-    The change is the smallest in the kernel's L2 norm
-    (:func:`~fastmoments.signal.coefficients.constrain_moments`); for the plain SFT this is
-    the equality-constrained least-squares fit. Its cost, measured at σ = 16-1000 with the
-    default terms: the relative RMSE of G_D goes from 2.05e-5 to 2.23e-5 and that of G_DD
-    from 8.9e-5 to 9.4e-5 (G: 6.4e-5 to 6.2e-5); the error on a random walk went from up to
-    1.2x to at most 0.5x the (new) RMSE.
-    """
-    from .coefficients import constrain_moments, target_moments
-
-    target = target_moments(sigma, order)[:max(2, order + 1)]
-    scale = max(sigma, 1.0)  # target_moments' units: (j / scale)^m
-    if columns is None:  # free taps: Δh = Uᵀ (U Uᵀ)⁻¹ r, U[m] = (j/scale)^m
-        u = np.stack([(j / scale) ** m for m in range(len(target))])
-        resid = target - u @ weights
-        return weights + u.T @ np.linalg.solve(u @ u.T, resid)
-    return constrain_moments(columns, weights, j, scale, target)
-
-
-@functools.lru_cache(maxsize=256)
-def _gaussian_bank(sigma, order, method, terms, shift, truncate, exact_moments=True):
-    """The bank of one Gaussian plan (``exact_moments=False``: the ASFT paper's raw fit, without
-    :func:`_moment_map`, as its Table 1 measures it)."""
-    if method in ("direct", "direct-moments"):
-        w = math.ceil(truncate * sigma)
-        j = np.arange(-w, w + 1, dtype=np.float64)
-        # normalised over the truncated support as scipy.ndimage does: orders 0 and 1 are
-        # scipy's gaussian_filter1d kernels exactly (method="direct" is scipy's filter); the
-        # second derivative's loses its sum times h0, h2 = (k² - M2/S) g / (σ⁴ S), so that
-        # constants and ramps give 0 (the kernel of the folded path, :mod:`.folded`). The few-
-        # sample kernels that the SFT methods apply below σ = 1 ("direct-moments") keep the
-        # target's low moments exactly, as the fitted kernels do (:func:`_moment_map`).
-        if method == "direct-moments":
-            taps = discrete_gaussian_kernel(j, sigma, order)
-            if exact_moments and len(j) >= 3:
-                taps = _moment_map(sigma, order, j, None, taps)
-        else:
-            with np.errstate(over="ignore", under="ignore", invalid="ignore",
-                             divide="ignore"):
-                g = np.exp(-0.5 * (j / sigma) ** 2)
-                s = float(np.sum(g))
-                if order == 0:
-                    taps = g / s
-                elif order == 1:
-                    taps = -j * g / (sigma**2 * s)
-                elif exact_moments:
-                    taps = (j**2 - float(np.sum(j**2 * g)) / s) * g / (sigma**4 * s)
-                else:  # scipy's own second-derivative kernel
-                    taps = (j**2 / sigma**4 - 1 / sigma**2) * g / s
-            if not np.all(np.isfinite(taps)):  # σ so small that σ² or σ⁴ underflows
-                taps = discrete_gaussian_kernel(j, sigma, order)
-        return DirectBank(taps[None, :], complex_output=False)
-    fit = fit_gaussian(sigma, terms, discrete=True)
-    p = np.arange(terms + 1)
-    zeros = np.zeros(terms + 1)
-    if method == "sft":
-        weights = [(fit.a, zeros), (zeros, -fit.b), (fit.d, zeros)]
-        alpha = 0.0
-    else:
-        alpha = shift / sigma**2
-        e = math.exp(-0.5 * (shift / sigma) ** 2)  # exp(-α²/(4γ))
-        weights = [
-            (e * fit.a, zeros),
-            (e * alpha * fit.a, -e * fit.b),
-            (e * (fit.d + alpha**2 * fit.a), -e * 2 * alpha * fit.b),
-        ]
-    rows = terms + 1
-    mu, nu = (np.asarray(v, dtype=np.float64) for v in weights[order])
-
-    def bank(mu, nu, channels):
-        return SFTBank(
-            omega=np.tile(fit.beta * p, channels), alpha=np.full(rows * channels, alpha),
-            half=np.full(rows * channels, fit.K), shift=np.full(rows * channels, shift),
-            mu=mu.reshape(-1).astype(np.complex128), nu=nu.reshape(-1).astype(np.complex128),
-            channel=np.repeat(np.arange(channels), rows), n_channels=channels,
-            complex_output=False)
-
-    if exact_moments:
-        # one channel per column: μ_r = 1 (cosine part) and ν_r = 1 (sine part) of each row
-        eye = np.eye(rows)
-        zero = np.zeros((rows, rows))
-        cols = bank(np.concatenate([eye, zero]), np.concatenate([zero, eye]), 2 * rows)
-        j = np.arange(-cols.pad, cols.pad + 1, dtype=np.float64)
-        w = _moment_map(sigma, order, j, cols.kernel, np.concatenate([mu, nu]))
-        mu, nu = w[:rows], w[rows:]
-    return bank(mu, nu, 1)
-
-
-@functools.lru_cache(maxsize=128)
+@plan_cache(maxsize=128)
 def _cached_plan(sigma, order, method, terms, shift, truncate) -> GaussianFilter:
     return GaussianFilter(sigma, order=order, method=method, terms=terms, shift=shift,
                           truncate=truncate)
 
 
-def _per_axis(name: str, value: Any, n: int) -> list:
-    if type(value) in _SCALARS:  # the common case, without the ABC checks below
-        return [value] * n
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        if len(value) != n:
-            raise ValueError(f"{name} must be a scalar or have one entry per axis ({n} "
-                             f"filtered), got {len(value)} entries")
-        return list(value)
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        return _per_axis(name, value.tolist(), n)
-    return [value] * n
-
-
-_SCALARS = (float, int, str)
-
-
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
-
-
-def filtered_axes(axes: Any, channel_axis: Any, ndim: int) -> list[int]:
-    """The axes :func:`gaussian_filter` filters: ``axes`` (checked, non-negative, no repeats),
-    or every axis but ``channel_axis``.
-
-    >>> filtered_axes(None, None, 3), filtered_axes(None, -1, 3), filtered_axes((0, -1), None, 3)
-    ([0, 1, 2], [0, 1], [0, 2])
-    """
-    ch = None if channel_axis is None else normalize_axis(channel_axis, ndim, "channel_axis")
-    if axes is None:
-        return [a for a in range(ndim) if a != ch]
-    if isinstance(axes, (bool, np.bool_)) or isinstance(axes, str):
-        raise TypeError(f"axes must be an integer or a sequence of integers, got {axes!r}")
-    if not isinstance(axes, (Sequence, np.ndarray)):
-        axes = (axes,)
-    out = [normalize_axis(a, ndim, "axes") for a in axes]
-    if len(set(out)) != len(out):
-        raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
-    if ch is not None and ch in out:
-        raise ValueError(f"axes must not include channel_axis={channel_axis} (the colour "
-                         f"channels are not smoothed), got {tuple(axes)}")
-    return out
-
-
-def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
-    """The axis a device list splits: the first one not filtered (``None``: every axis is
-    filtered, and the call runs on the first device of the list)."""
-    try:
-        if "axis" in arguments and "axes" not in arguments:
-            done = [normalize_axis(arguments["axis"], len(shape))]
-        else:
-            done = filtered_axes(arguments.get("axes"), arguments.get("channel_axis"),
-                                 len(shape))
-    except (TypeError, ValueError):
-        return None
-    free = [a for a in range(len(shape)) if a not in done]
-    return free[0] if free else None
-
-
-_AXIS_REMOVED = (
-    "gaussian_filter filters every axis (like scipy.ndimage.gaussian_filter) and takes no "
-    "axis=; for one axis use gaussian_filter1d(x, sigma, axis=...) or "
-    "gaussian_filter(x, sigma, axes=(axis,))")
-
-
-def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: Any,
-            truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
-            out: Any, progress: Any) -> Any:
-    """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
-    if eligible(x, out, progress, memory_budget):  # a repeated GPU call: a replayed graph
-        if (type(axes) is tuple and len(axes) == 1 and type(axes[0]) is int
-                and channel_axis is None and type(sigma) is float and type(order) is int
-                and type(mode) is str and type(cval) is float and type(truncate) is float
-                and type(method) is str and terms is None and shift is None
-                and type(engine) is str):  # gaussian_filter1d's usual call: exact types
-            key = ("1d", axes[0], sigma, order, mode, cval, truncate, method, engine)
-        else:
-            key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method,
-                            terms, shift, engine)
-        if key is not None:
-            hit = _GRAPHS.call(
-                x, key,
-                lambda t: _filter_eager(t, axes, channel_axis, sigma, order, mode, cval,
-                                        truncate, method, terms, shift, engine, None, None,
-                                        None, check_finite=False),
-                True, 8 * x.numel())
-            if hit is not None:
-                return hit[0]
-    return _filter_eager(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
-                         terms, shift, engine, memory_budget, out, progress)
-
-
-#: The replayed graphs of the one-call functions (:mod:`.graphs`).
-_GRAPHS = GraphCache(max_graphs=16)
-
-
-def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any,
-                  cval: Any, truncate: Any, method: Any, terms: Any, shift: Any, engine: Any,
-                  memory_budget: Any, out: Any, progress: Any, *,
-                  check_finite: bool = True) -> Any:
-    """:func:`_filter` run eagerly (``check_finite=False``: the call inside a graph capture,
-    whose finiteness flag the graph computes)."""
-    if (type(x) is np.ndarray and out is None and progress is None and memory_budget is None
-            and terms is None and shift is None and engine == "auto" and channel_axis is None
-            and type(order) is int and type(mode) is str and type(cval) is float
-            and type(truncate) is float and (method == "auto" or method == "direct")
-            and type(sigma) in _PLAIN and x.dtype in _FLOATS and x.ndim >= 1):
-        y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method)
-        if y is not None:
-            return y
-    shape = _shape(x)
-    if len(shape) < 1:
-        as_signal(x)  # raises the scalar input error
-    axes_list = filtered_axes(axes, channel_axis, len(shape))
-    k = len(axes_list)
-    sigmas = [check_sigma(s) for s in _per_axis("sigma", sigma, k)]
-    orders = [check_int("order", o, minimum=0, maximum=2) for o in _per_axis("order", order, k)]
-    modes = [check_choice("mode", m, MODES) for m in _per_axis("mode", mode, k)]
-    truncate = check_positive_float("truncate", truncate)
-    method = check_choice("method", method, METHODS)
-    terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
-    if shift is not None:
-        if method != "asft":
-            raise ValueError("shift is only used with method='asft'")
-        shift = check_int("shift", shift, minimum=1)
-    if k == 0:  # nothing to filter: a copy of the input, as scipy.ndimage returns
-        t, kind, finite = as_signal(x, check_finite)
-        check_choice("engine", engine, ("auto", *ENGINES))
-        check_progress(progress)
-        out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-        y = t.clone() if target is None else target.copy_(t)
-        require_finite(finite)
-        return out if out is not None else to_output(y, kind)
-    dt, dev = _dtype_device(x)
-    size = math.prod(shape)
-    chosen = [method if method != "auto" else
-              _auto_method(shape[ax], s, o, truncate, dt, dev, size // max(shape[ax], 1))
-              for ax, s, o in zip(axes_list, sigmas, orders, strict=True)]
-    # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius)
-    plans = [_cached_plan(s, o, method, terms, shift, truncate)
-             for s, o in zip(sigmas, orders, strict=True)]
-    # a kernel that reaches beyond its axis takes the plan's folded path (exact, O(N log N))
-    chosen = ["folded" if p.uses_folded(shape[ax]) else m
-              for m, p, ax in zip(chosen, plans, axes_list, strict=True)]
-    if all(m == "direct" for m in chosen):  # every axis by the FIR (the numba loops on a CPU)
-        for p in plans:
-            p.method = "direct"
-        return _run_direct(x, axes_list, plans, modes, cval=cval, engine=engine,
-                           memory_budget=memory_budget, check_finite=check_finite,
-                           out=out, progress=progress)
-    # one axis: the plan checks the input (on a GPU, inside its fused kernels); several: the
-    # input is checked once here (read at the end) and the passes need not check again
-    t, kind, finite = as_signal(x, check_finite and k > 1)
-    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
-    # float32 on the CPU smoothed far beyond every axis (all folded, σ ≥ DEEP_FOLD · N): the
-    # result is all but the mean, and the float32 rounding of each axis's result would be
-    # most of its error (as in scipy.ndimage; which of the two is closer was a coin toss at
-    # σ = 2^20 on 512²); between the axes the values stay float64, rounded once at the end
-    deep = (k > 1 and t.dtype == torch.float32 and t.device.type == "cpu"
-            and all(m == "folded" and s >= DEEP_FOLD * shape[ax]
-                    for m, s, ax in zip(chosen, sigmas, axes_list, strict=True)))
-    y = t.double() if deep else t
-    for i, (ax, plan, m) in enumerate(zip(axes_list, plans, modes, strict=True)):
-        y = plan(y, axis=ax, mode=m, cval=cval, engine=engine, memory_budget=memory_budget,
-                 check_finite=check_finite and k == 1,
-                 out=target if i == k - 1 and not deep else None,
-                 progress=progress)
-    if deep:
-        y = y.to(torch.float32)
-        if target is not None:
-            target.copy_(y)
-    require_finite(finite)
-    return out if out is not None else to_output(y, kind)
-
-
-#: σ / N from which a float32 call folded along every axis keeps float64 between the axes
-#: (measured: at σ/N ≤ 64, e.g. the 128³ volume at σ = 8192, scipy.ndimage's truncated tail
-#: is the larger error and float32 passes suffice; from σ/N ≈ 250 on, rounding dominates both)
-DEEP_FOLD = 128.0
-
-
-_PLAIN = (float, int)
-
-
-def _fast_direct(x: np.ndarray, axes: Any, sigma: float, order: int, mode: str, cval: float,
-                 truncate: float, method: str, folded: bool = True) -> np.ndarray | None:
-    """The lean path of the common call (a float NumPy array, scalar options, defaults):
-    plain checks, the choice and the kernel from caches keyed by plain values, the numba
-    passes (or, for one axis shorter than the kernel and ``folded``, :func:`_fast_folded`).
-    ``None`` where an option needs the general path (which then reports any error)."""
-    if not (0.0 < sigma <= MAX_SIGMA and 0 <= order <= 2 and mode in MODE_CODES
-            and 0.0 < truncate < math.inf and math.isfinite(cval)):
-        return None
-    ndim = x.ndim
-    if axes is None:
-        axes_list = range(ndim)
-    elif type(axes) is tuple and all(type(a) is int and -ndim <= a < ndim for a in axes):
-        axes_list = [a % ndim for a in axes]
-        if len(set(axes_list)) != len(axes_list):
-            return None
-    else:
-        return None
-    shape = x.shape
-    size = x.size
-    char = x.dtype.char
-    if len(axes_list) == 1 and shape[axes_list[0]] > 0:
-        n = shape[axes_list[0]]
-        radius = truncation_radius(sigma, truncate)
-        if radius >= n and method == "auto" and folded:  # a kernel beyond the signal: folded
-            # (the untruncated kernel, as GaussianFilter.folded_radius for "auto")
-            return _fast_folded(x, axes_list[0], sigma, order, full_radius(sigma, truncate),
-                                mode, cval)
-    passes = []
-    for ax in axes_list:
-        n = shape[ax]
-        if method == "auto":
-            choice = _fast_choice(n, size // max(n, 1), sigma, order, truncate, char)
-            if choice == "sft" and len(axes_list) == 1 and folded:
-                return _fast_sft(x, ax, _cached_plan(sigma, order, "auto", None, None,
-                                                     truncate), mode, cval)
-            if choice != "direct":
-                return None
-        hh, odd = _half_kernel(sigma, order, _auto_truncate(sigma, order, truncate)
-                               if method == "auto" else truncate, char)
-        if len(hh) - 1 >= n:  # the kernel reaches beyond the signal: the folded path
-            return None
-        passes.append((ax, hh, odd, MODE_CODES[mode]))
-    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    res = np.empty(shape, dtype=x.dtype)
-    if not passes:
-        res[...] = a
-        return res
-    fir_passes(a, passes, cval, res)
-    if not all_finite(res) and not np.isfinite(a).all():
-        raise ValueError("x contains NaN or infinity")
-    return res
-
-
-#: NumPy input of at most this many samples, filtered along one axis by the SFT on the CPU,
-#: goes straight to the numba engine (:func:`_fast_sft`)
-FAST_SFT_MAX = 1 << 21
-
-
-def _fast_sft(x: np.ndarray, axis: int, plan: GaussianFilter, mode: str,
-              cval: float) -> np.ndarray | None:
-    """The SFT route of a plan (the one-call functions' or the user's) for a NumPy array along
-    one axis, on NumPy arrays: ``plan.bank`` applied by the numba engine
-    (:func:`._numba_sft.apply_arrays`) into a NumPy result, as the general path does through
-    tensors (the same bank, engine and sums: the same values bit for bit) without its round
-    trips (~0.3 ms on 10^5 samples, a fifth of a σ = 8192 call). ``None`` (the general path)
-    for more than :data:`FAST_SFT_MAX` samples (chunking and progress bars are the general
-    path's) and while the numba kernels are not loaded."""
-    from ._apply import numba_preferred
-
-    if not 0 < x.size <= FAST_SFT_MAX or not numba_preferred(plan.bank):
-        return None
-    from ._numba_sft import apply_arrays
-
-    n = x.shape[axis]
-    last = axis in (-1, x.ndim - 1)
-    moved = x if last else np.moveaxis(x, axis, -1)
-    rows = np.ascontiguousarray(moved.reshape(-1, n))
-    res = np.empty(rows.shape, dtype=x.dtype)
-    apply_arrays(plan.bank, rows, res.reshape(rows.shape[0], 1, n), mode, cval)
-    if not all_finite(res) and not np.isfinite(x).all():
-        raise ValueError("x contains NaN or infinity")
-    plan.method = "sft"
-    res = res.reshape(moved.shape)
-    return res if last else np.ascontiguousarray(np.moveaxis(res, -1, axis))
-
-
-#: the low-frequency route of :func:`_fast_folded` keeps the Fourier components of the folded
-#: kernel above ``LOW_CUTOFF · ‖h‖₁`` (float64 rounding of the folding sums: the FFT route's
-#: own error is of that size; ``‖h‖₁`` from :func:`_kernel_l1`) and runs when at most
-#: :data:`LOW_COMPONENTS` remain and its two tables take at most :data:`LOW_TABLE_BYTES`
-#: (they are cached with the folded kernel, up to 64 entries)
-LOW_CUTOFF = 2.0**-52
-LOW_COMPONENTS = 16
-LOW_TABLE_BYTES = 2 << 20
-
-
-@functools.lru_cache(maxsize=64)
-def _folded_spectrum(sigma: float, order: int, radius: int, n: int,
-                     mode: str) -> tuple[FoldedKernel, np.ndarray, tuple | None]:
-    """The folded kernel, the real FFT of its taps (one period) and, where few of its Fourier
-    components matter, the tables of the low-frequency route (:func:`_low_components`);
-    cached on plain values."""
-    fk = folded_kernel(sigma, order, radius, n, mode)
-    spec = np.fft.rfft(fk.taps, n=fk.period)
-    spec.setflags(write=False)
-    return fk, spec, _low_components(fk, spec, n, mode, sigma, order)
-
-
-def _low_components(fk: FoldedKernel, spec: np.ndarray, n: int, mode: str, sigma: float,
-                    order: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Tables ``(A, B)`` with ``y = (x @ A) @ B`` for the reflect, mirror and wrap modes when
-    the folded kernel (smoothed far beyond the signal, σ ≳ N/4) has at most
-    :data:`LOW_COMPONENTS` Fourier components above ``LOW_CUTOFF · ‖h‖₁``; else ``None``.
-
-    The circular convolution of period ``P`` is ``y[t] = (1/P) Σ_k F_k X_k e^{iθ_k t}``
-    (``θ_k = 2πk/P``, ``F`` the kernel's and ``X`` the extended signal's DFT). Keeping the
-    components ``k ∈ K`` of the real FFT (weight 2 for ``0 < k < P/2``) changes ``y`` by at
-    most ``max_{k∉K} |F_k| ‖x_P‖₂ ≤ √2 · 2^-52 ‖h‖₁ ‖x‖₂`` in the 2-norm (Parseval), the
-    size of the FFT route's own rounding (the folded taps are sums of the kernel's samples,
-    rounded relative to ``‖h‖₁``). A derivative folded far beyond the signal keeps no
-    component at all: its result is 0, exact to that size. With ``C = cos θ_k t`` and
-    ``S = sin θ_k t``, ``X_k = Σ_t x_P[t] (C - iS)``; the extension is folded into the
-    analysis table (``x_P[t]`` is ``x[j(t)]``), and the kernel's ``F_k`` with it, so ``A``
-    is ``(N, 2K)`` and ``B`` ``(2K, N)``: ``2 · 2K · N`` multiply-adds per signal instead of
-    two FFTs of ``P`` samples. Angles are reduced exactly
-    (``(k t) mod P``) before the cosines, in float64."""
-    if mode not in ("reflect", "mirror", "wrap"):
-        return None  # nearest/constant: the kernel's cut at ±N makes a broad spectrum
-    period = fk.period
-    keep = np.nonzero(np.abs(spec) > LOW_CUTOFF * _kernel_l1(sigma, order))[0]
-    m = len(keep)
-    if m > LOW_COMPONENTS or 2 * (2 * m * n) * 8 > LOW_TABLE_BYTES:
-        return None
-    t = np.arange(period, dtype=np.int64)
-    ang = 2.0 * np.pi * ((keep[:, None] * t[None, :]) % period) / period  # (m, P)
-    weight = np.where((keep == 0) | (2 * keep == period), 1.0, 2.0) / period
-    coef = weight * spec[keep]  # (m,) complex
-    # analysis on the period, real: [Re X, Im X] = x_P @ [C, -S]ᵀ
-    ana = np.concatenate([np.cos(ang), -np.sin(ang)]).T  # (P, 2m)
-    if mode == "reflect":  # x_P = x, then x reversed
-        ana = ana[:n] + ana[period - 1:period - 1 - n:-1]
-    elif mode == "mirror" and n > 1:  # x_P = x, then x[n-2:0:-1]
-        fold = ana[:n].copy()
-        fold[1:n - 1] += ana[period - 1:n - 1:-1]
-        ana = fold
-    # synthesis: y = Re(coef X e^{iθt}) = [Re(cX), Im(cX)] @ [C, -S] at t < N
-    a_t, b_t = ana[:, :m], ana[:, m:]
-    ana = np.concatenate([a_t * coef.real - b_t * coef.imag,
-                          a_t * coef.imag + b_t * coef.real], axis=1)  # x @ ana = [Re, Im]
-    syn = np.concatenate([np.cos(ang[:, :n]), -np.sin(ang[:, :n])])  # (2m, N)
-    ana = np.ascontiguousarray(ana)
-    ana.setflags(write=False)
-    syn.setflags(write=False)
-    return ana, syn
-
-
-def _kernel_l1(sigma: float, order: int) -> float:
-    """``‖h‖₁`` of the continuous Gaussian kernel of ``order`` (1, ``√(2/π)/σ``,
-    ``4 e^{-1/2}/(√(2π) σ²)``): within a factor 2 of the discrete kernel's from σ = 0.5 on
-    (0.54-1.4 at σ = 0.5, within 5% from σ = 2), the scale of the folding's rounding.
-
-    >>> round(_kernel_l1(2.0, 1), 4)
-    0.3989
-    """
-    return [1.0, math.sqrt(2.0 / math.pi) / sigma,
-            4.0 * math.exp(-0.5) / (math.sqrt(2.0 * math.pi) * sigma * sigma)][int(order)]
-
-
-def _fast_folded(x: np.ndarray, axis: int, sigma: float, order: int, radius: int, mode: str,
-                 cval: float) -> np.ndarray:
-    """The folded path (:mod:`.folded`) of a NumPy array along one axis, in NumPy: one period
-    of the extension, one real FFT product with the cached spectrum of the folded taps
-    (float64; the result in ``x``'s dtype), plus the tail masses for nearest and constant;
-    or, where few Fourier components of the folded kernel matter (σ ≳ N/4 in the reflect,
-    mirror and wrap modes), two small matrix products (:func:`_low_components`). The same
-    sums as :func:`~fastmoments.signal.folded.apply_folded`, without the torch round trip and
-    the general checks (~0.5 ms per call on 10^3 samples by FFT, ~0.02 ms by the
-    low-frequency route)."""
-    n = x.shape[axis]
-    fk, spec, low = _folded_spectrum(sigma, order, radius, n, mode)
-    last = axis in (-1, x.ndim - 1)
-    moved = x if last else np.moveaxis(x, axis, -1)
-    rows = moved.reshape(-1, n).astype(np.float64)
-    if low is not None:
-        # x is finite where its sum is (else the full check decides: a sum can overflow);
-        # checked first, as a product may never see a sample (no component kept)
-        if not math.isfinite(rows.sum()) and not np.isfinite(x).all():
-            raise ValueError("x contains NaN or infinity")
-        y = ((rows @ low[0]) @ low[1]).reshape(moved.shape)
-        return np.ascontiguousarray(y if last else np.moveaxis(y, -1, axis), dtype=x.dtype)
-    if mode == "reflect":
-        xe = np.concatenate([rows, rows[:, ::-1]], axis=1)
-    elif mode == "mirror":
-        xe = rows if n == 1 else np.concatenate([rows, rows[:, n - 2:0:-1]], axis=1)
-    elif mode == "wrap":
-        xe = rows
-    else:
-        xe = np.concatenate([rows, np.zeros((rows.shape[0], fk.period - n))], axis=1)
-    y = np.fft.irfft(np.fft.rfft(xe, n=fk.period, axis=1) * spec, n=fk.period, axis=1)[:, :n]
-    if mode == "nearest":
-        y = y + rows[:, :1] * fk.right + rows[:, n - 1:] * fk.left
-    elif mode == "constant":
-        y = y + cval * (fk.right + fk.left)
-    y = y.reshape(moved.shape)
-    res = np.ascontiguousarray(y if last else np.moveaxis(y, -1, axis), dtype=x.dtype)
-    if not np.isfinite(res).all() and not np.isfinite(x).all():
-        raise ValueError("x contains NaN or infinity")
-    return res
-
-
-@functools.lru_cache(maxsize=2048)
-def _fast_choice(n: int, batch: int, sigma: float, order: int, truncate: float,
-                 char: str) -> str:
-    return _auto_method(n, sigma, order, truncate, "float64" if char == "d" else "float32",
-                        "cpu", batch)
-
-
-_NOTES = """
-    *Method.* ``method="auto"`` picks, for each filtered axis, the faster of the direct FIR
-    and the SFT for its length, σ, order, the dtype and the device, from crossover points
-    measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.selection`):
-    the FIR at small σ (numba loops on the CPU, all axes in one call, no axis moved), the SFT
-    from some σ on (a cost per sample independent of σ). ``GaussianFilter(...).choose(n)``
-    tells the choice. Its result is at least as accurate as scipy.ndimage's default
-    (``truncate = 4``) against the exact convolution by the untruncated kernel: the FIR
-    applies the kernel out to :func:`~fastmoments.signal.gaussian.auto_radius` (its
-    truncated tail at most half scipy's), the SFT is fitted to relative RMSE
-    ``≤ min(1e-4, 0.8 ε_scipy)`` (:func:`~fastmoments.signal.gaussian.auto_sft_rmse`,
-    ``ε_scipy`` scipy's own truncation error, :func:`~fastmoments.signal.gaussian.peer_rmse`:
-    3.5e-5 for smoothing at σ = 2, ~1.3e-4 from σ = 32 on) or else not picked, and an axis
-    no longer than ``W = ceil(truncate σ)`` is filtered by the untruncated kernel folded onto
-    its boundary (float rounding). Measured on a grid (orders 0-2, σ = 0.5-8192,
-    10³-10⁶ samples, 512², 2048², 128³, float32 and float64): no cell less accurate than
-    scipy.ndimage (``python benchmarks/signal_scipy_grid.py``,
-    ``benchmarks/results/signal_scipy_grid_cpu.md``).
-
-    *dtype.* float32 stays float32 and float64 stays float64; integer (and bool, float16)
-    input is filtered in float32 and returned as float32, the package's dtype policy, where
-    scipy.ndimage returns the input's integer dtype. The result of smoothing is not an integer
-    and a derivative (``order`` 1, 2) is negative where the signal falls: scipy's integer
-    output rounds away the fraction and wraps negative values of unsigned types around (a
-    silent wrong answer); pass ``x.astype(float)`` to get float64.
-"""
-
-_FOLDED_NOTES = """
-    *SFT.* Filters ``x_G[n] = Σ_k G[k] x[n-k]`` (Eqs. 4-6 of Yamashita & Wakahara 2022) with
-    ``G`` replaced by its least-squares Fourier fit on ``[-K, K]`` (Eqs. 9-15, 45-47). The
-    relative error against the exact Gaussian is :attr:`GaussianFilter.rmse` (≤ 1e-4 by
-    default) for every σ; float32 adds less than 1e-5.
-
-    *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
-    ``N`` samples along the filtered axis) are applied exactly, folded onto the boundary
-    (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's normalised discrete
-    Gaussian cut at a radius ``R``: with ``g[k] = exp(-k²/(2σ²))``,
-    ``S = Σ_{|k|≤R} g[k]`` and ``M2 = Σ_{|k|≤R} k² g[k]``, ``h0 = g/S``,
-    ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's ``(k²/σ⁴ - 1/σ²) g/S``
-    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module).
-    With ``method="auto"``, ``"sft"`` and ``"asft"``, ``R = max(W, ceil(10σ))``: the
-    untruncated kernel (its tail beyond ``10σ`` is below ``e^-50`` of the peak), which the
-    SFT fit approximates and scipy truncates, so the error against the exact convolution is
-    float rounding (relative RMSE ~1e-16 in float64; in float32 the rounding of the input and
-    the output, ~6e-8), where scipy's truncated kernel leaves its tail (~1e-4 for smoothing,
-    up to ~1e-1 for a first derivative at σ ≫ N). With ``method="direct"``, ``R = W``:
-    scipy's truncated kernel, as the FIR applies it (orders 0 and 1 are scipy's
-    ``gaussian_filter1d`` kernels with the same ``truncate``).
-    With the reflect, mirror and wrap modes the extended signal has period ``P = 2N, 2N - 2,
-    N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q) mod P]`` with the folded
-    kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period of the extension: a
-    circular convolution (a direct sum for ``P ≤ 64``, else ``torch.fft``). With nearest and
-    constant, samples beyond the ends are a constant ``a`` (before) and ``b`` (after):
-    ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the tail masses
-    ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``. ``f``,
-    ``R`` and ``L`` are cached per ``(σ, order, R, N, mode)``: ``O(N)`` memory, ~0.15 s at
-    σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞ the folded kernel
-    tends to ``1/P``: reflect and wrap give the signal's mean (order 0), mirror the mean of
-    its period, nearest the mean of the two end values and constant ``cval``. Accuracy
-    against the convolution by the kernel cut at ``R``: float64 rounding,
-    ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
-"""
-
-
-@batched(name="x", split_axis=_split_axis)
-def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
-                    mode: str | Sequence[str] = "reflect", cval: float = 0.0,
-                    truncate: float = 4.0, *, axes: Sequence[int] | None = None,
-                    channel_axis: int | None = None, method: str = "auto",
-                    terms: int | None = None, shift: int | None = None, engine: str = "auto",
-                    memory_budget: float | None = None, out: Any = None,
-                    progress: bool | None = None) -> Any:
-    """Multi-dimensional Gaussian filter, as :func:`scipy.ndimage.gaussian_filter`: every
-    axis by default.
-
-    Parameters
-    ----------
-    x : array_like or torch.Tensor
-        Real input of any shape; never modified.
-    sigma : float or sequence of float
-        Standard deviation(s) in samples: one for every filtered axis, or one per axis.
-    order : int or sequence of int
-        Derivative order 0, 1 or 2 (per filtered axis).
-    mode : {"reflect", "nearest", "mirror", "wrap", "constant"} or sequence of them
-        Extension beyond the ends, as in :func:`scipy.ndimage.gaussian_filter` (per axis).
-    cval : float
-        Value outside the signal for ``mode="constant"``.
-    truncate : float
-        Kernel half-width in σ of the direct method (and of the folded kernel), as scipy's.
-    axes : sequence of int, optional
-        The axes filtered (default: all of them, but ``channel_axis``), one after the other.
-    channel_axis : int, optional
-        The axis holding colour channels (scikit-image's convention): never filtered.
-    method : {"auto", "sft", "asft", "direct"}
-        ``"auto"`` (default): per axis, the faster method measured (Notes); the others force
-        one (see :class:`GaussianFilter`).
-    terms : int, optional
-        ``P`` (default: relative RMSE ≤ 1e-4) of the SFT methods.
-    shift : int, optional
-        ASFT shift ``n0`` (``method="asft"`` only).
-    engine : {"auto", "chunked", "prefix", "recursive", "sliding"}
-        How the SFT components are computed (see :mod:`fastmoments.signal.sliding`);
-        ``"auto"`` uses the fastest accurate engine measured on the device.
-    memory_budget : float, optional
-        Scratch memory in bytes (or a fraction of the free memory) of the SFT methods.
-    out : numpy.ndarray or torch.Tensor, optional
-        Preallocated output of ``x``'s shape and the result dtype, of the input's kind (and
-        device): written in place and returned (see :meth:`GaussianFilter.__call__`).
-    progress : bool, optional
-        tqdm progress bar of the SFT passes: ``True`` always, ``False`` never, ``None``
-        (default) for large jobs once they have run for a second.
-
-    Returns
-    -------
-    numpy.ndarray or torch.Tensor
-        Same shape as ``x``, float32 or float64 (Notes: dtype) (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For σ ≤ 0, bad axes (repeated, out of range, or ``channel_axis`` among them), a
-        sequence of σ, orders or modes of the wrong length, unknown
-        ``mode``/``method``/``engine``, NaN or infinity in ``x``, or a bad ``out`` (wrong
-        shape or device, read-only, overlapping ``x``).
-    TypeError
-        For the removed ``axis=`` keyword (use :func:`gaussian_filter1d` or ``axes=``), an
-        ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``, ``False``
-        or ``None``.
-
-    Notes
-    -----
-    Every axis is filtered, as scipy.ndimage does: on an image, rows and columns. A colour
-    image ``(H, W, 3)`` needs ``channel_axis=-1`` (else its channels are smoothed into each
-    other, as scipy would). With a device list (``device=[...]``) the batch is split along the
-    first axis that is not filtered (``channel_axis``, or an axis left out of ``axes``);
-    when every axis is filtered there is none, and the whole call runs on the first device
-    of the list.
-    {notes}{folded}
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from scipy import ndimage
-    >>> img = np.random.default_rng(0).random((32, 32))
-    >>> y = gaussian_filter(img, 2.0, method="direct")  # scipy's kernel and truncation
-    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-12)
-    True
-    >>> y = gaussian_filter(img, 2.0)  # "auto": a slightly longer kernel, more accurate
-    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-4)
-    True
-    >>> gaussian_filter(img, [2.0, 3.0], order=[1, 0]).shape
-    (32, 32)
-    >>> rgb = np.random.default_rng(1).random((16, 16, 3), dtype=np.float32)
-    >>> gaussian_filter(rgb, 1.5, channel_axis=-1).dtype
-    dtype('float32')
-    """
-    return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
-                   shift, engine, memory_budget, out, progress)
-
-
-def _no_axis(fn):
-    """Refuse the old one-axis keyword ``axis=`` of :func:`gaussian_filter` with a
-    TypeError that says what to use instead."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if "axis" in kwargs:
-            raise TypeError(_AXIS_REMOVED)
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
-gaussian_filter.__doc__ = gaussian_filter.__doc__.replace("{notes}", _NOTES).replace(
-    "{folded}", _FOLDED_NOTES)
-gaussian_filter = _no_axis(gaussian_filter)
-
-
-@batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
-def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
-                      mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
-                      method: str = "auto", terms: int | None = None, shift: int | None = None,
-                      engine: str = "auto", memory_budget: float | None = None,
-                      out: Any = None, progress: bool | None = None) -> Any:
-    """One-dimensional Gaussian filter along ``axis``, as :func:`scipy.ndimage.gaussian_filter1d`.
-
-    Parameters
-    ----------
-    x : array_like or torch.Tensor
-        Real input of any shape; never modified.
-    sigma : float
-        Standard deviation in samples.
-    axis : int
-        The axis filtered (default: the last).
-    order : int
-        Derivative order 0, 1 or 2.
-    mode, cval, truncate, method, terms, shift, engine, memory_budget, out, progress
-        As in :func:`gaussian_filter`.
-
-    Returns
-    -------
-    numpy.ndarray or torch.Tensor
-        Same shape as ``x``, float32 or float64 (see :func:`gaussian_filter`, Notes).
-
-    Raises
-    ------
-    ValueError
-        As :func:`gaussian_filter`; also for an ``axis`` out of range.
-    TypeError
-        For an ``axis`` that is not an integer, and as :func:`gaussian_filter`.
-
-    Notes
-    -----
-    ``method="auto"`` picks the faster of the direct FIR and the SFT (see
-    :func:`gaussian_filter`, Notes, and :class:`GaussianFilter` for the math).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.zeros(201); x[100] = 1.0
-    >>> y = gaussian_filter1d(x, 10.0)
-    >>> round(float(y[100]), 4), round(float(1 / np.sqrt(2 * np.pi) / 10), 4)
-    (0.0399, 0.0399)
-    >>> gaussian_filter1d(np.ones((4, 50)), 3.0, axis=0, order=1).shape
-    (4, 50)
-    """
-    if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
-            and (type(x) is np.ndarray or type(x) is torch.Tensor)
-            and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor
-        return _filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
-                       shift, engine, memory_budget, out, progress)
-    if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str):
-        raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis; "
-                        f"gaussian_filter(x, sigma, axes=...) filters several), got {axis!r}")
-    ndim = len(_shape(x))
-    if ndim < 1:
-        as_signal(x)
-    ax = normalize_axis(axis, ndim)
-    if isinstance(sigma, (Sequence, np.ndarray)) and not isinstance(sigma, str):
-        raise TypeError(f"sigma must be a real number for gaussian_filter1d, got {sigma!r}")
-    if isinstance(order, (Sequence, np.ndarray)) and not isinstance(order, str):
-        raise TypeError(f"order must be an integer for gaussian_filter1d, got {order!r}")
-    return _filter(x, (ax,), None, sigma, order, mode, cval, truncate, method, terms, shift,
-                   engine, memory_budget, out, progress)

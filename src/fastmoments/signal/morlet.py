@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cache import plan_cache
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan
@@ -258,12 +259,13 @@ class MorletTransform(BankPlan):
         return self.bank.kernel(np.asarray(j))[0]
 
     def __repr__(self) -> str:
+        route = f", route={str(self.route)!r}" if self.route is not None else ""
         return (f"MorletTransform(sigma={self.sigma}, xi={self.xi}, method={self.method!r}, "
                 f"approximation={self.approximation!r}, terms={self.terms}, K={self.K}, "
-                f"rmse={self.rmse:.2e})")
+                f"rmse={self.rmse:.2e}{route})")
 
 
-@functools.lru_cache(maxsize=128)
+@plan_cache(maxsize=128)
 def _cached_plan(sigma, xi, method, approximation, terms, shift, truncate) -> MorletTransform:
     return MorletTransform(sigma, xi, method=method, approximation=approximation, terms=terms,
                            shift=shift, truncate=truncate)

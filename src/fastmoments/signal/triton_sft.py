@@ -1,6 +1,6 @@
 """Fused GPU kernels (Triton) for the chunked SFT engine (:mod:`.chunked`), float32 and float64.
 
-Two kernels do the whole filter bank, boundary extension included (or one, below):
+Two kernels do the whole filter bank, boundary extension included:
 
 ``_tile_totals``
     For every tile of ``T = BC·C`` samples (``BC`` chunks of ``C``) and row ``r``:
@@ -22,23 +22,13 @@ Two kernels do the whole filter bank, boundary extension included (or one, below
 Given a flag byte, ``_tile_totals`` also clears it when a tile holds NaN or infinity: the public
 calls' input check without a pass of its own.
 
-``_sft_single``
-    Both, as one launch, for jobs small enough that all their programs are resident at once
-    (one GPU signal, say; a cooperative launch, :func:`_single`): each program writes its tile
-    totals, the programs of a group meet at a barrier (atomic counters that the launch
-    resets as it ends), then write their output tiles. It saves the host one launch per call,
-    and its flag group writes the NaN/inf verdict at the barrier, so a replayed call can
-    return before the output tiles are done (:mod:`fastmoments.signal.graphs`). The three
-    kernels share their loop bodies (``_totals_loop``, ``_output_loop``), so the one-launch
-    result has the two kernels' bits.
-
 Rows are padded to ``RH`` (a power of two ≥ 8), so every product has at least 16 columns. For
 float32 signals all products use ``input_precision="tf32x3"`` (float32 accuracy on tensor
 cores); the tables come from the float64 tables of
 :func:`~fastmoments.signal.chunked.group_tables`. float64 signals run the same kernels with
 float64 tables and float64 products (:func:`takes`; on the H100 2-3× faster than the torch
-engine for a batch, and 6× for a replayed 64-scale CWT; ``benchmarks/signal_latency.py``
-times float64 calls). The anchor
+engine for a batch, and 6× for a replayed 64-scale CWT, measured by an A/B script kept in
+git history). The anchor
 recursion divides by ``q^C`` once, so it is used for ``α C ≤ 1`` only
 (:func:`~fastmoments.signal.chunked.fused_eligible`); other banks run on the torch engine.
 Tiles start at arbitrary (unaligned) samples; tiles of 64 chunks are read as one 1-D run so that
@@ -47,17 +37,14 @@ the loads are coalesced (:func:`_lin`).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import torch
 
 from .._array import clear_unless_finite
-from .._launches import launch, signal
-from .._triton import multiprocessors, resident_programs
+from .._launches import launch
+from .._triton import multiprocessors
 from .boundary import MODES
 from .chunked import _powers, _powers_bc, check_out, group_tables
-from .graphs import _capturing, _raw_stream
 
 try:  # pragma: no cover - depends on the installation
     import triton
@@ -75,28 +62,26 @@ def available() -> bool:
     return triton is not None
 
 
-# Four warps: the fastest on the H100 (8 warps: 2.4x slower for the batch; an earlier layout of
-# these kernels even gave wrong results with 8 warps and 64 chunks per tile on Triton 3.6).
-_WARPS = 4
+#: Warps per program: four, the fastest on the H100 (8 warps: 2.4x slower for the batch;
+#: ``benchmarks/signal_fused.py``).
+WARPS = 4
+
+#: Dot precision of the float32 products: ``"tf32x3"`` (float32 accuracy on tensor cores);
+#: float64 signals use ``"ieee"`` float64 products.
+PRECISION = "tf32x3"
 
 
 def _settings(items: int, device: torch.device) -> tuple[int, str, int]:
-    """Chunks per tile, dot precision and warps (environment overrides for benchmarking).
+    """Chunks per tile, dot precision and warps.
 
     ``items`` counts the (signal, row group, 2048-sample tile) triples of the job. Tiles of 64
     chunks are the fastest for batches; a job with fewer such items than two per multiprocessor
     (a single signal, say) uses tiles of 32 chunks, which doubles its parallelism (13 against
-    19 µs for one Gaussian of 102400 samples on the H100; the batch takes twice as long).
+    19 µs for one Gaussian of 102400 samples on the H100; the batch takes twice as long;
+    ``benchmarks/signal_fused.py``).
     """
-    env = os.environ.get("FASTMOMENTS_SFT_BC")
-    if env:
-        bc = int(env)
-    else:
-        small = device.type == "cuda" and items < 2 * (_programs(device) // 8)
-        bc = 32 if small else 64
-    prec = os.environ.get("FASTMOMENTS_SFT_PRECISION", "tf32x3")
-    warps = int(os.environ.get("FASTMOMENTS_SFT_WARPS", str(_WARPS)))
-    return bc, prec, warps
+    small = device.type == "cuda" and items < 2 * (_programs(device) // 8)
+    return (32 if small else 64), PRECISION, WARPS
 
 
 class _FusedTables:
@@ -174,20 +159,6 @@ class _FusedTables:
         self.one_each = len(set(chans)) == g_n == bank.n_channels
         self.n_groups, self.rh, self.jp, self.ft_max = g_n, rh, jp, int(ft.max())
         self.no = no
-        self.single_cap: dict[tuple, int] = {}  # resident programs of ``_sft_single``, by options
-        self._counters: dict[tuple, torch.Tensor] = {}
-
-    def counters(self, device: torch.device) -> torch.Tensor:
-        """The barrier counters of ``_sft_single`` for the current stream of ``device``:
-        ``(arrived, departed, bad, -)`` per group, zero between launches (each launch resets
-        them as it ends). One set per stream, so that launches on different streams, which
-        may run at once, never share them; launches on one stream run one after another."""
-        key = (device.index, _raw_stream(device.index)) if device.type == "cuda" else (None, 0)
-        c = self._counters.get(key)
-        if c is None:
-            c = self._counters[key] = torch.zeros(self.n_groups, 4, dtype=torch.int32,
-                                                  device=device)
-        return c
 
 
 def _tables(bank, chunk: int, bc: int, device: torch.device,
@@ -418,60 +389,14 @@ if triton is not None:
                      off_ptr, ft_ptr, ch_ptr, hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr,
                      MODE, C, BC, RH, NO, JP, CPLX, PREC, ITERS, JOIN, LIN)
 
-    @triton.jit
-    def _sft_single(x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups, bsz, n_prog, y_ptr,
-                    stride_yb, stride_yc, L_ptr, off_ptr, mt_ptr, ft_ptr, ch_ptr, qt_ptr, w1_ptr,
-                    hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr, flag_ptr, sync_ptr, g_flag,
-                    MODE: tl.constexpr, C: tl.constexpr, BC: tl.constexpr, RH: tl.constexpr,
-                    NO: tl.constexpr, JP: tl.constexpr, CPLX: tl.constexpr, PREC: tl.constexpr,
-                    ITERS1: tl.constexpr, ITERS2: tl.constexpr, JOIN: tl.constexpr,
-                    LIN: tl.constexpr, FLAG: tl.constexpr, SPIN: tl.constexpr):
-        # both kernels in one launch: the programs of group g (all resident at once: a
-        # cooperative launch) write their tile totals, meet at a barrier of their group, then
-        # write the output tiles. sync_ptr + 4 g holds (arrived, departed, bad): zero before
-        # the launch and zero again after it (the last program to leave resets them).
-        pid = tl.program_id(0)
-        g = tl.program_id(1)
-        ok = _totals_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt1, n_groups,
-                          bsz * nt1, off_ptr, mt_ptr, qt_ptr, w1_ptr, MODE, C, BC, RH, PREC,
-                          ITERS1, LIN, FLAG)
-        cnt = sync_ptr + 4 * g
-        if FLAG:
-            if (ok == 0) & (g == g_flag):
-                tl.atomic_xchg(cnt + 2, 1, sem="relaxed", scope="gpu")
-        tl.debug_barrier()  # the program's stores, before its arrival (release)
-        arrived = tl.atomic_add(cnt, 1, sem="acq_rel", scope="gpu")
-        if FLAG:
-            # the last program of the flag group to arrive has seen every sample's check: it
-            # writes the verdict (flag AND finite, so that blocks of rows accumulate), written
-            # through to host memory when the flag lives there (the host waits for it)
-            if (arrived == n_prog - 1) & (g == g_flag):
-                bad = tl.atomic_xchg(cnt + 2, 0, sem="acq_rel", scope="gpu")
-                old = tl.load(flag_ptr)
-                verdict = tl.where(bad == 0, old & 1, 0).to(tl.uint8)
-                tl.store(flag_ptr, verdict, cache_modifier=".wt")
-        if SPIN:  # (the interpreter runs one program per group: nobody to wait for)
-            while tl.atomic_add(cnt, 0, sem="acquire", scope="gpu") < n_prog:
-                pass
-        tl.debug_barrier()
-        left = tl.atomic_add(cnt + 1, 1, sem="acq_rel", scope="gpu")
-        if left == n_prog - 1:  # everyone is past the wait: reset for the next launch
-            tl.atomic_xchg(cnt, 0, sem="relaxed", scope="gpu")
-            tl.atomic_xchg(cnt + 1, 0, sem="relaxed", scope="gpu")
-        _output_loop(pid, n_prog, g, x_ptr, stride_xb, n, cval, tau_ptr, nt, nt1, n_groups,
-                     bsz * nt, y_ptr, stride_yb, stride_yc, L_ptr, off_ptr, ft_ptr, ch_ptr,
-                     hn_ptr, qd_ptr, fm_ptr, fw_ptr, qv_ptr, pt_ptr,
-                     MODE, C, BC, RH, NO, JP, CPLX, PREC, ITERS2, JOIN, LIN)
-
 
 def takes(dtype: torch.dtype, mode: str, cval: float) -> bool:
     """Whether the fused kernels take signals of ``dtype`` with this boundary: float32
     always; float64 (float64 tables and products) unless the constant ``cval`` is not a
-    float32 number (Triton passes a Python float to a kernel as float32) or
-    ``FASTMOMENTS_SFT_FLOAT64=0``."""
+    float32 number (Triton passes a Python float to a kernel as float32)."""
     if dtype == torch.float32:
         return True
-    if dtype != torch.float64 or os.environ.get("FASTMOMENTS_SFT_FLOAT64", "1") == "0":
+    if dtype != torch.float64:
         return False
     return mode != "constant" or float(np.float32(cval)) == float(cval)
 
@@ -480,29 +405,22 @@ def _join(complex_output: bool, bc: int) -> bool:
     """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
     product each for the near field and ``D``) or runs two products of ``BC × C`` each.
 
-    Measured on the H100: two products are 14% faster
+    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): two products are 14% faster
     for the real (Gaussian) batch, 5% slower for the complex (Morlet) batch; small jobs keep
     the interleaved operand, with which the single-signal times were measured.
-    ``FASTMOMENTS_SFT_JOIN`` (0 or 1) overrides.
     """
-    env = os.environ.get("FASTMOMENTS_SFT_JOIN")
-    if env:
-        return env == "1"
     return complex_output or bc < 64
 
 
 def _lin(bc: int) -> bool:
     """Whether the kernels load each tile as one 1-D run (see ``_load_tile``).
 
-    Measured on the H100: with tiles of 64 chunks
+    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): with tiles of 64 chunks
     the 64-scale CWT is 1.35× faster, the Morlet batch at σ = 8192 1.65× and the Gaussian
     batch at σ = 8192 1.2×; the Morlet batch at σ = 256 is unchanged and the Gaussian batch
     at σ = 256 5% slower. A single Morlet transform (tiles of 32 chunks) was 4-5 µs slower,
-    so small jobs keep the 2-D load. ``FASTMOMENTS_SFT_LIN`` (0 or 1) overrides.
+    so small jobs keep the 2-D load.
     """
-    env = os.environ.get("FASTMOMENTS_SFT_LIN")
-    if env:
-        return env == "1"
     return bc >= 64
 
 
@@ -518,7 +436,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
                 chunk: int = FUSED_CHUNK, *, out: torch.Tensor | None = None,
                 flag: torch.Tensor | None = None) -> torch.Tensor:
     """Apply ``bank`` to float32 or float64 signals ``rows`` ``(B, N)`` with the two fused
-    kernels (one launch of both for small CUDA jobs, :func:`_single`).
+    kernels.
 
     Returns ``(B, n_channels, N)`` of ``rows``' dtype (complex for a complex bank), written
     into ``out`` when given (that shape and dtype on the same device, contiguous along its
@@ -530,8 +448,7 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
     (and the boundary extension, copies of samples, or the finite ``cval``), so it checks them
     on the way, in place of a separate pass over the input; when its tiles do not cover every
     sample (a bank whose windows all start after the first sample) one torch pass does.
-    The one-launch kernel writes ``flag AND finite`` instead (the same value, written once, at
-    its barrier). Nothing waits for the flag: read it after the call.
+    Nothing waits for the flag: read it after the call.
     """
     if triton is None:  # pragma: no cover - checked by callers
         raise RuntimeError("the fused SFT kernels need Triton")
@@ -576,9 +493,6 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
         clear_unless_finite(flag, rows)
     out_opts = dict(NO=tb.no, JP=tb.jp, CPLX=bank.complex_output,
                     JOIN=_join(bank.complex_output, bc))
-    if _single_launch(dev) and _single(bank, tb, rows, nt, nt1, yv, cval, flag, fused_flag,
-                                       common, out_opts):
-        return y
     tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=dev)
     n_prog, iters = grid(bsz * nt1)
     launch(_tile_totals, (n_prog, tb.n_groups),
@@ -591,80 +505,3 @@ def fused_apply(bank, rows: torch.Tensor, mode: str, cval: float = 0.0,
            yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.ft, tb.channel, tb.hn, tb.qd, tb.fm,
            tb.fw, tb.qv, tb.pt, ITERS=iters, **out_opts, **common)
     return y
-
-
-def _single_launch(device: torch.device) -> bool:
-    """Whether small jobs may run as one launch of ``_sft_single`` (see :func:`_single`):
-    on CUDA by default; ``FASTMOMENTS_SFT_SINGLE`` = 0 never, 1 also on the CPU interpreter
-    (one program per group there, so that the barrier has nobody to wait for)."""
-    env = os.environ.get("FASTMOMENTS_SFT_SINGLE")
-    if env:
-        return env == "1"
-    return device.type == "cuda"
-
-
-def _single(bank, tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, yv: torch.Tensor,
-            cval: float, flag: torch.Tensor | None, fused_flag: bool, common: dict,
-            out_opts: dict) -> bool:
-    """Run both kernels as one launch of ``_sft_single`` when the job is small enough for all
-    its programs to be resident at once (a cooperative launch: the programs of a group wait
-    at a barrier between the tile totals and the output). Returns ``False`` (nothing
-    launched) when it is not: too many programs for one wave, a CUDA graph being captured
-    (its counters would be shared with eager calls), or a launch the driver refused.
-
-    One launch instead of two saves the host about one Triton launch per call (5-8 µs on
-    the H100 machines; ``benchmarks/signal_latency.py`` times these calls). With ``flag``, the last
-    program of the group that reads every sample writes the verdict into it at the barrier,
-    before the output tiles are computed: a replayed call whose flag is in host memory can
-    return as soon as it sees that write (:func:`fastmoments._launches.signal`)."""
-    dev = rows.device
-    bsz = rows.shape[0]
-    g_n = tb.n_groups
-    cuda = dev.type == "cuda"
-    if cuda and _capturing():
-        return False
-    work1, work2 = bsz * nt1, bsz * nt
-    if cuda:
-        key = tuple(sorted(common.items())) + tuple(sorted(out_opts.items())) + (fused_flag,)
-        cap = tb.single_cap.get(key)
-        if cap is None:  # programs of this kernel that fit on the device at once
-            probe = _single_args(tb, rows, nt, nt1, 1, yv, cval, flag, fused_flag)
-            with torch.cuda.device(dev):  # compiled and loaded for the rows' device
-                kernel = _sft_single.warmup(*probe, grid=(1, g_n), ITERS1=1, ITERS2=1,
-                                            SPIN=True, FLAG=fused_flag,
-                                            launch_cooperative_grid=True, **out_opts, **common)
-                cap = tb.single_cap[key] = resident_programs(kernel, common["num_warps"], dev)
-        per_group = cap // g_n
-        if per_group < work2:  # the output tiles would not all run at once: two kernels
-            return False
-        iters1 = triton.next_power_of_2(-(-work1 // per_group))
-        n_prog = -(-work1 // iters1)
-        iters2 = triton.next_power_of_2(-(-work2 // n_prog))
-    else:  # the interpreter runs programs one after another: one per group
-        key, n_prog = None, 1
-        iters1, iters2 = triton.next_power_of_2(work1), triton.next_power_of_2(work2)
-    args = _single_args(tb, rows, nt, nt1, n_prog, yv, cval, flag, fused_flag)
-    try:
-        launch(_sft_single, (n_prog, g_n), *args, ITERS1=iters1, ITERS2=iters2, SPIN=cuda,
-               FLAG=fused_flag, launch_cooperative_grid=cuda, **out_opts, **common)
-    except RuntimeError as exc:  # pragma: no cover - a device with fewer resources than asked
-        if "cooperative" not in str(exc).lower() and "too many blocks" not in str(exc).lower():
-            raise
-        tb.single_cap[key] = 0
-        return False
-    if fused_flag:
-        signal(flag, rows)
-    return True
-
-
-def _single_args(tb: _FusedTables, rows: torch.Tensor, nt: int, nt1: int, n_prog: int,
-                 yv: torch.Tensor, cval: float, flag: torch.Tensor | None,
-                 fused_flag: bool) -> tuple:
-    """The runtime arguments of ``_sft_single``, in its order."""
-    bsz, n = rows.shape
-    tau = torch.empty(bsz, tb.n_groups, nt1, 4, tb.rh, dtype=rows.dtype, device=rows.device)
-    sync = tb.counters(rows.device)
-    return (rows, rows.stride(0), n, float(cval), tau, nt, nt1, tb.n_groups, bsz, n_prog,
-            yv, yv.stride(0), yv.stride(1), tb.L, tb.off, tb.mt, tb.ft, tb.channel, tb.qt,
-            tb.w1, tb.hn, tb.qd, tb.fm, tb.fw, tb.qv, tb.pt, flag if fused_flag else sync,
-            sync, tb.g_first)

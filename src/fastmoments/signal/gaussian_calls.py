@@ -1,0 +1,479 @@
+"""The one-call Gaussian filters, :func:`gaussian_filter` (every axis, as
+:func:`scipy.ndimage.gaussian_filter`) and :func:`gaussian_filter1d`: each axis through a
+cached :class:`~fastmoments.signal.gaussian.GaussianFilter` plan and its route.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._array import to_output
+from .._cuda_graph import GraphCache, plain_key
+from .._progress import check_progress
+from .._validate import check_choice, check_int, check_positive_float
+from ..parallel.plans import batched, free_axis
+from ._apply import as_signal, normalize_axis, output_target, require_finite
+from .boundary import MODES
+from .gaussian import METHODS, _cached_plan, _dtype_device, _shape, check_sigma
+from .gaussian_paths import _FLOATS, _fast_direct, _run_direct
+from .routes import DEEP_FOLD
+from .sliding import ENGINES
+
+__all__ = ["filtered_axes", "gaussian_filter", "gaussian_filter1d"]
+
+
+def _per_axis(name: str, value: Any, n: int) -> list:
+    if type(value) in _SCALARS:  # the common case, without the ABC checks below
+        return [value] * n
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        if len(value) != n:
+            raise ValueError(f"{name} must be a scalar or have one entry per axis ({n} "
+                             f"filtered), got {len(value)} entries")
+        return list(value)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return _per_axis(name, value.tolist(), n)
+    return [value] * n
+
+
+_SCALARS = (float, int, str)
+
+
+def filtered_axes(axes: Any, channel_axis: Any, ndim: int) -> list[int]:
+    """The axes :func:`gaussian_filter` filters: ``axes`` (checked, non-negative, no repeats),
+    or every axis but ``channel_axis``.
+
+    >>> filtered_axes(None, None, 3), filtered_axes(None, -1, 3), filtered_axes((0, -1), None, 3)
+    ([0, 1, 2], [0, 1], [0, 2])
+    """
+    ch = None if channel_axis is None else normalize_axis(channel_axis, ndim, "channel_axis")
+    if axes is None:
+        return [a for a in range(ndim) if a != ch]
+    if isinstance(axes, (bool, np.bool_)) or isinstance(axes, str):
+        raise TypeError(f"axes must be an integer or a sequence of integers, got {axes!r}")
+    if not isinstance(axes, (Sequence, np.ndarray)):
+        axes = (axes,)
+    out = [normalize_axis(a, ndim, "axes") for a in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"axes must not repeat an axis, got {tuple(axes)}")
+    if ch is not None and ch in out:
+        raise ValueError(f"axes must not include channel_axis={channel_axis} (the colour "
+                         f"channels are not smoothed), got {tuple(axes)}")
+    return out
+
+
+def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
+    """The axis a device list splits: the first one not filtered (``None``: every axis is
+    filtered, and the call runs on the first device of the list)."""
+    try:
+        if "axis" in arguments and "axes" not in arguments:
+            done = [normalize_axis(arguments["axis"], len(shape))]
+        else:
+            done = filtered_axes(arguments.get("axes"), arguments.get("channel_axis"),
+                                 len(shape))
+    except (TypeError, ValueError):
+        return None
+    free = [a for a in range(len(shape)) if a not in done]
+    return free[0] if free else None
+
+
+_AXIS_REMOVED = (
+    "gaussian_filter filters every axis (like scipy.ndimage.gaussian_filter) and takes no "
+    "axis=; for one axis use gaussian_filter1d(x, sigma, axis=...) or "
+    "gaussian_filter(x, sigma, axes=(axis,))")
+
+
+def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: Any,
+            truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
+            out: Any, progress: Any) -> Any:
+    """The body of :func:`gaussian_filter` and :func:`gaussian_filter1d`."""
+    if (type(x) is torch.Tensor and x.is_cuda and out is None and progress is None
+            and memory_budget is None):  # a repeated GPU call: a replayed graph
+        key = plain_key(axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                        terms, shift, engine)
+        if key is not None:
+            hit = _GRAPHS.call(
+                x, key,
+                lambda t: _filter_eager(t, axes, channel_axis, sigma, order, mode, cval,
+                                        truncate, method, terms, shift, engine, None, None,
+                                        None, check_finite=False),
+                True, 8 * x.numel())
+            if hit is not None:
+                return hit[0]
+    return _filter_eager(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                         terms, shift, engine, memory_budget, out, progress)
+
+
+#: The CUDA graphs of the one-call functions (:mod:`fastmoments._cuda_graph`).
+_GRAPHS = GraphCache(max_graphs=16)
+
+
+def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any,
+                  cval: Any, truncate: Any, method: Any, terms: Any, shift: Any, engine: Any,
+                  memory_budget: Any, out: Any, progress: Any, *,
+                  check_finite: bool = True) -> Any:
+    """:func:`_filter` run eagerly (``check_finite=False``: the call inside a graph capture,
+    whose finiteness flag the graph computes)."""
+    if _lean(x, channel_axis, sigma, order, mode, cval, truncate, method, terms, shift, engine,
+             memory_budget, out, progress):
+        plan = (_cached_plan(float(sigma), order, "auto", None, None, truncate)
+                if method == "auto" else None)
+        y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method, plan=plan)
+        if y is not None:
+            return y
+    shape = _shape(x)
+    if len(shape) < 1:
+        as_signal(x)  # raises the scalar input error
+    axes_list = filtered_axes(axes, channel_axis, len(shape))
+    k = len(axes_list)
+    sigmas, orders, modes, truncate, method, terms, shift = _checked(
+        sigma, order, mode, truncate, method, terms, shift, k)
+    if k == 0:  # nothing to filter: a copy of the input, as scipy.ndimage returns
+        return _copy(x, engine, out, progress, check_finite)
+    dt, dev = _dtype_device(x)
+    size = math.prod(shape)
+    grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
+    # plans of the requested method: an "auto" plan widens its direct kernel (auto_radius);
+    # each axis takes its plan's route (a kernel that reaches beyond its axis: "folded")
+    plans = [_cached_plan(s, o, method, terms, shift, truncate)
+             for s, o in zip(sigmas, orders, strict=True)]
+    chosen = [p.route_for(shape[ax], batch=size // max(shape[ax], 1), dtype=dt, device=dev,
+                          engine=engine if type(engine) is str else "auto", grad=grad).method
+              for p, ax in zip(plans, axes_list, strict=True)]
+    if all(m == "direct" for m in chosen):  # every axis by the FIR (the numba loops on a CPU)
+        for p in plans:
+            p.method = "direct"
+        return _run_direct(x, axes_list, plans, modes, cval=cval, engine=engine,
+                           memory_budget=memory_budget, check_finite=check_finite,
+                           out=out, progress=progress)
+    # float32 on the CPU smoothed far beyond every axis (all folded, σ ≥ DEEP_FOLD · N): the
+    # result is all but the mean, and the float32 rounding of each axis's result would be
+    # most of its error (as in scipy.ndimage; which of the two is closer was a coin toss at
+    # σ = 2^20 on 512²); between the axes the values stay float64, rounded once at the end
+    deep = k > 1 and all(m == "folded" and s >= DEEP_FOLD * shape[ax]
+                         for m, s, ax in zip(chosen, sigmas, axes_list, strict=True))
+    return _by_plans(x, axes_list, plans, modes, cval=cval, engine=engine,
+                     memory_budget=memory_budget, check_finite=check_finite, out=out,
+                     progress=progress, deep=deep)
+
+
+def _lean(x: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: Any,
+          truncate: Any, method: Any, terms: Any, shift: Any, engine: Any, memory_budget: Any,
+          out: Any, progress: Any) -> bool:
+    """Whether the call is the common one that
+    :func:`~fastmoments.signal.gaussian_paths._fast_direct` may take: a float NumPy
+    array, scalar options of exact types, the defaults otherwise."""
+    return (type(x) is np.ndarray and out is None and progress is None
+            and memory_budget is None and terms is None and shift is None and engine == "auto"
+            and channel_axis is None and type(order) is int and type(mode) is str
+            and type(cval) is float and type(truncate) is float
+            and (method == "auto" or method == "direct") and type(sigma) in _PLAIN
+            and x.dtype in _FLOATS and x.ndim >= 1)
+
+
+def _checked(sigma: Any, order: Any, mode: Any, truncate: Any, method: Any, terms: Any,
+             shift: Any, k: int) -> tuple:
+    """The options of :func:`gaussian_filter` checked (``sigma``, ``order``, ``mode`` as one
+    value per filtered axis, ``k`` of them)."""
+    sigmas = [check_sigma(s) for s in _per_axis("sigma", sigma, k)]
+    orders = [check_int("order", o, minimum=0, maximum=2) for o in _per_axis("order", order, k)]
+    modes = [check_choice("mode", m, MODES) for m in _per_axis("mode", mode, k)]
+    truncate = check_positive_float("truncate", truncate)
+    method = check_choice("method", method, METHODS)
+    terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
+    if shift is not None:
+        if method != "asft":
+            raise ValueError("shift is only used with method='asft'")
+        shift = check_int("shift", shift, minimum=1)
+    return sigmas, orders, modes, truncate, method, terms, shift
+
+
+def _copy(x: Any, engine: Any, out: Any, progress: Any, check_finite: bool) -> Any:
+    """A call that filters no axis: a copy of the input (or into ``out``), checked."""
+    t, kind, finite = as_signal(x, check_finite)
+    check_choice("engine", engine, ("auto", *ENGINES))
+    check_progress(progress)
+    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
+    y = t.clone() if target is None else target.copy_(t)
+    require_finite(finite)
+    return out if out is not None else to_output(y, kind)
+
+
+def _by_plans(x: Any, axes: list[int], plans: list, modes: list[str], *, cval: Any,
+              engine: Any, memory_budget: Any, check_finite: bool, out: Any, progress: Any,
+              deep: bool) -> Any:
+    """Every axis by its plan's call, one after the other (``deep``: a float32 CPU input kept
+    in float64 between the axes, rounded once at the end)."""
+    k = len(axes)
+    # one axis: the plan checks the input (on a GPU, inside its fused kernels); several: the
+    # input is checked once here (read at the end) and the passes need not check again
+    t, kind, finite = as_signal(x, check_finite and k > 1)
+    out, target = output_target(out, x, t, kind, tuple(t.shape), t.dtype)
+    deep = deep and t.dtype == torch.float32 and t.device.type == "cpu"
+    y = t.double() if deep else t
+    for i, (ax, plan, m) in enumerate(zip(axes, plans, modes, strict=True)):
+        y = plan(y, axis=ax, mode=m, cval=cval, engine=engine, memory_budget=memory_budget,
+                 check_finite=check_finite and k == 1,
+                 out=target if i == k - 1 and not deep else None,
+                 progress=progress)
+    if deep:
+        y = y.to(torch.float32)
+        if target is not None:
+            target.copy_(y)
+    require_finite(finite)
+    return out if out is not None else to_output(y, kind)
+
+
+_PLAIN = (float, int)
+
+
+_NOTES = """
+    *Method.* ``method="auto"`` picks, for each filtered axis, the faster of the direct FIR
+    and the SFT for its length, σ, order, the dtype and the device, from crossover points
+    measured by ``benchmarks/signal_crossover.py`` (:mod:`fastmoments.signal.routes`):
+    the FIR at small σ (numba loops on the CPU, all axes in one call, no axis moved), the SFT
+    from some σ on (a cost per sample independent of σ). ``GaussianFilter(...).choose(n)``
+    tells the choice. Its result is at least as accurate as scipy.ndimage's default
+    (``truncate = 4``) against the exact convolution by the untruncated kernel: the FIR
+    applies the kernel out to :func:`~fastmoments.signal.gaussian_kernels.auto_radius` (its
+    truncated tail at most half scipy's), the SFT is fitted to relative RMSE
+    ``≤ min(1e-4, 0.8 ε_scipy)`` (:func:`~fastmoments.signal.routes.auto_sft_rmse`,
+    ``ε_scipy`` scipy's own truncation error, :func:`~fastmoments.signal.routes.peer_rmse`:
+    3.5e-5 for smoothing at σ = 2, ~1.3e-4 from σ = 32 on) or else not picked, and an axis
+    no longer than ``W = ceil(truncate σ)`` is filtered by the untruncated kernel folded onto
+    its boundary (float rounding). Measured on the scipy comparison grid (orders 0-2, σ = 0.5-8192,
+    10³-10⁶ samples, 512², 2048², 128³, float32 and float64): no cell less accurate than
+    scipy.ndimage (``python benchmarks/signal_scipy_grid.py --accuracy-only``,
+    ``benchmarks/results/signal_scipy_grid_accuracy_cpu.md``).
+
+    *dtype.* float32 stays float32 and float64 stays float64; integer (and bool, float16)
+    input is filtered in float32 and returned as float32, the package's dtype policy, where
+    scipy.ndimage returns the input's integer dtype. The result of smoothing is not an integer
+    and a derivative (``order`` 1, 2) is negative where the signal falls: scipy's integer
+    output rounds away the fraction and wraps negative values of unsigned types around (a
+    silent wrong answer); pass ``x.astype(float)`` to get float64.
+"""
+
+
+_FOLDED_NOTES = """
+    *SFT.* Filters ``x_G[n] = Σ_k G[k] x[n-k]`` (Eqs. 4-6 of Yamashita & Wakahara 2022) with
+    ``G`` replaced by its least-squares Fourier fit on ``[-K, K]`` (Eqs. 9-15, 45-47). The
+    relative error against the exact Gaussian is :attr:`GaussianFilter.rmse` (≤ 1e-4 by
+    default) for every σ; float32 adds less than 1e-5.
+
+    *Kernels longer than the signal* (truncation radius ``W = ceil(truncate σ) ≥ N``, the
+    ``N`` samples along the filtered axis) are applied exactly, folded onto the boundary
+    (:mod:`fastmoments.signal.folded`). The kernel is scipy.ndimage's normalised discrete
+    Gaussian cut at a radius ``R``: with ``g[k] = exp(-k²/(2σ²))``,
+    ``S = Σ_{|k|≤R} g[k]`` and ``M2 = Σ_{|k|≤R} k² g[k]``, ``h0 = g/S``,
+    ``h1 = -k g/(σ² S)`` and ``h2 = (k² - M2/S) g/(σ⁴ S)`` (scipy's ``(k²/σ⁴ - 1/σ²) g/S``
+    minus its sum times ``h0``, so that ``Σ h2 = Σ k h2 = 0`` as in the rest of the module).
+    With ``method="auto"``, ``"sft"`` and ``"asft"``, ``R = max(W, ceil(10σ))``: the
+    untruncated kernel (its tail beyond ``10σ`` is below ``e^-50`` of the peak), which the
+    SFT fit approximates and scipy truncates, so the error against the exact convolution is
+    float rounding (relative RMSE ~1e-16 in float64; in float32 the rounding of the input and
+    the output, ~6e-8), where scipy's truncated kernel leaves its tail (~1e-4 for smoothing,
+    up to ~1e-1 for a first derivative at σ ≫ N). With ``method="direct"``, ``R = W``:
+    scipy's truncated kernel, as the FIR applies it (orders 0 and 1 are scipy's
+    ``gaussian_filter1d`` kernels with the same ``truncate``).
+    With the reflect, mirror and wrap modes the extended signal has period ``P = 2N, 2N - 2,
+    N``, so ``y[n] = Σ_k h[k] x_ext[n-k] = Σ_{q<P} f[q] x_P[(n-q) mod P]`` with the folded
+    kernel ``f[q] = Σ_{k ≡ q (mod P)} h[k]`` and ``x_P`` one period of the extension: a
+    circular convolution (a direct sum for ``P ≤ 64``, else ``torch.fft``). With nearest and
+    constant, samples beyond the ends are a constant ``a`` (before) and ``b`` (after):
+    ``y[n] = Σ_{j<N} h[n-j] x[j] + a R[n] + b L[n]`` with the tail masses
+    ``R[n] = Σ_{k=n+1}^{W} h[k]`` and ``L[n] = Σ_{k=-W}^{n-N} h[k] = ±R[N-1-n]``. ``f``,
+    ``R`` and ``L`` are cached per ``(σ, order, R, N, mode)``: ``O(N)`` memory, ~0.15 s at
+    σ = 2^20 on one CPU core, then ``O(N log N)`` per signal. As σ → ∞ the folded kernel
+    tends to ``1/P``: reflect and wrap give the signal's mean (order 0), mirror the mean of
+    its period, nearest the mean of the two end values and constant ``cval``. Accuracy
+    against the convolution by the kernel cut at ``R``: float64 rounding,
+    ``|Δy| ≲ 10⁻¹⁵ · Σ|h| · max|x|``.
+"""
+
+
+@batched(name="x", split_axis=_split_axis)
+def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
+                    mode: str | Sequence[str] = "reflect", cval: float = 0.0,
+                    truncate: float = 4.0, *, axes: Sequence[int] | None = None,
+                    channel_axis: int | None = None, method: str = "auto",
+                    terms: int | None = None, shift: int | None = None, engine: str = "auto",
+                    memory_budget: float | None = None, out: Any = None,
+                    progress: bool | None = None) -> Any:
+    """Multi-dimensional Gaussian filter, as :func:`scipy.ndimage.gaussian_filter`: every
+    axis by default.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real input of any shape; never modified.
+    sigma : float or sequence of float
+        Standard deviation(s) in samples: one for every filtered axis, or one per axis.
+    order : int or sequence of int
+        Derivative order 0, 1 or 2 (per filtered axis).
+    mode : {"reflect", "nearest", "mirror", "wrap", "constant"} or sequence of them
+        Extension beyond the ends, as in :func:`scipy.ndimage.gaussian_filter` (per axis).
+    cval : float
+        Value outside the signal for ``mode="constant"``.
+    truncate : float
+        Kernel half-width in σ of the direct method (and of the folded kernel), as scipy's.
+    axes : sequence of int, optional
+        The axes filtered (default: all of them, but ``channel_axis``), one after the other.
+    channel_axis : int, optional
+        The axis holding colour channels (scikit-image's convention): never filtered.
+    method : {"auto", "sft", "asft", "direct"}
+        ``"auto"`` (default): per axis, the faster method measured (Notes); the others force
+        one (see :class:`GaussianFilter`).
+    terms : int, optional
+        ``P`` (default: relative RMSE ≤ 1e-4) of the SFT methods.
+    shift : int, optional
+        ASFT shift ``n0`` (``method="asft"`` only).
+    engine : {"auto", "chunked", "prefix", "recursive", "sliding"}
+        How the SFT components are computed (see :mod:`fastmoments.signal.sliding`);
+        ``"auto"`` uses the fastest accurate engine measured on the device.
+    memory_budget : float, optional
+        Scratch memory in bytes (or a fraction of the free memory) of the SFT methods.
+    out : numpy.ndarray or torch.Tensor, optional
+        Preallocated output of ``x``'s shape and the result dtype, of the input's kind (and
+        device): written in place and returned (see :meth:`GaussianFilter.__call__`).
+    progress : bool, optional
+        tqdm progress bar of the SFT passes: ``True`` always, ``False`` never, ``None``
+        (default) for large jobs once they have run for a second.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        Same shape as ``x``, float32 or float64 (Notes: dtype) (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For σ ≤ 0, bad axes (repeated, out of range, or ``channel_axis`` among them), a
+        sequence of σ, orders or modes of the wrong length, unknown
+        ``mode``/``method``/``engine``, NaN or infinity in ``x``, or a bad ``out`` (wrong
+        shape or device, read-only, overlapping ``x``).
+    TypeError
+        For the removed ``axis=`` keyword (use :func:`gaussian_filter1d` or ``axes=``), an
+        ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``, ``False``
+        or ``None``.
+
+    Notes
+    -----
+    Every axis is filtered, as scipy.ndimage does: on an image, rows and columns. A colour
+    image ``(H, W, 3)`` needs ``channel_axis=-1`` (else its channels are smoothed into each
+    other, as scipy would). With a device list (``device=[...]``) the batch is split along the
+    first axis that is not filtered (``channel_axis``, or an axis left out of ``axes``);
+    when every axis is filtered there is none, and the whole call runs on the first device
+    of the list.
+    {notes}{folded}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import ndimage
+    >>> img = np.random.default_rng(0).random((32, 32))
+    >>> y = gaussian_filter(img, 2.0, method="direct")  # scipy's kernel and truncation
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-12)
+    True
+    >>> y = gaussian_filter(img, 2.0)  # "auto": a slightly longer kernel, more accurate
+    >>> bool(np.abs(y - ndimage.gaussian_filter(img, 2.0)).max() < 1e-4)
+    True
+    >>> gaussian_filter(img, [2.0, 3.0], order=[1, 0]).shape
+    (32, 32)
+    >>> rgb = np.random.default_rng(1).random((16, 16, 3), dtype=np.float32)
+    >>> gaussian_filter(rgb, 1.5, channel_axis=-1).dtype
+    dtype('float32')
+    """
+    return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
+                   shift, engine, memory_budget, out, progress)
+
+
+def _no_axis(fn):
+    """Refuse the old one-axis keyword ``axis=`` of :func:`gaussian_filter` with a
+    TypeError that says what to use instead."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "axis" in kwargs:
+            raise TypeError(_AXIS_REMOVED)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+gaussian_filter.__doc__ = gaussian_filter.__doc__.replace("{notes}", _NOTES).replace(
+    "{folded}", _FOLDED_NOTES)
+
+
+gaussian_filter = _no_axis(gaussian_filter)
+
+
+@batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
+def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
+                      mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
+                      method: str = "auto", terms: int | None = None, shift: int | None = None,
+                      engine: str = "auto", memory_budget: float | None = None,
+                      out: Any = None, progress: bool | None = None) -> Any:
+    """One-dimensional Gaussian filter along ``axis``, as :func:`scipy.ndimage.gaussian_filter1d`.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor
+        Real input of any shape; never modified.
+    sigma : float
+        Standard deviation in samples.
+    axis : int
+        The axis filtered (default: the last).
+    order : int
+        Derivative order 0, 1 or 2.
+    mode, cval, truncate, method, terms, shift, engine, memory_budget, out, progress
+        As in :func:`gaussian_filter`.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        Same shape as ``x``, float32 or float64 (see :func:`gaussian_filter`, Notes).
+
+    Raises
+    ------
+    ValueError
+        As :func:`gaussian_filter`; also for an ``axis`` out of range.
+    TypeError
+        For an ``axis`` that is not an integer, and as :func:`gaussian_filter`.
+
+    Notes
+    -----
+    ``method="auto"`` picks the faster of the direct FIR and the SFT (see
+    :func:`gaussian_filter`, Notes, and :class:`GaussianFilter` for the math).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.zeros(201); x[100] = 1.0
+    >>> y = gaussian_filter1d(x, 10.0)
+    >>> round(float(y[100]), 4), round(float(1 / np.sqrt(2 * np.pi) / 10), 4)
+    (0.0399, 0.0399)
+    >>> gaussian_filter1d(np.ones((4, 50)), 3.0, axis=0, order=1).shape
+    (4, 50)
+    """
+    if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
+            and (type(x) is np.ndarray or type(x) is torch.Tensor)
+            and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor
+        return _filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
+                       shift, engine, memory_budget, out, progress)
+    if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str):
+        raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis; "
+                        f"gaussian_filter(x, sigma, axes=...) filters several), got {axis!r}")
+    ndim = len(_shape(x))
+    if ndim < 1:
+        as_signal(x)
+    ax = normalize_axis(axis, ndim)
+    if isinstance(sigma, (Sequence, np.ndarray)) and not isinstance(sigma, str):
+        raise TypeError(f"sigma must be a real number for gaussian_filter1d, got {sigma!r}")
+    if isinstance(order, (Sequence, np.ndarray)) and not isinstance(order, str):
+        raise TypeError(f"order must be an integer for gaussian_filter1d, got {order!r}")
+    return _filter(x, (ax,), None, sigma, order, mode, cval, truncate, method, terms, shift,
+                   engine, memory_budget, out, progress)
