@@ -47,7 +47,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     # moment features for recognition (fastmoments.recognition)
     ".recognition": (
         "FeatureSet",
-        "ObjectFeatures",
+        "ObjectMoments",
         "feature_distances",
         "features",
         "object_features",
@@ -121,7 +121,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
     from .moments import Moments
     from .recognition import (
         FeatureSet,
-        ObjectFeatures,
+        ObjectMoments,
         feature_distances,
         features,
         object_features,
@@ -149,7 +149,7 @@ __all__ = [
     "Moments",
     "Morlet",
     "MorletTransform",
-    "ObjectFeatures",
+    "ObjectMoments",
     "PHTMoments",
     "Plane",
     "PolarHarmonicTransform",
