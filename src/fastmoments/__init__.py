@@ -52,6 +52,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "features",
         "object_features",
         "pair_statistics",
+        "regionprops_property",
     ),
     ".metrics": ("psnr",),
     ".moments": ("Moments",),
@@ -126,6 +127,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
         features,
         object_features,
         pair_statistics,
+        regionprops_property,
     )
     from .signal import (
         CWT,
@@ -177,6 +179,7 @@ __all__ = [
     "pseudo_zernike_moments",
     "psnr",
     "pst",
+    "regionprops_property",
     "zernike3d_moments",
     "zernike_moments",
 ]
