@@ -12,6 +12,7 @@ import torch
 from skimage import data, filters, measure, morphology
 
 from fastmoments.disk.labels import object_moments
+from fastmoments.recognition import moment_pairs
 from fastmoments.recognition.objects import object_features, regionprops_property
 
 ORDER = 8
@@ -142,6 +143,14 @@ def test_orders_select_columns_and_z00(coins):
     want = np.abs(full.values[:, keep]) / np.abs(full.values[:, :1])
     np.testing.assert_allclose(z.features, want, rtol=1e-13)
     assert z.normalize == "z00"
+    # a family with negative orders: an order names both signs
+    pc = object_features(lab, family="pcet", orders=2, kind="complex", dtype="float64")
+    two = object_features(lab, family="pcet", orders=[2], kind="complex", dtype="float64")
+    assert sorted(two.pairs) == sorted(moment_pairs("pcet", [2]))
+    keep = [k for k, (n, _m) in enumerate(pc.pairs) if abs(n) == 2]
+    np.testing.assert_array_equal(two.values, pc.values[:, keep])
+    with pytest.raises(ValueError, match="family='pst' does not have"):
+        object_features(lab, family="pst", orders=2, normalize="z00")
     dark = np.where(lab == 3, 0.0, img)
     with pytest.raises(ValueError, match=r"\|A\[0,0\]\|, which is 0 for the label\(s\) \[3\]"):
         object_features(lab, dark, orders=2, normalize="z00")

@@ -150,8 +150,9 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         imaginary parts. CellProfiler's convention gives its own features whatever ``kind``:
         the magnitudes, and with an image the magnitudes and the phases.
     normalize : {None, "z00"}
-        ``"z00"``: each object's moments divided by its :math:`|A_{00}|` (which makes them
-        invariant to the scale of the intensities; standard convention only).
+        ``"z00"``: each object's moments divided by its :math:`|A_{00}|` (of each channel,
+        with ``channel_axis``), which makes them invariant to the scale of the intensities;
+        standard convention, families with an :math:`A_{00}`.
     channel_axis : int, optional
         The colour channel axis of ``image`` (scikit-image's convention), e.g. ``-1`` for
         ``(H, W, 3)``: one pass per channel, and the row of an object holds its channels'
