@@ -64,6 +64,7 @@ numpydoc_xref_param_type = False
 # come from other branches): a module that does not import here is left out with a note
 API_MODULES = [
     ("fastmoments.disk", "Disk transforms: Zernike, pseudo-Zernike, polar harmonic"),
+    ("fastmoments.disk.labels", "Moments of labelled objects, in one pass over the pixels"),
     ("fastmoments.box", "Box moments: Legendre, Gegenbauer, Jacobi (2-D and 3-D)"),
     ("fastmoments.box.phantom", "Test volumes"),
     ("fastmoments.box.io", "Reading volumes"),

@@ -83,12 +83,17 @@ def test_object_features_with_a_colour_image():
     lab[3:12, 4:20] = 1
     lab[15:28, 10:14] = 2
     img = RNG.random((30, 30, 3))
-    of = object_features(lab, img, orders=3, size=24, dtype="float64", channel_axis=-1)
-    assert of.matrix.shape == (2, 3 * 6) and of.channels == 3
+    of = object_features(lab, img, orders=3, dtype="float64", channel_axis=-1)
+    assert of.features.shape == (2, 3 * 6) and of.channels == 3
+    assert of.values.shape == (2, 3, 6)
     assert of.names[6] == "|A[0,0]| (channel 1)"
     for c in range(3):
-        one = object_features(lab, img[..., c], orders=3, size=24, dtype="float64")
-        np.testing.assert_allclose(of.matrix[:, 6 * c: 6 * (c + 1)], one.matrix, rtol=1e-12)
+        one = object_features(lab, img[..., c], orders=3, dtype="float64")
+        np.testing.assert_allclose(of.features[:, 6 * c: 6 * (c + 1)], one.features,
+                                   rtol=1e-12)
+    first = object_features(lab, np.moveaxis(img, -1, 0), orders=3, dtype="float64",
+                            channel_axis=0)
+    np.testing.assert_allclose(first.features, of.features, rtol=1e-12)
     with pytest.raises(ValueError, match="channel_axis=-1"):
         object_features(lab, img, orders=3)
     with pytest.raises(ValueError, match="give image="):

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from fastmoments.disk.enclosing import convex_hulls, minimum_enclosing_circles
 from fastmoments.disk.labels import (
     label_geometry,
-    moments_property,
     object_moments,
     object_table,
 )
@@ -534,21 +533,3 @@ def test_random_label_images_give_the_direct_sums_and_enclosing_circles(seed):
             np.testing.assert_allclose(b.values[k], ref, rtol=0, atol=1e-12)
         else:
             assert np.isnan(a.values[k]).all() and np.isnan(b.values[k]).all()
-
-
-@pytest.mark.parametrize("intensity", [False, True])
-def test_regionprops_property_gives_the_regions_rows(intensity):
-    measure = pytest.importorskip("skimage.measure")
-    lab = ellipses(seed=19)
-    img = np.random.default_rng(13).random(lab.shape)
-    prop = moments_property(intensity=intensity, order=6, dtype="float64")
-    regions = measure.regionprops(lab, intensity_image=img if intensity else None,
-                                  extra_properties=[prop])
-    rows = np.array([getattr(r, prop.__name__) for r in regions])
-    whole = object_moments(lab, img if intensity else None, order=6, dtype="float64")
-    np.testing.assert_allclose(rows, whole.features, rtol=0, atol=1e-12)
-    assert moments_property(convention="cellprofiler").__name__ == "zernike_cellprofiler"
-    with pytest.raises(ValueError, match="name"):
-        moments_property(name="not a name")
-    with pytest.raises(ValueError, match="order"):
-        moments_property(order=-1)

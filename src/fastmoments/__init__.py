@@ -47,11 +47,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     # moment features for recognition (fastmoments.recognition)
     ".recognition": (
         "FeatureSet",
-        "ObjectFeatures",
+        "ObjectMoments",
         "feature_distances",
         "features",
         "object_features",
         "pair_statistics",
+        "regionprops_property",
     ),
     ".metrics": ("psnr",),
     ".moments": ("Moments",),
@@ -121,11 +122,12 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs only
     from .moments import Moments
     from .recognition import (
         FeatureSet,
-        ObjectFeatures,
+        ObjectMoments,
         feature_distances,
         features,
         object_features,
         pair_statistics,
+        regionprops_property,
     )
     from .signal import (
         CWT,
@@ -149,7 +151,7 @@ __all__ = [
     "Moments",
     "Morlet",
     "MorletTransform",
-    "ObjectFeatures",
+    "ObjectMoments",
     "PHTMoments",
     "Plane",
     "PolarHarmonicTransform",
@@ -177,6 +179,7 @@ __all__ = [
     "pseudo_zernike_moments",
     "psnr",
     "pst",
+    "regionprops_property",
     "zernike3d_moments",
     "zernike_moments",
 ]

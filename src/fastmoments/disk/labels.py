@@ -10,7 +10,7 @@ Geometry (:mod:`fastmoments.disk.label_geometry`: one pass over the label image,
       (:mod:`fastmoments.disk.enclosing`), CellProfiler's choice;
     * ``"centroid-enclosing"``: the centroid, and the smallest radius that holds every pixel
       square, :math:`R = \max_p \sqrt{(|i_p - \bar i| + \frac12)^2 + (|j_p - \bar j| +
-      \frac12)^2}` (the default of :func:`fastmoments.object_features`);
+      \frac12)^2}`;
     * ``"area"``: the centroid and :math:`R = \sqrt{A/\pi}` for an area of :math:`A` pixels.
 
 Moments (a second pass over the pixels)
@@ -122,7 +122,6 @@ __all__ = [
     "ObjectMoments",
     "choose_route",
     "label_geometry",
-    "moments_property",
     "object_moments",
     "object_table",
 ]
@@ -233,6 +232,13 @@ class ObjectMoments:
         The options that made them.
     route : Route
         How they were computed.
+    normalize : str or None
+        ``"z00"`` when :func:`fastmoments.object_features` divided each row by its
+        :math:`|A_{00}|`, else None.
+    channels : int or None
+        With the colour channels of an intensity image (``object_features(...,
+        channel_axis=)``), their number ``C``: :attr:`features` holds each object's ``C``
+        feature vectors side by side, :attr:`values` is ``(n_objects, C, K)``. Else None.
     """
 
     geometry: LabelGeometry
@@ -244,13 +250,22 @@ class ObjectMoments:
     family: str
     kind: str
     route: Route
+    normalize: str | None = None
+    channels: int | None = None
 
     @property
     def labels(self) -> np.ndarray:
+        """``(n_objects,)`` the label of each row, increasing."""
         return self.geometry.labels
 
     def __len__(self) -> int:
         return len(self.geometry)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        feats = self.features
+        if isinstance(feats, torch.Tensor):
+            feats = feats.detach().cpu().numpy()
+        return np.asarray(feats, dtype=dtype)
 
     def to_dict(self) -> dict[str, np.ndarray]:
         """One NumPy array per column: ``label``, ``area``, ``centre_row``, ``centre_col``,
@@ -273,7 +288,8 @@ class ObjectMoments:
         return pd.DataFrame(self.to_dict())
 
     def __repr__(self) -> str:
-        return (f"<ObjectMoments objects={len(self)} features={len(self.names)} "
+        chans = "" if self.channels is None else f" channels={self.channels}"
+        return (f"<ObjectMoments objects={len(self)} features={len(self.names)}{chans} "
                 f"family={self.family} convention={self.convention} route={self.route}>")
 
 
@@ -596,70 +612,3 @@ def object_table(labels: Any, image: Any = None, **options: Any) -> Any:
     except ImportError:
         return om.to_dict()
     return om.to_frame()
-
-
-def moments_property(*, intensity: bool = False, name: str | None = None,
-                     **options: Any) -> Any:
-    r"""A ``skimage.measure.regionprops`` extra property giving one region's row of
-    :func:`object_moments`.
-
-    Parameters
-    ----------
-    intensity : bool
-        ``False``: ``f(regionmask)``, the moments of the mask; ``True``:
-        ``f(regionmask, intensity_image)`` (regionprops then needs ``intensity_image=``).
-    name : str, optional
-        The property's name (the attribute regionprops gives it); default
-        ``"zernike_cellprofiler"`` / ``"<family>_<kind>"``.
-    **options
-        :func:`object_moments` options (``family``, ``order``, ``convention``, ``centre``,
-        ``kind`` ...).
-
-    Returns
-    -------
-    callable
-        The region's float64 feature row. With the standard convention it equals the
-        region's row of :func:`object_moments` on the whole image to rounding. With
-        ``convention="cellprofiler"`` a pixel on the enclosing circle may be kept in one and
-        dropped in the other: CellProfiler's test :math:`\rho^2 \le 1` depends on the
-        rounding of the centre, which moves with the crop (module notes).
-
-    Examples
-    --------
-    >>> from skimage.measure import regionprops
-    >>> lab = np.zeros((30, 30), dtype=int); lab[3:12, 4:20] = 1; lab[15:28, 10:14] = 2
-    >>> prop = moments_property(order=3, dtype="float64")
-    >>> rows = np.array([r.zernike_magnitude for r in regionprops(lab, extra_properties=[prop])])
-    >>> whole = object_moments(lab, order=3, dtype="float64").features
-    >>> bool(np.allclose(rows, whole, rtol=1e-12, atol=1e-14))
-    True
-    """
-    if not isinstance(intensity, bool):
-        raise TypeError(f"intensity must be True or False, got {intensity!r}")
-    if name is None:
-        conv = options.get("convention", "standard")
-        name = ("zernike_cellprofiler" if conv == "cellprofiler" else
-                f"{options.get('family', 'zernike')}_{options.get('kind', 'magnitude')}")
-        name = str(name).replace("-", "_")
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a Python identifier (regionprops makes it an "
-                         f"attribute), got {name!r}")
-    for bad in ("labels", "image", "progress"):
-        if bad in options:
-            raise TypeError(f"moments_property got the option {bad!r}; regionprops gives "
-                            "the region")
-    object_moments(np.ones((1, 1), np.uint8), **options, progress=False)  # check options
-
-    def _row(mask: Any, img: Any) -> np.ndarray:
-        om = object_moments(np.asarray(mask, dtype=bool), img, progress=False, **options)
-        return np.asarray(om.features, dtype=np.float64)[0]
-
-    if intensity:
-        def prop(regionmask: Any, intensity_image: Any) -> np.ndarray:
-            return _row(regionmask, intensity_image)
-    else:
-        def prop(regionmask: Any) -> np.ndarray:  # type: ignore[misc]
-            return _row(regionmask, None)
-    prop.__name__ = prop.__qualname__ = name
-    prop.__doc__ = f"Moments of one region by fastmoments.disk.labels.object_moments{options!r}."
-    return prop

@@ -15,16 +15,15 @@ from .distance import (
 from .extract import features, moment_pairs
 from .featureset import FeatureSet
 from .glyphs import find_font, gb2312_characters, render_glyphs
-from .objects import RADII, ObjectFeatures, object_features, regionprops_property
+from .objects import ObjectMoments, object_features, regionprops_property
 from .selection import select_by_variance
 from .variance import moment_variances, top_by_variance, variance_table
 
 __all__ = [
     "KINDS",
-    "RADII",
     "THESIS_EDGES",
     "FeatureSet",
-    "ObjectFeatures",
+    "ObjectMoments",
     "PairStatistics",
     "feature_distances",
     "features",
