@@ -127,3 +127,18 @@ def test_no_files_and_bad_input(tmp_path):
         protein_density(atoms, 8, rotation=np.diag([1.0, 1.0, -1.0]))
     with pytest.raises(ValueError, match="source"):
         protein_density((np.zeros((2, 2)), ["C", "C"]), 8)
+
+
+@needs_pdbs
+def test_retrieval_benchmark_runs(tmp_path):
+    spec = importlib.util.spec_from_file_location("ball_retrieval",
+                                                  ROOT / "benchmarks" / "ball_retrieval.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rot = mod.random_rotation(np.random.default_rng(0))
+    assert np.allclose(rot @ rot.T, np.eye(3), atol=1e-12) and np.linalg.det(rot) > 0
+    assert mod.main(["--size", "16", "--order", "6", "--rotations", "1",
+                     "--out", str(tmp_path)]) == 0
+    r = json.loads((tmp_path / "ball_retrieval_cpu.json").read_text())
+    assert r["queries"] == len(FILES) and 0 <= r["precision_top1"]["raw"] <= 1
+    assert (tmp_path / "ball_retrieval_cpu.md").read_text().startswith("# Shape retrieval")
