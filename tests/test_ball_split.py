@@ -96,3 +96,20 @@ def test_bad_input_through_a_device_list():
     bad[0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         par.forward(bad, split="work")
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_reconstruction_split_equals_one_device(monkeypatch, k):
+    one = Zernike3DTransform((11, 11, 11), 7, k=k, dtype="float64")
+    par = Zernike3DTransform((11, 11, 11), 7, k=k, dtype="float64", device=["cpu", "cpu"])
+    v = VOLS[:, :11, :11, :11]
+    ref = one.forward(v)
+    _close(par.forward(v).reconstruct(), ref.reconstruct())  # 3 volumes: by volumes
+    _close(par.inverse(ref.values()), ref.reconstruct())
+    monkeypatch.setattr(BallSplit, "min_cost", 0.0)  # one volume is split into shells
+    got = par.forward(v[0])
+    _close(got.reconstruct(), ref.reconstruct()[0])
+    _close(got.reconstruct(orders=(2, 5)), ref.reconstruct(orders=(2, 5))[0])
+    parts = par._split._recon_parts  # the shells of the voxel centres, one engine each
+    assert len(parts) == 2 and all(p[1] is not None for p in parts)
+    assert parts[0][2][0] == 0 and parts[1][2][1] == one.recon_engine().sampling.n_groups

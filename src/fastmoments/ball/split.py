@@ -9,7 +9,9 @@ the moments are the sum of the blocks' partial moments, gathered on the first de
 are cut at equal modelled cost (:func:`~fastmoments.parallel.partition.contiguous_blocks`
 with :func:`group_costs`). Each device builds the engine of its shell once, on first use, and
 keeps it. Batches of at least as many volumes as devices are spread by volumes instead
-(:class:`~fastmoments.parallel.ParallelPlan`); reconstructions run on the first device.
+(:class:`~fastmoments.parallel.ParallelPlan`). A reconstruction is split the same way: by
+volumes, or into shells of the voxel centres (where it is evaluated), each device summing
+the functions at its points and the first device adding the partial volumes.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ import numpy as np
 import torch
 
 from .._array import ArrayKind
-from ..parallel.partition import contiguous_blocks
+from ..parallel.partition import contiguous_blocks, even_splits
 from ..parallel.protocol import Replicas
-from ..parallel.runner import run_parts, settle, to_device
+from ..parallel.runner import gather_tensors, run_parts, settle, to_device
 from .engine import BallEngine
 from .moments import Zernike3DMoments
 from .sampling import BallSampling
@@ -97,6 +99,7 @@ class BallSplit:
 
     def __init__(self, plan: Any) -> None:
         self.plan = plan
+        self._recon_parts: list[list[Any]] | None = None
 
     def _costs(self) -> np.ndarray:
         p = self.plan
@@ -141,3 +144,56 @@ class BallSplit:
             total += r.to(dev0)
         settle(dev0)
         return Zernike3DMoments(total.reshape(*batch, -1), owner, kind)
+
+    def _recon_shells(self, owner: Replicas) -> list[list[Any]]:
+        """``[device entry, engine or None, (g0, g1)]``: the shells of the voxel centres."""
+        if self._recon_parts is None:
+            p = self.plan
+            s = p.recon_engine().sampling
+            costs = group_costs(s, p.order, p.route.kernel == "ring-gemm")
+            self._recon_parts = [[i, None, piece] for i, piece in
+                                 enumerate(contiguous_blocks(costs, len(owner.devices)))]
+        return self._recon_parts
+
+    def synthesize(self, owner: Replicas, coef: torch.Tensor,
+                   progress: bool | None = None) -> torch.Tensor:
+        """Volumes ``(B, D, H, W)`` from ``(B, K)`` coefficients (as
+        :meth:`Zernike3DTransform.synthesize`): volumes spread over the devices, or (fewer
+        volumes than devices) the sum of the shells' partial volumes, on the first device."""
+        r0 = self.plan
+        b = coef.shape[0]
+        dev0 = owner.devices[0]
+        mode = owner.mode("auto", b)
+        if mode == "one":
+            return owner.replica(0).synthesize(coef.to(dev0), progress)
+        if mode == "batch":
+            spans = even_splits(b, len(owner.devices))
+
+            def piece(i: int, a: int, z: int) -> torch.Tensor:
+                return owner.replica(i).synthesize(coef[a:z].to(owner.devices[i]))
+
+            res = run_parts(owner.devices[:len(spans)],
+                            [functools.partial(piece, i, a, z) for i, (a, z) in
+                             enumerate(spans)], what="3-D Zernike reconstruction")
+            return gather_tensors(res, dev0)
+        parts = self._recon_shells(owner)
+        s = r0.recon_engine().sampling
+
+        def shell(slot: int) -> torch.Tensor:
+            part = parts[slot]
+            dev = owner.devices[part[0]]
+            if part[1] is None:
+                g0, g1 = part[2]
+                part[1] = BallEngine(shell_sampling(s, g0, g1), r0.order, r0.dtype, dev,
+                                     r0._budget)
+            eng = part[1]
+            return eng.scatter(eng.synthesize(coef.to(dev)))
+
+        res = run_parts([owner.devices[p[0]] for p in parts],
+                        [functools.partial(shell, i) for i in range(len(parts))],
+                        what="3-D Zernike partial reconstruction")
+        total = res[0].to(dev0).clone()
+        for r in res[1:]:
+            total += r.to(dev0)
+        settle(dev0)
+        return total.reshape(-1, *r0.shape)
