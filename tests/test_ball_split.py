@@ -113,3 +113,18 @@ def test_reconstruction_split_equals_one_device(monkeypatch, k):
     parts = par._split._recon_parts  # the shells of the voxel centres, one engine each
     assert len(parts) == 2 and all(p[1] is not None for p in parts)
     assert parts[0][2][0] == 0 and parts[1][2][1] == one.recon_engine().sampling.n_groups
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_two_gpus_match_one_cpu():
+    devs = ["cuda:0", "cuda:1"]
+    one = Zernike3DTransform((12, 12, 12), 10, dtype="float64")
+    par = Zernike3DTransform((12, 12, 12), 10, dtype="float64", device=devs)
+    for x, split in ((VOLS, "auto"), (VOLS[0], "work")):
+        a, b = par.forward(x, split=split), one.forward(x)
+        assert isinstance(a.values(), np.ndarray)
+        _close(a.values(), b.values(), 1e-12)
+        _close(a.reconstruct(), b.reconstruct(), 1e-12)
+    t = zernike3d_moments(torch.as_tensor(VOLS, device="cuda:1"), 10, device="cuda:all")
+    assert t.values().device == torch.device("cuda", 0)
+    _close(t.values().cpu().numpy(), one.forward(VOLS).values(), 1e-12)  # float64 in and out
