@@ -4,7 +4,7 @@ Functions (:mod:`.functions`) -> geometry (:mod:`.sampling`) -> engine (:mod:`.e
 table in :mod:`.routes`) -> plan and one-call function (:mod:`.transform`) -> moments object
 (:mod:`.moments`); quality measures for volumes in :mod:`.quality`; atomic structures as
 density volumes in :mod:`.density`, and the protein structures installed by system packages in
-:mod:`.proteins`.
+:mod:`.proteins`; the work split over a list of devices in :mod:`.split`.
 """
 
 from .density import atoms_to_density, read_pdb_atoms
