@@ -154,3 +154,16 @@ def test_pipeline_and_grid_search(rng):
     assert pipe.fit(X[:8], y[:8]).score(X[8:], y[8:]) == 1.0
     grid = GridSearchCV(pipe, {"zernike3dfeatures__order": [2, 4]}, cv=2).fit(X, y)
     assert grid.best_params_["zernike3dfeatures__order"] in (2, 4)
+
+
+def test_placement_options_follow_each_volume(rng):
+    X = np.zeros((2, 12, 12, 12))
+    X[0, 2:6, 3:7, 1:5] = rng.random((4, 4, 4))
+    X[1, 5:11, 6:9, 4:10] = rng.random((6, 3, 6))
+    est = Zernike3DFeatures(order=4, kind="magnitude", center="centroid", radius="enclosing")
+    out = est.fit_transform(X)
+    ref = np.abs(zernike3d_moments(X, 4, center="centroid", radius="enclosing",
+                                   dtype="float64").values())
+    assert np.abs(out - ref).max() <= 1e-14 * np.abs(ref).max()
+    with pytest.raises(ValueError, match="center"):
+        Zernike3DFeatures(center="middle").fit(X)
