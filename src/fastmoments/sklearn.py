@@ -26,6 +26,9 @@ The estimator tags say that the input may be 2-D or 3-D (``two_d_array`` and
 ``three_d_array``): scikit-learn's generic checks feed 2-D data of arbitrary widths, which these
 transformers accept whenever the width is a square number of pixels.
 
+:class:`Zernike3DFeatures` does the same for volumes ``(n_samples, D, H, W)`` (or flattened
+cubes ``(n_samples, N**3)``) with the 3-D Zernike moments of :mod:`fastmoments.ball`.
+
 Requires scikit-learn >= 1.6 (the ``__sklearn_tags__`` and ``validate_data`` API).
 
 Examples
@@ -61,10 +64,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._validate import check_int
+from ._validate import check_choice, check_int
 from .recognition.extract import features
 
-__all__ = ["MomentFeatures", "PseudoZernikeFeatures", "ZernikeFeatures"]
+__all__ = ["MomentFeatures", "PseudoZernikeFeatures", "Zernike3DFeatures", "ZernikeFeatures"]
 
 _MIN_SKLEARN = (1, 6)
 
@@ -394,3 +397,212 @@ class PseudoZernikeFeatures(_OrderFeatures):
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:
         return "pseudo-zernike", check_int("order", self.order, minimum=0)
+
+
+# -- volumes ------------------------------------------------------------------------------------
+
+_KINDS_3D = ("invariants", "magnitude", "complex")
+
+
+class Zernike3DFeatures(TransformerMixin, BaseEstimator):
+    r"""3-D Zernike features of volumes (every moment of order ``0..order``), for a
+    ``Pipeline``.
+
+    ``X`` is ``(n_samples, D, H, W)`` volumes, or ``(n_samples, N**3)`` flattened cubes
+    (row-major, ``volumes.reshape(n, -1)``; the side is inferred, and a count that is not a
+    cube number is a :class:`ValueError` naming ``X``). The features are those of
+    :func:`fastmoments.ball.zernike3d_moments`; as for the image transformers, fitting only
+    fixes the volume shape.
+
+    Parameters
+    ----------
+    order : int
+        Highest order ``N``.
+    kind : {"invariants", "magnitude", "complex"}
+        ``"invariants"``: the 3-D Zernike descriptor :math:`\|\Omega_{nl}\|` (unchanged by
+        rotations; columns ``"F[n,l]"`` by ``n`` then ``l``); ``"magnitude"``:
+        :math:`|\Omega_{nl}^m|`, ``m >= 0``; ``"complex"``: ``(Re, Im)`` column pairs of
+        :math:`\Omega_{nl}^m`, ``m >= 0`` (the moments in the order of
+        :attr:`Zernike3DMoments.nlm`).
+    k, quadrature, center, radius
+        Sampling and placement of the ball, as in :func:`fastmoments.ball.zernike3d_moments`
+        (``center="centroid"``, ``radius="enclosing"`` follow each volume).
+    dtype : {"float64", "float32"}
+        Working precision and output dtype.
+    device : str or list, optional
+        Where to compute (``"cuda"``, or a list of devices); the output is NumPy on the host.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Voxels per volume seen in ``fit`` (``D * H * W``, for 2-D and 4-D ``X`` alike).
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame ``X`` seen in ``fit`` (only then).
+    volume_shape_ : (int, int, int)
+        ``(D, H, W)``.
+    moment_index_ : list of tuple
+        The ``(n, l)`` (invariants) or ``(n, l, m)`` behind the columns, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vol = np.zeros((1, 16, 16, 16)); vol[0, 4:12, 6:10, 5:11] = 1
+    >>> zf = Zernike3DFeatures(order=6).fit(vol)
+    >>> zf.transform(vol).shape, list(zf.get_feature_names_out()[:3])
+    ((1, 16), ['F[0,0]', 'F[1,1]', 'F[2,0]'])
+    >>> turned = np.rot90(vol, axes=(2, 3))  # a quarter turn maps the grid onto itself
+    >>> bool(np.allclose(zf.transform(vol), zf.transform(turned), rtol=1e-12))
+    True
+    """
+
+    def __init__(self, order: int = 8, *, kind: str = "invariants", k: int = 1,
+                 quadrature: str = "midpoint", center: Any = None, radius: Any = None,
+                 dtype: str = "float64", device: Any = None) -> None:
+        self.order = order
+        self.kind = kind
+        self.k = k
+        self.quadrature = quadrature
+        self.center = center
+        self.radius = radius
+        self.dtype = dtype
+        self.device = device
+
+    def _volumes(self, X: Any, *, reset: bool) -> np.ndarray:
+        """``X`` validated and reshaped to ``(n_samples, D, H, W)``."""
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        dt = np.dtype(self.dtype)
+        if not hasattr(X, "shape"):
+            X = np.asarray(X)
+        ndim = len(X.shape)
+        if ndim == 4:
+            arr = check_array(X, allow_nd=True, dtype=dt, input_name="X")
+            shape = tuple(int(s) for s in arr.shape[1:])
+            if reset:
+                self.n_features_in_ = math.prod(shape)
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+            else:
+                self._check_voxels(shape)
+        elif ndim in (3,) or ndim > 4:
+            raise ValueError(f"X must be (n_samples, D, H, W) volumes or (n_samples, N**3) "
+                             f"flattened cubes, got {ndim} dimensions (shape {tuple(X.shape)})")
+        else:
+            if not reset:
+                check_is_fitted(self)
+            arr = validate_data(self, X, reset=reset, dtype=dt)
+            n_vox = arr.shape[1]
+            side = round(n_vox ** (1.0 / 3.0))
+            if side ** 3 != n_vox:
+                raise ValueError(
+                    f"X must hold cubes, flattened row-major as (n_samples, N**3), or "
+                    f"(n_samples, D, H, W) volumes; got {n_vox} columns, which is not a cube "
+                    f"number (shape {arr.shape})")
+            shape = (side, side, side)
+            if not reset:
+                self._check_voxels(shape)
+            arr = arr.reshape(arr.shape[0], *shape)
+        if reset:
+            self.volume_shape_ = shape
+        return arr
+
+    def _check_voxels(self, shape: tuple[int, ...]) -> None:
+        check_is_fitted(self)
+        if tuple(shape) != tuple(self.volume_shape_):
+            raise ValueError(f"X has volumes of shape {tuple(shape)} "
+                             f"({math.prod(shape)} voxels), but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features (volumes of shape "
+                             f"{self.volume_shape_}) as input")
+
+    def _moments(self, volumes: np.ndarray):
+        from .ball.transform import zernike3d_moments
+
+        return zernike3d_moments(volumes, check_int("order", self.order, minimum=0),
+                                 k=self.k, quadrature=self.quadrature, center=self.center,
+                                 radius=self.radius, dtype=self.dtype, device=self.device,
+                                 progress=False)
+
+    def _matrix(self, om: Any, n: int) -> np.ndarray:
+        if self.kind == "invariants":
+            m = np.asarray(om.invariants())
+        else:
+            v = np.asarray(om.values())
+            m = np.abs(v) if self.kind == "magnitude" else np.stack(
+                [v.real, v.imag], axis=-1).reshape(n, -1)
+        return np.ascontiguousarray(m.reshape(n, -1), dtype=np.dtype(self.dtype))
+
+    def fit(self, X: Any, y: Any = None) -> Zernike3DFeatures:
+        """Validate the parameters and ``X``, and record the volume shape.
+
+        Parameters
+        ----------
+        X : array_like
+            ``(n_samples, D, H, W)`` volumes or ``(n_samples, N**3)`` flattened cubes.
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``X`` not volumes (the message names ``X``), NaN or infinity, bad parameter
+            values (each message names its parameter).
+        TypeError
+            Parameters of the wrong type (e.g. a float order).
+        """
+        check_choice("kind", self.kind, _KINDS_3D)
+        vols = self._volumes(X, reset=True)
+        # one volume of ones runs the real code path: every parameter is checked where used
+        om = self._moments(np.ones((1, *vols.shape[1:]), dtype=vols.dtype))
+        if self.kind == "invariants":
+            self.moment_index_ = list(om.pairs)
+            names = om.names("invariant")
+        else:
+            self.moment_index_ = [tuple(r) for r in om.nlm.tolist()]
+            base = om.names("moment")
+            names = ([f"|{b}|" for b in base] if self.kind == "magnitude"
+                     else [f"{p} {b}" for b in base for p in ("Re", "Im")])
+        self._names_out = np.asarray(names, dtype=object)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """The 3-D Zernike features of the volumes.
+
+        Parameters
+        ----------
+        X : array_like
+            Volumes of the shape seen in ``fit`` (4-D or flattened).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_samples, n_features_out)`` float64 (float32 with ``dtype="float32"``).
+        """
+        check_is_fitted(self)
+        vols = self._volumes(X, reset=False)
+        return self._matrix(self._moments(vols), vols.shape[0])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Column labels of :meth:`transform` (``"F[n,l]"``, ``"|Om[n,l,m]|"`` or
+        ``"Re Om[n,l,m]"``/``"Im Om[n,l,m]"``).
+
+        Parameters
+        ----------
+        input_features : array_like of str, optional
+            Checked against ``feature_names_in_`` as scikit-learn does.
+
+        Returns
+        -------
+        numpy.ndarray of str (object dtype)
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return self._names_out.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = True
+        tags.transformer_tags.preserves_dtype = [self.dtype] if self.dtype in _DTYPES else []
+        return tags

@@ -3,7 +3,8 @@
 Functions (:mod:`.functions`) -> geometry (:mod:`.sampling`) -> engine (:mod:`.engine`, route
 table in :mod:`.routes`) -> plan and one-call function (:mod:`.transform`) -> moments object
 (:mod:`.moments`); quality measures for volumes in :mod:`.quality`; atomic structures as
-density volumes in :mod:`.density`.
+density volumes in :mod:`.density`, and the protein structures installed by system packages in
+:mod:`.proteins`; the work split over a list of devices in :mod:`.split`.
 """
 
 from .density import atoms_to_density, read_pdb_atoms

@@ -15,9 +15,11 @@ from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_real, check_shape
+from ..parallel import device_key, is_multi, multi_device
 from .engine import FORWARD_SCALE, BallEngine
 from .moments import Zernike3DMoments
 from .sampling import QUADRATURES, ball_sampling, inscribed_placement
+from .split import BallSplit
 
 __all__ = ["Zernike3DTransform", "cached_transform", "placement", "zernike3d_moments"]
 
@@ -50,6 +52,7 @@ def _check_radius(radius: Any) -> float | None:
     return check_real("radius", radius, minimum=0.0, strict_minimum=True)
 
 
+@multi_device(split=BallSplit)
 class Zernike3DTransform:
     r"""3-D Zernike moments of ``(D, H, W)`` volumes, built once and applied to batches.
 
@@ -69,8 +72,11 @@ class Zernike3DTransform:
         Radius of the ball in voxels; default ``min(D, H, W) / 2`` (the inscribed ball).
     dtype : torch.dtype or str
         Working precision, float32 (default) or float64.
-    device : str or torch.device, optional
-        Where the work runs (default CPU).
+    device : str, torch.device, sequence of them or "cuda:all", optional
+        Where the work runs (default CPU). A list builds a
+        :class:`~fastmoments.parallel.ParallelPlan`: batches are spread over the devices and
+        a job of fewer volumes than devices over shells of the ball
+        (:class:`~fastmoments.ball.split.BallSplit`), moments gathered on the first device.
     memory_budget : float, optional
         Scratch bytes (or a fraction of the free memory if <= 1); work is chunked over points
         to fit.
@@ -331,8 +337,10 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
         that holds every non-zero voxel whole (per volume), or a number.
     dtype : torch.dtype or str, optional
         Working dtype; default from the input (float64 stays float64, else float32).
-    device : str or torch.device, optional
-        Default: the input's device.
+    device : str, torch.device, sequence of them or "cuda:all", optional
+        Default: the input's device. A list spreads a batch over the devices, or one large
+        job over shells of the ball (:mod:`fastmoments.ball.split`); the moments are gathered
+        on the first device.
 
     Returns
     -------
@@ -358,13 +366,14 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
     quadrature = check_choice("quadrature", quadrature, QUADRATURES)
     budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
-    x, kind = as_tensor(volume, "volume", min_ndim=3, device=device,
+    multi = device is not None and is_multi(device)
+    x, kind = as_tensor(volume, "volume", min_ndim=3, device=None if multi else device,
                         dtype=None if dtype is None else real_dtype(dtype))
     if min(x.shape[-3:]) < 1:
         raise ValueError(f"volume must have at least one voxel per axis, got shape "
                          f"{tuple(x.shape)}")
     shape = tuple(int(s) for s in x.shape[-3:])
-    dev = str(x.device)
+    dev = device_key(device) if multi else str(x.device)
     per_volume = isinstance(center, str) or isinstance(radius, str)
     if not per_volume:
         c, r = _check_center(center), _check_radius(radius)
