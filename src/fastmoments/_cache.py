@@ -25,7 +25,21 @@ _CACHES: list[Any] = []
 _LOCK = threading.Lock()
 
 
+#: Types a key may hold that need no look inside (checked by type, not isinstance: one set
+#: lookup per value, so that a key of 64 scales costs microseconds).
+_PLAIN = frozenset({int, float, str, bool, type(None), complex, bytes, torch.dtype,
+                    torch.device})
+
+
 def _check_plain(value: Any) -> None:
+    kind = type(value)
+    if kind in _PLAIN:
+        return
+    if kind is tuple or kind is frozenset:
+        for item in value:
+            if type(item) not in _PLAIN:
+                _check_plain(item)
+        return
     if isinstance(value, torch.Tensor | np.ndarray):
         raise TypeError(
             "a plan cache key must hold plain values (sizes, orders, names), "
