@@ -15,9 +15,11 @@ accuracy column against float64:
 
 Run on a CUDA machine from the repository root (about 3 minutes on an H200)::
 
-    PYTHONPATH=src python benchmarks/gpu_targets.py [--out STEM]
+    PYTHONPATH=src python benchmarks/gpu_targets.py [--out STEM] [--baseline OLD.json]
 
-Writes ``benchmarks/results/gpu_targets_<device>.json`` and ``.md``.
+Writes ``benchmarks/results/gpu_targets_<device>.json`` and ``.md``. ``--baseline`` keeps an
+earlier result file of the same script (another version of the code on the same GPU kind)
+inside the new one, as its ``before`` run, and puts its times beside the new ones.
 """
 
 from __future__ import annotations
@@ -202,12 +204,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None, help="result stem (default gpu_targets_<device>)")
     ap.add_argument("--skip", nargs="*", default=[], choices=["disk", "box", "signal"])
+    ap.add_argument("--baseline", default=None, help="an earlier result file to keep beside")
+    ap.add_argument("--commit", default=None, help="the code's commit (default: git's HEAD)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     name = torch.cuda.get_device_name(dev)
     meta = {"device": name, "torch": torch.__version__, "fastmoments": fm.__version__,
-            "commit": _git(), "python": platform.python_version(),
+            "commit": args.commit or _git(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     rows: list[dict] = []
     if "disk" not in args.skip:
@@ -220,10 +224,20 @@ def main() -> None:
         meta.update(extra)
     stem = args.out or "gpu_targets_" + name.split()[-1].lower()
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    result = {"meta": meta, "rows": rows}
+    before = {}
+    if args.baseline:
+        base = json.loads(Path(args.baseline).read_text())
+        result["before"] = {"meta": base["meta"], "rows": base["rows"]}
+        before = {r["job"]: r for r in base["rows"]}
+        meta_before = ", ".join(f"{k} {v}" for k, v in base["meta"].items())
+    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
     lines = [f"# GPU targets ({name})", "",
-             ", ".join(f"{k} {v}" for k, v in meta.items()), "",
-             "| job | median | spread | target | accuracy | peer |", "|---|---|---|---|---|---|"]
+             ", ".join(f"{k} {v}" for k, v in meta.items()), ""]
+    if before:
+        lines += [f"*before*: {meta_before}", ""]
+    lines += ["| job | median | spread | target | accuracy | peer | before |",
+              "|---|---|---|---|---|---|---|"]
     for r in rows:
         if "median_ms" in r:
             med, spread = f"{r['median_ms']:.3f} ms", f"{r['min_ms']:.3f}-{r['max_ms']:.3f} ms"
@@ -236,7 +250,10 @@ def main() -> None:
                         if k.startswith("rel_err") and v is not None)
         peer = (f"cupyx {r['cupyx_median_us']:.1f} µs ({r['speedup_vs_cupyx']:.2f}×), "
                 f"error {r['cupyx_rel_err_vs_exact']:.1e}" if "cupyx_median_us" in r else "")
-        lines.append(f"| {r['job']} | {med} | {spread} | {target} | {acc} | {peer} |")
+        old = before.get(r["job"])
+        was = ("" if old is None else f"{old['median_ms']:.3f} ms" if "median_ms" in old
+               else f"{old['median_us']:.1f} µs")
+        lines.append(f"| {r['job']} | {med} | {spread} | {target} | {acc} | {peer} | {was} |")
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
