@@ -7,7 +7,7 @@ around them.
 ``nan_policy="omit"`` is normalised convolution, ``G*(x m) / G*m`` with ``m`` the mask of the
 samples present (NaN where less than ``min_weight`` of the kernel's weight is on data);
 ``nan_policy="propagate"`` marks every output whose kernel support touches a missing sample.
-A recording that does not fit in memory is smoothed chunk by chunk by ``GaussianStream``,
+A recording that does not fit in memory is smoothed chunk by chunk by ``GaussianFilter.stream()``,
 equal to the one-shot filter.
 """
 
@@ -16,8 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fastmoments.data import PPG_SAMPLING_RATE, ppg_recording
-from fastmoments.signal import gaussian_filter1d
-from fastmoments.signal.stream import GaussianStream
+from fastmoments.signal import GaussianFilter, gaussian_filter1d
 
 x = ppg_recording()[:3000].astype(float)
 rng = np.random.default_rng(0)
@@ -35,7 +34,8 @@ gap_only[1200:1260] = np.nan
 omit_gap = gaussian_filter1d(gap_only, 4.0, nan_policy="omit")
 prop_gap = gaussian_filter1d(gap_only, 4.0, nan_policy="propagate")
 
-stream = GaussianStream(4.0)  # chunk by chunk: the same result as the one-shot filter
+# chunk by chunk: the same result as the one-shot filter
+stream = GaussianFilter(4.0, method="direct").stream()
 chunks = [stream.push(x[i:i + 250]) for i in range(0, len(x), 250)] + [stream.flush()]
 print("stream delay:", stream.delay, "samples; largest difference to the one-shot filter:",
       float(np.max(np.abs(np.concatenate(chunks)
