@@ -119,6 +119,12 @@ def test_raise_and_bad_options():
         gaussian_filter1d(np.array([1.0, np.inf, 2.0, np.nan]), 1.0, nan_policy="omit")
     with pytest.raises(ValueError, match="mode"):
         gaussian_filter1d(x, 2.0, mode="edge", nan_policy="omit")
+    with pytest.raises(ValueError, match="axis"):
+        gaussian_filter1d(x, 2.0, axis=1, nan_policy="omit")
+    with pytest.raises(TypeError, match="axis"):
+        gaussian_filter1d(x, 2.0, axis=(0,), nan_policy="omit")
+    with pytest.raises(ValueError, match="nan_policy"):
+        gaussian_filter(x, 2.0, nan_policy="interpolate")
     with pytest.raises(TypeError, match="out"):
         gaussian_filter1d(x, 2.0, out=np.empty_like(x), nan_policy="omit")
 
@@ -182,3 +188,17 @@ def test_nd_propagate_and_channel_axis():
     assert np.isnan(y[6:15, 8:17, 0]).all() and np.isnan(y[..., 0]).sum() == 81
     assert not np.isnan(y[..., 1]).any()
     np.testing.assert_allclose(y[..., 1], 1.0, atol=1e-14)
+
+
+def test_integer_input_and_raise_with_min_weight():
+    """Integers hold no NaN: every policy is the plain filter; ``"raise"`` ignores
+    ``min_weight`` (after checking it)."""
+    xi = np.arange(60, dtype=np.int16) % 7
+    ref = gaussian_filter1d(xi, 2.0)
+    for policy in ("omit", "propagate"):
+        np.testing.assert_array_equal(gaussian_filter1d(xi, 2.0, nan_policy=policy), ref)
+    x = np.random.default_rng(9).standard_normal(80)
+    np.testing.assert_array_equal(gaussian_filter1d(x, 2.0, min_weight=0.5),
+                                  gaussian_filter1d(x, 2.0))
+    with pytest.raises(ValueError, match="min_weight"):
+        gaussian_filter1d(x, 2.0, min_weight=-0.1)

@@ -271,7 +271,8 @@ class CWT:
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
-        hop = check_int("hop", hop, minimum=1)
+        if type(hop) is not int or hop != 1:  # (the common call skips the check)
+            hop = check_int("hop", hop, minimum=1)
         if hop > 1:
             if out is not None:
                 raise ValueError(f"out must not be given with hop={hop} (the decimated "

@@ -532,7 +532,8 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
         if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
             raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis), "
                             f"got {axis!r}")
-        return _nan_filter(x, (axis,), None, sigma, order, mode, cval, truncate, method, terms,
+        ax = normalize_axis(int(axis), max(len(_shape(x)), 1))
+        return _nan_filter(x, (ax,), None, sigma, order, mode, cval, truncate, method, terms,
                            shift, engine, memory_budget, out, progress, nan_policy, min_weight)
     if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
             and (type(x) is np.ndarray or type(x) is torch.Tensor)
