@@ -483,6 +483,16 @@ class GaussianFilter(BankPlan):
         ValueError
             For ``method="asft"`` (its window is shifted: not a stream's), an unknown
             ``mode``, ``chunk < 1``.
+
+        Examples
+        --------
+        >>> x = np.random.default_rng(0).standard_normal(5000)
+        >>> stream = GaussianFilter(40.0, method="sft").stream()
+        >>> y = np.concatenate([stream.push(c) for c in np.array_split(x, 9)] + [stream.flush()])
+        >>> bool(np.allclose(y, GaussianFilter(40.0, method="sft")(x), rtol=0, atol=1e-10))
+        True
+        >>> GaussianFilter(2.0).stream(chunk=4096).method  # "auto": the route's choice
+        'direct'
         """
         from .stream import GaussianStream  # imports no Gaussian: no cycle
 
