@@ -2,7 +2,7 @@
 Inverting a scalogram
 =====================
 
-``fastmoments.signal.inverse.icwt`` takes the coefficients of ``fm.cwt`` back to the signal.
+``fm.icwt`` takes the coefficients of ``fm.cwt`` back to the signal.
 Two inverses: ``method="single-integral"`` (Morlet's sum over the scales, no FFT) and
 ``method="least-squares"`` (the exact inverse of the transform on the band the scales
 cover). Neither recovers what the scales do not cover, nor the mean: ``icwt_band`` gives the
@@ -17,7 +17,7 @@ import numpy as np
 
 import fastmoments as fm
 from fastmoments.data import PPG_SAMPLING_RATE, ppg_recording
-from fastmoments.signal.inverse import icwt, icwt_band
+from fastmoments.signal import icwt, icwt_band
 
 
 def snr(y, ref):

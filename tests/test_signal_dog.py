@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.signal.dog import DerivativeOfGaussian, MexicanHat, dog_cwt, from_pywt_dog
+from fastmoments.signal import CWT, DerivativeOfGaussian, MexicanHat, cwt, from_pywt_dog
 
 
 def _psi(order: int, u: np.ndarray) -> np.ndarray:
@@ -56,8 +56,8 @@ def test_unit_energy_and_closed_form_transform(order):
 def test_against_direct_convolution(order, method):
     x = _signal()
     scales = [1.0, 3.0, 17.0, 60.0]
-    coef, freqs = dog_cwt(x, scales, DerivativeOfGaussian(order), method=method,
-                          truncate=6.0 if method == "direct" else 4.0)
+    coef, freqs = cwt(x, scales, DerivativeOfGaussian(order), method=method,
+                      truncate=6.0 if method == "direct" else 4.0)
     assert coef.shape == (4, 3000) and coef.dtype == np.float64
     for i, s in enumerate(scales):
         ref = _direct(x, s, order)
@@ -70,16 +70,16 @@ def test_against_direct_convolution(order, method):
 def test_batch_axis_dtype_tensor_and_input_untouched():
     x = np.stack([_signal(500, s) for s in range(3)], axis=0)
     keep = x.copy()
-    c, _ = dog_cwt(x.T, [2.0, 9.0], MexicanHat(), axis=0)
+    c, _ = cwt(x.T, [2.0, 9.0], MexicanHat(), axis=0)
     for j in range(3):
-        c1, _ = dog_cwt(x[j], [2.0, 9.0], MexicanHat())
+        c1, _ = cwt(x[j], [2.0, 9.0], MexicanHat())
         np.testing.assert_allclose(c[:, :, j], c1, rtol=0, atol=1e-12 * np.abs(c1).max())
-    c32, _ = dog_cwt(x.astype(np.float32), [2.0, 9.0])
+    c32, _ = cwt(x.astype(np.float32), [2.0, 9.0], MexicanHat())
     assert c32.dtype == np.float32
-    c64, _ = dog_cwt(x, [2.0, 9.0])
+    c64, _ = cwt(x, [2.0, 9.0], MexicanHat())
     np.testing.assert_allclose(c32, c64, rtol=0, atol=1e-5 * np.abs(c64).max())
     t = torch.from_numpy(x).requires_grad_(True)
-    ct, f = dog_cwt(t, [2.0, 9.0], DerivativeOfGaussian(1))
+    ct, f = cwt(t, [2.0, 9.0], DerivativeOfGaussian(1))
     assert isinstance(ct, torch.Tensor) and isinstance(f, np.ndarray)
     ct.sum().backward()
     assert t.grad is not None and t.grad.shape == t.shape
@@ -94,13 +94,15 @@ def test_bad_input():
     with pytest.raises(ValueError, match="Mexican"):
         MexicanHat(1)
     with pytest.raises(TypeError, match="wavelet"):
-        dog_cwt(np.ones(10), [2.0], "mexh")
+        cwt(np.ones(10), [2.0], "mexh")
     with pytest.raises(ValueError, match="scales"):
-        dog_cwt(np.ones(10), [0.9])
+        cwt(np.ones(10), [0.9], MexicanHat())
     with pytest.raises(ValueError, match="scales"):
-        dog_cwt(np.ones(10), [])
+        cwt(np.ones(10), [], MexicanHat())
     with pytest.raises(ValueError, match="NaN"):
-        dog_cwt(np.array([1.0, np.nan, 2.0]), [1.0])
+        cwt(np.array([1.0, np.nan, 2.0]), [1.0], MexicanHat())
+    with pytest.raises(ValueError, match="approximation"):
+        cwt(np.ones(10), [2.0], MexicanHat(), approximation="multiplication")
     with pytest.raises(ValueError, match="name"):
         from_pywt_dog("gaus3", [2.0])
 
@@ -114,10 +116,24 @@ def test_against_pywavelets(name):
     x = np.sin(2 * np.pi * t / 150) + 0.5 * np.cos(2 * np.pi * t / 47 + 1)
     a = np.array([12.0, 30.0, 60.0])
     wavelet, sigmas, eps = from_pywt_dog(name, a)
-    ours, _ = dog_cwt(x, sigmas, wavelet)
+    ours, _ = cwt(x, sigmas, wavelet)
     theirs, _ = pywt.cwt(x, a, name, precision=16)
     inner = slice(1000, 3000)
     for i in range(len(a)):
         half = 0.5 * (ours[i, 999:2999] + ours[i, 1000:3000])
         err = np.max(np.abs(theirs[i, inner] - eps * half)) / np.max(np.abs(half))
         assert err < 3e-3, (name, a[i], err)
+
+
+def test_plan_equals_the_call_and_out():
+    x = _signal(800)
+    scales = [1.5, 6.0, 40.0]
+    plan = CWT(scales, DerivativeOfGaussian(1), method="sft")
+    ref, f = cwt(x, scales, DerivativeOfGaussian(1), method="sft")
+    np.testing.assert_allclose(plan(x), ref, rtol=0, atol=1e-13 * np.abs(ref).max())
+    np.testing.assert_allclose(plan.frequencies(), f, rtol=1e-15)
+    assert plan.rmse <= 1e-4 and len(plan.plans) == 3
+    out = np.empty((3, 800))
+    got, _ = cwt(x, scales, DerivativeOfGaussian(1), method="sft", out=out)
+    assert got is out
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13 * np.abs(ref).max())

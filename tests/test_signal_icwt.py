@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.signal import Morlet, cwt
-from fastmoments.signal.dog import DerivativeOfGaussian, dog_cwt
-from fastmoments.signal.inverse import (
+import fastmoments as fm
+from fastmoments.signal import (
+    ICWT,
+    DerivativeOfGaussian,
+    Morlet,
+    cwt,
     icwt,
     icwt_band,
     icwt_response,
-    reconstruction_constant,
-    wavelet_response,
 )
+from fastmoments.signal.inverse import reconstruction_constant, wavelet_response
 
 WAVELETS = [Morlet(6.0), DerivativeOfGaussian(1), DerivativeOfGaussian(2)]
 
@@ -143,11 +145,11 @@ def test_round_trip_morlet(mode, method):
 def test_round_trip_dog(order):
     x = _chirp()
     wv = DerivativeOfGaussian(order)
-    coefs, _ = dog_cwt(x, DOG_SCALES, wv)
+    coefs, _ = cwt(x, DOG_SCALES, wv)
     y = icwt(coefs, DOG_SCALES, wv)
     assert _snr(y, icwt_band(x, DOG_SCALES, wv)) > 75
     xb = _band_limited(2000, "reflect", range(40, 500, 11))
-    cb, _ = dog_cwt(xb, DOG_SCALES, wv)
+    cb, _ = cwt(xb, DOG_SCALES, wv)
     assert _snr(icwt(cb, DOG_SCALES, wv), xb) > 75
     if order == 2:
         ys = icwt(coefs, DOG_SCALES, wv, method="single-integral")
@@ -209,3 +211,8 @@ def test_bad_input():
     c[0, 3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         icwt(c, scales)
+
+
+def test_public_names():
+    assert fm.icwt is icwt and fm.ICWT is ICWT
+    assert fm.icwt_band is icwt_band and fm.icwt_response is icwt_response

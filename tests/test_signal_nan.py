@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments.signal.nan import gaussian_filter1d_nan, gaussian_filter_nan
+from fastmoments.signal import gaussian_filter, gaussian_filter1d
 
 
 def _extend(x: np.ndarray, r: int, mode: str, cval: float) -> np.ndarray:
@@ -55,7 +55,8 @@ def _signal(n: int, frac: float, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_omit_direct_equals_masked_convolution(mode):
     x = _signal(1000, 0.1)
-    y = gaussian_filter1d_nan(x, 3.0, mode=mode, cval=0.5, method="direct", min_weight=0.0)
+    y = gaussian_filter1d(x, 3.0, mode=mode, cval=0.5, method="direct", min_weight=0.0,
+                          nan_policy="omit")
     ref, den = _masked_reference(x, 3.0, 12, mode, 0.5)
     ok = den > 0
     assert np.array_equal(np.isnan(y), ~ok)
@@ -67,7 +68,7 @@ def test_omit_auto_within_the_gaussians_error(sigma):
     """``method="auto"`` against the untruncated kernel (cut at 12σ): within the stated error
     ``~1.5e-4 (|x| + |y|) / den``."""
     x = _signal(3000, 0.1, seed=1)
-    y = gaussian_filter1d_nan(x, sigma)
+    y = gaussian_filter1d(x, sigma, nan_policy="omit")
     ref, den = _masked_reference(x, sigma, math.ceil(12 * sigma))
     ok = den > 1e-2
     assert np.array_equal(np.isnan(y), ~ok)
@@ -78,7 +79,7 @@ def test_omit_auto_within_the_gaussians_error(sigma):
 def test_min_weight_gives_nan_where_few_samples_remain():
     x = np.ones(400)
     x[100:300] = np.nan
-    y = gaussian_filter1d_nan(x, 5.0, method="direct", min_weight=0.2)
+    y = gaussian_filter1d(x, 5.0, method="direct", min_weight=0.2, nan_policy="omit")
     _, den = _masked_reference(x, 5.0, 20)
     assert np.array_equal(np.isnan(y), den <= 0.2)
     np.testing.assert_allclose(y[~np.isnan(y)], 1.0, atol=1e-14)
@@ -89,13 +90,12 @@ def test_propagate_marks_the_truncated_support(order):
     x = _signal(600, 0.0)
     x[[10, 300, 301, 590]] = [np.nan, np.inf, np.nan, -np.inf]
     sigma, radius = 2.5, 10
-    y = gaussian_filter1d_nan(x, sigma, order=order, nan_policy="propagate", method="direct")
+    y = gaussian_filter1d(x, sigma, order=order, nan_policy="propagate", method="direct")
     bad = ~np.isfinite(_extend(x, radius, "reflect", 0.0))
     expect = np.array([bad[i:i + 2 * radius + 1].any() for i in range(600)])
     assert np.array_equal(np.isnan(y), expect)
     # elsewhere: the filter of the signal with the bad samples set to zero
     clean = np.where(np.isfinite(x), x, 0.0)
-    from fastmoments import gaussian_filter1d
     ref = gaussian_filter1d(clean, sigma, order=order, method="direct")
     np.testing.assert_allclose(y[~expect], ref[~expect], rtol=0, atol=1e-14)
 
@@ -103,49 +103,58 @@ def test_propagate_marks_the_truncated_support(order):
 def test_raise_and_bad_options():
     x = _signal(100, 0.1)
     with pytest.raises(ValueError, match="NaN"):
-        gaussian_filter1d_nan(x, 2.0, nan_policy="raise")
+        gaussian_filter1d(x, 2.0, nan_policy="raise")
+    for call in (gaussian_filter1d, gaussian_filter):  # "raise" is the default
+        with pytest.raises(ValueError, match="NaN"):
+            call(x, 2.0)
     with pytest.raises(ValueError, match="nan_policy"):
-        gaussian_filter1d_nan(x, 2.0, nan_policy="ignore")
+        gaussian_filter1d(x, 2.0, nan_policy="ignore")
     with pytest.raises(ValueError, match="min_weight"):
-        gaussian_filter1d_nan(x, 2.0, min_weight=1.0)
+        gaussian_filter1d(x, 2.0, min_weight=1.0, nan_policy="omit")
     with pytest.raises(TypeError, match="min_weight"):
-        gaussian_filter1d_nan(x, 2.0, min_weight="0.1")
+        gaussian_filter1d(x, 2.0, min_weight="0.1", nan_policy="omit")
     with pytest.raises(ValueError, match="order=0"):
-        gaussian_filter1d_nan(x, 2.0, order=1)
+        gaussian_filter1d(x, 2.0, order=1, nan_policy="omit")
     with pytest.raises(ValueError, match="infinity"):
-        gaussian_filter1d_nan(np.array([1.0, np.inf, 2.0, np.nan]), 1.0)
+        gaussian_filter1d(np.array([1.0, np.inf, 2.0, np.nan]), 1.0, nan_policy="omit")
     with pytest.raises(ValueError, match="mode"):
-        gaussian_filter1d_nan(x, 2.0, mode="edge")
+        gaussian_filter1d(x, 2.0, mode="edge", nan_policy="omit")
+    with pytest.raises(ValueError, match="axis"):
+        gaussian_filter1d(x, 2.0, axis=1, nan_policy="omit")
+    with pytest.raises(TypeError, match="axis"):
+        gaussian_filter1d(x, 2.0, axis=(0,), nan_policy="omit")
+    with pytest.raises(ValueError, match="nan_policy"):
+        gaussian_filter(x, 2.0, nan_policy="interpolate")
     with pytest.raises(TypeError, match="out"):
-        gaussian_filter1d_nan(x, 2.0, out=np.empty_like(x))
+        gaussian_filter1d(x, 2.0, out=np.empty_like(x), nan_policy="omit")
 
 
 def test_without_nan_equals_the_plain_filter_and_input_untouched():
-    from fastmoments import gaussian_filter1d
     x = np.random.default_rng(3).standard_normal((3, 500))
     keep = x.copy()
     for policy in ("omit", "propagate", "raise"):
-        y = gaussian_filter1d_nan(x, 4.0, nan_policy=policy)
+        y = gaussian_filter1d(x, 4.0, nan_policy=policy)
         np.testing.assert_array_equal(y, gaussian_filter1d(x, 4.0))
     xn = _signal(500, 0.1)
     keepn = xn.copy()
-    gaussian_filter1d_nan(xn, 4.0)
+    gaussian_filter1d(xn, 4.0, nan_policy="omit")
     assert np.array_equal(x, keep) and np.array_equal(xn, keepn, equal_nan=True)
 
 
 def test_axis_batch_dtype_and_tensor():
     x = np.stack([_signal(300, 0.1, seed=s) for s in range(3)], axis=1)  # time on axis 0
-    y = gaussian_filter1d_nan(x, 3.0, axis=0, method="direct")
+    y = gaussian_filter1d(x, 3.0, axis=0, method="direct", nan_policy="omit")
     for j in range(3):
         np.testing.assert_array_equal(
-            y[:, j], gaussian_filter1d_nan(np.ascontiguousarray(x[:, j]), 3.0, method="direct"))
-    y32 = gaussian_filter1d_nan(x.astype(np.float32), 3.0, axis=0, method="direct")
+            y[:, j], gaussian_filter1d(np.ascontiguousarray(x[:, j]), 3.0, method="direct",
+                                       nan_policy="omit"))
+    y32 = gaussian_filter1d(x.astype(np.float32), 3.0, axis=0, method="direct", nan_policy="omit")
     assert y32.dtype == np.float32
     ok = ~np.isnan(y)
     assert np.array_equal(ok, ~np.isnan(y32))
     np.testing.assert_allclose(y32[ok], y[ok], atol=1e-5)
     t = torch.from_numpy(x)
-    yt = gaussian_filter1d_nan(t, 3.0, axis=0, method="direct")
+    yt = gaussian_filter1d(t, 3.0, axis=0, method="direct", nan_policy="omit")
     assert isinstance(yt, torch.Tensor) and yt.dtype == torch.float64
     np.testing.assert_array_equal(yt.numpy(), y)
 
@@ -154,7 +163,7 @@ def test_nd_omit_equals_masked_separable_reference():
     rng = np.random.default_rng(5)
     img = rng.standard_normal((40, 50))
     img[rng.random(img.shape) < 0.15] = np.nan
-    y = gaussian_filter_nan(img, [1.5, 2.0], method="direct", min_weight=0.0)
+    y = gaussian_filter(img, [1.5, 2.0], method="direct", min_weight=0.0, nan_policy="omit")
     # the 2-D masked convolution with the separable truncated kernel, written plainly
     g0, g1 = _kernel(1.5, 6), _kernel(2.0, 8)
     m = np.isfinite(img).astype(float)
@@ -175,7 +184,21 @@ def test_nd_omit_equals_masked_separable_reference():
 def test_nd_propagate_and_channel_axis():
     img = np.ones((30, 30, 2))
     img[10, 12, 0] = np.nan
-    y = gaussian_filter_nan(img, 1.0, channel_axis=-1, nan_policy="propagate", method="direct")
+    y = gaussian_filter(img, 1.0, channel_axis=-1, nan_policy="propagate", method="direct")
     assert np.isnan(y[6:15, 8:17, 0]).all() and np.isnan(y[..., 0]).sum() == 81
     assert not np.isnan(y[..., 1]).any()
     np.testing.assert_allclose(y[..., 1], 1.0, atol=1e-14)
+
+
+def test_integer_input_and_raise_with_min_weight():
+    """Integers hold no NaN: every policy is the plain filter; ``"raise"`` ignores
+    ``min_weight`` (after checking it)."""
+    xi = np.arange(60, dtype=np.int16) % 7
+    ref = gaussian_filter1d(xi, 2.0)
+    for policy in ("omit", "propagate"):
+        np.testing.assert_array_equal(gaussian_filter1d(xi, 2.0, nan_policy=policy), ref)
+    x = np.random.default_rng(9).standard_normal(80)
+    np.testing.assert_array_equal(gaussian_filter1d(x, 2.0, min_weight=0.5),
+                                  gaussian_filter1d(x, 2.0))
+    with pytest.raises(ValueError, match="min_weight"):
+        gaussian_filter1d(x, 2.0, min_weight=-0.1)

@@ -7,7 +7,13 @@ does not grow with σ.
 * :func:`gaussian_filter` (every axis, as scipy.ndimage), :func:`gaussian_filter1d` (one axis)
   / :class:`GaussianFilter`: smoothing and first/second derivatives;
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
-* :func:`cwt` / :class:`CWT` with :class:`Morlet`: many scales at once.
+* :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian` or
+  :class:`MexicanHat`: many scales at once, at every sample or every ``hop``-th;
+* :func:`icwt` / :class:`ICWT`: the inverse CWT (:func:`icwt_response`, :func:`icwt_band`:
+  what it recovers);
+* ``nan_policy=`` on the Gaussians: missing samples omitted (normalised convolution) or
+  propagated;
+* :meth:`GaussianFilter.stream` / :class:`GaussianStream`: smoothing chunk by chunk.
 
 What runs a call, and why, is decided in one place: :mod:`.routes` (the route table; plans
 show its answer as ``plan.route``).
@@ -20,7 +26,9 @@ bank as small matrix products), :mod:`.triton_sft` (its fused GPU kernels), :mod
 paper's second-order filters), :mod:`.scales` (scale <-> frequency, cone of influence,
 PyWavelets ``cmor`` mapping), :mod:`.fit_cache` (fitted coefficients cached on disk),
 :mod:`._apply` (running a bank along an axis), :mod:`.cuda_sft` (the CUDA C++ batch kernel,
-through CuPy).
+through CuPy), :mod:`.nan` (the NaN policies), :mod:`.dog` (the derivative-of-Gaussian CWT),
+:mod:`.hop` (the decimated CWT), :mod:`.inverse` (the inverse CWT), :mod:`.stream` (the
+streaming Gaussian).
 """
 
 from __future__ import annotations
@@ -29,32 +37,43 @@ from .boundary import MODES
 from .cwt import CWT, cwt
 from .gaussian import GaussianFilter
 from .gaussian_calls import gaussian_filter, gaussian_filter1d
+from .inverse import ICWT, icwt, icwt_band, icwt_response
 from .morlet import MorletTransform, morlet_transform
 from .scales import (
     cone_of_influence,
     frequency_to_scale,
     from_pywt_cmor,
+    from_pywt_dog,
     pywt_cmor_factor,
     scale_to_frequency,
     scales_for_band,
     to_pywt_cmor,
 )
 from .sliding import ENGINES
-from .wavelets import Morlet
+from .stream import GaussianStream
+from .wavelets import DerivativeOfGaussian, MexicanHat, Morlet
 
 __all__ = [
     "CWT",
     "ENGINES",
+    "ICWT",
     "MODES",
+    "DerivativeOfGaussian",
     "GaussianFilter",
+    "GaussianStream",
+    "MexicanHat",
     "Morlet",
     "MorletTransform",
     "cone_of_influence",
     "cwt",
     "frequency_to_scale",
     "from_pywt_cmor",
+    "from_pywt_dog",
     "gaussian_filter",
     "gaussian_filter1d",
+    "icwt",
+    "icwt_band",
+    "icwt_response",
     "morlet_transform",
     "pywt_cmor_factor",
     "scale_to_frequency",

@@ -1,4 +1,6 @@
-"""Continuous wavelet transform over many scales at once (PyWavelets-style interface)."""
+"""Continuous wavelet transform over many scales at once (PyWavelets-style interface): the
+Morlet (its SFT bank, here) and the derivatives of Gaussians (:mod:`.dog`), every sample or
+every ``hop``-th (:mod:`.hop`)."""
 
 from __future__ import annotations
 
@@ -32,13 +34,33 @@ from ._apply import (
 )
 from .boundary import MODES
 from .direct import DirectBank
-from .gaussian import MAX_SIGMA
+from .dog import _dog_cwt, check_dog_scales
+from .gaussian import MAX_SIGMA, GaussianFilter, _cached_plan
+from .hop import cwt_hop
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
 from .routes import cwt_route, cwt_simd
 from .sliding import SFTBank
-from .wavelets import Morlet
+from .wavelets import DerivativeOfGaussian, Morlet
 
 __all__ = ["CWT", "cwt"]
+
+
+def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
+    """The wavelet of a CWT: ``Morlet()`` for ``None``, a :class:`Morlet` or a
+    :class:`DerivativeOfGaussian` (:class:`MexicanHat` included)."""
+    if wavelet is None:
+        return Morlet()
+    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
+        raise TypeError(f"wavelet must be a fastmoments.Morlet or a fastmoments."
+                        f"DerivativeOfGaussian (MexicanHat), got {wavelet!r}")
+    return wavelet
+
+
+def _dog_options(approximation: str) -> None:
+    if approximation != "direct":
+        raise ValueError(f"approximation is an option of the Morlet wavelet (its kernel's "
+                         f"approximation); a DerivativeOfGaussian takes 'direct' only, got "
+                         f"{approximation!r}")
 
 
 def _stack_banks(banks: Sequence[Any]):
@@ -56,17 +78,19 @@ def _stack_banks(banks: Sequence[Any]):
 
 
 class CWT:
-    """Plan for the Morlet continuous wavelet transform at a set of scales.
+    """Plan for the continuous wavelet transform at a set of scales (Morlet or derivative of
+    Gaussian).
 
-    All scales share one bank of SFT rows: the chunked engine (the default) runs every scale in
-    one pass (two fused kernels on a GPU); the row-by-row engines process the scales in groups
-    that fit the memory budget.
+    Morlet: all scales share one bank of SFT rows: the chunked engine (the default) runs every
+    scale in one pass (two fused kernels on a GPU); the row-by-row engines process the scales
+    in groups that fit the memory budget. Derivative of Gaussian: one Gaussian derivative
+    filter per scale (:func:`cwt`, Notes).
 
     Parameters
     ----------
     scales : sequence of float
         Scales σ in samples (the standard deviation of each wavelet's envelope).
-    wavelet : Morlet
+    wavelet : Morlet or DerivativeOfGaussian
         The wavelet (default ``Morlet(xi=6.0)``).
     method, approximation, terms, truncate
         As in :class:`~fastmoments.signal.MorletTransform`, used at every scale
@@ -78,8 +102,9 @@ class CWT:
     ----------
     method : str
         The method run (``"sft"`` for ``"auto"``); ``requested``: the one given.
-    plans : list of MorletTransform
-        One plan per scale (their ``rmse`` is the accuracy at that scale).
+    plans : list of MorletTransform or GaussianFilter
+        One plan per scale (their ``rmse`` is the accuracy at that scale); for a
+        derivative-of-Gaussian wavelet, the Gaussian derivative filter of each scale.
     rmse : float
         The largest relative RMSE (Eq. 66) over the scales.
     """
@@ -87,20 +112,26 @@ class CWT:
     def __init__(self, scales: Sequence[float], wavelet: Morlet | None = None, *,
                  method: str = "auto", approximation: str = "direct", terms: int | None = None,
                  truncate: float = 4.0) -> None:
-        wavelet = Morlet() if wavelet is None else wavelet
-        if not isinstance(wavelet, Morlet):
-            raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
+        wavelet = _check_wavelet(wavelet)
         self.scales = check_scales(scales)
         self.wavelet = wavelet
         self.requested = check_choice("method", method, METHODS)
-        self.method = resolve_method(self.requested)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
+        self._dog = isinstance(wavelet, DerivativeOfGaussian)
+        if self._dog:
+            _dog_options(self.approximation)
+            check_dog_scales(self.scales)
+        # the Gaussians pick their route per call for "auto"; the Morlet's resolves here
+        self.method = self.requested if self._dog else resolve_method(self.requested)
         self.terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
         self.truncate = check_positive_float("truncate", truncate)
 
     @functools.cached_property
-    def plans(self) -> list[MorletTransform]:
+    def plans(self) -> list[MorletTransform] | list[GaussianFilter]:
         """One plan per scale, built on first use (a call checks the result's size first)."""
+        if self._dog:
+            return [_cached_plan(s, self.wavelet.order, self.method, self.terms, None,
+                                 self.truncate) for s in self.scales]
         return [_plan(s, self.wavelet.xi, self.method, self.approximation, self.terms,
                       self.truncate) for s in self.scales]
 
@@ -118,10 +149,12 @@ class CWT:
     def __repr__(self) -> str:
         route = f", route={str(self.route)!r}" if self.route is not None else ""
         return (f"CWT({len(self.scales)} scales from {min(self.scales):g} to "
-                f"{max(self.scales):g}, xi={self.wavelet.xi}, method={self.method!r}{route})")
+                f"{max(self.scales):g}, {self.wavelet!r}, method={self.method!r}{route})")
 
     def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
-        """``ξ / (2π σ) / sampling_period`` for each scale (PyWavelets' convention)."""
+        """The wavelet's centre frequency over each scale, per ``sampling_period``:
+        ``ξ / (2π σ)`` for the Morlet (PyWavelets' convention), ``√p / (2π σ)`` (the peak of
+        the response) for a derivative of Gaussian of order ``p``."""
         dt = check_positive_float("sampling_period", sampling_period)
         return np.array([self.wavelet.center_frequency / s / dt for s in self.scales])
 
@@ -187,9 +220,10 @@ class CWT:
 
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
-                 check_finite: bool = True, out: Any = None,
+                 check_finite: bool = True, hop: int = 1, out: Any = None,
                  progress: bool | None = None) -> Any:
-        """Coefficients ``(n_scales, *x.shape)``, complex; NumPy in, NumPy out.
+        """Coefficients ``(n_scales, *x.shape)``, complex (real for a derivative of Gaussian);
+        NumPy in, NumPy out.
 
         The parameters are those of :meth:`~fastmoments.signal._apply.BankPlan.__call__`
         (``check_finite=False`` lets a call be captured in a CUDA graph).
@@ -200,7 +234,10 @@ class CWT:
             Real signals; never modified.
         axis, mode, cval, engine, memory_budget, check_finite, progress
             As in :meth:`~fastmoments.signal._apply.BankPlan.__call__` (the bar counts
-            (signal, scale) pairs).
+            (signal, scale) pairs). A derivative-of-Gaussian plan always checks ``x``.
+        hop : int
+            Keep the coefficients at every ``hop``-th sample only (default 1: all), in memory
+            proportional to ``N / hop`` (:func:`cwt`, Notes).
         out : numpy.ndarray, torch.Tensor, numpy.memmap or zarr.Array, optional
             Preallocated coefficients, written in place and returned (like NumPy's ``out=``):
             any object with ``shape``, ``dtype`` and slice assignment (a zarr array) is
@@ -218,7 +255,8 @@ class CWT:
         Returns
         -------
         numpy.ndarray or torch.Tensor
-            Complex coefficients ``(n_scales, *x.shape)`` (``out`` when given).
+            Coefficients ``(n_scales, *x.shape)``, the time axis ``ceil(N / hop)`` long
+            (``out`` when given).
 
         Raises
         ------
@@ -227,15 +265,37 @@ class CWT:
             ``False`` or ``None``.
         ValueError
             For a bad option, NaN or infinity in ``x``, or an ``out`` of the wrong shape or
-            device, read-only, overlapping ``x``, or given while a gradient is recorded.
+            device, read-only, overlapping ``x``, or given while a gradient is recorded or
+            with ``hop > 1``.
         MemoryError
             Without ``out``, when the result is larger than ``memory_budget`` (default: the
             free memory), before any plan is built; the message gives the size needed.
         """
+        if type(hop) is not int or hop != 1:  # (the common call skips the check)
+            hop = check_int("hop", hop, minimum=1)
+        if hop > 1:
+            if out is not None:
+                raise ValueError(f"out must not be given with hop={hop} (the decimated "
+                                 f"coefficients are assembled block by block)")
+            return cwt_hop(self._full, x, self.scales, self.wavelet, hop, axis,
+                           truncate=self.truncate, method=self.requested, mode=mode,
+                           cval=cval, engine=engine, memory_budget=memory_budget)[0]
+        if self._dog:
+            return _dog_cwt(x, self.scales, self.wavelet, axis, mode=mode, cval=cval,
+                            truncate=self.truncate, out=out, progress=progress,
+                            method=self.method, terms=self.terms, engine=engine,
+                            memory_budget=memory_budget)[0]
         return graphed_call(self, x, self._call, axis=axis, mode=mode, cval=cval,
                             engine=engine, memory_budget=memory_budget,
                             check_finite=check_finite, out=out, progress=progress,
                             bytes_per_sample=16 * len(self.scales))
+
+    def _full(self, x: Any, scales: tuple[float, ...], wavelet: Any, *, truncate: float,
+              method: str, **kw: Any) -> tuple[Any, np.ndarray]:
+        """The transform of one block of :func:`~fastmoments.signal.hop.cwt_hop`: the plan of
+        ``scales`` (a group of this plan's, by increasing σ) with this plan's options."""
+        plan = _cwt_plan(scales, wavelet, method, self.approximation, self.terms, truncate)
+        return plan(x, **kw), plan.frequencies()
 
     def _call(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
               engine: str = "auto", memory_budget: float | None = None,
@@ -408,54 +468,74 @@ def _plan(sigma, xi, method, approximation, terms, truncate) -> MorletTransform:
 
 
 @plan_cache(maxsize=32)
-def _cwt_plan(scales, xi, method, approximation, terms, truncate) -> CWT:
-    return CWT(scales, Morlet(xi), method=method, approximation=approximation, terms=terms,
+def _cwt_plan(scales, wavelet, method, approximation, terms, truncate) -> CWT:
+    return CWT(scales, wavelet, method=method, approximation=approximation, terms=terms,
                truncate=truncate)
 
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
-def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, axis: int = -1,
-        *, sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
+def cwt(x: Any, scales: Sequence[float] | float,
+        wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
+        sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "auto", approximation: str = "direct", terms: int | None = None,
         engine: str = "auto", truncate: float = 4.0, memory_budget: float | None = None,
-        out: Any = None, progress: bool | None = None) -> tuple[Any, np.ndarray]:
-    """Morlet continuous wavelet transform, ``(coefficients, frequencies)`` as in PyWavelets.
+        hop: int = 1, out: Any = None, progress: bool | None = None) -> tuple[Any, np.ndarray]:
+    """Continuous wavelet transform, ``(coefficients, frequencies)`` as in PyWavelets: the
+    Morlet or a derivative of Gaussian (the Mexican hat), at every sample or every ``hop``-th.
 
     Parameters
     ----------
     x : array_like or torch.Tensor
         Real signals; transformed along ``axis``; never modified.
     scales : float or sequence of float
-        Scales σ in samples: the standard deviation of the wavelet's Gaussian envelope.
-    wavelet : Morlet, optional
-        Default ``Morlet(xi=6.0)``.
+        Scales σ in samples: the standard deviation of the wavelet's Gaussian envelope
+        (σ ≥ 1 for a derivative of Gaussian, :data:`~fastmoments.signal.dog.MIN_DOG_SCALE`).
+    wavelet : Morlet or DerivativeOfGaussian, optional
+        Default ``Morlet(xi=6.0)``; ``DerivativeOfGaussian(1)``, ``DerivativeOfGaussian(2)``
+        or ``MexicanHat()`` (the same as order 2) for the real derivative-of-Gaussian
+        wavelets.
     axis : int
         Axis of ``x`` holding time.
     sampling_period : float
         Sampling period used to express ``frequencies``.
     mode, cval, method, approximation, terms, engine, truncate, memory_budget, progress
-        As in :func:`~fastmoments.signal.morlet_transform`.
+        As in :func:`~fastmoments.signal.morlet_transform` (for a derivative of Gaussian as
+        in :func:`~fastmoments.signal.gaussian_filter1d`; ``approximation`` is the Morlet's
+        only).
+    hop : int
+        Keep the coefficients at samples ``0, hop, 2 hop, ...`` only (default 1: every
+        sample), in memory proportional to ``N / hop`` (Notes).
     out : numpy.ndarray, torch.Tensor, numpy.memmap or zarr.Array, optional
         Preallocated coefficients ``(len(scales), *x.shape)``, complex64 (float32 input) or
-        complex128, of the input's kind (and device), not overlapping ``x``:
-        written in place and returned as ``coefficients`` (see :meth:`CWT.__call__`).
+        complex128 (float32 or float64 for a derivative of Gaussian, a NumPy array or a
+        tensor), of the input's kind (and device), not overlapping ``x``:
+        written in place and returned as ``coefficients`` (see :meth:`CWT.__call__`);
+        ``hop=1`` only.
 
     Returns
     -------
     coefficients : numpy.ndarray or torch.Tensor
-        Complex, ``(len(scales), *x.shape)``: ``W[i, ..., n] = Σ_k ψ_{σ_i,ξ}[k] x[..., n - k]``
-        with the wavelet of Eq. 52 (unit energy at every scale). ``out`` when given.
+        ``(len(scales), *x.shape)``: ``W[i, ..., n] = Σ_k ψ_{σ_i}[k] x[..., n - k]`` with the
+        wavelet at scale σ_i (unit energy at every scale); complex for the Morlet (Eq. 52),
+        real for a derivative of Gaussian. With ``hop > 1`` the time axis is
+        ``ceil(N / hop)`` long: ``cwt(x, scales)[0][..., ::hop]``. ``out`` when given.
     frequencies : numpy.ndarray
-        ``ξ / (2π σ_i) / sampling_period``.
+        ``ξ / (2π σ_i) / sampling_period`` for the Morlet, ``√p / (2π σ_i) /
+        sampling_period`` (the peak of the response) for a derivative of Gaussian of order
+        ``p``.
 
     Raises
     ------
     ValueError
-        For bad scales or options, NaN or infinity in ``x``, or a bad ``out`` (wrong shape or
-        device, read-only, overlapping ``x``, or given while a gradient is recorded).
+        For bad scales or options (``hop < 1``; a scale below 1 or an ``approximation`` other
+        than ``"direct"`` with a derivative of Gaussian), NaN or infinity in ``x``, or a bad
+        ``out`` (wrong shape or device, read-only, overlapping ``x``, or given while a
+        gradient is recorded or with ``hop > 1``).
     TypeError
-        For a wavelet that is not a :class:`Morlet`, an ``out`` of the wrong kind or dtype, or
-        a ``progress`` other than ``True``, ``False`` or ``None``.
+        For a wavelet that is neither a :class:`Morlet` nor a
+        :class:`~fastmoments.signal.DerivativeOfGaussian`, a ``hop`` that is not an integer,
+        an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
+        ``False`` or ``None``.
 
     Notes
     -----
@@ -487,6 +567,21 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
     coefficients: :func:`~fastmoments.signal.scales.cone_of_influence` (``min(n, N-1-n) <
     √2 σ``, the e-folding time of the envelope, Torrence & Compo 1998).
 
+    **Derivative of Gaussian.** ``W_p(σ, ·) = s_p c_p √(2π) σ^{p+1/2}
+    gaussian_filter1d(x, σ, order=p)`` (:mod:`~fastmoments.signal.dog`): one Gaussian
+    derivative per scale, whose cost does not grow with σ, of relative RMSE ≤ 1e-4 against
+    the convolution with the sampled wavelet. PyWavelets' ``gaus1``, ``gaus2`` and ``mexh``
+    map to these wavelets and scales by :func:`~fastmoments.signal.scales.from_pywt_dog`
+    (see :class:`~fastmoments.signal.DerivativeOfGaussian`, Notes).
+
+    **Hop.** With ``hop > 1`` the scales are transformed in groups on blocks of the signal
+    with a halo wider than the kernels (:func:`~fastmoments.signal.hop.cwt_hop`), keeping
+    every ``hop``-th coefficient: memory ``J N / hop`` plus one block's scratch, time about
+    that of the full transform (the recursions still pass over every sample). For a
+    derivative of Gaussian, ``method="auto"`` runs the SFT on every block (the Gaussians'
+    ``"auto"`` would pick a route per block length): equal to ``method="sft"``, and to
+    ``"auto"`` to 1e-4.
+
     Examples
     --------
     >>> import numpy as np
@@ -497,16 +592,23 @@ def cwt(x: Any, scales: Sequence[float] | float, wavelet: Morlet | None = None, 
     ((3, 4096), 1)
     >>> round(float(freqs[1]), 4)
     0.05
+    >>> from fastmoments.signal import MexicanHat
+    >>> hat, f = cwt(x, [4.0, 4.5, 30.0], MexicanHat())  # the peak at √2 / (2π · 0.05) = 4.5
+    >>> hat.dtype, int(np.argmax(np.abs(hat[:, 2048])))
+    (dtype('float64'), 1)
+    >>> cwt(x, [5.0, 19.1, 60.0], hop=16)[0].shape
+    (3, 256)
     """
     scales_t = check_scales(scales)  # before the cache: True, 1 and 1.0 are one key there
-    wavelet = Morlet() if wavelet is None else wavelet
-    if not isinstance(wavelet, Morlet):
-        raise TypeError(f"wavelet must be a fastmoments.Morlet, got {wavelet!r}")
-    plan = _cwt_plan(scales_t, wavelet.xi,
-                     resolve_method(check_choice("method", method, METHODS)),
+    wavelet = _check_wavelet(wavelet)
+    requested = check_choice("method", method, METHODS)
+    plan = _cwt_plan(scales_t, wavelet,
+                     requested if isinstance(wavelet, DerivativeOfGaussian)
+                     else resolve_method(requested),
                      check_choice("approximation", approximation, APPROXIMATIONS),
                      None if terms is None else check_int("terms", terms, minimum=1, maximum=64),
                      check_positive_float("truncate", truncate))
+    freqs = plan.frequencies(sampling_period)
     coef = plan(x, axis=axis, mode=mode, cval=cval, engine=engine, memory_budget=memory_budget,
-                out=out, progress=progress)
-    return coef, plan.frequencies(sampling_period)
+                hop=hop, out=out, progress=progress)
+    return coef, freqs

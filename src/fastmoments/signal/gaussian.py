@@ -453,6 +453,59 @@ class GaussianFilter(BankPlan):
         check_choice("mode", mode, MODES)
         return folded_kernel(self.sigma, self.order, self.folded_radius, int(n), mode)
 
+    def stream(self, *, mode: str = "reflect", cval: float = 0.0, axis: int = -1,
+               chunk: int = 65536) -> Any:
+        """A :class:`~fastmoments.signal.GaussianStream` of this plan's σ, order and truncation:
+        chunks in, the one-shot filter's output out with a fixed delay.
+
+        Parameters
+        ----------
+        mode : {"reflect", "mirror", "nearest", "constant"}
+            Extension before the first and after the last sample (``"wrap"`` needs the end
+            before the first output and is refused).
+        cval : float
+            The value outside the signal for ``mode="constant"``.
+        axis : int
+            The time axis of the chunks.
+        chunk : int
+            The chunk length expected; a plan of ``method="auto"`` streams with the method
+            its route picks for one signal of ``chunk`` samples (:meth:`choose`).
+
+        Returns
+        -------
+        GaussianStream
+            Of method ``"direct"`` (scipy's kernel truncated at ``ceil(truncate σ)``) or
+            ``"sft"`` (this plan's ``terms``): the plan's own for those, the choice above for
+            ``"auto"``, fixed for the stream's life.
+
+        Raises
+        ------
+        ValueError
+            For ``method="asft"`` (its window is shifted: not a stream's), an unknown
+            ``mode``, ``chunk < 1``.
+
+        Examples
+        --------
+        >>> x = np.random.default_rng(0).standard_normal(5000)
+        >>> stream = GaussianFilter(40.0, method="sft").stream()
+        >>> y = np.concatenate([stream.push(c) for c in np.array_split(x, 9)] + [stream.flush()])
+        >>> bool(np.allclose(y, GaussianFilter(40.0, method="sft")(x), rtol=0, atol=1e-10))
+        True
+        >>> GaussianFilter(2.0).stream(chunk=4096).method  # "auto": the route's choice
+        'direct'
+        """
+        from .stream import GaussianStream  # imports no Gaussian: no cycle
+
+        chunk = check_int("chunk", chunk, minimum=1)
+        if self.requested == "asft":
+            raise ValueError("method must be 'direct', 'sft' or 'auto' for a stream, got "
+                             "'asft'")
+        method = self.choose(chunk) if self.requested == "auto" else self.requested
+        plan = self if method == self.requested else _cached_plan(
+            self.sigma, self.order, method, self._terms if method == "sft" else None, None,
+            self.truncate)
+        return GaussianStream(plan, mode=mode, cval=cval, axis=axis)
+
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import to_output
+from .._array import as_tensor, to_output
 from .._cuda_graph import GraphCache, plain_key
 from .._progress import check_progress
 from .._validate import check_choice, check_int, check_positive_float
@@ -22,6 +22,7 @@ from ._apply import as_signal, normalize_axis, output_target, require_finite
 from .boundary import MODES
 from .gaussian import METHODS, _cached_plan, _dtype_device, _shape, check_sigma
 from .gaussian_paths import _FLOATS, _fast_direct, _run_direct
+from .nan import MIN_WEIGHT, check_nan_options, smooth_nan
 from .routes import DEEP_FOLD
 from .sliding import ENGINES
 
@@ -107,6 +108,28 @@ def _filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: 
                 return hit[0]
     return _filter_eager(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
                          terms, shift, engine, memory_budget, out, progress)
+
+
+def _nan_filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any,
+                cval: Any, truncate: Any, method: Any, terms: Any, shift: Any, engine: Any,
+                memory_budget: Any, out: Any, progress: Any, nan_policy: Any,
+                min_weight: Any) -> Any:
+    """:func:`_filter` under a ``nan_policy`` other than the default (or a ``min_weight``
+    given): the policy's passes by :func:`~fastmoments.signal.nan.smooth_nan`."""
+    policy, w = check_nan_options(nan_policy, min_weight, out)
+    if policy == "raise" or (isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
+        return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                       terms, shift, engine, memory_budget, out, progress)  # nothing to omit
+    t, kind = as_tensor(x, "x", check_finite=False)
+    ax = filtered_axes(axes, channel_axis, t.ndim)
+    sigmas, orders, modes, trunc, *_ = _checked(sigma, order, mode, truncate, method, terms,
+                                                shift, len(ax))
+
+    def filt(data: torch.Tensor, c: float | None) -> torch.Tensor:
+        return _filter(data, ax, None, sigma, order, mode, cval if c is None else c,
+                       truncate, method, terms, shift, engine, memory_budget, None, progress)
+
+    return to_output(smooth_nan(t, filt, ax, sigmas, orders, modes, trunc, policy, w), kind)
 
 
 #: The CUDA graphs of the one-call functions (:mod:`fastmoments._cuda_graph`).
@@ -304,7 +327,8 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
                     channel_axis: int | None = None, method: str = "auto",
                     terms: int | None = None, shift: int | None = None, engine: str = "auto",
                     memory_budget: float | None = None, out: Any = None,
-                    progress: bool | None = None) -> Any:
+                    progress: bool | None = None, nan_policy: str = "raise",
+                    min_weight: float = MIN_WEIGHT) -> Any:
     """Multi-dimensional Gaussian filter, as :func:`scipy.ndimage.gaussian_filter`: every
     axis by default.
 
@@ -344,6 +368,15 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
     progress : bool, optional
         tqdm progress bar of the SFT passes: ``True`` always, ``False`` never, ``None``
         (default) for large jobs once they have run for a second.
+    nan_policy : {"raise", "omit", "propagate"}
+        Missing (NaN) samples: ``"raise"`` (default): :class:`ValueError` on NaN or infinity;
+        ``"omit"``: normalised convolution ``G*(x m) / G*m`` with ``m`` the mask of the finite
+        samples (smoothing, ``order=0``, only); ``"propagate"``: NaN at every output within
+        ``ceil(truncate σ)`` samples (per axis) of a non-finite one, elsewhere the filter of
+        the signal with its non-finite samples set to zero (Notes: NaN policy).
+    min_weight : float
+        ``nan_policy="omit"`` only: outputs where ``G*m``, the fraction of the kernel's weight
+        on finite samples, is at most this (``0 <= min_weight < 1``, default 0.01) are NaN.
 
     Returns
     -------
@@ -355,12 +388,15 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
     ValueError
         For σ ≤ 0, bad axes (repeated, out of range, or ``channel_axis`` among them), a
         sequence of σ, orders or modes of the wrong length, unknown
-        ``mode``/``method``/``engine``, NaN or infinity in ``x``, or a bad ``out`` (wrong
-        shape or device, read-only, overlapping ``x``).
+        ``mode``/``method``/``engine``/``nan_policy``, NaN or infinity in ``x`` with
+        ``nan_policy="raise"``, infinity or ``order != 0`` with ``"omit"``, ``min_weight``
+        outside ``[0, 1)``, or a bad ``out`` (wrong shape or device, read-only, overlapping
+        ``x``).
     TypeError
         For the removed ``axis=`` keyword (use :func:`gaussian_filter1d` or ``axes=``), an
-        ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``, ``False``
-        or ``None``.
+        ``out`` of the wrong kind or dtype or given with ``nan_policy`` other than
+        ``"raise"``, a ``min_weight`` that is not a real number, or a ``progress`` other than
+        ``True``, ``False`` or ``None``.
 
     Notes
     -----
@@ -370,6 +406,17 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
     first axis that is not filtered (``channel_axis``, or an axis left out of ``axes``);
     when every axis is filtered there is none, and the whole call runs on the first device
     of the list.
+
+    *NaN policy.* ``"omit"`` is the normalised convolution of Knutsson & Westin (CVPR 1993)
+    with the applicability ``G``: two passes of the same filter, ``num = G*(x m)`` and
+    ``den = G*m`` (with ``mode="constant"`` the mask is extended by 1: ``cval`` is data), as
+    astropy's ``convolve(..., nan_treatment="interpolate")``. Where every sample is finite it
+    is the plain filter. The error of ``y = num/den`` is about ``ε (|x| + |y|) / den`` for a
+    kernel of absolute error ``ε`` (~1.5e-4 for the SFT fits of relative RMSE 1e-4, rounding
+    for ``method="direct"``): it grows where few finite samples remain, hence ``min_weight``.
+    ``"propagate"`` dilates the non-finite mask by ``ceil(truncate σ_i)`` along each filtered
+    axis ``i`` (extended by ``mode``; a box, the truncated separable kernel's support).
+    Integer input holds no NaN and is filtered as with ``"raise"``.
     {notes}{folded}
     Examples
     --------
@@ -387,7 +434,14 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
     >>> rgb = np.random.default_rng(1).random((16, 16, 3), dtype=np.float32)
     >>> gaussian_filter(rgb, 1.5, channel_axis=-1).dtype
     dtype('float32')
+    >>> holes = np.ones((20, 20)); holes[5, 5] = np.nan
+    >>> bool(np.allclose(gaussian_filter(holes, 1.5, nan_policy="omit"), 1.0))
+    True
     """
+    if nan_policy != "raise" or min_weight is not MIN_WEIGHT:
+        return _nan_filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method,
+                           terms, shift, engine, memory_budget, out, progress, nan_policy,
+                           min_weight)
     return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
                    shift, engine, memory_budget, out, progress)
 
@@ -416,7 +470,8 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
                       mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
                       method: str = "auto", terms: int | None = None, shift: int | None = None,
                       engine: str = "auto", memory_budget: float | None = None,
-                      out: Any = None, progress: bool | None = None) -> Any:
+                      out: Any = None, progress: bool | None = None,
+                      nan_policy: str = "raise", min_weight: float = MIN_WEIGHT) -> Any:
     """One-dimensional Gaussian filter along ``axis``, as :func:`scipy.ndimage.gaussian_filter1d`.
 
     Parameters
@@ -431,6 +486,13 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
         Derivative order 0, 1 or 2.
     mode, cval, truncate, method, terms, shift, engine, memory_budget, out, progress
         As in :func:`gaussian_filter`.
+    nan_policy : {"raise", "omit", "propagate"}
+        Missing (NaN) samples, as in :func:`gaussian_filter`: ``"raise"`` (default),
+        ``"omit"`` (normalised convolution, ``order=0`` only) or ``"propagate"`` (NaN within
+        ``ceil(truncate σ)`` samples of a non-finite one).
+    min_weight : float
+        ``"omit"`` only: outputs where less than this fraction of the kernel's weight falls
+        on finite samples are NaN (``0 <= min_weight < 1``, default 0.01).
 
     Returns
     -------
@@ -447,7 +509,8 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
     Notes
     -----
     ``method="auto"`` picks the faster of the direct FIR and the SFT (see
-    :func:`gaussian_filter`, Notes, and :class:`GaussianFilter` for the math).
+    :func:`gaussian_filter`, Notes, and :class:`GaussianFilter` for the math); the NaN
+    policies are described there too.
 
     Examples
     --------
@@ -458,7 +521,20 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
     (0.0399, 0.0399)
     >>> gaussian_filter1d(np.ones((4, 50)), 3.0, axis=0, order=1).shape
     (4, 50)
+    >>> x = np.ones(50); x[20:23] = np.nan
+    >>> bool(np.allclose(gaussian_filter1d(x, 2.0, nan_policy="omit"), 1.0))  # gap filled
+    True
+    >>> y = gaussian_filter1d(x, 2.0, nan_policy="propagate")
+    >>> int(np.isnan(y).sum())                       # 3 + 2 * ceil(4 * 2)
+    19
     """
+    if nan_policy != "raise" or min_weight is not MIN_WEIGHT:
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis), "
+                            f"got {axis!r}")
+        ax = normalize_axis(int(axis), max(len(_shape(x)), 1))
+        return _nan_filter(x, (ax,), None, sigma, order, mode, cval, truncate, method, terms,
+                           shift, engine, memory_budget, out, progress, nan_policy, min_weight)
     if (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
             and (type(x) is np.ndarray or type(x) is torch.Tensor)
             and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor

@@ -1,24 +1,24 @@
-"""A decimated scalogram: the CWT at every ``hop``-th sample, in memory proportional to N/hop.
+"""A decimated scalogram: the CWT at every ``hop``-th sample, in memory proportional to N/hop,
+behind :func:`~fastmoments.signal.cwt` ``(..., hop=h)``.
 
-:func:`cwt_hop` runs :func:`~fastmoments.signal.cwt` (Morlet) or
-:func:`~fastmoments.signal.dog.dog_cwt` (derivative of Gaussian) on blocks of the signal with
-a halo wider than the kernels, keeps every ``hop``-th coefficient of each block, and frees the
-block: the full ``(n_scales, N)`` array never exists.
+:func:`cwt_hop` runs the transform it is given (the CWT of one block, Morlet or derivative of
+Gaussian) on blocks of the signal with a halo wider than the kernels, keeps every ``hop``-th
+coefficient of each block, and frees the block: the full ``(n_scales, N)`` array never exists.
+It takes the transform as a callable and imports no transform.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from .._array import as_tensor, complex_dtype, to_output
-from .._validate import check_int, check_positive_float
-from . import Morlet, cwt
-from .dog import DerivativeOfGaussian, dog_cwt
+from .._validate import check_int
+from .wavelets import DerivativeOfGaussian, Morlet
 
 __all__ = ["GROUP", "MIN_BLOCK", "cwt_hop"]
 
@@ -37,27 +37,31 @@ def _halo(sigma: float, truncate: float) -> int:
     return math.ceil(max(8.0, truncate) * sigma) + 4
 
 
-def cwt_hop(x: Any, scales: Sequence[float] | float,
-            wavelet: Morlet | DerivativeOfGaussian | None = None, hop: int = 1,
-            axis: int = -1, *, sampling_period: float = 1.0, mode: str = "reflect",
-            cval: float = 0.0, truncate: float = 4.0, **options: Any) -> tuple[Any, np.ndarray]:
+def cwt_hop(transform: Callable[..., tuple[Any, np.ndarray]], x: Any,
+            scales: tuple[float, ...], wavelet: Morlet | DerivativeOfGaussian, hop: int,
+            axis: int = -1, *, truncate: float = 4.0, **options: Any) -> tuple[Any, np.ndarray]:
     """The CWT at samples ``0, hop, 2 hop, ...`` only, in memory proportional to ``N / hop``.
 
     Parameters
     ----------
+    transform : callable
+        ``transform(x, scales, wavelet, axis=-1, truncate=..., **options)``: the full CWT of
+        one block, ``(coefficients, frequencies)``, as :func:`~fastmoments.signal.cwt` with
+        ``hop=1``.
     x : array_like or torch.Tensor
         Real signals, transformed along ``axis``; never modified.
-    scales : float or sequence of float
-        Scales σ in samples (see :func:`~fastmoments.signal.cwt`).
-    wavelet : Morlet or DerivativeOfGaussian, optional
-        Default ``Morlet(6.0)``.
+    scales : tuple of float
+        Scales σ in samples (checked by the caller).
+    wavelet : Morlet or DerivativeOfGaussian
+        The wavelet.
     hop : int
         Keep every ``hop``-th coefficient (``hop >= 1``).
     axis : int
         Axis of ``x`` holding time.
-    sampling_period, mode, cval, truncate, **options
-        As in :func:`~fastmoments.signal.cwt` (Morlet) or
-        :func:`~fastmoments.signal.dog.dog_cwt` (``method``, ``engine``, ``terms`` ...).
+    truncate : float
+        The direct kernels' truncation (checked, > 0): it widens the halo.
+    **options
+        Passed to ``transform`` (``sampling_period``, ``mode``, ``method``, ...).
 
     Returns
     -------
@@ -73,7 +77,7 @@ def cwt_hop(x: Any, scales: Sequence[float] | float,
         For ``hop < 1``, an ``axis`` out of range, NaN or infinity in ``x``, and the errors
         of the transform.
     TypeError
-        For a non-integer ``hop`` or ``axis``, a wavelet of another kind.
+        For a non-integer ``hop`` or ``axis``.
 
     Notes
     -----
@@ -83,31 +87,16 @@ def cwt_hop(x: Any, scales: Sequence[float] | float,
     boundary ``mode`` at the ends of the signal, so that every kept coefficient is the one
     the whole signal's transform gives (to rounding: tested). For the DoG wavelets the
     Gaussians' ``method="auto"`` picks its route by the length of each call, so the blocks
-    run ``method="sft"`` unless another is given: equal to ``dog_cwt(..., method="sft")``
-    (``"auto"`` may be passed: each block then picks its own route, equal to the whole
-    signal's to the Gaussians' stated error, ≤ 1e-4). **Memory**: the result,
+    run ``method="sft"`` for ``"auto"``: equal to ``cwt(..., method="sft")`` and to the
+    ``"auto"`` transform to the Gaussians' stated error (≤ 1e-4). **Memory**: the result,
     ``J N / hop`` coefficients, plus one block's scratch, ``GROUP (B + 2H)`` per signal,
     which does not grow with ``N``. **Time**: the sliding Fourier transform's recursions
     still pass over every sample, so a call costs about the full transform's time plus the
     halos (at most ``2H/B ≤ 1/2`` more): a hop saves memory, not arithmetic.
-
-    Examples
-    --------
-    >>> x = np.random.default_rng(0).standard_normal(10000)
-    >>> c, f = cwt_hop(x, [4.0, 30.0], hop=16)
-    >>> c.shape
-    (2, 625)
-    >>> full, _ = cwt(x, [4.0, 30.0])
-    >>> bool(np.allclose(c, full[:, ::16], rtol=0, atol=1e-12))
-    True
     """
-    wavelet = Morlet() if wavelet is None else wavelet
-    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
-        raise TypeError(f"wavelet must be a Morlet or a DerivativeOfGaussian, got {wavelet!r}")
     hop = check_int("hop", hop, minimum=1)
-    trunc = check_positive_float("truncate", truncate)
-    sc = np.atleast_1d(np.asarray(scales, dtype=np.float64)) if not isinstance(
-        scales, torch.Tensor) else scales.detach().cpu().double().numpy().reshape(-1)
+    trunc = float(truncate)
+    sc = np.asarray(scales, dtype=np.float64).reshape(-1)
     t, kind = as_tensor(x, "x")
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be an integer, got {axis!r}")
@@ -117,12 +106,11 @@ def cwt_hop(x: Any, scales: Sequence[float] | float,
     tl = t.movedim(ax, -1)
     n = tl.shape[-1]
     is_dog = isinstance(wavelet, DerivativeOfGaussian)
-    transform = dog_cwt if is_dog else cwt
-    if is_dog:
-        options = {"method": "sft", **options}
-    kw = dict(sampling_period=sampling_period, mode=mode, cval=cval, truncate=trunc, **options)
+    if is_dog and options.get("method", "auto") == "auto":
+        options = {**options, "method": "sft"}
+    kw = dict(truncate=trunc, **options)
     # a first call on a tiny piece checks the scales and options and gives the frequencies
-    _, freqs = transform(tl[..., : min(n, 1)], sc, wavelet, **kw)
+    _, freqs = transform(tl[..., : min(n, 1)], tuple(sc), wavelet, **kw)
     n_out = -(-n // hop)
     dtype = tl.dtype if is_dog else complex_dtype(tl.dtype)
     out = torch.empty((len(sc), *tl.shape[:-1], n_out), dtype=dtype, device=tl.device)
@@ -136,7 +124,7 @@ def cwt_hop(x: Any, scales: Sequence[float] | float,
         for a in range(0, n, block):
             b = min(n, a + block)
             lo, hi = max(0, a - halo), min(n, b + halo)
-            coef, _ = transform(tl[..., lo:hi], group, wavelet, **kw)
+            coef, _ = transform(tl[..., lo:hi], tuple(group.tolist()), wavelet, **kw)
             part = coef[..., a - lo: b - lo: hop]
             out[rows, ..., a // hop: a // hop + part.shape[-1]] = part
     return to_output(out.movedim(-1, ax + 1), kind), freqs

@@ -1,8 +1,8 @@
 """Inverse continuous wavelet transform for the Morlet and derivative-of-Gaussian wavelets.
 
-Both inverses take the coefficients of :func:`~fastmoments.signal.cwt` (Morlet) or
-:func:`~fastmoments.signal.dog.dog_cwt` at the scales they were computed at, with the
-transforms' normalisation (unit-energy wavelets, ``W = ψ_σ * x``), and return real signals.
+Both inverses take the coefficients of :func:`~fastmoments.signal.cwt` (Morlet or derivative
+of Gaussian, ``hop=1``) at the scales they were computed at, with the transform's
+normalisation (unit-energy wavelets, ``W = ψ_σ * x``), and return real signals.
 
 * ``method="least-squares"`` (default): per frequency, the real signal whose transform is
   closest to the coefficients, ``X(ω) = Σ_j [conj Ψ_j(ω) W_j(ω) + Ψ_j(-ω) conj W_j(-ω)] /
@@ -44,8 +44,7 @@ import torch
 from .._array import as_tensor, to_output
 from .._cache import plan_cache
 from .._validate import check_choice, check_int, check_real
-from . import Morlet
-from .dog import DerivativeOfGaussian
+from .wavelets import DerivativeOfGaussian, Morlet
 
 __all__ = ["ICWT", "INVERSE_MODES", "METHODS", "icwt", "icwt_band", "icwt_response",
            "reconstruction_constant", "wavelet_response"]
@@ -351,7 +350,7 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
     ----------
     coefs : array_like or torch.Tensor
         ``(len(scales), *shape)`` as returned by :func:`~fastmoments.signal.cwt` (complex,
-        Morlet) or :func:`~fastmoments.signal.dog.dog_cwt` (real); leading axes of ``shape``
+        Morlet) or with a derivative of Gaussian (real); leading axes of ``shape``
         are a batch. Never modified.
     scales : sequence of float
         The scales σ of the coefficients (at least two, distinct).

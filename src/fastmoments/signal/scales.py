@@ -27,15 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_positive_float
+from .._validate import check_choice, check_int, check_positive_float
 from .coefficients import morlet_constants
-from .wavelets import Morlet
+from .wavelets import DerivativeOfGaussian, Morlet
 
 __all__ = [
     "COI_FACTOR",
     "cone_of_influence",
     "frequency_to_scale",
     "from_pywt_cmor",
+    "from_pywt_dog",
     "pywt_cmor_factor",
     "scale_to_frequency",
     "scales_for_band",
@@ -347,6 +348,25 @@ def from_pywt_cmor(name_or_b: str | float, center: float | None = None,
     a, scalar = _positive_array("scales", scales)
     s = a * math.sqrt(b / 2.0)
     return wavelet, (float(s) if scalar else s)
+
+
+_PYWT = {"gaus1": (1, math.sqrt(0.5), -1.0), "gaus2": (2, math.sqrt(0.5), 1.0),
+         "mexh": (2, 1.0, 1.0)}
+
+
+def from_pywt_dog(name: str, scales: Any) -> tuple[DerivativeOfGaussian, np.ndarray, float]:
+    """Our wavelet, scales σ and sign ``ε`` for PyWavelets' ``gaus1``, ``gaus2`` or ``mexh``
+    at its scales ``a``: ``pywt.cwt(x, a, name)[0] ≈ ε cwt(x, σ, wavelet)[0]`` half a
+    sample later (see :class:`~fastmoments.signal.DerivativeOfGaussian`, Notes).
+
+    >>> w, s, eps = from_pywt_dog("gaus1", [2.0, 8.0])
+    >>> w.order, [round(float(v), 4) for v in s], eps
+    (1, [1.4142, 5.6569], -1.0)
+    """
+    check_choice("name", name, tuple(_PYWT))
+    order, factor, eps = _PYWT[name]
+    a = np.asarray(scales, dtype=np.float64)
+    return DerivativeOfGaussian(order), factor * a, eps
 
 
 def pywt_cmor_factor(wavelet: Morlet | None = None, *, bandwidth: float = 1.5) -> float:

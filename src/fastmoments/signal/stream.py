@@ -1,12 +1,13 @@
-"""Gaussian smoothing of a stream, chunk by chunk, equal to the one-shot filter.
+"""Gaussian smoothing of a stream, chunk by chunk, equal to the one-shot filter: what
+:meth:`GaussianFilter.stream() <fastmoments.signal.GaussianFilter.stream>` returns.
 
 :class:`GaussianStream` takes the samples of a long signal in order, in chunks of any size,
 and returns each output sample as soon as the input samples it depends on have arrived: a
 fixed delay of ``S`` samples, ``S`` the half-width of the kernel (:attr:`GaussianStream.delay`).
 It carries the last ``2S`` samples (fewer while the stream starts) and nothing else, so its
 memory does not grow with the stream. The outputs, concatenated, equal
-``gaussian_filter1d(x, sigma, order=order, mode=mode, cval=cval, truncate=truncate,
-method=method)`` of the whole signal to rounding.
+``plan(x, mode=mode, cval=cval)`` of the whole signal to rounding. It applies the plan it is
+given and imports no Gaussian.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import numpy as np
 import torch
 
 from .._array import as_tensor, to_output
-from .._validate import check_choice, check_int, check_positive_float
-from . import GaussianFilter, gaussian_filter1d
+from .._validate import check_choice
 
 __all__ = ["STREAM_METHODS", "STREAM_MODES", "GaussianStream"]
 
 #: Methods a stream applies: the truncated kernel (``"direct"``) or the SFT (``"sft"``, cost per
-#: sample independent of σ). ``"auto"`` is not one: it picks per call, by length.
+#: sample independent of σ). ``"auto"`` is not one (it picks per call, by length):
+#: :meth:`~fastmoments.signal.GaussianFilter.stream` decides it once.
 STREAM_METHODS = ("direct", "sft")
 
 #: Boundary modes a stream can apply: each extends the start from the first samples only.
@@ -34,28 +35,19 @@ STREAM_MODES = ("reflect", "mirror", "nearest", "constant")
 class GaussianStream:
     """Gaussian smoothing (order 0, 1 or 2) of a signal that arrives in chunks.
 
+    Made by :meth:`GaussianFilter.stream() <fastmoments.signal.GaussianFilter.stream>`,
+    for that plan's σ, order and truncation.
+
     Parameters
     ----------
-    sigma : float
-        Standard deviation in samples.
-    order : int
-        Derivative order 0, 1 or 2.
+    plan : GaussianFilter
+        The filter, of method ``"direct"`` or ``"sft"`` (:data:`STREAM_METHODS`).
     mode : {"reflect", "mirror", "nearest", "constant"}
         Extension before the first and after the last sample, as in
         :func:`~fastmoments.signal.gaussian_filter1d` (the start's extension uses the first
         samples, the end's is applied by :meth:`flush`).
     cval : float
         The value outside the signal for ``mode="constant"``.
-    truncate : float
-        The direct kernel's half-width ``W = ceil(truncate σ)``, as in
-        :func:`~fastmoments.signal.gaussian_filter1d`.
-    radius : int, optional
-        ``W`` itself (overrides ``truncate``, as scipy's ``radius=``): ``truncate`` becomes
-        ``(radius - 1/2) / σ``, whose ``ceil(truncate σ)`` is ``radius``.
-    method : {"direct", "sft"}
-        ``"direct"`` (default): the kernel truncated at ``W`` (scipy.ndimage's), ``2W + 1``
-        multiply-adds per sample; ``"sft"``: the sliding Fourier transform fit, a cost per
-        sample that does not grow with σ.
     axis : int
         The time axis of the chunks (default the last); the other axes are a batch that must
         stay the same from chunk to chunk.
@@ -64,18 +56,17 @@ class GaussianStream:
     ----------
     delay : int
         ``S``: the output of sample ``n`` is returned by the :meth:`push` that brings sample
-        ``n + S``. ``W`` for ``"direct"``, the SFT window's half-width for ``"sft"``
-        (:attr:`~fastmoments.signal.GaussianFilter.support`).
-    truncate : float
-        The truncation used (from ``radius`` when given).
+        ``n + S``. ``W = ceil(truncate σ)`` for ``"direct"``, the SFT window's half-width
+        for ``"sft"`` (:attr:`~fastmoments.signal.GaussianFilter.support`).
+    sigma, order, truncate, method
+        The plan's.
 
     Raises
     ------
     ValueError
-        For an unknown ``method`` or ``mode`` (``"wrap"`` included), σ ≤ 0, an order other
-        than 0, 1, 2, ``radius < 1``.
+        For a plan of another method, an unknown ``mode`` (``"wrap"`` included).
     TypeError
-        For options of the wrong type.
+        For a ``cval`` or ``axis`` of the wrong type.
 
     Notes
     -----
@@ -94,9 +85,9 @@ class GaussianStream:
     Examples
     --------
     >>> import numpy as np
-    >>> from fastmoments.signal import gaussian_filter1d
+    >>> from fastmoments.signal import GaussianFilter, gaussian_filter1d
     >>> x = np.random.default_rng(0).standard_normal(1000)
-    >>> s = GaussianStream(3.0)
+    >>> s = GaussianFilter(3.0, method="direct").stream()
     >>> s.delay
     12
     >>> parts = [s.push(x[i:i + 70]) for i in range(0, 1000, 70)] + [s.flush()]
@@ -105,27 +96,19 @@ class GaussianStream:
     True
     """
 
-    def __init__(self, sigma: float, *, order: int = 0, mode: str = "reflect",
-                 cval: float = 0.0, truncate: float = 4.0, radius: int | None = None,
-                 method: str = "direct", axis: int = -1) -> None:
-        self.sigma = check_positive_float("sigma", sigma)
-        self.order = check_int("order", order, minimum=0, maximum=2)
+    def __init__(self, plan: Any, *, mode: str = "reflect", cval: float = 0.0,
+                 axis: int = -1) -> None:
+        self.method = check_choice("method", plan.requested, STREAM_METHODS)
+        self.sigma, self.order, self.truncate = plan.sigma, plan.order, plan.truncate
         self.mode = check_choice("mode", mode, STREAM_MODES)
-        self.method = check_choice("method", method, STREAM_METHODS)
         if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
             raise TypeError(f"cval must be a real number, got {cval!r}")
         self.cval = float(cval)
-        if radius is not None:
-            r = check_int("radius", radius, minimum=1)
-            self.truncate = (r - 0.5) / self.sigma
-        else:
-            self.truncate = check_positive_float("truncate", truncate)
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
             raise TypeError(f"axis must be an integer, got {axis!r}")
         self.axis = int(axis)
-        self._plan = GaussianFilter(self.sigma, order=self.order, method=self.method,
-                                    truncate=self.truncate)
-        self.delay = int(self._plan.support)
+        self._plan = plan
+        self.delay = int(plan.support)
         self._taps: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
         self.reset()
 
@@ -154,11 +137,8 @@ class GaussianStream:
 
     def _filter(self, t: torch.Tensor) -> torch.Tensor:
         if t.device.type == "cpu" and not t.requires_grad:  # NumPy input takes the compiled
-            y = gaussian_filter1d(t.numpy(), self.sigma, -1, self.order, self.mode,  # FIR
-                                  self.cval, self.truncate, method=self.method)
-            return torch.from_numpy(y)
-        return gaussian_filter1d(t, self.sigma, -1, self.order, self.mode, self.cval,
-                                 self.truncate, method=self.method)
+            return torch.from_numpy(self._plan(t.numpy(), mode=self.mode, cval=self.cval))
+        return self._plan(t, mode=self.mode, cval=self.cval)
 
     def _kernel(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         """The direct kernel ``h[-W..W]`` as the one-shot filter applies it: its response to a
@@ -168,8 +148,7 @@ class GaussianStream:
             w = self.delay
             impulse = np.zeros(4 * w + 3)
             impulse[2 * w + 1] = 1.0
-            h = gaussian_filter1d(impulse, self.sigma, order=self.order, mode="constant",
-                                  truncate=self.truncate, method="direct")
+            h = self._plan(impulse, mode="constant")  # a "direct" plan
             taps = torch.from_numpy(np.ascontiguousarray(h[w + 1: 3 * w + 2][::-1]))
             self._taps[key] = taps.to(device=device, dtype=dtype).reshape(1, 1, -1)
         return self._taps[key]
