@@ -1,5 +1,5 @@
-"""Derivative-of-Gaussian CWTs: fastmoments ``dog_cwt`` against PyWavelets' ``gaus1`` and
-``mexh`` on the same scales (the PPG recording, float64).
+"""Derivative-of-Gaussian CWTs: fastmoments' ``cwt`` with those wavelets against
+PyWavelets' ``gaus1`` and ``mexh`` on the same scales (the PPG recording, float64).
 
 Each library is compared with the float64 convolution of the signal with its own sampled
 wavelet, computed here by FFT with the reflect extension: ours ``Σ_k ψ_σ(k) x[n - k]``,
@@ -28,7 +28,7 @@ import torch
 
 import fastmoments
 from fastmoments.data import ppg_recording
-from fastmoments.signal.dog import dog_cwt, from_pywt_dog
+from fastmoments.signal import cwt, from_pywt_dog
 
 OUT = Path(__file__).parent / "results"
 
@@ -71,7 +71,7 @@ def main() -> None:
     rows = []
     for name in ("gaus1", "mexh"):
         wavelet, sigmas, eps = from_pywt_dog(name, a)
-        ours, _ = dog_cwt(x, sigmas, wavelet)
+        ours, _ = cwt(x, sigmas, wavelet)
         theirs, _ = pywt.cwt(x, a, name, method="fft", precision=12)
         err_f, err_p = [], []
         for i, s in enumerate(sigmas):
@@ -80,7 +80,7 @@ def main() -> None:
             err_p.append(_rel(theirs[i], eps * _reference(x, wavelet, s, 0.5), margin))
         row = {
             "wavelet": name, "n": len(x), "n_scales": len(a),
-            "fastmoments_s": _time(lambda s=sigmas, w=wavelet: dog_cwt(x, s, w)),
+            "fastmoments_s": _time(lambda s=sigmas, w=wavelet: cwt(x, s, w)),
             "pywt_s": _time(lambda n=name: pywt.cwt(x, a, n, method="fft", precision=12)),
             "fastmoments_err_max": max(err_f), "fastmoments_err_median":
                 statistics.median(err_f),
@@ -98,7 +98,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     (OUT / "signal_dog.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
     lines = [
-        "# Derivative-of-Gaussian CWT: fastmoments `dog_cwt` against PyWavelets `cwt`",
+        "# Derivative-of-Gaussian CWT: fastmoments `cwt` against PyWavelets `cwt`",
         "",
         "The PPG recording (68476 samples, mean removed), PyWavelets' scales "
         "a = geomspace(4, 256, 32) and ours the same wavelets (σ = a/√2 for gaus1, a for "

@@ -30,8 +30,7 @@ import torch
 
 import fastmoments
 from fastmoments.data import ppg_recording
-from fastmoments.signal import Morlet, cwt
-from fastmoments.signal.inverse import icwt, icwt_band
+from fastmoments.signal import Morlet, cwt, icwt, icwt_band
 
 OUT = Path(__file__).parent / "results"
 

@@ -2,7 +2,7 @@
 memory.
 
 For each method (``"direct"``, ``"sft"``) the signal (float32 white noise, ``--n`` samples,
-default 10^8) is pushed through :class:`~fastmoments.signal.stream.GaussianStream` in chunks
+default 10^8) is pushed through :meth:`fastmoments.signal.GaussianFilter.stream` in chunks
 of ``--chunk`` samples (default 10^6) into a preallocated output; then the one-shot
 ``gaussian_filter1d`` of the whole signal is computed and compared (both after a
 warm-up). Memory: the largest number of samples the stream carried between pushes
@@ -28,7 +28,7 @@ import torch
 
 import fastmoments
 from fastmoments import gaussian_filter1d
-from fastmoments.signal.stream import GaussianStream
+from fastmoments.signal import GaussianFilter, GaussianStream
 
 OUT = Path(__file__).parent / "results"
 
@@ -67,7 +67,7 @@ def main() -> None:
         o[:] = 0.0  # touch the pages before the measurement
     rows = []
     for method, out in outs.items():  # every streaming pass before any one-shot result
-        stream = GaussianStream(args.sigma, method=method)
+        stream = GaussianFilter(args.sigma, method=method).stream()
         for a in range(0, 3 * chunk, chunk):  # warm-up: first-call costs (numba, plans)
             stream.push(x[a:a + chunk])
         stream.flush()
