@@ -25,8 +25,9 @@ with arbitrary strides (a zero batch stride shares an operand between the batch 
   stage's data as halves, scaled by powers of two known in advance, so that no product
   splits its data; :func:`bmm_fp16x3` serves the data out of those scales' range.
 
-Measured on an H100 and an H200 (``benchmarks/results/box_tensor_cores.md``,
-``box_tensor_cores_h200.md``, the 512^3, order-500 job): the halves stages take 4.4-4.9 ms
+Measured on an H100 and an H200 with ``benchmarks/box_tensor_cores.py`` (the 512^3,
+order-500 job): the halves stages took 4.4-4.9 ms (launches replayed; eagerly, as now, the
+whole public job takes about 5 ms on an H200, ``benchmarks/gpu_targets.py``)
 for forward and reconstruction against 10.6-11.6 ms for cuBLAS's float32 products, with
 the error against float64 below 1e-6. The torch ``matmul`` stays the reference and the
 CPU path. (Triton's own ``input_precision="tf32x3"`` took 13.8-13.9 ms there: not offered.)

@@ -63,7 +63,7 @@ def available() -> bool:
 
 
 #: Warps per program: four, the fastest on the H100 (8 warps: 2.4x slower for the batch;
-#: ``benchmarks/signal_fused.py``).
+#: measured with the kernel-variant benchmark that preceded ``benchmarks/signal_batch_cuda.py``).
 WARPS = 4
 
 #: Dot precision of the float32 products: ``"tf32x3"`` (float32 accuracy on tensor cores);
@@ -77,8 +77,7 @@ def _settings(items: int, device: torch.device) -> tuple[int, str, int]:
     ``items`` counts the (signal, row group, 2048-sample tile) triples of the job. Tiles of 64
     chunks are the fastest for batches; a job with fewer such items than two per multiprocessor
     (a single signal, say) uses tiles of 32 chunks, which doubles its parallelism (13 against
-    19 µs for one Gaussian of 102400 samples on the H100; the batch takes twice as long;
-    ``benchmarks/signal_fused.py``).
+    19 µs for one Gaussian of 102400 samples on the H100; the batch takes twice as long).
     """
     small = device.type == "cuda" and items < 2 * (_programs(device) // 8)
     return (32 if small else 64), PRECISION, WARPS
@@ -405,7 +404,7 @@ def _join(complex_output: bool, bc: int) -> bool:
     """Whether the output kernel interleaves the two reads into one ``BC × 2C`` operand (one
     product each for the near field and ``D``) or runs two products of ``BC × C`` each.
 
-    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): two products are 14% faster
+    Measured on the H100 (kernel variants of the same job): two products are 14% faster
     for the real (Gaussian) batch, 5% slower for the complex (Morlet) batch; small jobs keep
     the interleaved operand, with which the single-signal times were measured.
     """
@@ -415,7 +414,7 @@ def _join(complex_output: bool, bc: int) -> bool:
 def _lin(bc: int) -> bool:
     """Whether the kernels load each tile as one 1-D run (see ``_load_tile``).
 
-    Measured on the H100 (variants of ``benchmarks/signal_fused.py``): with tiles of 64 chunks
+    Measured on the H100 (kernel variants of the same job): with tiles of 64 chunks
     the 64-scale CWT is 1.35× faster, the Morlet batch at σ = 8192 1.65× and the Gaussian
     batch at σ = 8192 1.2×; the Morlet batch at σ = 256 is unchanged and the Gaussian batch
     at σ = 256 5% slower. A single Morlet transform (tiles of 32 chunks) was 4-5 µs slower,
