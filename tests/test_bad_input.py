@@ -546,3 +546,18 @@ def test_progress_option_must_be_a_bool_or_none(bad: Any) -> None:
         fm.features(_img()[None], orders=2, progress=bad)
     with pytest.raises(TypeError, match="progress must be True, False or None"):
         fm.pair_statistics(np.random.default_rng(3).random((5, 3)), progress=bad)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: fm.zernike_moments(x, 2),
+    lambda x: fm.pcet(x, 2, 2),
+    lambda x: fm.ZernikeTransform(8, 2).forward(x),
+    lambda x: fm.gaussian_filter1d(x, 2.0),
+    lambda x: fm.gaussian_filter(x, 2.0),
+    lambda x: fm.cwt(x, [2.0]),
+])
+def test_ragged_nested_lists_are_refused_by_name(call):
+    """Ragged nested lists get the library's error naming the input, not NumPy's
+    "inhomogeneous shape"."""
+    with pytest.raises(ValueError, match=r"(image|x) must be a rectangular array of numbers"):
+        call([[1.0, 2.0], [3.0]])

@@ -125,6 +125,7 @@ def test_experiment_on_a_subset(tmp_path):
     assert code == 0
     r = json.loads((out / "results.json").read_text())
     assert r["meta"]["n_characters"] == 150
+    assert r["meta"]["fastmoments"]["version"] == fm.__version__  # which code computed it
     for name in ("V_complex", "V_real", "V_magnitude", "V_complex (Zernike)"):
         st = r["pair_statistics"][name]
         assert sum(st["counts"]) == st["n_pairs"] == 150 * 149 // 2

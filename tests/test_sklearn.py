@@ -296,3 +296,14 @@ def test_every_family(family, kind, rng):
     np.testing.assert_allclose(mf.transform(X), fs.matrix, rtol=1e-13, atol=1e-14)
     assert list(mf.get_feature_names_out()) == fs.names
     assert mf.moment_pairs_ == fs.pairs
+
+
+@pytest.mark.parametrize(("X", "error", "match"), [
+    (np.ones((2, 64)) + 1j, ValueError, "Complex data not supported: X must hold real"),
+    (np.array([["a"] * 64] * 2), TypeError, "X must hold numbers, got strings"),
+    ([[1.0] * 64, [1.0] * 3], ValueError, "X must be a rectangular array"),
+])
+def test_complex_string_and_ragged_X_get_one_line_errors(X, error, match):
+    with pytest.raises(error, match=match) as info:
+        MomentFeatures().fit_transform(X)
+    assert "\n" not in str(info.value)  # no dump of the array

@@ -35,8 +35,10 @@ __all__ = [
     "DtypeError",
     "as_tensor",
     "complex_dtype",
+    "input_shape",
     "move_channels",
     "native_array",
+    "numeric_array",
     "policy_dtype",
     "real_dtype",
     "resolve_device",
@@ -229,6 +231,29 @@ def _numpy_input(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must hold numbers (bool, int, float or complex), got dtype "
                         f"{arr.dtype} from {type(x).__name__}")
     return arr
+
+
+def numeric_array(x: Any, name: str) -> np.ndarray:
+    """``x`` (not a tensor) as a NumPy array of numbers, with :func:`as_tensor`'s errors naming
+    ``name`` (ragged nested lists, strings, objects); no copy where NumPy makes none.
+
+    >>> numeric_array([[1, 2], [3, 4]], "image").shape
+    (2, 2)
+    """
+    return _numpy_input(x, name)
+
+
+def input_shape(x: Any, name: str) -> tuple[int, ...]:
+    """The shape of an input before it is converted: a tensor's or an array's own, else that
+    of the NumPy array it converts to (with :func:`as_tensor`'s errors naming ``name``).
+
+    >>> input_shape([[1.0, 2.0, 3.0]], "x")
+    (1, 3)
+    """
+    shape = getattr(x, "shape", None)
+    if shape is not None and not isinstance(x, (str, bytes)):
+        return tuple(shape)
+    return _numpy_input(x, name).shape
 
 
 def native_array(x: Any, name: str) -> np.ndarray:

@@ -84,6 +84,24 @@ if _version(sklearn.__version__) < _MIN_SKLEARN:  # pragma: no cover - depends o
 _DTYPES = ("float64", "float32")
 
 
+
+def _real_input(X: Any) -> Any:
+    """``X`` as an array (lists and other array-likes converted; a DataFrame kept), refusing
+    complex and string data with a one-line message naming ``X`` instead of a dump of it."""
+    if not hasattr(X, "shape"):
+        try:
+            X = np.asarray(X)
+        except ValueError as exc:  # ragged nested lists
+            raise ValueError(f"X must be a rectangular array of numbers; could not convert "
+                             f"it: {exc}") from exc
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind == "c":
+        raise ValueError(f"Complex data not supported: X must hold real numbers, got dtype "
+                         f"{X.dtype} (pass X.real, X.imag or abs(X))")
+    if kind in ("U", "S"):
+        raise TypeError(f"X must hold numbers, got strings (dtype {X.dtype})")
+    return X
+
 class _DiskFeatures(TransformerMixin, BaseEstimator):
     """Shared machinery: validation of ``X``, fit, transform and names (subclasses say which
     family and orders through :meth:`_spec`)."""
@@ -108,8 +126,7 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
         dt = np.dtype(self.dtype)
-        if not hasattr(X, "shape"):
-            X = np.asarray(X)  # lists and other array-likes (a DataFrame has a shape)
+        X = _real_input(X)
         ndim = len(X.shape)
         if ndim == 3:
             arr = check_array(X, allow_nd=True, dtype=dt, input_name="X")
@@ -472,8 +489,7 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
         dt = np.dtype(self.dtype)
-        if not hasattr(X, "shape"):
-            X = np.asarray(X)
+        X = _real_input(X)
         ndim = len(X.shape)
         if ndim == 4:
             arr = check_array(X, allow_nd=True, dtype=dt, input_name="X")

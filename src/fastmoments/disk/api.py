@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .._array import policy_dtype, real_dtype
+from .._array import input_shape, numeric_array, policy_dtype, real_dtype
 from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -81,13 +81,11 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
     else:
-        import numpy as np
-
-        arr = np.asarray(image)
+        arr = numeric_array(image, "image")
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
-    size = image_size(image.shape if hasattr(image, "shape") else np.shape(image), rule=rule)
+    size = image_size(input_shape(image, "image"), rule=rule)
     estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
                          repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)

@@ -43,10 +43,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
-from .._array import policy_dtype, real_dtype
+from .._array import numeric_array, policy_dtype, real_dtype
 from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._validate import (
@@ -118,7 +117,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
         in_dtype, in_dev = image.dtype, image.device
         shape = tuple(image.shape)
     else:
-        arr = np.asarray(image)
+        arr = numeric_array(image, "image")
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
     image_size(shape, rule=rule)
     dt = work if work is not None else policy_dtype(in_dtype, name="image")

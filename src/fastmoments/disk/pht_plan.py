@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, complex_dtype, real_dtype
+from .._array import ArrayKind, complex_dtype, input_shape, real_dtype
 from .._memory import check_memory_budget, format_bytes, rows_per_chunk
 from .._progress import check_progress
 from .._route import Route
@@ -229,7 +229,7 @@ class PolarHarmonicTransform(DiskTransform):
 
     def _stream(self, image: Any) -> PHTMoments | None:
         on_device = isinstance(image, torch.Tensor) and image.device == self.device
-        shape = tuple(image.shape) if hasattr(image, "shape") else np.shape(image)
+        shape = input_shape(image, "image")
         if on_device or len(shape) < 3 or shape[-2:] != (self.size, self.size):
             return None  # nothing to stream (or a bad shape: forward() says why)
         item = 4 if self.dtype == torch.float32 else 8

@@ -14,6 +14,7 @@ from .._array import (
     ChannelMove,
     as_tensor,
     complex_dtype,
+    input_shape,
     move_channels,
     real_dtype,
     resolve_device,
@@ -444,7 +445,7 @@ def channels_first(image: Any, channel_axis: Any, name: str = "image"
     """
     if channel_axis is None:
         return image, None
-    shape = tuple(image.shape) if hasattr(image, "shape") else np.shape(image)
+    shape = input_shape(image, "image")
     axis = check_channel_axis(channel_axis, len(shape), 2, name)
     return move_channels(image, axis, 2)
 

@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from .._array import resolve_device
+from .._collection_outputs import library_identity
 from .._validate import check_int
 from ..moments import KINDS
 from . import thesis
@@ -218,6 +219,7 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
 
     result = {
         "meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                 "fastmoments": library_identity(),
                  "device": _device_name(dev), "torch": torch.__version__,
                  "numpy": np.__version__, "python": platform.python_version(),
                  "load_average": _loadavg(), "font": str(font),

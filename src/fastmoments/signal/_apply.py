@@ -14,6 +14,7 @@ from .._array import (
     clear_unless_finite,
     complex_dtype,
     finite_flag,
+    input_shape,
     to_output,
 )
 from .._cuda_graph import MAX_BYTES, graph_cache, plain_key
@@ -68,7 +69,7 @@ def as_signal(x: Any, check_finite: bool = True) -> tuple[torch.Tensor, Any, tor
     (so that on a GPU the check's synchronisation overlaps the filtering instead of preceding
     it).
     """
-    ndim = x.ndim if isinstance(x, torch.Tensor) else np.ndim(x)
+    ndim = len(input_shape(x, "x"))
     if ndim < 1:
         raise ValueError("x must have at least 1 dimension (a signal), got a scalar")
     t, kind = as_tensor(x, "x", min_ndim=1, check_finite=False)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._array import input_shape
 from .._cache import plan_cache
 from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
@@ -605,7 +606,7 @@ def _axis_length(x: Any, axis: Any) -> int | None:
     """The length of ``x`` along ``axis``, or ``None`` where that is not (yet) known to be
     valid (the plan's checks then report the error)."""
     try:
-        shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+        shape = input_shape(x, "x")
         if isinstance(axis, bool) or not isinstance(axis, int) or not shape:
             return None
         if not -len(shape) <= axis < len(shape):
@@ -634,4 +635,4 @@ def _cached_plan(sigma, order, method, terms, shift, truncate) -> GaussianFilter
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+    return input_shape(x, "x")
