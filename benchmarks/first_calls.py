@@ -222,8 +222,8 @@ def main() -> None:
               "torch`: torch alone, after numpy); *first call*: the call after it; *import + "
               "first call*: everything in the process after the interpreter started. "
               "`fastmoments scalogram chirp` is timed from outside, interpreter start "
-              "included; it draws its figure in a helper process that imports matplotlib "
-              "meanwhile (`FASTMOMENTS_DRAW_PROCESS`)."]
+              "included; on two cores or more it draws its figure in a helper process that "
+              "imports matplotlib meanwhile."]
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

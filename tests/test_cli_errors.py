@@ -343,11 +343,11 @@ def test_write_error_inside_the_folder_names_out(tmp_path, capsys, monkeypatch):
 # ----------------------------------------------------------------------------- clean-up
 
 
-def test_characters_without_its_font_leaves_no_folder(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("FASTMOMENTS_CJK_FONT", str(tmp_path / "no-such-font.ttc"))
+def test_characters_without_its_font_leaves_no_folder(tmp_path, capsys):
     out = tmp_path / "new" / "chars"
-    rc, _, err = run(["characters", "--limit", "2", "--out", out], capsys)
-    assert_usage_error(rc, err, "characters", "no-such-font.ttc")
+    rc, _, err = run(["characters", "--limit", "2", "--font", tmp_path / "no-such-font.ttc",
+                      "--out", out], capsys)
+    assert_usage_error(rc, err, "characters", "--font", "no-such-font.ttc")
     assert not (tmp_path / "new").exists()
 
 

@@ -41,10 +41,10 @@ def test_missing_font_message(tmp_path, monkeypatch):
         find_font(tmp_path / "nope.ttc")
     from fastmoments.recognition import glyphs as g
 
-    monkeypatch.delenv("FASTMOMENTS_CJK_FONT", raising=False)
     monkeypatch.setattr(g, "_FONT_CANDIDATES", (str(tmp_path / "absent.ttc"),))
-    with pytest.raises(FileNotFoundError, match="apt-get install -y fonts-wqy-microhei"):
+    with pytest.raises(FileNotFoundError, match="apt-get install -y fonts-wqy-microhei") as e:
         find_font()
+    assert "font=" in str(e.value) and "--font" in str(e.value)
 
 
 @needs_font
@@ -143,6 +143,18 @@ def test_experiment_on_a_subset(tmp_path):
     for png in ("features_closest_pairs.png", "features_histogram.png",
                 "features_recognition.png"):
         assert (out / png).stat().st_size > 10_000
+
+
+@needs_font
+def test_the_font_option_picks_the_font(tmp_path):
+    font = tmp_path / "fonts" / "copy.ttc"
+    font.parent.mkdir()
+    font.write_bytes(find_font().read_bytes())
+    out = tmp_path / "chars"
+    assert fm_cli(["characters", "--font", str(font), "--limit", "2", "--no-recognition",
+                   "--no-figures", "--out", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["meta"]["font"] == str(font)
+    np.testing.assert_array_equal(render_glyphs("日曰", font=font), render_glyphs("日曰"))
 
 
 def fm_cli(argv: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""The size cap of the persistent fit cache (signal/fit_cache.py): ``$FASTMOMENTS_CACHE_MAX_SIZE``,
+"""The size cap of the persistent fit cache (signal/fit_cache.py): ``fit_cache.MAX_SIZE``,
 least-recently-used pruning, files that are not the cache's, temporaries of live writers, and
 readers and writers (threads and processes) racing the pruning."""
 
@@ -23,7 +23,6 @@ PAYLOAD = 1000  # float64 values per stored array: 8000 bytes, two 4 KiB blocks 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     monkeypatch.setenv("FASTMOMENTS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("FASTMOMENTS_CACHE_MAX_SIZE", raising=False)
     return tmp_path / "cache" / f"fits-v{fit_cache.FORMAT_VERSION}"
 
 
@@ -49,28 +48,19 @@ def _file_size(folder: Path) -> int:
     return size
 
 
-@pytest.mark.parametrize(("text", "want"), [("64M", 64 << 20), ("64MiB", 64 << 20),
-                                            ("1.5g", 3 << 29), ("4096", 4096),
-                                            (" 512 KB ", 512 << 10), ("2T", 2 << 40)])
-def test_size_from_the_environment(monkeypatch, text, want):
-    monkeypatch.setenv("FASTMOMENTS_CACHE_MAX_SIZE", text)
-    assert fit_cache.max_size() == want
+def test_default_size():
+    assert fit_cache.MAX_SIZE == 256 << 20
 
 
-def test_default_size(monkeypatch):
-    monkeypatch.delenv("FASTMOMENTS_CACHE_MAX_SIZE", raising=False)
-    assert fit_cache.max_size() == fit_cache.DEFAULT_MAX_SIZE == 256 << 20
-
-
-@pytest.mark.parametrize("text", ["", "0", "-5M", "abc", "12X", "1e9", "nan", "M"])
-def test_a_bad_size_is_an_error_naming_the_variable(folder, monkeypatch, text):
-    monkeypatch.setenv("FASTMOMENTS_CACHE_MAX_SIZE", text)
-    with pytest.raises(ValueError, match="FASTMOMENTS_CACHE_MAX_SIZE"):
-        fit_cache.max_size()
+@pytest.mark.parametrize("size", [0, -5, 1.5, "64M", True, None])
+def test_a_bad_size_is_an_error_naming_the_constant(folder, monkeypatch, size):
+    monkeypatch.setattr(fit_cache, "MAX_SIZE", size)
     f, calls = _big()
-    with pytest.raises(ValueError, match="FASTMOMENTS_CACHE_MAX_SIZE"):
+    with pytest.raises(ValueError, match=r"fit_cache\.MAX_SIZE must be"):
         f(1.0)  # before any work: the setting is wrong whatever the call
     assert calls == []
+    with pytest.raises(ValueError, match=r"fit_cache\.MAX_SIZE must be"):
+        fit_cache.prune()
 
 
 def test_prune_checks_its_limit(folder):
@@ -87,7 +77,7 @@ def test_the_cap_holds_after_every_write(folder, monkeypatch):
     f(0.0)
     one = _file_size(folder)
     cap = 6 * one + one // 2
-    monkeypatch.setenv("FASTMOMENTS_CACHE_MAX_SIZE", str(cap))
+    monkeypatch.setattr(fit_cache, "MAX_SIZE", cap)
     for i in range(1, 30):
         assert f(float(i))[0] == float(i)
         files, size = fit_cache.usage()
@@ -169,7 +159,7 @@ def test_a_file_pruned_while_it_is_read_is_read_whole(folder):
 def test_pruning_while_threads_read_and_write(folder, monkeypatch):
     f, _ = _big()
     f(0.0)
-    monkeypatch.setenv("FASTMOMENTS_CACHE_MAX_SIZE", str(4 * _file_size(folder)))
+    monkeypatch.setattr(fit_cache, "MAX_SIZE", 4 * _file_size(folder))
     errors = []
     stop = threading.Event()
 
@@ -207,6 +197,7 @@ spec = importlib.util.spec_from_file_location("fit_cache", {path!r})
 fit_cache = importlib.util.module_from_spec(spec)
 sys.modules["fit_cache"] = fit_cache
 spec.loader.exec_module(fit_cache)
+fit_cache.MAX_SIZE = int(sys.argv[2])
 
 @fit_cache.persistent()
 def f(a):
@@ -228,8 +219,7 @@ def test_processes_writing_at_once(folder, tmp_path, monkeypatch):
     cap = 8 * one
     script = tmp_path / "worker.py"
     script.write_text(textwrap.dedent(WORKER.format(path=fit_cache.__file__, payload=PAYLOAD)))
-    env = dict(os.environ, FASTMOMENTS_CACHE_MAX_SIZE=str(cap))
-    procs = [subprocess.Popen([sys.executable, str(script), str(seed)], env=env,
+    procs = [subprocess.Popen([sys.executable, str(script), str(seed), str(cap)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for seed in range(3)]
     for p in procs:

@@ -12,9 +12,9 @@ strings, pickled through a pipe) and the file to write. The command waits for th
 
 Nothing changes in what is drawn: the helper calls the same function the command would call.
 Where the helper is not wanted or not possible, the command draws in its own process: a
-caller of ``main(argv)`` (tests, scripts), a machine with one core, ``FASTMOMENTS_DRAW_PROCESS=0``,
-a helper that failed to start, died, or reported any error (the command then draws itself, so
-that the error it reports is the one an in-process drawing raises, with its usual message).
+caller of ``main(argv)`` (tests, scripts), a machine with one core, a helper that failed to
+start, died, or reported any error (the command then draws itself, so that the error it
+reports is the one an in-process drawing raises, with its usual message).
 """
 
 from __future__ import annotations
@@ -27,12 +27,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
-__all__ = ["DRAWING_COMMANDS", "ENV", "Drawer", "draw", "serve", "start_for"]
+__all__ = ["DRAWING_COMMANDS", "Drawer", "draw", "serve", "start_for"]
 
 #: Commands whose figure is drawn by the helper process when the program runs them.
 DRAWING_COMMANDS = frozenset({"scalogram"})
-#: Environment variable: ``0`` (or ``off``) keeps every drawing in the command's process.
-ENV = "FASTMOMENTS_DRAW_PROCESS"
 
 # what the helper imports before it reads its job (the figure modules, not torch)
 _PRELOAD = ("numpy", "matplotlib.figure", "matplotlib.backends.backend_agg",
@@ -126,8 +124,6 @@ class Drawer:
 def _wanted(argv: Sequence[str]) -> bool:
     """Whether the program's command line ``argv`` (without the program name) asks for a
     command of :data:`DRAWING_COMMANDS` that will draw (no ``-h``/``--help``/``--version``)."""
-    if os.environ.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
-        return False
     if not argv or argv[0] not in DRAWING_COMMANDS:
         return False
     if any(a in ("-h", "--help", "--version") for a in argv):

@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(p, "characters")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="use only the first N characters (default: all 6,763)")
+    p.add_argument("--font", default=None, metavar="PATH",
+                   help="the font file to render with (default: wqy-microhei.ttc where "
+                        "Debian and other distributions install it)")
     add_device(p, "where moments and distances are computed")
     p.add_argument("--ink", type=int, default=0, choices=(0, 1),
                    help="pixel value of the strokes: 0 as in the thesis, or 1")
@@ -142,16 +145,16 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit must be at least 2, got {args.limit}")
     out = OutputFolder(args.out)
     try:
-        find_font()  # before the output folder is made
+        font = find_font(args.font)  # before the output folder is made
     except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(f"--font: {exc}" if args.font is not None else str(exc)) from exc
     show = want_progress(args.progress)
     with out as folder, phase_progress(show):
         result = run_characters(folder, limit=args.limit, device=pick_device(args.device),
                                 ink=args.ink, recognition=not args.no_recognition,
                                 recognition_orders=tuple(args.orders), noise=tuple(args.noise),
                                 seed=args.seed, figures=not args.no_figures,
-                                progress=None if show else False)
+                                progress=None if show else False, font=font)
     t = result["timings_s"]
     print(f"{result['meta']['n_characters']} characters on {result['meta']['device']}: "
           f"{t['total']:.1f} s; results in {args.out}/ (start with {args.out}/report.md)")

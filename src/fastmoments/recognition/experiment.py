@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import time
 from pathlib import Path
@@ -120,7 +121,8 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
                    recognition_orders: tuple[int, ...] = (2, 4, 6, 8, 10, 12),
                    noise: tuple[float, ...] = (0.0, 0.3), seed: int = 0,
                    figures: bool = True, progress: bool | None = False,
-                   glyphs: tuple[list[str], np.ndarray] | None = None) -> dict[str, Any]:
+                   glyphs: tuple[list[str], np.ndarray] | None = None,
+                   font: str | os.PathLike | None = None) -> dict[str, Any]:
     """Run the Chapter 6 experiment and write its results to ``out``.
 
     Parameters
@@ -149,6 +151,9 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
     glyphs : (list of str, ndarray), optional
         Characters and their ``(n, 24, 24)`` bool masks rendered beforehand (for machines
         without the font); default: render them here.
+    font : path-like, optional
+        The font file to render with (default: :func:`~.glyphs.find_font`); unused when
+        ``glyphs`` is given.
 
     Returns
     -------
@@ -158,7 +163,8 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
     Raises
     ------
     FileNotFoundError
-        If the CJK font is missing (the message says how to install it).
+        If ``font`` is not a file, or none is given and the CJK font is not installed (the
+        message says how to install it).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -179,7 +185,7 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
         return t1
 
     t_start = t0 = time.perf_counter()
-    font, chars, masks = _glyphs(glyphs, limit)
+    font, chars, masks = _glyphs(glyphs, limit, font)
     images = glyph_images(masks, ink=ink)
     x = torch.as_tensor(images, device=dev)
     t0 = tick("render", t0)
@@ -261,11 +267,13 @@ def _check_options(ink: Any, seed: Any, recognition_orders: Any, noise: Any
     return seed, orders, noise
 
 
-def _glyphs(glyphs: Any, limit: int | None) -> tuple[Path, list[str], np.ndarray]:
+def _glyphs(glyphs: Any, limit: int | None, font: Any
+            ) -> tuple[Path, list[str], np.ndarray]:
     """The font, characters and ``(n, 24, 24)`` masks: rendered, or as given."""
     if glyphs is None:
         chars = gb2312_characters(limit)
-        return find_font(), chars, render_glyphs(chars)
+        path = find_font(font)
+        return path, chars, render_glyphs(chars, font=path)
     chars, masks = list(glyphs[0]), np.asarray(glyphs[1], dtype=bool)
     if masks.shape != (len(chars), 24, 24):
         raise ValueError(f"glyphs must be (characters, (n, 24, 24) masks), got "

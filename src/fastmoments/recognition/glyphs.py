@@ -52,16 +52,15 @@ def find_font(path: str | os.PathLike | None = None) -> Path:
     Parameters
     ----------
     path : path-like, optional
-        An explicit font file. Otherwise ``FASTMOMENTS_CJK_FONT`` from the environment, then the
-        places where Debian and other distributions install the font.
+        An explicit font file. Otherwise the places where Debian and other distributions
+        install the font.
 
     Raises
     ------
     FileNotFoundError
-        If no font file is found; the message says how to install it.
+        If ``path`` is not a file, or none is given and the font is not installed; the
+        message says how to install it.
     """
-    if path is None:
-        path = os.environ.get("FASTMOMENTS_CJK_FONT") or None
     if path is not None:
         p = Path(path)
         if not p.is_file():
@@ -72,8 +71,8 @@ def find_font(path: str | os.PathLike | None = None) -> Path:
             return Path(cand)
     raise FileNotFoundError(
         "the CJK font WenQuanYi Micro Hei was not found; install it with "
-        f"'sudo apt-get install -y {FONT_PACKAGE}' (Debian/Ubuntu) or point "
-        "FASTMOMENTS_CJK_FONT at a wqy-microhei.ttc file")
+        f"'sudo apt-get install -y {FONT_PACKAGE}' (Debian/Ubuntu), or pass a "
+        "wqy-microhei.ttc file as font= (--font on the command line)")
 
 
 @lru_cache(maxsize=1)

@@ -22,10 +22,10 @@ stored once on disk and read back in well under a millisecond each.
   and readers never see half of one. A file that cannot be read, or holds another key or
   format, is ignored and rewritten. A folder that cannot be written is not an error: the fit
   is then computed as without a cache. Nothing is unpickled or evaluated.
-* **Bounded.** ``$FASTMOMENTS_CACHE_MAX_SIZE`` caps the space the cache takes on disk
-  (default :data:`DEFAULT_MAX_SIZE`, 256 MiB; bytes, or a number with a ``K``, ``M`` or ``G``
-  suffix in powers of 1024, e.g. ``64M``). Every file counts its allocated blocks (a fit of
-  ~850 bytes takes one 4 KiB block on most file systems: about 65 000 fits in 256 MiB),
+* **Bounded.** :data:`MAX_SIZE` caps the space the cache takes on disk (256 MiB; a program
+  that wants another cap sets ``fit_cache.MAX_SIZE`` before its first cached call). Every
+  file counts its allocated blocks (a fit of ~850 bytes takes one 4 KiB block on most file
+  systems: about 65 000 fits in 256 MiB),
   including the folders of older formats (``fits-v0``, ...) beside the current one. A read
   marks its file as used (its modification time), and when a process that writes finds the
   folder over the cap it deletes the least recently used files until the folder is at
@@ -44,7 +44,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import tempfile
 import threading
 import time
@@ -54,16 +53,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_MAX_SIZE", "FIT_VERSION", "FORMAT_VERSION", "cache_dir", "clear", "max_size",
-           "persistent", "prune", "usage"]
+__all__ = ["FIT_VERSION", "FORMAT_VERSION", "MAX_SIZE", "cache_dir", "clear", "persistent",
+           "prune", "usage"]
 
 #: Layout of the files (bump when the encoding changes).
 FORMAT_VERSION = 1
 #: Version of the fits themselves (bump when a fit's algorithm or target changes).
 FIT_VERSION = 1
 
-#: Default cap on the space the cache takes on disk (``$FASTMOMENTS_CACHE_MAX_SIZE``).
-DEFAULT_MAX_SIZE = 256 * 2**20
+#: Cap on the space the cache takes on disk, in bytes (read at every write, so a program may
+#: set it): about 65 000 fits of one 4 KiB block each.
+MAX_SIZE = 256 * 2**20
 #: Pruning leaves the folder at this fraction of the cap (so that it is not pruned at every
 #: write once full).
 LOW_WATER = 0.75
@@ -72,8 +72,6 @@ STALE_TEMPORARY = 3600.0
 
 _OFF = ("", "0", "off", "false", "no")
 _DIR_ENV = "FASTMOMENTS_CACHE_DIR"
-_SIZE_ENV = "FASTMOMENTS_CACHE_MAX_SIZE"
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 
 def cache_dir() -> Path | None:
@@ -105,36 +103,21 @@ def _cache_dir(env: str | None, xdg: str | None) -> Path | None:
     return base / f"fits-v{FORMAT_VERSION}"
 
 
-def max_size() -> int:
-    """The cap on the cache's size on disk, in bytes: ``$FASTMOMENTS_CACHE_MAX_SIZE`` if set,
-    else :data:`DEFAULT_MAX_SIZE`.
+def _max_size() -> int:
+    """:data:`MAX_SIZE`, checked (a program may have set it).
 
     Raises
     ------
     ValueError
-        For a value that is not a positive size (bytes, or a number with a ``K``, ``M``, ``G``
-        or ``T`` suffix, powers of 1024, optionally followed by ``iB`` or ``B``).
-
-    >>> max_size() > 0
-    True
-    >>> _parse_size("64M"), _parse_size("1.5GiB"), _parse_size("4096")
-    (67108864, 1610612736, 4096)
+        For a :data:`MAX_SIZE` that is not a positive integer number of bytes.
     """
-    return _parse_size(os.environ.get(_SIZE_ENV))
-
-
-@functools.lru_cache(maxsize=8)
-def _parse_size(text: str | None) -> int:
-    if text is None:
-        return DEFAULT_MAX_SIZE
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
-    size = int(float(m[1]) * _UNITS[m[2].lower()]) if m else 0
-    if size <= 0:
+    size = MAX_SIZE
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
         raise ValueError(
-            f"{_SIZE_ENV} must be a positive size in bytes, optionally with a K, M, G or T "
-            f"suffix (powers of 1024), such as 256M; got {text!r} (to turn the cache off, "
-            f"set {_DIR_ENV}=off)")
-    return size
+            f"fastmoments.signal.fit_cache.MAX_SIZE must be a positive integer number of "
+            f"bytes, such as 256 * 2**20; got {size!r} (to turn the cache off, set "
+            f"{_DIR_ENV}=off)")
+    return int(size)
 
 
 def _entries(base: Path) -> list[tuple[float, int, str, bool]]:
@@ -180,7 +163,7 @@ def usage() -> tuple[int, int]:
 
 def prune(limit: int | None = None) -> int:
     """Delete the least recently used files until the cache takes at most ``limit`` bytes
-    on disk (default: :data:`LOW_WATER` times :func:`max_size`) and every temporary file
+    on disk (default: :data:`LOW_WATER` times :data:`MAX_SIZE`) and every temporary file
     left by a writer that died; returns the bytes freed.
 
     A file another process is reading stays readable (or is a miss, recomputed); a file that
@@ -195,7 +178,7 @@ def prune(limit: int | None = None) -> int:
         For a negative ``limit``.
     """
     if limit is None:
-        limit = int(LOW_WATER * max_size())
+        limit = int(LOW_WATER * _max_size())
     elif isinstance(limit, bool) or not isinstance(limit, (int, np.integer)):
         raise TypeError(f"limit must be an integer number of bytes, got {limit!r}")
     elif limit < 0:
@@ -241,7 +224,7 @@ class _Ledger:
                 self.totals[str(base)] = total
 
     def wrote(self, base: Path, size: int) -> None:
-        cap = max_size()
+        cap = _max_size()
         with self.lock:
             total = self.totals.get(str(base))
             if total is not None:
@@ -427,7 +410,7 @@ def persistent(kind: type | None = None, depends: tuple[str, ...] = ()
             folder = cache_dir()
             if folder is None:
                 return func(*args, **kwargs)
-            max_size()  # a bad $FASTMOMENTS_CACHE_MAX_SIZE is an error on every call
+            _max_size()  # a bad MAX_SIZE is an error on every call, before any work
             if not source:
                 source.append(":".join([_source_hash(func),
                                         *(_module_hash(m) for m in depends)]))
