@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fastmoments as fm
 from disk_common import environment, out_dir, timeit, write_results
-from fastmoments.disk import DiskTransform
+from fastmoments.disk import DiskTransform, routes
 
 torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -47,11 +47,12 @@ TARGETS = {("zernike", 1): 0.002, ("zernike", 11): 0.060}
 
 def plan(family: str, size: int, order: int, k: int, dtype: str, dev: torch.device,
          compressed: bool) -> DiskTransform:
-    os.environ["FASTMOMENTS_DISK_COMPRESSION"] = "1" if compressed else "0"
+    decide = routes.compress  # the route table's rule, forced either way for the comparison
+    routes.compress = lambda *args: compressed
     try:
         p = DiskTransform(family, size, order, k=k, dtype=dtype, device=dev)
     finally:
-        os.environ.pop("FASTMOMENTS_DISK_COMPRESSION", None)
+        routes.compress = decide
     assert (p.engine.compression is not None) == compressed
     return p
 
@@ -183,7 +184,7 @@ def report(payload: dict) -> str:
         "the default (Chebyshev nodes, `fastmoments.disk.compression`), replayed as a CUDA "
         "graph from the third call when its scratch is below 1 GiB (*graph*); *eager*: the "
         "same with `FASTMOMENTS_CUDA_GRAPHS=0`; *direct*: the fused recurrence kernels on "
-        "every radius (`FASTMOMENTS_DISK_COMPRESSION=0`, the previous default). Errors: "
+        "every radius (the route table's compression rule forced off). Errors: "
         "float32 against the float64 plan, largest difference over the largest moment.",
         "",
         "| family | N | T | k | dtype | compressed (ms) | graph | eager (ms) | direct (ms) "

@@ -28,7 +28,7 @@ def test_box_kernels_in_the_interpreter():
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          *(str(HERE / f) for f in FILES)],
-        cwd=HERE.parent, env=env, capture_output=True, text=True, timeout=1200)
+        cwd=HERE.parent, env=env, capture_output=True, text=True)
     tail = out.stdout[-3000:] + out.stderr[-2000:]
     assert out.returncode == 0, tail
     summary = out.stdout.strip().splitlines()[-1]

@@ -459,7 +459,7 @@ def test_entry_point_in_a_subprocess(tmp_path):
         [src, *filter(None, [os.environ.get("PYTHONPATH")])])}
     proc = subprocess.run([sys.executable, "-m", "fastmoments", "reconstruct", "empty.png",
                            "--out", "results"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr

@@ -90,7 +90,7 @@ def test_the_preload_keeps_freed_buffers_under_dasks_setting():
 
     def faults(mode: str) -> int:
         out = subprocess.run([sys.executable, "-c", _REFILL, mode], env=env, check=True,
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True)
         return int(out.stdout.split()[-1])
 
     assert faults("dask") >= 1000

@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_fused_kernels_match_torch_in_interpreter():
-    run_script(SCRIPT, timeout=600, TRITON_INTERPRET="1")
+    run_script(SCRIPT, TRITON_INTERPRET="1")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

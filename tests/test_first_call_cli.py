@@ -64,5 +64,5 @@ def test_scalogram_in_a_fresh_process_imports_no_pyplot(tmp_path, args):
             f"rc = main({[*args, '--out', str(tmp_path / 'o')]!r}); "
             "print(rc, 'matplotlib.pyplot' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=300)
+                         check=True)
     assert out.stdout.strip().splitlines()[-1] == "0 False"

@@ -23,7 +23,7 @@ def test_main_with_argv_leaves_the_collector_alone(tmp_path, capsys):
     capsys.readouterr()
 
 
-def _program(argv, prelude=""):
+def _program(argv, prelude="", postlude=""):
     """Run ``main()`` as the program (``sys.argv``) in a fresh process; an :mod:`atexit`
     handler prints the collector's state (``main()`` does not return there)."""
     code = ("import atexit, gc, sys\n" + prelude +
@@ -34,9 +34,8 @@ def _program(argv, prelude=""):
             "from fastmoments.cli.main import main\n"
             f"sys.argv = ['fastmoments', *{argv!r}]\n"
             "rc = main()\n"
-            "print('returned', rc)\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+            "print('returned', rc)\n" + postlude)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize(("argv", "status"), [
@@ -58,9 +57,11 @@ def test_the_program_freezes_its_imports_and_ends_itself(tmp_path, argv, status)
 
 
 def test_the_program_exits_as_usual_while_another_thread_runs(tmp_path):
-    prelude = ("import threading, time\n"
-               "threading.Thread(target=time.sleep, args=(0.5,)).start()\n")
-    out = _program(["--version"], prelude)
+    # the other thread runs until main() has returned, however slow the machine
+    prelude = ("import threading\n"
+               "release = threading.Event()\n"
+               "threading.Thread(target=release.wait).start()\n")
+    out = _program(["--version"], prelude, postlude="release.set()\n")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert lines[-2] == "returned 0" and lines[-1].startswith("atexit True")

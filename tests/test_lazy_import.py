@@ -14,7 +14,7 @@ import fastmoments
 def _fresh(code: str) -> str:
     """Run ``code`` in a fresh interpreter (the test process has imported everything)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)
+                         check=True)
     return out.stdout.strip()
 
 
