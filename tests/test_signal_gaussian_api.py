@@ -149,3 +149,26 @@ def test_device_lists():
                                gaussian_filter1d(x, 40.0, axis=0), rtol=0, atol=1e-15)
     assert "device : str" in gaussian_filter.__doc__
     assert "runs on the first device" in gaussian_filter.__doc__
+
+
+def test_numpy_integer_axes_zero_sigma_axes_and_0d_sigma_as_in_scipy(rng):
+    """NumPy integers are integers (axis, axes); σ = 0 on an axis leaves it alone and a 0-d
+    array σ is its value, as scipy.ndimage takes them."""
+    from scipy import ndimage as ndi
+
+    x = rng.random((20, 30))
+    np.testing.assert_allclose(fm.gaussian_filter(x, 2.0, axes=(np.int64(0),)),
+                               fm.gaussian_filter(x, 2.0, axes=(0,)), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fm.gaussian_filter1d(x, 2.0, axis=np.int32(0)),
+                               fm.gaussian_filter1d(x, 2.0, axis=0), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fm.cwt(x, [2.0], axis=np.int64(0))[0],
+                               fm.cwt(x, [2.0], axis=0)[0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fm.gaussian_filter(x, np.array(2.0)),
+                               fm.gaussian_filter(x, 2.0), rtol=0, atol=1e-15)
+    # sigma 0 on axis 0: only axis 1 is smoothed (scipy's kernel at truncate=12 is exact to
+    # rounding; ours to its stated error, well below 1e-5 here)
+    np.testing.assert_allclose(fm.gaussian_filter(x, (0, 2.0)),
+                               ndi.gaussian_filter(x, (0, 2.0), truncate=12.0), atol=1e-5)
+    np.testing.assert_array_equal(fm.gaussian_filter(x, 0), x)
+    with pytest.raises(ValueError, match="sigma"):
+        fm.gaussian_filter(x, -1.0)

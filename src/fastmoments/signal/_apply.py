@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -259,8 +260,9 @@ def check_cval(cval: Any) -> float:
 
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Check an axis index against ``ndim`` and make it non-negative."""
-    if isinstance(axis, bool) or not isinstance(axis, int):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {axis!r}")
+    axis = int(axis)  # NumPy's integers too
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name}={axis} is out of range for an input with {ndim} dimensions")
     return axis % ndim

@@ -39,7 +39,24 @@ def _per_axis(name: str, value: Any, n: int) -> list:
         return list(value)
     if isinstance(value, np.ndarray) and value.ndim == 1:
         return _per_axis(name, value.tolist(), n)
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array is its one value
+        return [value.item()] * n
     return [value] * n
+
+
+def _unsmoothed(sigma: Any, order: Any, mode: Any, axes: list[int]) -> tuple:
+    """The axes, σ, orders and modes left once the axes of ``sigma = 0`` are dropped: as in
+    scipy.ndimage, σ = 0 on an axis leaves that axis alone (a channel axis, say)."""
+    k = len(axes)
+    sigmas, orders, modes = (_per_axis("sigma", sigma, k), _per_axis("order", order, k),
+                             _per_axis("mode", mode, k))
+    keep = [i for i, s in enumerate(sigmas)
+            if not (isinstance(s, (int, float, np.integer, np.floating))
+                    and not isinstance(s, (bool, np.bool_)) and s == 0)]
+    if len(keep) == k:
+        return axes, sigma, order, mode
+    return ([axes[i] for i in keep], [sigmas[i] for i in keep], [orders[i] for i in keep],
+            [modes[i] for i in keep])
 
 
 _SCALARS = (float, int, str)
@@ -143,7 +160,7 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     """:func:`_filter` run eagerly (``check_finite=False``: the call inside a graph capture,
     whose finiteness flag the graph computes)."""
     if _lean(x, channel_axis, sigma, order, mode, cval, truncate, method, terms, shift, engine,
-             memory_budget, out, progress):
+             memory_budget, out, progress) and sigma != 0:
         plan = (_cached_plan(float(sigma), order, "auto", None, None, truncate)
                 if method == "auto" else None)
         y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method, plan=plan)
@@ -152,7 +169,8 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     shape = _shape(x)
     if len(shape) < 1:
         as_signal(x)  # raises the scalar input error
-    axes_list = filtered_axes(axes, channel_axis, len(shape))
+    axes_list, sigma, order, mode = _unsmoothed(sigma, order, mode,
+                                                filtered_axes(axes, channel_axis, len(shape)))
     k = len(axes_list)
     sigmas, orders, modes, truncate, method, terms, shift = _checked(
         sigma, order, mode, truncate, method, terms, shift, k)
@@ -337,7 +355,9 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
     x : array_like or torch.Tensor
         Real input of any shape; never modified.
     sigma : float or sequence of float
-        Standard deviation(s) in samples: one for every filtered axis, or one per axis.
+        Standard deviation(s) in samples: one for every filtered axis, or one per axis (a
+        0-d array is its value). ``0`` on an axis leaves that axis alone, as in
+        scipy.ndimage; every other σ must be positive.
     order : int or sequence of int
         Derivative order 0, 1 or 2 (per filtered axis).
     mode : {"reflect", "nearest", "mirror", "wrap", "constant"} or sequence of them
@@ -479,7 +499,7 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
     x : array_like or torch.Tensor
         Real input of any shape; never modified.
     sigma : float
-        Standard deviation in samples.
+        Standard deviation in samples (``0``: the input is returned unfiltered, a copy).
     axis : int
         The axis filtered (default: the last).
     order : int
