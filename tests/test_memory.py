@@ -177,3 +177,22 @@ def test_rlimit_as_in_a_subprocess_lowers_the_budget():
     assert after <= max(0.4 * headroom, 64 * 2**20)
     if free > 4 * GiB:  # the machine has room: the limit is what binds
         assert after < before
+
+
+@pytest.mark.parametrize("case", ["signal", "volume"])
+def test_a_view_whose_copy_cannot_fit_fails_the_memory_check(monkeypatch, case):
+    """An expanded view (4 bytes of storage seen as 4 GiB) is refused before the copy is
+    allocated, saying what the copy needs, when that is more than the free memory."""
+    import fastmoments as fm
+    from fastmoments import _memory
+
+    monkeypatch.setattr(_memory, "free_memory", lambda device: 1 << 30)
+    if case == "signal":
+        view = torch.zeros(1).expand(10**9)
+        call = lambda: fm.gaussian_filter1d(view, 4.0)  # noqa: E731
+    else:
+        view = torch.zeros(1).expand(1024, 1024, 1024)
+        call = lambda: fm.legendre_moments(view, 4)  # noqa: E731
+    with pytest.raises(MemoryError, match=r"contiguous copy, which needs .*GiB"):
+        call()
+    assert view.stride() == (0,) * view.ndim  # the input is left as it was

@@ -114,3 +114,29 @@ def test_progress_shows_on_stderr(capsys, signals):
 def test_bad_progress_names_the_parameter(signals, call):
     with pytest.raises(TypeError, match="progress"):
         call(signals)
+
+
+def test_building_many_scales_counts_them_on_a_bar(monkeypatch):
+    """A CWT plan of many new scales fits one filter per scale: a bar counts them (shown once
+    it has run for a second, with tqdm's estimate of the time left)."""
+    import sys
+
+    from fastmoments.signal import CWT
+
+    seen = []
+
+    class Bar:
+        def __init__(self, total, **kw):
+            seen.append((total, kw["large"]))
+            self.n = 0
+
+        def update(self, n=1):
+            self.n += n
+
+        def close(self):
+            seen.append(self.n)
+
+    monkeypatch.setattr(sys.modules[CWT.__module__], "progress_bar", Bar)
+    scales = np.geomspace(2.0, 40.0, 80)
+    assert len(CWT(scales).plans) == 80
+    assert seen == [(80, True), 80]

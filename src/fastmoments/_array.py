@@ -378,11 +378,31 @@ def as_tensor(
         if t.is_complex():
             work = complex_dtype(work)
         dev = resolve_device(device, in_device)
+        _check_copy_fits(t, work, dev, name)
         source = t
         t = t.resolve_conj().resolve_neg().to(device=dev, dtype=work).contiguous()
     if check_finite:
         require_finite(t, name, source)
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+def _check_copy_fits(t: torch.Tensor, work: torch.dtype, device: torch.device,
+                     name: str) -> None:
+    """Refuse, before allocating, a contiguous copy of a view far larger than the memory it
+    views (``torch.zeros(1).expand(10**9)``, say) when the copy cannot fit in free memory:
+    a :class:`MemoryError` that says what it needs, instead of one from the allocator."""
+    need = t.numel() * (torch.empty((), dtype=work).element_size())
+    if need < (1 << 26) or need <= 4 * t.untyped_storage().nbytes():
+        return  # small, or a copy of about the memory already held: nothing to check
+    from ._memory import format_bytes, free_memory
+
+    free = free_memory(device)
+    if need > free:
+        held = format_bytes(t.untyped_storage().nbytes())
+        raise MemoryError(
+            f"{name} is a view of shape {tuple(t.shape)} over {held}; fastmoments works on "
+            f"a contiguous copy, which needs {format_bytes(need)}, more "
+            f"than the {format_bytes(free)} free on {device}: pass a smaller slice")
 
 
 def require_finite(t: torch.Tensor, name: str, source: Any = None) -> None:

@@ -16,6 +16,7 @@ from .._array import complex_dtype, to_output
 from .._cache import plan_cache
 from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
+from .._progress import progress_bar
 from .._route import Route
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
@@ -43,6 +44,10 @@ from .sliding import SFTBank
 from .wavelets import DerivativeOfGaussian, Morlet
 
 __all__ = ["CWT", "cwt"]
+
+#: Scales from which building a plan's filters shows a progress bar (after a second): a fit
+#: takes milliseconds, so thousands of new scales take minutes.
+FIT_BAR_SCALES = 64
 
 
 def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
@@ -132,8 +137,20 @@ class CWT:
         if self._dog:
             return [_cached_plan(s, self.wavelet.order, self.method, self.terms, None,
                                  self.truncate) for s in self.scales]
-        return [_plan(s, self.wavelet.xi, self.method, self.approximation, self.terms,
-                      self.truncate) for s in self.scales]
+        # a fit per scale (milliseconds each, or read from the fit cache): thousands of
+        # scales take minutes, so a bar with its estimate of the time left comes up once
+        # they have run for a second
+        bar = progress_bar(len(self.scales), desc="fitting the wavelet's filters",
+                           large=len(self.scales) >= FIT_BAR_SCALES, unit="scale")
+        plans = []
+        try:
+            for s in self.scales:
+                plans.append(_plan(s, self.wavelet.xi, self.method, self.approximation,
+                                   self.terms, self.truncate))
+                bar.update(1)
+        finally:
+            bar.close()
+        return plans
 
     @property
     def rmse(self) -> float:
