@@ -361,29 +361,34 @@ def as_tensor(
         # already in working form (the usual tensor input): no conversion to look for
         t, in_device, source = x, x.device, x
     else:
-        t = x
-        in_device = x.device
-        if t.layout != torch.strided:
-            raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; "
-                            f"call .to_dense() first")
-        if in_device.type not in ("cpu", "cuda"):
-            raise ValueError(f"{name} is on the {in_device.type!r} device; fastmoments computes "
-                             f"on 'cpu' or 'cuda' tensors (move it with .to('cpu'))")
-        if t.ndim < min_ndim:
-            raise ValueError(
-                f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
-        if t.is_complex() and not allow_complex:
-            raise ValueError(f"{name} must be real, got complex dtype {t.dtype}")
-        work = dtype if dtype is not None else policy_dtype(t.dtype, name=name)
-        if t.is_complex():
-            work = complex_dtype(work)
-        dev = resolve_device(device, in_device)
-        _check_copy_fits(t, work, dev, name)
-        source = t
-        t = t.resolve_conj().resolve_neg().to(device=dev, dtype=work).contiguous()
+        in_device, source = x.device, x
+        t = _converted_tensor(x, name, dtype, device, min_ndim, allow_complex)
     if check_finite:
         require_finite(t, name, source)
     return t, ArrayKind(numpy=is_numpy, device=in_device)
+
+
+def _converted_tensor(t: torch.Tensor, name: str, dtype: Any, device: Any, min_ndim: int,
+                      allow_complex: bool) -> torch.Tensor:
+    """A tensor input that needs a conversion (dtype, device, layout or memory order), checked
+    and converted into new memory (:func:`as_tensor`'s tensor branch)."""
+    if t.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; "
+                        f"call .to_dense() first")
+    if t.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{name} is on the {t.device.type!r} device; fastmoments computes "
+                         f"on 'cpu' or 'cuda' tensors (move it with .to('cpu'))")
+    if t.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimensions, got shape {tuple(t.shape)}")
+    if t.is_complex() and not allow_complex:
+        raise ValueError(f"{name} must be real, got complex dtype {t.dtype}")
+    work = dtype if dtype is not None else policy_dtype(t.dtype, name=name)
+    if t.is_complex():
+        work = complex_dtype(work)
+    dev = resolve_device(device, t.device)
+    _check_copy_fits(t, work, dev, name)
+    return t.resolve_conj().resolve_neg().to(device=dev, dtype=work).contiguous()
 
 
 def _check_copy_fits(t: torch.Tensor, work: torch.dtype, device: torch.device,
