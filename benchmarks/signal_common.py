@@ -79,3 +79,18 @@ def fcwt_plan(fcwt: Any, xi: float, scales: Any, n: int, fs: float, f0: float, f
         obj.create_FFT_optimization_plan(n, "FFTW_MEASURE")
         plan_s = time.perf_counter() - t0
     return obj, sc, morl, plan_s
+
+
+def cpu_times(fn: Callable[[], Any], repeat: int = 3, scale: float = 1.0
+              ) -> tuple[float, float, float]:
+    """Median, min and max wall time of ``fn()`` over ``repeat`` calls after one warm-up,
+    in seconds times ``scale`` (``1e3``: milliseconds)."""
+    import time
+
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(scale * (time.perf_counter() - t0))
+    return statistics.median(times), min(times), max(times)

@@ -20,7 +20,7 @@ import math
 import os
 import platform
 import statistics
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,17 +30,15 @@ import fastmoments
 from fastmoments.data import ppg_recording
 from fastmoments.signal import cwt, from_pywt_dog
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from signal_common import cpu_times
+
 OUT = Path(__file__).parent / "results"
 
 
+
 def _time(fn, repeat: int = 3) -> tuple[float, float, float]:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times), max(times)
+    return cpu_times(fn, repeat)
 
 
 def _reference(x: np.ndarray, wavelet, sigma: float, shift: float) -> np.ndarray:

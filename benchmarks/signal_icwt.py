@@ -21,8 +21,7 @@ import json
 import math
 import os
 import platform
-import statistics
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,15 @@ import fastmoments
 from fastmoments.data import ppg_recording
 from fastmoments.signal import Morlet, cwt, icwt, icwt_band
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from signal_common import cpu_times
+
 OUT = Path(__file__).parent / "results"
 
 
+
 def _time(fn, repeat: int = 3) -> tuple[float, float, float]:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times), max(times)
+    return cpu_times(fn, repeat)
 
 
 def _snr(y: np.ndarray, ref: np.ndarray) -> float:

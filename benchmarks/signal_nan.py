@@ -16,8 +16,7 @@ import json
 import math
 import os
 import platform
-import statistics
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,17 +25,15 @@ import torch
 import fastmoments
 from fastmoments import gaussian_filter1d
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from signal_common import cpu_times
+
 OUT = Path(__file__).parent / "results"
 
 
+
 def _time(fn, repeat: int = 7) -> tuple[float, float, float]:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(1e3 * (time.perf_counter() - t0))
-    return statistics.median(times), min(times), max(times)
+    return cpu_times(fn, repeat, scale=1e3)
 
 
 def _reference(x: np.ndarray, sigma: float) -> np.ndarray:
