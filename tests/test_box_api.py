@@ -155,6 +155,7 @@ def test_phantom_and_sample_volume():
     assert v.shape == (16, 20, 24) and v.dtype == np.float32
     assert v.min() == 0 and v.max() == pytest.approx(255.0)   # background is exactly 0
     assert v[8, 10, 12] == pytest.approx(51.0, abs=1e-3)   # brain tissue: 1 - 0.8 = 0.2
+    pytest.importorskip("nibabel")  # the sample volumes are nibabel's test data
     real = sample_volume("example4d")
     assert real.shape == (24, 96, 128) and real.dtype == np.float32
 
@@ -173,6 +174,7 @@ def _legendre_rows(n, order, k):
 def test_real_mri_volume_numbers():
     """The MRI volume (nibabel's example4d): moments against a direct float64 sum, J_000 is
     the mean, float32 agrees with float64, and the reconstruction PSNR is what we measured."""
+    pytest.importorskip("nibabel")
     vol = sample_volume("example4d").astype(np.float64)
     order, k = 20, 3
     J = legendre_moments(vol, order, ndim=3, k=k, quadrature="gauss")

@@ -122,7 +122,12 @@ def sample_volume(name: str = "example4d") -> np.ndarray:
     (25, 41, 33)
     """
     check_choice("name", name, tuple(SAMPLE_VOLUMES))
-    import nibabel
+    try:
+        import nibabel
+    except ImportError as exc:
+        raise ModuleNotFoundError("the sample volumes are nibabel's test data: install the "
+                                  "'volume' extra (pip install 'fastmoments[volume]') or "
+                                  "nibabel") from exc
 
     path = os.path.join(os.path.dirname(nibabel.__file__), "tests", "data", SAMPLE_VOLUMES[name])
     return load_volume(path).astype(np.float32)
