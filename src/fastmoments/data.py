@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -107,16 +109,16 @@ def _tiff_layout(path: Any, axes: str, shape: tuple[int, ...]) -> list[tuple[str
     return kept
 
 
-def _read_tiff(path: Any) -> tuple[np.ndarray, str]:
-    """A TIFF file's first series at its own dtype, as ``(H, W)`` or ``(H, W, C)``."""
+@contextmanager
+def _tiff(path: Any) -> Iterator[Any]:
+    """``tifffile.TiffFile(path)`` whose failures, in opening or in the block, become the
+    library's error naming the file (the errors of opening a path and our own, which start
+    with "path ", pass as they are)."""
     import tifffile
 
     try:
         with tifffile.TiffFile(path) as tif:
-            series = tif.series[0]
-            kept = _tiff_layout(path, series.axes, series.shape)
-            arr = series.asarray()
-            photometric = getattr(tif.pages[0].photometric, "name", "")
+            yield tif
     except _OPEN_ERRORS:
         raise
     except ValueError as exc:
@@ -125,6 +127,15 @@ def _read_tiff(path: Any) -> tuple[np.ndarray, str]:
         raise _fail(path, f"is not a TIFF file that tifffile can read: {exc}") from exc
     except Exception as exc:
         raise _fail(path, f"is not a TIFF file that tifffile can read: {exc}") from exc
+
+
+def _read_tiff(path: Any) -> tuple[np.ndarray, str]:
+    """A TIFF file's first series at its own dtype, as ``(H, W)`` or ``(H, W, C)``."""
+    with _tiff(path) as tif:
+        series = tif.series[0]
+        kept = _tiff_layout(path, series.axes, series.shape)
+        arr = series.asarray()
+        photometric = getattr(tif.pages[0].photometric, "name", "")
     arr = arr.reshape([n for _, n in kept])
     if kept[0][0] == "S":
         arr = np.moveaxis(arr, 0, -1)
@@ -182,21 +193,10 @@ def image_header(path: str | os.PathLike[str]) -> tuple[int, int, int, np.dtype]
     """
     _check_path(path)
     if _is_tiff(path):
-        import tifffile
-
-        try:
-            with tifffile.TiffFile(path) as tif:
-                series = tif.series[0]
-                kept = dict(_tiff_layout(path, series.axes, series.shape))
-                dtype = np.dtype(series.dtype)
-        except _OPEN_ERRORS:
-            raise
-        except ValueError as exc:
-            if str(exc).startswith("path "):
-                raise
-            raise _fail(path, f"is not a TIFF file that tifffile can read: {exc}") from exc
-        except Exception as exc:
-            raise _fail(path, f"is not a TIFF file that tifffile can read: {exc}") from exc
+        with _tiff(path) as tif:
+            series = tif.series[0]
+            kept = dict(_tiff_layout(path, series.axes, series.shape))
+            dtype = np.dtype(series.dtype)
         return kept["Y"], kept["X"], kept.get("S", 1), dtype
     from PIL import Image
 

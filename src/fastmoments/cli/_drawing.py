@@ -19,7 +19,6 @@ reports is the one an in-process drawing raises, with its usual message).
 
 from __future__ import annotations
 
-import os
 import pickle
 import struct
 import subprocess
@@ -40,10 +39,9 @@ _current: Drawer | None = None
 
 
 def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
+    from .._threads import usable_cpus
+
+    return usable_cpus()
 
 
 def _send(stream: BinaryIO, obj: Any) -> None:

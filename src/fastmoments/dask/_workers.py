@@ -91,11 +91,11 @@ def cached_factory(name: str, maxsize: int = 32) -> Callable[[Callable[..., Any]
 
 
 def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return max(1, os.cpu_count() or 1)
+    """CPU cores this process may keep busy: its affinity mask, capped by its cgroup's CPU
+    quota (:func:`fastmoments._threads.usable_cpus`)."""
+    from .._threads import usable_cpus
+
+    return usable_cpus()
 
 
 def _threads_in_process() -> int | None:
