@@ -27,7 +27,7 @@ reconstruction is unchanged. Legendre moments are Jacobi moments with
 float32 (TF32 off) the moments satisfy ``max|J32 - J64| <= 1e-5 * max|J64|`` and the
 reconstruction from them ``max|f32 - f64| <= 1e-4 * max|f64|`` (measured up to 5e-7 and
 1.4e-5 on a 512 x 512 photograph at order 500, k = 23, for several alpha, beta; tested in
-``tests/test_box_moments.py``). With TF32 matrix products on a GPU expect about 1e-3 instead.
+``tests/box/test_moments.py``). With TF32 matrix products on a GPU expect about 1e-3 instead.
 
 The one-call functions are in :mod:`.api`, the clipped reconstruction in :mod:`.clipped`,
 and every decision about how a job runs in :mod:`.routes`.

@@ -59,7 +59,7 @@ samples takes about a third of the torch chunked engine's time
 ``Σ_r (|A_r| + |B_r|) Σ_s |x̃| |q_r|^s`` (rounding of the states and of ``G``), reset at every
 chunk, so the float32 error does not grow with the signal length; the totals add about ``2
 max(16, F) ε_32`` times the same sum through the anchors. Float64 signals run the same loops
-in float64. tests/test_signal_numba_cwt.py checks ``(C + 2 max(16, F) + 16) ε`` times that
+in float64. tests/signal/test_numba_cwt.py checks ``(C + 2 max(16, F) + 16) ε`` times that
 sum against the float64 double sum with the fitted kernel, float32 against float64, and a
 300000-sample signal. Measured on the 64-scale CWT of 102400 float32 samples: at most 3.3e-6
 of each scale's largest coefficient (1.8e-6 with ``C = 64``, which runs 8 % slower), twenty

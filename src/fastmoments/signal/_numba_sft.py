@@ -30,7 +30,7 @@ most about ``k ε`` times the window's ``Σ_s |x̃| |q|^s`` plus the drift ``k �
 rounded ``q`` against the exact ``q^L`` it removes with; both are reset after ``C`` samples
 (near field) and after ``max(_RESET, F)`` chunks (anchors), so the output error stays within
 a small multiple of ``(C + max(_RESET, F) + F) ε Σ_j |h_j| max|x̃|`` for any signal length
-(no prefix sum grows with ``N``; tests/test_signal_numba.py checks twice that bound, and a
+(no prefix sum grows with ``N``; tests/signal/test_numba.py checks twice that bound, and a
 resonant 300000-sample signal). Float32 signals are widened on reading and the result is
 rounded once to the output dtype, so a float32 result is within one float32 rounding
 (``2^-24`` relative, per component) of the float64 result of the same samples.

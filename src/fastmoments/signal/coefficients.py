@@ -47,7 +47,7 @@ _TABLE_K = 256  # the window of the paper's Table 1
 
 # Designs shipped with the package for the defaults (ξ = 6, relative RMSE 1e-4), so that a
 # first call on a new machine skips their searches (1-3 s on 2 cores); the values are what
-# the functions below compute (tests/test_fit_cache.py recomputes every entry and compares).
+# the functions below compute (tests/signal/test_fit_cache.py recomputes every entry and compares).
 #: ξ -> P_D -> (K/σ, P_S) of :func:`morlet_design`
 _SHIPPED_MORLET_DESIGN = {6.0: {6: (3.03125, 3), 7: (3.625, 4), 8: (3.53125, 3), 9: (4.125, 4),
                                 10: (4.0, 3), 11: (4.21875, 3), 12: (4.46875, 3),
