@@ -14,6 +14,7 @@ from .._array import as_tensor, real_dtype, resolve_device, to_output
 from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_real, check_shape
 from ..parallel import device_key, is_multi, multi_device
 from .engine import FORWARD_SCALE, BallEngine
@@ -189,6 +190,7 @@ class Zernike3DTransform:
         return self._recon
 
     # ------------------------------------------------------------------ transforms
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 3 * (self.order + 1) ** 2, arg=1))
     def forward(self, volume: Any, *, progress: bool | None = None) -> Zernike3DMoments:
         """Moments of ``volume`` shaped ``(..., D, H, W)`` (real; NumPy or torch).
 
@@ -227,6 +229,8 @@ class Zernike3DTransform:
         cdt = torch.complex128 if self.dtype == torch.float64 else torch.complex64
         return c.reshape(-1, self.index.size).to(cdt), kind, batch
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1) ** 2
+                        / max(1, self.index.size), arg=1))
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint :math:`A^H` of :meth:`forward` for the real inner products:
         :math:`\mathrm{Re}\langle A f, y\rangle = \langle f, A^H y\rangle`.
@@ -257,6 +261,8 @@ class Zernike3DTransform:
             moments = Zernike3DMoments(c.reshape(*batch, -1), self, kind)
         return moments.reconstruct(orders)
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1) ** 2
+                        / max(1, self.index.size), arg=1))
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Real volumes ``(B, D, H, W)`` :math:`\\mathrm{Re} \\sum_K c_K Z_K` at the voxel
         centres (zero outside the ball) from ``(B, K)`` coefficients (``m >= 0``, with the

@@ -60,6 +60,7 @@ from .._memory import (
     rows_per_chunk,
 )
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import multi_device
@@ -498,6 +499,7 @@ class JacobiTransform:
         data = out[0] if len(out) == 1 else torch.cat(out)
         return BoxMoments(data.reshape(*batch, *self.coef_shape), self, kind)
 
+    @cpu_call(per_value(lambda self, *a, **k: self.k * self.ndim * (self.order + 1), arg=1))
     def forward(self, x: Any, *, channel_axis: int | None = None) -> BoxMoments:
         """Moments of ``x`` of shape ``(..., *shape)`` (NumPy or torch; never modified).
 
@@ -601,6 +603,8 @@ class JacobiTransform:
             out = out.squeeze(len(batch) + ax)
         return out, drop
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * self.ndim
+                        / (self.order + 1) ** (self.ndim - 1), arg=1))
     def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None,
                 clip: Any = None, fill: float = math.nan) -> Any:
         """Reconstruct from moments (Eq. 23/26) at pixel centres: whole, partial or a region,
@@ -658,6 +662,8 @@ class JacobiTransform:
         return to_output(out, kind)
 
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * self.ndim
+                        / (self.order + 1) ** (self.ndim - 1), arg=1))
     def adjoint(self, y: Any) -> Any:
         """The adjoint of :meth:`forward`: ``<forward(x), y> = <x, adjoint(y)>``.
 

@@ -41,6 +41,7 @@ import torch
 from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
 from .._progress import progress_bar
+from .._threads import threads_for
 from . import routes, triton_radial
 from .compression import RadialCompression, node_count
 from .families import DiskFamily
@@ -596,7 +597,7 @@ class DiskEngine:
             if group_major:
                 return torch.zeros(Gc, self.n_cols, 0, 2, dtype=torch.float64)
             return torch.zeros(self.n_cols, Gc, 0, dtype=self.cdtype)
-        kern.set_threads(torch.get_num_threads())
+        kern.set_threads(threads_for(vals.numel() * self.n_cols))
         v = vals.detach().contiguous().numpy()
         gs = (self.gstart[g0:g1 + 1] - o0).astype(np.int64)
         th = self._theta0_np[o0:o1]

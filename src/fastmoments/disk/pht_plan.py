@@ -14,6 +14,7 @@ from .._array import ArrayKind, complex_dtype, input_shape, real_dtype
 from .._memory import check_memory_budget, format_bytes, rows_per_chunk
 from .._progress import check_progress
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import (
     check_choice,
     check_int,
@@ -191,6 +192,7 @@ class PolarHarmonicTransform(DiskTransform):
                 f"device={self.device}, route={self.route})")
 
     # ------------------------------------------------------------------ forward
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 2 * (self.order + 1), arg=1))
     def forward(self, image: Any, *, progress: bool | None = None,
                 channel_axis: int | None = None) -> PHTMoments:
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.

@@ -25,6 +25,7 @@ from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import (
     check_channel_axis,
     check_choice,
@@ -209,6 +210,7 @@ class DiskTransform:
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 2 * (self.order + 1), arg=1))
     def forward(self, image: Any, *, progress: bool | None = None,
                 channel_axis: int | None = None):
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
@@ -322,6 +324,8 @@ class DiskTransform:
             raise ValueError(f"{name} were computed by a plan with {'; '.join(diffs)}: they "
                              "are other coefficients, so this plan cannot use them")
 
+    @cpu_call(per_value(lambda self, *a, **k: self.size ** 2 * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint of :meth:`forward` for the real inner product on images and
         :math:`\mathrm{Re}\langle a, b\rangle` on the stored coefficients."""
@@ -342,6 +346,8 @@ class DiskTransform:
         return DiskTransform(self.family, self.size, 0, index=index, device=device,
                              **{k: arguments[k] for k in keep if k in arguments})
 
+    @cpu_call(per_value(lambda self, *a, **k: self.size ** 2 * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
         """Reconstruct at pixel centres from ``(B, cols, rows)`` coefficients (unmasked
         pixels are 0)."""

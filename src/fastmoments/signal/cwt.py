@@ -18,6 +18,7 @@ from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
 from .._progress import progress_bar
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import (
@@ -235,6 +236,7 @@ class CWT:
                 target[a:b] = y[c:c + b - a]
         return target
 
+    @cpu_call(per_value(lambda self, *a, **k: 16 * len(self.scales), arg=1))
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, hop: int = 1, out: Any = None,
@@ -491,6 +493,7 @@ def _cwt_plan(scales, wavelet, method, approximation, terms, truncate) -> CWT:
 
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
+@cpu_call(per_value(lambda x, scales, *a, **k: 16 * np.size(scales)))
 def cwt(x: Any, scales: Sequence[float] | float,
         wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
         sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,

@@ -16,6 +16,7 @@ import torch
 from .._array import as_tensor, to_output
 from .._cuda_graph import GraphCache, plain_key
 from .._progress import check_progress
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import as_signal, normalize_axis, output_target, require_finite
@@ -339,6 +340,7 @@ _FOLDED_NOTES = """
 
 
 @batched(name="x", split_axis=_split_axis)
+@cpu_call(per_value(32))
 def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequence[int] = 0,
                     mode: str | Sequence[str] = "reflect", cval: float = 0.0,
                     truncate: float = 4.0, *, axes: Sequence[int] | None = None,
@@ -486,6 +488,7 @@ gaussian_filter = _no_axis(gaussian_filter)
 
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
+@cpu_call(per_value(16))
 def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0,
                       mode: str = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
                       method: str = "auto", terms: int | None = None, shift: int | None = None,

@@ -43,6 +43,7 @@ import torch
 
 from .._array import as_tensor, to_output
 from .._cache import plan_cache
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_real
 from .wavelets import DerivativeOfGaussian, Morlet
 
@@ -258,6 +259,7 @@ class ICWT:
                     for w, s in zip(self.weights, self.scales, strict=True))
         return (a_pos + np.conj(a_neg)) / (2 * self.constant)
 
+    @cpu_call(per_value(4, arg=1))
     def __call__(self, coefs: Any, axis: int = -1, mode: str = "reflect") -> Any:
         """The real signals ``(*shape)`` from coefficients ``(len(scales), *shape)``.
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._cache import plan_cache
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import BankPlan
@@ -272,6 +273,7 @@ def _cached_plan(sigma, xi, method, approximation, terms, shift, truncate) -> Mo
 
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]))
+@cpu_call(per_value(16))
 def morlet_transform(x: Any, sigma: float, xi: float = 6.0, *, axis: int = -1,
                      mode: str = "reflect", cval: float = 0.0, method: str = "auto",
                      approximation: str = "direct", terms: int | None = None,
