@@ -56,9 +56,9 @@ img256 = img[::2, ::2].copy()
 CASES = {
     "zernike_moments 512², T=20": "fm.zernike_moments(img, 20)",
     "pseudo_zernike_moments 256², T=20": "fm.pseudo_zernike_moments(img256, 20)",
-    "pcet 512², order 10": "fm.pcet(img, 10)",
+    "pcet 512², orders 10": "fm.pcet(img, 10, 10)",
     "legendre_moments 512², order 100": "fm.legendre_moments(img, 100)",
-    "jacobi_moments 64³, order 30": "fm.jacobi_moments(vol, 30)",
+    "jacobi_moments 64³, order 30": "fm.jacobi_moments(vol, 30, alpha=1.0, beta=1.0, ndim=3)",
     "zernike3d_moments 64³, order 20": "fm.zernike3d_moments(vol, 20)",
     "gaussian_filter1d 10⁵, σ=16": "fm.gaussian_filter1d(sig, 16.0)",
     "gaussian_filter1d 10⁵, σ=1000": "fm.gaussian_filter1d(sig, 1000.0)",

@@ -190,7 +190,7 @@ class Zernike3DTransform:
         return self._recon
 
     # ------------------------------------------------------------------ transforms
-    @cpu_call(per_value(lambda self, *a, **k: self.k ** 3 * (self.order + 1) ** 2, arg=1))
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 3 * (self.order + 1), arg=1))
     def forward(self, volume: Any, *, progress: bool | None = None) -> Zernike3DMoments:
         """Moments of ``volume`` shaped ``(..., D, H, W)`` (real; NumPy or torch).
 
@@ -229,7 +229,7 @@ class Zernike3DTransform:
         cdt = torch.complex128 if self.dtype == torch.float64 else torch.complex64
         return c.reshape(-1, self.index.size).to(cdt), kind, batch
 
-    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1) ** 2
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
                         / max(1, self.index.size), arg=1))
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint :math:`A^H` of :meth:`forward` for the real inner products:
@@ -261,7 +261,7 @@ class Zernike3DTransform:
             moments = Zernike3DMoments(c.reshape(*batch, -1), self, kind)
         return moments.reconstruct(orders)
 
-    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1) ** 2
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
                         / max(1, self.index.size), arg=1))
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Real volumes ``(B, D, H, W)`` :math:`\\mathrm{Re} \\sum_K c_K Z_K` at the voxel
