@@ -110,3 +110,14 @@ def test_public_calls_restore_the_callers_threads():
     fm.zernike_moments(np.ones((16, 16)), 4)
     fm.legendre_moments(np.ones((8, 8)), 3)
     assert torch.get_num_threads() == before
+
+
+def test_bad_arguments_get_the_calls_own_error():
+    import numpy as np
+
+    import fastmoments as fm
+
+    with pytest.raises((TypeError, ValueError), match="order"):
+        fm.zernike3d_moments(np.zeros((8, 8, 8)), "a")
+    with pytest.raises((TypeError, ValueError), match="scales"):
+        fm.cwt(np.zeros(32), "a")

@@ -40,10 +40,12 @@ __all__ = ["GRAIN", "cgroup_cpu_quota", "cpu_call", "cpu_threads", "host_values"
 #: The least work, in multiply-adds (or samples times filter terms), worth one more thread:
 #: about 5-10 ms of one core, longer than a scheduler's time slice, so that a thread that
 #: waits for a busy CPU at the region's barrier costs a fraction of the region and not a
-#: multiple of it. Measured with ``benchmarks/threads_busy.py`` (results in
-#: ``benchmarks/results/threads_busy_2cpu.md``): with the count torch chose (2 threads on
-#: 2 CPUs) and one CPU busy, calls of 0.3-50 ms took up to 14x their one-thread time; with
-#: this grain none is over 1.5x and none slower than one thread on the idle CPUs.
+#: multiple of it. Measured with ``benchmarks/threads_busy.py`` on 2 CPUs of a 16-core host
+#: (``benchmarks/results/threads_busy_2cpu.md``): with torch's own count (2 threads) and
+#: one CPU busy, calls of 1-50 ms took 8-69x their one-thread time; with this grain the
+#: ratio is 0.8-1.4 for the disk, box and Gaussian calls, and 1.7 for a 32-scale CWT (its
+#: compiled kernel splits 30 ms over 2 threads). Idle, a call that used 2 threads for small
+#: work (Zernike 512², order 20: 14 ms) now takes its one-thread time (24-26 ms).
 GRAIN = float(1 << 24)
 
 #: The caller's thread ceiling while a call runs with fewer torch threads (:func:`cpu_threads`).
@@ -213,7 +215,8 @@ def cpu_call(work: Callable[..., float | None]) -> Callable[[F], F]:
     work : callable
         Called with the decorated function's arguments; returns the call's work (the unit of
         :data:`GRAIN`), or ``None`` where the call does not compute on the CPU (its tensors
-        are on a GPU), which leaves the threads as they are.
+        are on a GPU), which leaves the threads as they are. Arguments it cannot read leave
+        them as they are too: the call then raises its own error, naming the parameter.
 
     Examples
     --------
@@ -227,7 +230,10 @@ def cpu_call(work: Callable[..., float | None]) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            amount = work(*args, **kwargs)
+            try:
+                amount = work(*args, **kwargs)
+            except (TypeError, ValueError, AttributeError, IndexError, OverflowError):
+                amount = None  # bad arguments: the call itself says what is wrong
             if amount is None:
                 return fn(*args, **kwargs)
             with cpu_threads(threads_for(amount)):

@@ -317,6 +317,7 @@ def placement(volume: torch.Tensor, center: Any, radius: Any
     return center, radius  # type: ignore[return-value]
 
 
+@cpu_call(per_value(lambda volume, order, *a, k=1, **kw: k ** 3 * (order + 1)))
 def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = "midpoint",
                       center: Any = None, radius: Any = None, dtype: Any = None,
                       device: Any = None, memory_budget: float | None = None,
