@@ -103,6 +103,16 @@ def _run_case(stmt: str, cpus: list[int], one_thread: bool, repeats: int,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def _git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, text=True,
@@ -174,8 +184,7 @@ def main() -> None:
     runs[args.label] = {
         "commit": args.commit or _git_commit(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {platform.processor() or platform.node()}, "
-                   f"{os.cpu_count()} CPUs, {args.cpus} used",
+        "machine": f"{_cpu_model()}, {os.cpu_count()} CPUs, {args.cpus} used",
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "numba": numba.__version__, "numpy": numpy.__version__,
                      "fastmoments": fastmoments.__version__},
