@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from disk_common import cpu_name
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
@@ -170,16 +172,6 @@ def _one(name: str, cache_mode: str, workdir: str) -> dict:
     return _run_snippet(CASES[name], cache)
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _summary(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values),
             "n": len(values)}
@@ -223,7 +215,7 @@ def main() -> None:
     import torch
 
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-            "machine": _cpu_model(), "cpu_count": len(os.sched_getaffinity(0)),
+            "machine": cpu_name(), "cpu_count": len(os.sched_getaffinity(0)),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__, "device": "cpu", "repeats": args.repeats,

@@ -36,6 +36,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from disk_common import cpu_name
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
@@ -101,16 +103,6 @@ def _run_case(stmt: str, cpus: list[int], one_thread: bool, repeats: int,
     if out.returncode != 0:
         raise RuntimeError(f"{stmt} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _git_commit() -> str:
@@ -184,7 +176,7 @@ def main() -> None:
     runs[args.label] = {
         "commit": args.commit or _git_commit(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{_cpu_model()}, {os.cpu_count()} CPUs, {args.cpus} used",
+        "machine": f"{cpu_name()}, {os.cpu_count()} CPUs, {args.cpus} used",
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "numba": numba.__version__, "numpy": numpy.__version__,
                      "fastmoments": fastmoments.__version__},
