@@ -143,6 +143,8 @@ def _ms(r: dict) -> float:
 def _line(name: str, row: dict) -> str:
     busy = row["busy"]["median"] / row["busy, 1 thread"]["median"]
     idle = row["idle"]["median"] / row["idle, 1 thread"]["median"]
+    if "commit" in row:
+        name += f" (commit {row['commit']})"
     return (f"| {name} | {_ms(row['idle']):.2f} | {_ms(row['idle, 1 thread']):.2f} | "
             f"{idle:.2f} | {_ms(row['busy']):.2f} | {_ms(row['busy, 1 thread']):.2f} | "
             f"{busy:.2f} |")
@@ -157,6 +159,9 @@ def main() -> None:
     p.add_argument("--label", default="now", help="name of this run in the result files")
     p.add_argument("--commit", default=None, help="the commit measured (default: git's HEAD)")
     p.add_argument("--cases", nargs="*", default=list(CASES))
+    p.add_argument("--update", action="store_true",
+                   help="replace only the rows of --cases in the run --label (each then "
+                        "records its own commit)")
     args = p.parse_args()
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < args.cpus:
@@ -173,15 +178,22 @@ def main() -> None:
     old = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(
         ".json").exists() else {}
     runs = old.get("runs", {})
-    runs[args.label] = {
-        "commit": args.commit or _git_commit(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{cpu_name()}, {os.cpu_count()} CPUs, {args.cpus} used",
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "numba": numba.__version__, "numpy": numpy.__version__,
-                     "fastmoments": fastmoments.__version__},
-        "rows": measure(cpus, args.repeats, args.seconds, args.cases),
-    }
+    commit = args.commit or _git_commit()
+    rows = measure(cpus, args.repeats, args.seconds, args.cases)
+    if args.update and args.label in runs:  # re-measure some rows of an earlier run
+        for row in rows.values():
+            row["commit"] = commit
+        runs[args.label]["rows"].update(rows)
+    else:
+        runs[args.label] = {
+            "commit": commit,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{cpu_name()}, {os.cpu_count()} CPUs, {args.cpus} used",
+            "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                         "numba": numba.__version__, "numpy": numpy.__version__,
+                         "fastmoments": fastmoments.__version__},
+            "rows": rows,
+        }
     data = {"benchmark": "threads_busy", "cpus": args.cpus, "runs": runs}
     RESULTS.mkdir(exist_ok=True)
     stem.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")

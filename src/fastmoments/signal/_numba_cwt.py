@@ -71,7 +71,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from numba import config as _nb_config
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
 
 from .._numba import set_threads
 from .._threads import threads_for
@@ -774,8 +774,12 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
         before = get_num_threads()
         set_threads(threads)
         try:
-            parts = max(1, -(-threads // xnp.shape[0]))
-            _run_parallel(*args, parts)
+            # four runs of groups per thread, handed out one at a time: a thread whose CPU
+            # is busy takes fewer runs instead of holding the others at the end of the
+            # region (each group's output is the same whatever run computes it)
+            parts = min(gt.shape[0], max(1, -(-4 * threads // xnp.shape[0])))
+            with parallel_chunksize(1):
+                _run_parallel(*args, parts)
         finally:
             set_threads(before)
     else:
