@@ -193,7 +193,7 @@ class DiskEngine:
         any work done) when its tables cannot fit in the budget."""
         item = _ITEM[self.dtype]
         one_image = (self.n_cols * self.n_rows * 2 * item * 3  # outputs
-                     + self.sampling.size**2 * item * 2)  # image in and out
+                     + self.sampling.n_pixels * item * 2)  # image in and out
         need = self.compression_bytes(max_order) + one_image
         if need > self.budget:
             raise MemoryError(
@@ -408,7 +408,7 @@ class DiskEngine:
             fixed += self.compression._cached
             fixed += self.compression_bytes(self.index.max_order, batch)
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
-        fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
+        fixed += batch * self.sampling.n_pixels * _ITEM[self.dtype] * 2  # images in and out
         return fixed
 
     def batch_size(self, batch: int) -> int:
@@ -681,7 +681,7 @@ class DiskEngine:
     def _synthesize(self, coef: torch.Tensor, gamma: torch.Tensor, weighted: bool,
                     normalized: bool, bar: Any) -> torch.Tensor:
         B = coef.shape[0]
-        N2 = self.sampling.size**2
+        N2 = self.sampling.n_pixels
         a = coef.permute(1, 2, 0).to(self.cdtype)  # (Mc, J, B)
         if normalized:
             a = a * self.norm[:, :, None]
