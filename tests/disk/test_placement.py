@@ -120,6 +120,22 @@ def test_sub_pixel_sampling_against_direct_sum(k, quadrature, center, radius, rn
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("shape,center,radius", [((43, 44), (21.0, 22.0), 20.0),
+                                                 ((25, 28), (11.3, 14.6), 11.0)])
+def test_compressed_radial_stage(family, shape, center, radius, rng):
+    """At order 30 the radial stage runs at Chebyshev nodes (orbits of the square, and
+    points of their own)."""
+    img = rng.random((2, *shape))
+    A = FUNCS[family](img, 30, center=center, radius=radius, dtype="float64")
+    assert A.plan.route.kernel == "compressed"
+    pairs = [(30, 0), (29, 5), (30, 30), (25, 13)]
+    pairs = [p for p in pairs if fm.disk.get_family(family).is_valid(*p)]
+    ref = direct(family, img[1], pairs, center, radius)
+    got = np.array([A[n, m][1] for n, m in pairs])
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("kind", ["pcet", "pct", "pst"])
 @pytest.mark.parametrize("method", ["engine", "gemm"])
 @pytest.mark.parametrize("center,radius", [((9.5, 12.5), 6.5), ((9.3, 14.6), 7.2)])

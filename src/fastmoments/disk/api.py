@@ -181,10 +181,11 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square images without ``center`` or ``radius``, NaN/inf images, negative order, k < 1, unknown options, invalid pairs, both
-        ``order`` and ``pairs``, ``repetitions`` with ``pairs`` or beyond the order; a
-        ``center`` outside the image, not of length 2 or with NaN, a ``radius`` <= 0 or NaN,
-        a disk that holds no pixel, ``center="centroid"`` on an image that sums to 0.
+        Non-square images without ``center`` or ``radius``, NaN/inf images, negative
+        order, k < 1, unknown options, invalid pairs, both ``order`` and ``pairs``,
+        ``repetitions`` with ``pairs`` or beyond the order; a ``center`` outside the image,
+        not of length 2 or with NaN, a ``radius`` <= 0 or NaN, a disk that holds no pixel,
+        ``center="centroid"`` on an image that sums to 0.
     TypeError
         Orders, ``k``, repetitions or pairs that are not integers (floats and bools are
         not integers: ``2.5`` is never truncated), a bad ``memory_budget`` or ``dtype``.

@@ -215,9 +215,10 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square images without ``center`` or ``radius``, NaN/inf images, invalid orders, unknown options, both ``nmax``/``lmax`` and
-        ``pairs``; a ``center`` outside the image, not of length 2 or with NaN, a
-        ``radius`` <= 0 or NaN, a disk that holds no pixel.
+        Non-square images without ``center`` or ``radius``, NaN/inf images, invalid
+        orders, unknown options, both ``nmax``/``lmax`` and ``pairs``; a ``center`` outside
+        the image, not of length 2 or with NaN, a ``radius`` <= 0 or NaN, a disk that holds
+        no pixel.
     TypeError
         Orders, ``k`` or pairs that are not integers (floats and bools are not integers),
         ``s`` or ``eps`` that are not real numbers. Every argument is checked before a cached
