@@ -425,6 +425,11 @@ class ZernikeTransform(DiskTransform):
     >>> # A_00 of a constant image is (0+1)/pi times the area of the used pixels
     >>> bool(np.isclose(A[0, 0].real * np.pi, plan.mask.sum() * (2 / 32) ** 2))
     True
+    >>> # a disk of radius 12.5 pixels centred on pixel (20, 31) of 40 x 60 images
+    >>> placed = ZernikeTransform((40, 60), 10, center=(20, 31), radius=12.5, rule="centre")
+    >>> B = placed.forward(np.ones((40, 60)))
+    >>> bool(np.isclose(B[0, 0].real * np.pi, placed.mask.sum() / 12.5**2))
+    True
     """
 
     def __init__(self, size: int | tuple[int, int], order: int = 0, **kwargs: Any) -> None:
