@@ -232,7 +232,9 @@ def _orbit_sampling(N: int, D: float | int, k: int, quadrature: str, rule: str, 
     )
 
 
-@plan_cache(maxsize=16)
+#: a sampling of a disk off the square's symmetries holds every point (about 100 bytes each:
+#: 20 MB for a 512 x 512 image), and centres of mass rarely repeat: a small cache
+@plan_cache(maxsize=4)
 def placed_sampling(placement: Placement, k: int = 1, quadrature: str = "midpoint",
                     rule: str = "inscribed") -> DiskSampling:
     r"""The sampling of a disk placed on an image (:mod:`fastmoments.disk.placement`).
