@@ -268,7 +268,8 @@ class DiskTransform:
     # ------------------------------------------------------------------ transforms
     def forward(self, image: Any, *, progress: bool | None = None,
                 channel_axis: int | None = None):
-        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
+        """Moments of ``image`` shaped ``(..., N, N)`` (``(..., H, W)``: the plan's
+        :attr:`shape`); returns :class:`DiskMoments`.
 
         ``progress``: a tqdm bar over the radius groups; ``None`` (default) shows it only for
         large jobs that run for more than a second (see
