@@ -278,6 +278,20 @@ def test_centroid_batch_equals_loop(rng):
         np.testing.assert_array_equal(np.asarray(exp), np.asarray(one))
 
 
+@pytest.mark.parametrize("kind", ["pcet", "pct", "pst"])
+def test_centroid_batch_polar_harmonic(kind, rng):
+    imgs = rng.random((3, 20, 27))
+    imgs[0, 2:6, 3:9] += 4
+    M = PHT[kind](imgs, 3, 3, center="centroid", radius=6.0, dtype="float64")
+    assert type(M).__name__ == "PHTMoments" and len(M.placed) == 3
+    rec = M.reconstruct(nmax=2)
+    for i, img in enumerate(imgs):
+        one = PHT[kind](img, 3, 3, center="centroid", radius=6.0, dtype="float64")
+        np.testing.assert_allclose(np.asarray(M)[i], np.asarray(one), rtol=0,
+                                   atol=1e-14 * np.abs(np.asarray(one)).max())
+        np.testing.assert_allclose(rec[i], one.reconstruct(nmax=2), rtol=0, atol=1e-12)
+
+
 def test_centroid_is_the_centre_of_mass(rng):
     img = rng.random((2, 13, 9))
     rows, cols = np.mgrid[:13, :9]
