@@ -189,7 +189,8 @@ def cpu_md(d: dict) -> str:
     env = d["environment"]
     out = ["# Zernike and pseudo-Zernike moments on the CPU", "", *_head(env, "disk_cpu.py"),
            "Seconds; *cold*: the call builds its plan (sampling, radial tables), *warm*: the "
-           "median of calls that reuse the cached plan.",
+           "median of calls that reuse the cached plan. Against mahotas (centre of mass): "
+           "*cold* is a call on a new centre, *warm* a repeated call on the same image.",
            ""]
     for r in d["rows"]:
         out.append("* " + ", ".join(f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {v}"
