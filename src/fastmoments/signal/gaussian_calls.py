@@ -554,8 +554,8 @@ def gaussian_filter(x: Any, sigma: float | Sequence[float], order: int | Sequenc
         For the removed ``axis=`` keyword (use :func:`gaussian_filter1d` or ``axes=``), an
         ``output`` of the wrong kind, a non-numeric or real ``output`` dtype for complex
         input, both ``output`` and ``out``, an ``out`` of the wrong kind or dtype or given
-        with ``nan_policy`` other than ``"raise"``, a ``min_weight`` that is not a real number, or a ``progress`` other than
-        ``True``, ``False`` or ``None``.
+        with ``nan_policy`` other than ``"raise"``, a ``min_weight`` that is not a real
+        number, or a ``progress`` other than ``True``, ``False`` or ``None``.
 
     Notes
     -----
