@@ -94,9 +94,12 @@ def test_truncated_count_nonzero():
 
 
 def test_route_reported():
-    plan = fm.signal.TruncatedGaussian(40.0, order=1, radius=80)
-    plan(np.zeros(1000))
+    plan = fm.signal.TruncatedGaussian(100.0, order=1, radius=1500)
+    plan(np.zeros(5000))
     assert str(plan.route) == "folded/torch:fft"
+    plan = fm.signal.TruncatedGaussian(100.0, order=1, radius=1500, method="direct")
+    plan(np.zeros(5000))
+    assert plan.route.method == "direct"
     plan = fm.signal.TruncatedGaussian(2.0, radius=8)
     plan(np.zeros(1000))
     assert plan.route.method == "direct"
@@ -245,3 +248,14 @@ def test_mode_aliases():
                         ("grid-constant", "constant")):
         np.testing.assert_array_equal(fm.gaussian_filter(x, 2.0, mode=alias),
                                       fm.gaussian_filter(x, 2.0, mode=mode))
+
+
+def test_huge_truncate_is_cheap_and_exact():
+    """Samples beyond 20σ are zero in float64: a huge truncate or radius is the kernel cut
+    there (scipy's numbers at a radius it can still form)."""
+    x = np.random.default_rng(10).standard_normal(300)
+    y = fm.gaussian_filter1d(x, 2.0, order=2, truncate=1e300, kernel="scipy")
+    z = ndimage.gaussian_filter1d(x, 2.0, order=2, radius=200)
+    assert np.abs(y - z).max() < 1e-15
+    assert np.abs(fm.gaussian_filter1d(x, 2.0, radius=10**12) - ndimage.gaussian_filter1d(
+        x, 2.0, radius=200)).max() < 1e-15

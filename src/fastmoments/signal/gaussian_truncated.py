@@ -28,6 +28,7 @@ The derivative kernels (:func:`truncated_taps`), for ``kernel="moments"`` (the d
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,13 @@ from .fir import half_kernel
 from .folded import FLAT, FOLD_BLOCK, FoldedKernel, fold_period
 from .routes import GAUSSIAN_KERNELS, direct_backend, truncated_route
 
-__all__ = ["TruncatedGaussian", "check_radius", "scipy_radius", "truncated_taps"]
+__all__ = ["EFFECTIVE_TRUNCATE", "TruncatedGaussian", "check_radius", "scipy_radius",
+           "truncated_taps"]
+
+#: Radius, in σ, beyond which the truncated kernel's samples are not formed: below
+#: ``e^-200`` of the peak (``20^m e^-200`` for order ``m``), zero to float64 rounding; a
+#: larger ``truncate`` or ``radius`` (up to 1e300σ, say) changes nothing and costs nothing.
+EFFECTIVE_TRUNCATE = 20.0
 
 
 def scipy_radius(sigma: float, truncate: float) -> int:
@@ -175,11 +182,11 @@ class TruncatedGaussian:
     >>> import numpy as np
     >>> from scipy import ndimage
     >>> x = np.random.default_rng(0).standard_normal(500)
-    >>> plan = TruncatedGaussian(30.0, order=2, radius=90, kernel="scipy")
+    >>> plan = TruncatedGaussian(300.0, order=2, radius=1200, kernel="scipy")
     >>> y = plan(x)
     >>> plan.route.method, plan.route.backend
     ('folded', 'torch')
-    >>> z = ndimage.gaussian_filter1d(x, 30.0, order=2, radius=90)
+    >>> z = ndimage.gaussian_filter1d(x, 300.0, order=2, radius=1200)
     >>> bool(np.abs(y - z).max() < 1e-15)
     True
     """
@@ -191,6 +198,9 @@ class TruncatedGaussian:
         self.sigma = float(sigma)
         self.order = check_int("order", order, minimum=0)
         self.radius = check_radius(radius)
+        # the samples beyond 20σ are below e^-200 of the peak (times k^order/σ^(2 order)
+        # for a derivative): zero to float64 rounding, so they are not formed
+        self._r = min(self.radius, math.ceil(EFFECTIVE_TRUNCATE * self.sigma))
         self.kernel = check_choice("kernel", kernel, GAUSSIAN_KERNELS)
         self.requested = method
         self.method = method
@@ -199,26 +209,26 @@ class TruncatedGaussian:
     @property
     def taps(self) -> np.ndarray:
         """The kernel ``h[-r..r]`` (float64, read-only)."""
-        return truncated_taps(self.sigma, self.order, self.radius, self.kernel)
+        return truncated_taps(self.sigma, self.order, self._r, self.kernel)
 
     @property
     def direct_bank(self) -> DirectBank:
         """The kernel as a :class:`~fastmoments.signal.direct.DirectBank` (``conv1d``)."""
-        return _bank(self.sigma, self.order, self.radius, self.kernel)
+        return _bank(self.sigma, self.order, self._r, self.kernel)
 
     @property
     def direct_truncate(self) -> float:
         """A truncation in σ whose ``ceil(· σ)`` is :attr:`radius` (the direct routes' key)."""
-        return 0.0 if self.radius == 0 else (self.radius - 0.5) / self.sigma
+        return 0.0 if self._r == 0 else (self._r - 0.5) / self.sigma
 
     def half_kernel(self, char: str) -> tuple[np.ndarray, bool]:
         """``(h[0..r], odd)`` in the dtype of code ``char`` (float64 sums for float32 data with
         a short kernel, as the Gaussian FIR)."""
-        return _half(self.sigma, self.order, self.radius, self.kernel, char)
+        return _half(self.sigma, self.order, self._r, self.kernel, char)
 
     def folded(self, n: int, mode: str) -> FoldedKernel:
         """The kernel folded for ``n`` samples in ``mode``."""
-        return _folded(self.sigma, self.order, self.radius, self.kernel, int(n), mode)
+        return _folded(self.sigma, self.order, self._r, self.kernel, int(n), mode)
 
     @property
     def route(self) -> Route | None:
@@ -229,10 +239,10 @@ class TruncatedGaussian:
                   engine: str = "auto", grad: bool = False) -> Route:
         """The route of a call along an axis of ``n`` samples
         (:func:`~fastmoments.signal.routes.truncated_route`)."""
-        m = truncated_route(n, self.radius, self.requested)
+        m = truncated_route(n, self._r, self.requested)
         if m.method == "folded":
             return Route("folded", "torch", "fft", m.reason)
-        b = direct_backend(device, self.radius, grad, _triton(device))
+        b = direct_backend(device, self._r, grad, _triton(device))
         return Route("direct", b.backend, b.kernel, "; ".join(r for r in (m.reason, b.reason)
                                                                if r))
 
