@@ -180,6 +180,16 @@ def test_output_errors():
         fm.gaussian_filter(x, 1.0, output=np.bool_)
     with pytest.raises(TypeError, match="out"):
         fm.gaussian_filter(x, 1.0, output=np.float64, out=np.zeros((5, 6)))
+    with pytest.raises(TypeError, match="pass mode='wrap' as a keyword"):
+        fm.gaussian_filter1d(x, 1.0, -1, 0, "wrap")
+
+
+def test_output_with_nan_policy():
+    x = np.ones((6, 7))
+    x[2, 3] = np.nan
+    out = np.empty((6, 7))
+    assert fm.gaussian_filter(x, 1.0, output=out, nan_policy="omit") is out
+    np.testing.assert_allclose(out, 1.0)
 
 
 def test_output_torch():
@@ -259,3 +269,19 @@ def test_huge_truncate_is_cheap_and_exact():
     assert np.abs(y - z).max() < 1e-15
     assert np.abs(fm.gaussian_filter1d(x, 2.0, radius=10**12) - ndimage.gaussian_filter1d(
         x, 2.0, radius=200)).max() < 1e-15
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("sigma, kw", [(5.0, dict(truncate=3.0)),
+                                       (200.0, dict(radius=2000, order=1)),  # folded FFT
+                                       (1.5, dict(kernel="scipy", order=2)),
+                                       (5.0, dict(order=3))])
+def test_truncated_on_cuda(sigma, kw):
+    """The truncated kernel on a GPU (Triton FIR, conv1d or the folded FFT) equals the CPU's."""
+    x = torch.rand(64, 3000, dtype=torch.float64)
+    cpu = fm.gaussian_filter(x, [0, sigma], **kw)
+    gpu = fm.gaussian_filter(x.cuda(), [0, sigma], **kw)
+    assert torch.allclose(gpu.cpu(), cpu, rtol=0, atol=1e-13)
+    lap = fm.gaussian_laplace(x.cuda(), 2.0, kernel="scipy")
+    assert torch.allclose(lap.cpu(), fm.gaussian_laplace(x, 2.0, kernel="scipy"), rtol=0,
+                          atol=1e-13)

@@ -750,7 +750,8 @@ def _public(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, output
         raise TypeError(f"output must be complex for complex input (the imaginary part would "
                         f"be lost), got {want}")
     data = _widened(x, want, cplx)
-    direct = (array is not None and not cplx and data is x and _writes_directly(array, x))
+    direct = (array is not None and not cplx and data is x and nan_policy == "raise"
+              and min_weight is MIN_WEIGHT and _writes_directly(array, x))
     if cplx:
         cre, cim = (cval.real, cval.imag) if isinstance(cval, (complex, np.complexfloating)) \
             else (cval, 0.0)
@@ -809,6 +810,10 @@ def _output_spec(output: Any, x: Any) -> tuple[Any, Any]:
         return output, None
     if isinstance(output, torch.dtype):
         return None, _check_dtype(output)
+    if isinstance(output, str) and (output in MODES or output in _MODE_ALIASES):
+        raise TypeError(f"output must be an array or a dtype, got the mode {output!r}: output "
+                        f"comes before mode among the positional arguments (scipy.ndimage's "
+                        f"order); pass mode={output!r} as a keyword")
     try:
         dt = np.dtype(output)
     except TypeError:
