@@ -787,7 +787,12 @@ def _is_complex(x: Any) -> bool:
         return x.is_complex()
     if isinstance(x, np.ndarray):
         return x.dtype.kind == "c"
-    return isinstance(x, (list, tuple)) and np.iscomplexobj(np.asarray(x))
+    if not isinstance(x, (list, tuple)):
+        return False
+    try:
+        return bool(np.iscomplexobj(np.asarray(x)))
+    except ValueError:  # ragged: the input checks name the error
+        return False
 
 
 def _output_spec(output: Any, x: Any) -> tuple[Any, Any]:
