@@ -14,7 +14,9 @@ Gaussian filters (:func:`gaussian_route`), per filtered axis:
   ``"sft"``/``"asft"`` (the sliding Fourier transform bank) beyond, ``"folded"`` (the
   untruncated kernel folded onto the boundary, exact) when the kernel reaches beyond the axis;
   the direct FIR where the SFT fit would be less accurate than scipy.ndimage (the accuracy
-  guard :func:`auto_sft_rmse`).
+  guard :func:`auto_sft_rmse`). A truncated kernel (``truncate=``/``radius=`` given,
+  ``kernel="scipy"``, orders above 2; :data:`GAUSSIAN_KERNELS`) takes ``"direct"`` or
+  ``"folded"`` by :func:`truncated_route`, both exact.
 * ``backend``: ``"numba"`` (compiled CPU loops: the FIR, the SFT recursions), ``"torch"``
   (the reference engines, conv1d, the FFT of the folded path), ``"triton"`` (the fused GPU
   kernels), ``"cuda"`` (the CUDA C++ batch kernel through CuPy, :func:`cuda_batch`).
