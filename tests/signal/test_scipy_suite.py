@@ -86,6 +86,7 @@ def report(tmp_path_factory) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow  # one pytest process of scipy's tests: ~12 s of CPU, imports included
 def test_scipy_gaussian_tests_pass(report: dict) -> None:
     """Every selected scipy test passes, but the listed exceptions."""
     assert len(report) >= 100  # 103 with scipy 1.17.1
@@ -96,6 +97,7 @@ def test_scipy_gaussian_tests_pass(report: dict) -> None:
     assert passed >= len(report) - len(EXCEPTIONS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test_id", [pytest.param(k, marks=pytest.mark.xfail(strict=True,
                                                                               reason=r))
                                      for k, r in EXCEPTIONS.items()])
