@@ -285,3 +285,37 @@ def test_truncated_on_cuda(sigma, kw):
     lap = fm.gaussian_laplace(x.cuda(), 2.0, kernel="scipy")
     assert torch.allclose(lap.cpu(), fm.gaussian_laplace(x, 2.0, kernel="scipy"), rtol=0,
                           atol=1e-13)
+
+
+@pytest.mark.slow  # scipy's σ = 5000 FIR on 2e5 samples: most of ~10 s
+def test_documented_departures():
+    """The numbers of docs/signal.md's table (the order-2 kernel at small σ and at σ = 5000)."""
+    from fastmoments.signal.gaussian_truncated import truncated_taps
+
+    sums = {s: float(truncated_taps(s, 2, int(4 * s + 0.5), "scipy").sum())
+            for s in (0.5, 0.7, 1.0, 5000.0)}
+    np.testing.assert_allclose([sums[0.5], sums[0.7], sums[1.0], sums[5000.0]],
+                               [-0.56, -5.0e-3, -7.2e-5, -4.3e-11], rtol=0.02)
+    flat = np.full((8, 8), 255.0)
+    assert round(float(ndimage.gaussian_laplace(flat, 0.5)[4, 4]), 1) == -285.5
+    assert np.abs(fm.gaussian_laplace(flat, 0.5)).max() < 1e-11
+    skdata = pytest.importorskip("skimage.data")
+    img = skdata.camera().astype(np.float64)
+    for sigma, diff, span in ((0.5, 285, 626), (0.7, 2.5, 182)):
+        ours, theirs = fm.gaussian_laplace(img, sigma), ndimage.gaussian_laplace(img, sigma)
+        assert abs(np.abs(ours - theirs).max() - diff) < 0.02 * diff
+        assert abs(np.abs(theirs).max() - span) < 0.01 * span
+        np.testing.assert_allclose(fm.gaussian_laplace(img, sigma, kernel="scipy"), theirs,
+                                   rtol=0, atol=1e-10)
+    n, sigma = 200_000, 5000.0
+    t = np.arange(n, dtype=np.float64)
+    x = 1000.0 + 0.01 * t + np.sin(2 * np.pi * t / 40000)
+    exact = fm.gaussian_filter1d(x, sigma, order=2, truncate=12.0, kernel="scipy")
+    inner = slice(30000, n - 30000)
+    true = (-(2 * np.pi / 40000) ** 2 * np.sin(2 * np.pi * t / 40000)
+            * np.exp(-0.5 * (2 * np.pi * sigma / 40000) ** 2))
+    assert np.abs(exact - true)[inner].max() < 1e-13
+    assert abs(np.abs(true).max() - 1.8e-8) < 0.02e-8
+    leak = np.abs(ndimage.gaussian_filter1d(x, sigma, order=2) - exact)[inner].max()
+    assert abs(leak - 1.2e-7) < 0.05e-7
+    assert np.abs(fm.gaussian_filter1d(x, sigma, order=2) - exact)[inner].max() < 1e-11
