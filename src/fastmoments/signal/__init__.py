@@ -5,7 +5,9 @@ Fourier transform and kernel integral for graphic processing unit" (2022): the c
 does not grow with σ.
 
 * :func:`gaussian_filter` (every axis, as scipy.ndimage), :func:`gaussian_filter1d` (one axis)
-  / :class:`GaussianFilter`: smoothing and first/second derivatives;
+  / :class:`GaussianFilter`: smoothing and first/second derivatives; with ``truncate=`` or
+  ``radius=`` scipy's truncated kernel exactly (:class:`TruncatedGaussian`);
+* :func:`gaussian_laplace`, :func:`gaussian_gradient_magnitude` (scipy.ndimage's signatures);
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
 * :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian` or
   :class:`MexicanHat`: many scales at once, at every sample or every ``hop``-th;
@@ -35,8 +37,10 @@ from __future__ import annotations
 
 from .boundary import MODES
 from .cwt import CWT, cwt
+from .derived import gaussian_gradient_magnitude, gaussian_laplace
 from .gaussian import GaussianFilter
 from .gaussian_calls import gaussian_filter, gaussian_filter1d
+from .gaussian_truncated import TruncatedGaussian
 from .inverse import ICWT, icwt, icwt_band, icwt_response
 from .morlet import MorletTransform, morlet_transform
 from .scales import (
@@ -64,6 +68,7 @@ __all__ = [
     "MexicanHat",
     "Morlet",
     "MorletTransform",
+    "TruncatedGaussian",
     "cone_of_influence",
     "cwt",
     "frequency_to_scale",
@@ -71,6 +76,8 @@ __all__ = [
     "from_pywt_dog",
     "gaussian_filter",
     "gaussian_filter1d",
+    "gaussian_gradient_magnitude",
+    "gaussian_laplace",
     "icwt",
     "icwt_band",
     "icwt_response",

@@ -134,7 +134,11 @@ class GaussianFilter(BankPlan):
         :func:`max_shift` ``= max(1, floor(σ/2))``.
     truncate : float
         Half-width of the direct kernel in σ (default 4, as scipy.ndimage); also used below
-        σ = 1, where every method applies its kernel directly.
+        σ = 1, where every method applies its kernel directly. The SFT methods apply the
+        untruncated Gaussian to their fit's error whatever ``truncate`` is; scipy's kernel
+        cut at ``round(truncate σ)``, for every method, is
+        :class:`~fastmoments.signal.TruncatedGaussian` (what the one-call functions run when
+        given ``truncate=`` or ``radius=``).
 
     Attributes
     ----------
