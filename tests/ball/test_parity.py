@@ -14,8 +14,9 @@ voxels from it, measured from their lower corners ``i``; it sets the voxels whos
 outside that ball to zero (in the array it is given) and integrates every voxel box exactly.
 Its radius (``ComputeScale_RadiusVar`` in version 0.1.0 of ``zernike-descriptors``) pairs the
 voxel indices along the array's axes 0, 1, 2 with the centroid's components along axes 2, 0,
-1, so the radius, and with it the descriptor, changes when the object moves by a voxel (by 25%
-at order 6 for the volume here); the test reproduces that radius to compare the same integral.
+1, so the radius, and with it the descriptor, changes when the object moves by a voxel (by a quarter
+at order 6 for a random blob moved by one voxel); the test reproduces that radius to compare
+the same integral.
 """
 
 from __future__ import annotations
