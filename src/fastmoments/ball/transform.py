@@ -22,7 +22,8 @@ from .moments import Zernike3DMoments
 from .sampling import QUADRATURES, ball_sampling, inscribed_placement
 from .split import BallSplit
 
-__all__ = ["Zernike3DTransform", "cached_transform", "placement", "zernike3d_moments"]
+__all__ = ["Zernike3DTransform", "cached_transform", "check_placement", "placement",
+           "zernike3d_moments"]
 
 
 def _check_center(center: Any) -> tuple[float, float, float] | None:
@@ -51,6 +52,25 @@ def _check_radius(radius: Any) -> float | None:
         raise ValueError(f"radius must be None or a number of voxels > 0 for a plan; "
                          f"'enclosing' is taken by zernike3d_moments, got {radius!r}")
     return check_real("radius", radius, minimum=0.0, strict_minimum=True)
+
+
+def check_placement(center: Any, radius: Any) -> tuple[Any, Any]:
+    """``center`` and ``radius`` of :func:`zernike3d_moments` checked, as plain values:
+    ``"centroid"`` / ``"enclosing"`` (resolved per volume) or numbers (``None``: the inscribed
+    ball).
+
+    >>> check_placement([4, 4.5, 5], "enclosing")
+    ((4.0, 4.5, 5.0), 'enclosing')
+    """
+    if isinstance(center, str):
+        check_choice("center", center, ("centroid",))
+    else:
+        center = _check_center(center)
+    if isinstance(radius, str):
+        check_choice("radius", radius, ("enclosing",))
+    else:
+        radius = _check_radius(radius)
+    return center, radius
 
 
 @multi_device(split=BallSplit)

@@ -8,6 +8,9 @@ chunking advice and thread sizing.
   batch axes; :func:`feature_names` labels the columns.
 * :func:`moments`: the flat coefficients of any disk or box plan over a chunked batch
   (:func:`flat_index` names them; the plan travels as plain values, :func:`recipe`).
+* :func:`zernike3d`: 3-D Zernike invariants (or moments) of a stack of volumes chunked along
+  its batch axes (a Zarr store through :func:`dask.array.from_zarr`), one row per volume;
+  :func:`zernike3d_names` labels the columns.
 * :func:`gaussian_filter1d`, :func:`cwt`: along an axis that is itself chunked (a long
   recording in chunks), each chunk with its neighbours' samples over the plan's kernel support
   (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
@@ -28,6 +31,7 @@ from __future__ import annotations
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
+from ._volumes import zernike3d, zernike3d_names
 from ._workers import (
     MEMORY_PRELOAD,
     REUSE_MEMORY_ENV,
@@ -53,4 +57,6 @@ __all__ = [
     "moments",
     "plan_builds",
     "recipe",
+    "zernike3d",
+    "zernike3d_names",
 ]
