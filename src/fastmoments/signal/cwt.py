@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import complex_dtype, to_output
+from .._array import as_tensor, complex_dtype, to_output
 from .._cache import plan_cache
 from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
@@ -39,7 +39,8 @@ from .dog import _dog_cwt, check_dog_scales
 from .gaussian import MAX_SIGMA, GaussianFilter, _cached_plan
 from .hop import cwt_hop
 from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
-from .routes import cwt_route, cwt_simd
+from .morse import GeneralizedMorse, morse_cwt
+from .routes import cwt_route, cwt_simd, morse_route
 from .sliding import SFTBank
 from .wavelets import DerivativeOfGaussian, Morlet
 
@@ -50,15 +51,43 @@ __all__ = ["CWT", "cwt"]
 FIT_BAR_SCALES = 64
 
 
-def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
-    """The wavelet of a CWT: ``Morlet()`` for ``None``, a :class:`Morlet` or a
-    :class:`DerivativeOfGaussian` (:class:`MexicanHat` included)."""
+Wavelet = Morlet | DerivativeOfGaussian | GeneralizedMorse
+
+
+def _check_wavelet(wavelet: Any) -> Wavelet:
+    """The wavelet of a CWT: ``Morlet()`` for ``None``, a :class:`Morlet`, a
+    :class:`DerivativeOfGaussian` (:class:`MexicanHat` included) or a
+    :class:`GeneralizedMorse`."""
     if wavelet is None:
         return Morlet()
-    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
-        raise TypeError(f"wavelet must be a fastmoments.Morlet or a fastmoments."
-                        f"DerivativeOfGaussian (MexicanHat), got {wavelet!r}")
+    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian, GeneralizedMorse)):
+        raise TypeError(f"wavelet must be a fastmoments.Morlet, a fastmoments."
+                        f"DerivativeOfGaussian (MexicanHat) or a fastmoments.GeneralizedMorse, "
+                        f"got {wavelet!r}")
     return wavelet
+
+
+def _morse_options(method: str, approximation: str) -> None:
+    if method != "auto" or approximation != "direct":
+        raise ValueError(f"method and approximation are options of the Morlet and DoG "
+                         f"wavelets; a GeneralizedMorse runs in the frequency domain and takes "
+                         f"method='auto' and approximation='direct' only, got method="
+                         f"{method!r}, approximation={approximation!r}")
+
+
+def _is_complex(x: Any) -> bool:
+    """Whether ``x`` holds complex numbers (a tensor, an array or a nested list)."""
+    if isinstance(x, torch.Tensor):
+        return x.is_complex()
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
+    if isinstance(x, (list, tuple, complex, np.complexfloating)):
+        try:
+            return np.asarray(x).dtype.kind == "c"
+        except (ValueError, TypeError):  # ragged: as_tensor names the error
+            return False
+    return False
 
 
 def _dog_options(approximation: str) -> None:
@@ -123,17 +152,25 @@ class CWT:
         self.requested = check_choice("method", method, METHODS)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
         self._dog = isinstance(wavelet, DerivativeOfGaussian)
+        self._morse = isinstance(wavelet, GeneralizedMorse)
         if self._dog:
             _dog_options(self.approximation)
             check_dog_scales(self.scales)
-        # the Gaussians pick their route per call for "auto"; the Morlet's resolves here
-        self.method = self.requested if self._dog else resolve_method(self.requested)
+        if self._morse:
+            _morse_options(self.requested, self.approximation)
+        # the Gaussians pick their route per call for "auto"; the Morlet's resolves here; the
+        # Morse wavelets run in the frequency domain (routes.morse_route)
+        self.method = (self.requested if self._dog else "fft" if self._morse
+                       else resolve_method(self.requested))
         self.terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
         self.truncate = check_positive_float("truncate", truncate)
 
     @functools.cached_property
     def plans(self) -> list[MorletTransform] | list[GaussianFilter]:
-        """One plan per scale, built on first use (a call checks the result's size first)."""
+        """One plan per scale, built on first use (a call checks the result's size first);
+        none for a :class:`GeneralizedMorse` (its transform needs no plan per scale)."""
+        if self._morse:
+            return []
         if self._dog:
             return [_cached_plan(s, self.wavelet.order, self.method, self.terms, None,
                                  self.truncate) for s in self.scales]
@@ -154,7 +191,10 @@ class CWT:
 
     @property
     def rmse(self) -> float:
-        """The largest relative RMSE (Eq. 66) over the scales."""
+        """The largest relative RMSE (Eq. 66) over the scales (0 for a
+        :class:`GeneralizedMorse`: its transform is exact up to rounding)."""
+        if self._morse:
+            return 0.0
         return max(p.rmse for p in self.plans)
 
     @property
@@ -248,7 +288,8 @@ class CWT:
         Parameters
         ----------
         x : array_like or torch.Tensor
-            Real signals; never modified.
+            Real or complex signals (complex: the real and imaginary parts are transformed and
+        combined, ``W(a + ib) = W(a) + i W(b)``); never modified.
         axis, mode, cval, engine, memory_budget, check_finite, progress
             As in :meth:`~fastmoments.signal._apply.BankPlan.__call__` (the bar counts
             (signal, scale) pairs). A derivative-of-Gaussian plan always checks ``x``.
@@ -290,6 +331,15 @@ class CWT:
         """
         if type(hop) is not int or hop != 1:  # (the common call skips the check)
             hop = check_int("hop", hop, minimum=1)
+        if self._morse:
+            self._route = morse_route()
+            return morse_cwt(x, self.scales, self.wavelet, axis, mode=mode, hop=hop, out=out,
+                             memory_budget=check_budget(memory_budget),
+                             check_finite=check_finite)
+        if _is_complex(x):
+            return self._complex(x, axis=axis, mode=mode, cval=cval, engine=engine,
+                                 memory_budget=memory_budget, check_finite=check_finite,
+                                 hop=hop, out=out, progress=progress)
         if hop > 1:
             if out is not None:
                 raise ValueError(f"out must not be given with hop={hop} (the decimated "
@@ -306,6 +356,31 @@ class CWT:
                             engine=engine, memory_budget=memory_budget,
                             check_finite=check_finite, out=out, progress=progress,
                             bytes_per_sample=16 * len(self.scales))
+
+    def _complex(self, x: Any, *, hop: int, out: Any, **kw: Any) -> Any:
+        """The transform of complex signals: ``W(a + ib) = W(a) + i W(b)`` (linear), the real
+        and imaginary parts transformed as two real calls."""
+        t, kind = as_tensor(x, "x", min_ndim=1, allow_complex=True, check_finite=False)
+        if hop > 1 and out is not None:
+            raise ValueError(f"out must not be given with hop={hop} (the decimated "
+                             f"coefficients are assembled block by block)")
+        re = self(t.real, hop=hop, **kw)
+        im = self(t.imag, hop=hop, **kw)
+        grad = torch.is_grad_enabled() and t.requires_grad
+        if not re.is_complex():  # a derivative of Gaussian: real coefficients
+            res = torch.complex(re, im)
+        elif grad:
+            res = re + 1j * im
+        else:  # in place: (r + i s) + i (u + i v) = (r - v) + i (s + u)
+            res = re
+            res.real.sub_(im.imag)
+            res.imag.add_(im.real)
+        del im
+        user_out, target = output_target(out, x, t, kind, tuple(res.shape), res.dtype)
+        if target is not None:
+            target.copy_(res)
+            return user_out
+        return to_output(res, kind)
 
     def _full(self, x: Any, scales: tuple[float, ...], wavelet: Any, *, truncate: float,
               method: str, **kw: Any) -> tuple[Any, np.ndarray]:
@@ -492,7 +567,7 @@ def _cwt_plan(scales, wavelet, method, approximation, terms, truncate) -> CWT:
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
 def cwt(x: Any, scales: Sequence[float] | float,
-        wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
+        wavelet: Wavelet | None = None, axis: int = -1, *,
         sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "auto", approximation: str = "direct", terms: int | None = None,
         engine: str = "auto", truncate: float = 4.0, memory_budget: float | None = None,
@@ -620,7 +695,7 @@ def cwt(x: Any, scales: Sequence[float] | float,
     wavelet = _check_wavelet(wavelet)
     requested = check_choice("method", method, METHODS)
     plan = _cwt_plan(scales_t, wavelet,
-                     requested if isinstance(wavelet, DerivativeOfGaussian)
+                     requested if isinstance(wavelet, (DerivativeOfGaussian, GeneralizedMorse))
                      else resolve_method(requested),
                      check_choice("approximation", approximation, APPROXIMATIONS),
                      None if terms is None else check_int("terms", terms, minimum=1, maximum=64),

@@ -1,4 +1,5 @@
-"""Inverse continuous wavelet transform for the Morlet and derivative-of-Gaussian wavelets.
+"""Inverse continuous wavelet transform for the Morlet, derivative-of-Gaussian and generalized
+Morse wavelets.
 
 Both inverses take the coefficients of :func:`~fastmoments.signal.cwt` (Morlet or derivative
 of Gaussian, ``hop=1``) at the scales they were computed at, with the transform's
@@ -27,7 +28,8 @@ band. The least-squares inverse is exact on the covered band for the boundary mo
 (the transform's default) and ``"mirror"``: these extend ``x`` symmetrically, so the transform
 is the circular convolution of the symmetric signal of period ``2N`` (``2N - 2``), and the
 coefficients of its second half follow from those of ``x`` by the wavelet's parity
-(``W_e[2N-1-n] = conj W[n]`` for the Morlet, whose ``ψ(-k) = conj ψ(k)``; ``W[n]`` for the even
+(``W_e[2N-1-n] = conj W[n]`` for the Morlet and the Morse wavelets, whose
+``ψ(-k) = conj ψ(k)`` (their Fourier transforms are real); ``W[n]`` for the even
 order-2 DoG; ``-W[n]`` for the odd order-1 DoG). The single integral is a sum at each time
 and needs no mode.
 """
@@ -44,7 +46,11 @@ import torch
 from .._array import as_tensor, to_output
 from .._cache import plan_cache
 from .._validate import check_choice, check_int, check_real
+from .morse import GeneralizedMorse
 from .wavelets import DerivativeOfGaussian, Morlet
+
+#: The wavelets the inverse takes.
+AnyWavelet = Morlet | DerivativeOfGaussian | GeneralizedMorse
 
 __all__ = ["ICWT", "INVERSE_MODES", "METHODS", "icwt", "icwt_band", "icwt_response",
            "reconstruction_constant", "wavelet_response"]
@@ -60,11 +66,12 @@ INVERSE_MODES = ("reflect", "mirror", "wrap")
 RCOND = 1e-3
 
 
-def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
+def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian | GeneralizedMorse:
     if wavelet is None:
         return Morlet()
-    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
-        raise TypeError(f"wavelet must be a Morlet or a DerivativeOfGaussian, got {wavelet!r}")
+    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian, GeneralizedMorse)):
+        raise TypeError(f"wavelet must be a Morlet, a DerivativeOfGaussian or a "
+                        f"GeneralizedMorse, got {wavelet!r}")
     return wavelet
 
 
@@ -82,7 +89,7 @@ def wavelet_response(wavelet: Morlet | DerivativeOfGaussian, omega: np.ndarray,
     (True, 5.954)
     """
     wavelet = _check_wavelet(wavelet)
-    if isinstance(wavelet, DerivativeOfGaussian):
+    if isinstance(wavelet, (DerivativeOfGaussian, GeneralizedMorse)):
         return wavelet.frequency_response(omega, scale)
     sigma = float(scale)
     w = np.asarray(omega, dtype=np.float64)
@@ -103,6 +110,8 @@ def wavelet_response(wavelet: Morlet | DerivativeOfGaussian, omega: np.ndarray,
 
 def _mother_real(wavelet: Morlet | DerivativeOfGaussian, s: np.ndarray) -> np.ndarray:
     """``Re Ψ(s)``: the real part of the continuous Fourier transform of the mother wavelet."""
+    if isinstance(wavelet, GeneralizedMorse):
+        return wavelet.mother(s)
     if isinstance(wavelet, DerivativeOfGaussian):
         if wavelet.order == 1:
             return np.zeros_like(s)  # i c_1 √(2π) s e^{-s²/2}: imaginary
@@ -112,7 +121,7 @@ def _mother_real(wavelet: Morlet | DerivativeOfGaussian, s: np.ndarray) -> np.nd
             * (np.exp(-0.5 * (s - wavelet.xi) ** 2) - kappa * np.exp(-0.5 * s * s)))
 
 
-def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None) -> float:
+def reconstruction_constant(wavelet: AnyWavelet | None = None) -> float:
     """``K_ψ = ½ ∫ Re Ψ(s) / |s| ds`` of the single-integral inverse (continuous transform
     ``Ψ(s) = ∫ ψ(u) e^{-isu} du`` of the unit-energy mother wavelet).
 
@@ -121,7 +130,8 @@ def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None
     for real ``x`` and real ``Ψ`` the real part is ``K_ψ x``. Mexican hat: ``c_2 √(2π) =
     2√2 π^{1/4} / √3`` = 2.1741; Morlet: by Gauss-Legendre quadrature (exact to rounding for
     this smooth integrand), 0.4053 for ξ = 6 (``≈ π^{3/4}/ξ`` as ξ grows).
-    Zero for the order-1 DoG (its ``Ψ`` is imaginary).
+    Zero for the order-1 DoG (its ``Ψ`` is imaginary). Generalized Morse (``Ψ = a ω^β
+    e^{-ω^γ}`` for ω > 0, zero below): ``a Γ(β/γ) / (2γ)`` in closed form.
 
     >>> round(reconstruction_constant(DerivativeOfGaussian(2)), 4)
     2.1741
@@ -129,6 +139,8 @@ def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None
     0.4053
     """
     wavelet = _check_wavelet(wavelet)
+    if isinstance(wavelet, GeneralizedMorse):
+        return wavelet.reconstruction_constant()
     if isinstance(wavelet, DerivativeOfGaussian):
         if wavelet.order == 1:
             return 0.0
@@ -185,7 +197,7 @@ class ICWT:
     ----------
     scales : sequence of float
         The scales σ the coefficients were computed at (at least two, distinct, any order).
-    wavelet : Morlet or DerivativeOfGaussian
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse
         The wavelet (default ``Morlet(6.0)``).
     method : {"least-squares", "single-integral"}
         See the module notes.
@@ -341,7 +353,7 @@ def _plan(scales: tuple[float, ...], wavelet: Any, method: str, rcond: float) ->
     return ICWT(scales, wavelet, method=method, rcond=rcond)
 
 
-def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaussian | None = None,
+def icwt(coefs: Any, scales: Sequence[float], wavelet: AnyWavelet | None = None,
          axis: int = -1, *, mode: str = "reflect", method: str = "least-squares",
          rcond: float = RCOND) -> Any:
     """Inverse continuous wavelet transform: real signals from their coefficients.
@@ -354,7 +366,7 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
         are a batch. Never modified.
     scales : sequence of float
         The scales σ of the coefficients (at least two, distinct).
-    wavelet : Morlet or DerivativeOfGaussian, optional
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse, optional
         The wavelet of the transform (default ``Morlet(6.0)``).
     axis : int
         Time axis of the signals (the ``axis`` given to the transform).
@@ -380,8 +392,9 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
         infinity in ``coefs``, an ``axis`` out of range, or the single integral of the
         order-1 DoG.
     TypeError
-        For a wavelet that is neither :class:`~fastmoments.signal.Morlet` nor
-        :class:`~fastmoments.signal.dog.DerivativeOfGaussian`, or a non-integer ``axis``.
+        For a wavelet that is not a :class:`~fastmoments.signal.Morlet`, a
+        :class:`~fastmoments.signal.DerivativeOfGaussian` or a
+        :class:`~fastmoments.signal.GeneralizedMorse`, or a non-integer ``axis``.
 
     Notes
     -----
@@ -416,7 +429,7 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
 
 
 def icwt_response(scales: Sequence[float], n: int,
-                  wavelet: Morlet | DerivativeOfGaussian | None = None, *,
+                  wavelet: AnyWavelet | None = None, *,
                   method: str = "least-squares", rcond: float = RCOND) -> np.ndarray:
     """What :func:`icwt` recovers of ``cwt`` for signals of ``n`` samples: the factor
     ``R(ω_k)`` on the rfft frequencies ``ω_k = 2πk/n`` (complex128, see
@@ -434,7 +447,7 @@ def icwt_response(scales: Sequence[float], n: int,
 
 
 def icwt_band(x: Any, scales: Sequence[float],
-              wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
+              wavelet: AnyWavelet | None = None, axis: int = -1, *,
               mode: str = "reflect", method: str = "least-squares",
               rcond: float = RCOND) -> np.ndarray:
     """The signal that ``icwt(cwt(x, scales, mode=mode), scales, mode=mode)`` returns in exact

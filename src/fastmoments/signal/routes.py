@@ -57,6 +57,7 @@ __all__ = [
     "direct_backend",
     "faster_method",
     "gaussian_route",
+    "morse_route",
     "numba_available",
     "peer_rmse",
     "sft_backend",
@@ -456,3 +457,19 @@ DIRECT_UP_TO: dict = {
     ),
 }
 # END MEASURED TABLE
+
+
+# ------------------------------------------------------------------ the Morse wavelets
+def morse_route() -> Route:
+    """The route of a CWT with a :class:`~fastmoments.signal.GeneralizedMorse` wavelet: the
+    frequency domain (one FFT of the boundary-extended signal, then a product and an inverse
+    FFT per scale, ``O(N log N)`` per scale), exact up to rounding. No σ-independent fit is
+    used: the Morse kernels decay only algebraically in time, so the window holding all but
+    1e-4 of a kernel's RMS is 16 scales wide on each side at (β, γ) = (20, 3) and 400 at
+    (1, 3) (``benchmarks/signal_dog.py``; :mod:`~fastmoments.signal.morse`, notes).
+
+    >>> str(morse_route().method)
+    'fft'
+    """
+    return Route("fft", "torch", "fft", "analytic wavelet of algebraic decay: no finite-window "
+                 "fit (signal.morse)")
