@@ -578,14 +578,17 @@ def cwt(x: Any, scales: Sequence[float] | float,
     Parameters
     ----------
     x : array_like or torch.Tensor
-        Real signals; transformed along ``axis``; never modified.
+        Real or complex signals; transformed along ``axis``; never modified. Complex
+        signals give ``W(a + ib) = W(a) + i W(b)`` (complex coefficients for every wavelet).
     scales : float or sequence of float
         Scales σ in samples: the standard deviation of the wavelet's Gaussian envelope
         (σ ≥ 1 for a derivative of Gaussian, :data:`~fastmoments.signal.dog.MIN_DOG_SCALE`).
     wavelet : Morlet or DerivativeOfGaussian, optional
         Default ``Morlet(xi=6.0)``; ``DerivativeOfGaussian(1)``, ``DerivativeOfGaussian(2)``
         or ``MexicanHat()`` (the same as order 2) for the real derivative-of-Gaussian
-        wavelets.
+        wavelets; ``GeneralizedMorse(beta, gamma)`` for the generalized Morse wavelets
+        (analytic; computed in the frequency domain, :mod:`~fastmoments.signal.morse`: their
+        ``scales`` are ssqueezepy's, peak frequency ``(β/γ)^{1/γ} / (2π s)``).
     axis : int
         Axis of ``x`` holding time.
     sampling_period : float
@@ -665,6 +668,13 @@ def cwt(x: Any, scales: Sequence[float] | float,
     the convolution with the sampled wavelet. PyWavelets' ``gaus1``, ``gaus2`` and ``mexh``
     map to these wavelets and scales by :func:`~fastmoments.signal.scales.from_pywt_dog`
     (see :class:`~fastmoments.signal.DerivativeOfGaussian`, Notes).
+
+    **Generalized Morse.** ``W_j = IFFT(√s_j Ψ(s_j ω) FFT(x_e))`` over one period of the
+    boundary extension ``x_e`` (``mode`` ``"reflect"``, ``"mirror"`` or ``"wrap"``; no other),
+    exact up to rounding at ``O(N log N)`` per scale: the kernels decay only algebraically in
+    time, so no σ-independent fit is used (:mod:`~fastmoments.signal.morse` says why and gives
+    the factors to ssqueezepy's normalisations). ``method`` must be ``"auto"``; ``hop``
+    folds the inverse FFTs, so time and memory per scale fall as ``N / hop``.
 
     **Hop.** With ``hop > 1`` the scales are transformed in groups on blocks of the signal
     with a halo wider than the kernels (:func:`~fastmoments.signal.hop.cwt_hop`), keeping
