@@ -57,7 +57,6 @@ import numpy as np
 import torch
 
 from .._array import as_tensor, complex_dtype, to_output
-from .._memory import memory_budget as _budget
 from .._validate import check_choice
 from ._apply import output_target
 
@@ -157,9 +156,13 @@ class GeneralizedMorse:
         """``Σ_k ψ_s[k] e^{-iωk}`` (complex128, real-valued): ``√s Ψ(s ω')`` with ``ω'`` the
         frequency taken into ``(-π, π]``, halved at ``ω' = π`` (the midpoint of the jump)."""
         w = np.asarray(omega, dtype=np.float64)
-        wrapped = np.pi - np.mod(np.pi - w, 2 * np.pi)  # into (-π, π]
+        # into (-π, π], touching only the frequencies outside it (a subtraction from π would
+        # cost the small ω their relative precision, which e^{-(sω)^γ} multiplies)
+        outside = (w > np.pi) | (w <= -np.pi)
+        wrapped = np.where(outside, np.pi - np.mod(np.pi - w, 2 * np.pi), w)
         out = math.sqrt(float(scale)) * self.mother(float(scale) * wrapped)
-        out = np.where(np.isclose(wrapped, np.pi, rtol=0, atol=1e-12), 0.5 * out, out)
+        nyquist = np.abs(wrapped - np.pi) <= 1e-12
+        out[nyquist] *= 0.5
         return out.astype(np.complex128)
 
     def sampled(self, n: np.ndarray, scale: float, *, nodes: int = 4096) -> np.ndarray:
@@ -199,13 +202,23 @@ def _extend(t: torch.Tensor, mode: str) -> torch.Tensor:
     return torch.cat((t, tail.flip(-1)), dim=-1)
 
 
-def _table(wavelet: GeneralizedMorse, scales: np.ndarray, length: int, *,
-           dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``√s Ψ(s ω_k)`` for ``ω_k = 2πk/L``, ``k = 0 .. L//2`` (Nyquist halved), one row per
-    scale, computed in float64 and cast once."""
-    omega = 2 * np.pi * np.arange(length // 2 + 1) / length
-    tab = np.stack([wavelet.frequency_response(omega, s).real for s in scales])
-    return torch.as_tensor(tab, device=device).to(dtype)
+def _band(wavelet: GeneralizedMorse, scale: float, length: int) -> tuple[int, int]:
+    """The DFT indices ``[lo, hi)`` (of ``0 .. L//2``) outside which ``√s Ψ(sω_k)`` is below
+    ``e^{-700}`` (zero to float64 beside a peak of order one): ``ln Ψ(u) = ln a + β ln u -
+    u^γ`` is below ``-700`` where ``β ln u < -700 - ln a`` and where
+    ``u^γ > 700 + ln a + β ln u`` (solved by fixed-point steps, which increase to the root)."""
+    c = 700.0 + wavelet.log_norm + 0.5 * math.log(scale)
+    u_lo = math.exp(-c / wavelet.beta)
+    u = max(wavelet.peak_frequency, c ** (1.0 / wavelet.gamma))
+    for _ in range(50):
+        nxt = (c + wavelet.beta * math.log(u)) ** (1.0 / wavelet.gamma)
+        if nxt <= u * (1 + 1e-12):
+            break
+        u = nxt
+    step = scale * 2 * math.pi / length
+    lo = max(0, math.floor(u_lo / step))
+    hi = min(length // 2 + 1, math.ceil(1.01 * u / step) + 1)
+    return lo, max(lo, hi)
 
 
 def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis: int = -1,
@@ -219,8 +232,10 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
     ``x``, computed exactly in the frequency domain (module notes): ``X = FFT_L(x_e)``,
     ``W_j = IFFT_L(√s_j Ψ(s_j ω) X)[:N]``. With ``hop > 1`` and ``L`` a multiple of ``hop``,
     ``W_j[m hop] = IFFT_{L/hop}(Σ_q Y_j[r + qL/hop])[m] / hop`` (the product ``Y_j`` folded
-    onto ``L/hop`` frequencies); otherwise the full inverse is sliced. The scales run in
-    blocks whose scratch fits ``memory_budget``.
+    onto ``L/hop`` frequencies); otherwise the full inverse is sliced. The scales run one by
+    one, each on its band (where ``Ψ(sω) > e^{-700}``): scratch of one scale's spectrum and
+    inverse, ``O(L)`` per signal, besides the result (``memory_budget`` is accepted for the
+    signature's sake and not needed).
     """
     mode = check_choice("mode", mode, MORSE_MODES)
     t, kind = as_tensor(x, "x", min_ndim=1, allow_complex=True, check_finite=check_finite)
@@ -243,29 +258,30 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
             else torch.fft.rfft(ext, dim=-1))
     fold = length // hop if (hop > 1 and length % hop == 0) else length
     rows = -(-half // fold) * fold  # the positive half padded to whole periods of the fold
-    batch = int(np.prod(tl.shape[:-1], dtype=np.int64))
-    per_scale = 3 * batch * rows * torch.empty((), dtype=cdt).element_size()
-    block = max(1, min(len(scales), int(_budget(t.device, memory_budget) // per_scale)))
     final = (len(scales), *t.shape[:ax], n_out, *t.shape[ax + 1:])
     if hop > 1 and out is not None:
         raise ValueError(f"out must not be given with hop={hop}")
     user_out, tgt = output_target(out, x, t, kind, final, cdt)
     target = (torch.empty(shape, dtype=cdt, device=t.device) if tgt is None
               else tgt.movedim(ax + 1, -1))
-    sc = np.asarray(scales, dtype=np.float64)
-    for a in range(0, len(sc), block):
-        b = min(len(sc), a + block)
-        tab = _table(wavelet, sc[a:b], length, dtype=real, device=t.device)
-        tab = tab.reshape(b - a, *(1,) * (tl.ndim - 1), half)
-        y = torch.zeros((b - a, *tl.shape[:-1], rows), dtype=cdt, device=t.device)
-        torch.mul(spec.unsqueeze(0), tab, out=y[..., :half])
-        if rows != fold:
-            y = y.reshape(*y.shape[:-1], rows // fold, fold).sum(-2)
-        w = torch.fft.ifft(y, n=fold, dim=-1)
-        if fold == length:
-            target[a:b] = w[..., :n:hop]
+    # one scale at a time: the product on the wavelet's band only (the rest of the scratch
+    # row stays zero), then one inverse FFT, written straight into the result where it can be
+    y = torch.zeros((*tl.shape[:-1], rows), dtype=cdt, device=t.device)
+    omega = 2 * np.pi * np.arange(half) / length
+    for j, s in enumerate(float(v) for v in scales):
+        lo, hi = _band(wavelet, s, length)
+        tab = torch.as_tensor(wavelet.frequency_response(omega[lo:hi], s).real,
+                              device=t.device).to(real)
+        torch.mul(spec[..., lo:hi], tab, out=y[..., lo:hi])
+        row = target[j]
+        if fold != length:
+            folded = y.reshape(*y.shape[:-1], rows // fold, fold).sum(-2)
+            row.copy_(torch.fft.ifft(folded, dim=-1)[..., :n_out]).div_(hop)
+        elif length == n and hop == 1 and row.is_contiguous():
+            torch.fft.ifft(y, dim=-1, out=row)
         else:
-            target[a:b] = w[..., :n_out] / hop
+            row.copy_(torch.fft.ifft(y, dim=-1)[..., :n:hop])
+        y[..., lo:hi] = 0
     if user_out is not None:
         return user_out
     return to_output(target.movedim(-1, ax + 1), kind)
