@@ -52,6 +52,7 @@ __all__ = [
     "WIDE_RADIUS",
     "auto_sft_rmse",
     "crossover_sigma",
+    "cwt_hop_route",
     "cwt_route",
     "cwt_simd",
     "direct_backend",
@@ -473,3 +474,19 @@ def morse_route() -> Route:
     """
     return Route("fft", "torch", "fft", "analytic wavelet of algebraic decay: no finite-window "
                  "fit (signal.morse)")
+
+
+def cwt_hop_route(prefix: bool) -> Route:
+    """The route of ``cwt(..., hop=h)`` for the Morlet: ``prefix`` (SFT banks without
+    attenuation, the default ``method="sft"``): only the kept samples are computed, from
+    prefix sums over segments of ``h`` samples in matrix products
+    (:func:`~fastmoments.signal.hop.cwt_hop_prefix`), time falling with ``h``; else the full
+    transform of blocks with halos, every ``h``-th sample kept
+    (:func:`~fastmoments.signal.hop.cwt_hop`).
+
+    >>> cwt_hop_route(True).kernel
+    'prefix'
+    """
+    if prefix:
+        return Route("sft", "torch", "prefix", "hop > 1, SFT rows without attenuation")
+    return Route("blocks", "torch", "blocks", "hop > 1 (attenuated rows or DoG)")
