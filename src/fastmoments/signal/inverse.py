@@ -61,6 +61,10 @@ METHODS = ("least-squares", "single-integral")
 #: The boundary modes of the transform that the least-squares inverse inverts exactly.
 INVERSE_MODES = ("reflect", "mirror", "wrap")
 
+#: Scales whose spectra the least-squares inverse takes together (the scratch of a block:
+#: ``LS_BLOCK`` spectra of one period, instead of every scale's at once).
+LS_BLOCK = 8
+
 #: Default ``rcond`` of the least-squares inverse: frequencies whose ``√D`` is below 1e-3 of
 #: its largest value are left out (amplification of the coefficients' errors ≤ 1000 there).
 RCOND = 1e-3
@@ -278,7 +282,9 @@ class ICWT:
         :data:`INVERSE_MODES`). NumPy in, NumPy out; a tensor stays on its device
         (differentiable)."""
         mode = check_choice("mode", mode, INVERSE_MODES)
-        t, kind = as_tensor(coefs, "coefs", min_ndim=2, allow_complex=True)
+        # the finiteness of coefs is checked through the result (below): a separate pass
+        # over the coefficients cost as much as the single integral itself
+        t, kind = as_tensor(coefs, "coefs", min_ndim=2, allow_complex=True, check_finite=False)
         if t.shape[0] != len(self.scales):
             raise ValueError(f"coefs must have one row per scale on its first axis "
                              f"({len(self.scales)}), got shape {tuple(t.shape)}")
@@ -294,33 +300,56 @@ class ICWT:
             wt = torch.as_tensor(self.weights / self.constant, dtype=real, device=w.device)
             if w.is_complex() and ax == t.ndim - 1:  # time last: one pass over (re, im)
                 flat = torch.view_as_real(w.resolve_conj()).reshape(w.shape[0], -1)
-                x = (wt @ flat).reshape(*w.shape[1:], 2)[..., 0]
+                both = (wt @ flat).reshape(*w.shape[1:], 2)
+                x, probe = both[..., 0], both  # the imaginary sums carry the imaginary parts
             else:
                 wr = w.real if w.is_complex() else w
-                x = torch.tensordot(wt, wr, dims=([0], [0]))
+                x = probe = torch.tensordot(wt, wr, dims=([0], [0]))
+                if w.is_complex():  # only the real parts were read
+                    probe = None
         else:
             n = w.shape[-1]
-            x = self._least_squares(_symmetric(w, mode, self.wavelet), real)[..., :n]
+            x = probe = self._least_squares(w, real, mode)[..., :n]
+        _check_finite(t, probe)
         return to_output(x.movedim(-1, ax - 1), kind)
 
-    def _least_squares(self, w: torch.Tensor, real: torch.dtype) -> torch.Tensor:
-        n = w.shape[-1]
-        g_pos, g_neg, _ = self.tables(n)
+    def _least_squares(self, w: torch.Tensor, real: torch.dtype, mode: str) -> torch.Tensor:
+        """The least-squares inverse of ``w`` (time last), :data:`LS_BLOCK` scales at a time:
+        each block's spectra over one period of the ``mode`` extension, weighted and summed
+        into one spectrum (scratch of a block, not of all the scales)."""
         cdt = torch.complex128 if real == torch.float64 else torch.complex64
-        tdt = cdt if np.iscomplexobj(g_pos) else real
         extra = (1,) * (w.ndim - 2)
-        gp = torch.as_tensor(g_pos, dtype=tdt, device=w.device).reshape(
-            len(self.scales), *extra, -1)
-        gn = torch.as_tensor(g_neg, dtype=tdt, device=w.device).reshape(gp.shape)
-        if not w.is_complex():  # a real transform: W(-ω) = conj W(ω), the two terms agree
-            spec = torch.fft.rfft(w, dim=-1)
-            xf = ((gp + gn) * spec).sum(0)
-        else:
-            full = torch.fft.fft(w, dim=-1)
-            # W(-ω_k) = full[(-k) mod n]: index 0, then n - 1 down to n - n//2
-            mirrored = torch.cat((full[..., :1], full[..., n - n // 2:].flip(-1)), dim=-1)
-            xf = (gp * full[..., : n // 2 + 1]).sum(0) + (gn * mirrored.conj()).sum(0)
+        xf = None
+        for a in range(0, w.shape[0], LS_BLOCK):
+            part = _symmetric(w[a: a + LS_BLOCK], mode, self.wavelet)
+            n = part.shape[-1]
+            g_pos, g_neg, _ = self.tables(n)
+            tdt = cdt if np.iscomplexobj(g_pos) else real
+            rows = slice(a, a + part.shape[0])
+            gp = torch.as_tensor(g_pos[rows], dtype=tdt, device=w.device).reshape(
+                part.shape[0], *extra, -1)
+            gn = torch.as_tensor(g_neg[rows], dtype=tdt, device=w.device).reshape(gp.shape)
+            if not part.is_complex():  # a real transform: W(-ω) = conj W(ω), the terms agree
+                term = ((gp + gn) * torch.fft.rfft(part, dim=-1)).sum(0)
+            else:
+                full = torch.fft.fft(part, dim=-1)
+                # W(-ω_k) = full[(-k) mod n]: index 0, then n - 1 down to n - n//2
+                back = torch.as_tensor(np.r_[0, n - 1: n - n // 2 - 1: -1], device=w.device)
+                term = (gp * full[..., : n // 2 + 1]).sum(0)
+                term += (gn * full.index_select(-1, back).conj()).sum(0)
+            xf = term if xf is None else xf + term
         return torch.fft.irfft(xf, n=n, dim=-1)
+
+
+def _check_finite(t: torch.Tensor, probe: torch.Tensor | None) -> None:
+    """Refuse NaN or infinity in the coefficients ``t``. A non-finite coefficient makes its
+    sums (``probe``: positive weights times every coefficient, or the FFTs' mixing of them)
+    non-finite, so a finite ``probe`` clears ``t`` without a pass over it; otherwise (or
+    without a probe) ``t`` itself is checked, which also tells an overflow of finite
+    coefficients from bad input."""
+    if probe is not None and bool(torch.isfinite(probe.detach()).all()):
+        return
+    as_tensor(t.detach(), "coefs", min_ndim=2, allow_complex=True)  # raises by name
 
 
 def _symmetric(w: torch.Tensor, mode: str, wavelet: Any) -> torch.Tensor:
