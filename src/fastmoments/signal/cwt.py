@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, complex_dtype, to_output
+from .._array import complex_dtype, to_output
 from .._cache import plan_cache
 from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
@@ -38,7 +38,14 @@ from .direct import DirectBank
 from .dog import _dog_cwt, check_dog_scales
 from .gaussian import MAX_SIGMA, GaussianFilter, _cached_plan
 from .hop import cwt_hop, cwt_hop_prefix, prefix_hop_applies
-from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
+from .morlet import (
+    APPROXIMATIONS,
+    METHODS,
+    MorletTransform,
+    complex_call,
+    is_complex_input,
+    resolve_method,
+)
 from .morse import GeneralizedMorse, morse_cwt
 from .routes import cwt_hop_route, cwt_route, cwt_simd, morse_route
 from .sliding import SFTBank
@@ -73,21 +80,6 @@ def _morse_options(method: str, approximation: str) -> None:
                          f"wavelets; a GeneralizedMorse runs in the frequency domain and takes "
                          f"method='auto' and approximation='direct' only, got method="
                          f"{method!r}, approximation={approximation!r}")
-
-
-def _is_complex(x: Any) -> bool:
-    """Whether ``x`` holds complex numbers (a tensor, an array or a nested list)."""
-    if isinstance(x, torch.Tensor):
-        return x.is_complex()
-    dtype = getattr(x, "dtype", None)
-    if isinstance(dtype, np.dtype):
-        return dtype.kind == "c"
-    if isinstance(x, (list, tuple, complex, np.complexfloating)):
-        try:
-            return np.asarray(x).dtype.kind == "c"
-        except (ValueError, TypeError):  # ragged: as_tensor names the error
-            return False
-    return False
 
 
 def _dog_options(approximation: str) -> None:
@@ -336,7 +328,7 @@ class CWT:
             return morse_cwt(x, self.scales, self.wavelet, axis, mode=mode, hop=hop, out=out,
                              memory_budget=check_budget(memory_budget),
                              check_finite=check_finite)
-        if _is_complex(x):
+        if is_complex_input(x):
             return self._complex(x, axis=axis, mode=mode, cval=cval, engine=engine,
                                  memory_budget=memory_budget, check_finite=check_finite,
                                  hop=hop, out=out, progress=progress)
@@ -383,27 +375,10 @@ class CWT:
     def _complex(self, x: Any, *, hop: int, out: Any, **kw: Any) -> Any:
         """The transform of complex signals: ``W(a + ib) = W(a) + i W(b)`` (linear), the real
         and imaginary parts transformed as two real calls."""
-        t, kind = as_tensor(x, "x", min_ndim=1, allow_complex=True, check_finite=False)
         if hop > 1 and out is not None:
             raise ValueError(f"out must not be given with hop={hop} (the decimated "
                              f"coefficients are assembled block by block)")
-        re = self(t.real, hop=hop, **kw)
-        im = self(t.imag, hop=hop, **kw)
-        grad = torch.is_grad_enabled() and t.requires_grad
-        if not re.is_complex():  # a derivative of Gaussian: real coefficients
-            res = torch.complex(re, im)
-        elif grad:
-            res = re + 1j * im
-        else:  # in place: (r + i s) + i (u + i v) = (r - v) + i (s + u)
-            res = re
-            res.real.sub_(im.imag)
-            res.imag.add_(im.real)
-        del im
-        user_out, target = output_target(out, x, t, kind, tuple(res.shape), res.dtype)
-        if target is not None:
-            target.copy_(res)
-            return user_out
-        return to_output(res, kind)
+        return complex_call(self, x, out, hop=hop, **kw)
 
     def _full(self, x: Any, scales: tuple[float, ...], wavelet: Any, *, truncate: float,
               method: str, **kw: Any) -> tuple[Any, np.ndarray]:
