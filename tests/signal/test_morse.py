@@ -185,3 +185,15 @@ def test_bad_input():
     x = np.arange(16.0)
     cwt(x, [2.0], GeneralizedMorse())
     np.testing.assert_array_equal(x, np.arange(16.0))  # never modified
+
+
+def test_gradient():
+    x = torch.randn(64, dtype=torch.float64, requires_grad=True)
+    w = GeneralizedMorse(20, 3)
+    assert torch.autograd.gradcheck(lambda v: cwt(v, [2.0, 5.0], w)[0].abs(), (x,))
+    assert torch.autograd.gradcheck(lambda v: cwt(v, [3.0], w, hop=4, mode="wrap")[0].real,
+                                    (x,))
+    with torch.no_grad():
+        ref = cwt(x, [2.0, 5.0], w)[0]
+    np.testing.assert_allclose(cwt(x, [2.0, 5.0], w)[0].detach().numpy(), ref.numpy(),
+                               rtol=0, atol=1e-14)

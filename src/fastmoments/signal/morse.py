@@ -268,20 +268,34 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
     # row stays zero), then one inverse FFT, written straight into the result where it can be
     y = torch.zeros((*tl.shape[:-1], rows), dtype=cdt, device=t.device)
     omega = 2 * np.pi * np.arange(half) / length
+    grad = torch.is_grad_enabled() and t.requires_grad
+    kept = []
     for j, s in enumerate(float(v) for v in scales):
         lo, hi = _band(wavelet, s, length)
         tab = torch.as_tensor(wavelet.frequency_response(omega[lo:hi], s).real,
                               device=t.device).to(real)
-        torch.mul(spec[..., lo:hi], tab, out=y[..., lo:hi])
-        row = target[j]
+        if grad:  # differentiable: the product padded with zeros, no writes in place
+            y = torch.nn.functional.pad(spec[..., lo:hi] * tab, (lo, rows - hi))
+        else:
+            torch.mul(spec[..., lo:hi], tab, out=y[..., lo:hi])
         if fold != length:
             folded = y.reshape(*y.shape[:-1], rows // fold, fold).sum(-2)
-            row.copy_(torch.fft.ifft(folded, dim=-1)[..., :n_out]).div_(hop)
-        elif length == n and hop == 1 and row.is_contiguous():
-            torch.fft.ifft(y, dim=-1, out=row)
+            w = torch.fft.ifft(folded, dim=-1)[..., :n_out] / hop
+        elif length == n and hop == 1 and not grad and target[j].is_contiguous():
+            torch.fft.ifft(y, dim=-1, out=target[j])
+            w = None
         else:
-            row.copy_(torch.fft.ifft(y, dim=-1)[..., :n:hop])
-        y[..., lo:hi] = 0
+            w = torch.fft.ifft(y, dim=-1)[..., :n:hop]
+        if grad:
+            kept.append(w)
+        else:
+            if w is not None:
+                target[j].copy_(w)
+            y[..., lo:hi] = 0
+    if grad:
+        if out is not None:
+            raise ValueError("out must not be given while a gradient is recorded for x")
+        return to_output(torch.stack(kept).movedim(-1, ax + 1), kind)
     if user_out is not None:
         return user_out
     return to_output(target.movedim(-1, ax + 1), kind)
