@@ -104,19 +104,20 @@ def _stack_banks(banks: Sequence[Any]):
 
 
 class CWT:
-    """Plan for the continuous wavelet transform at a set of scales (Morlet or derivative of
-    Gaussian).
+    """Plan for the continuous wavelet transform at a set of scales (Morlet, derivative of
+    Gaussian or generalized Morse).
 
     Morlet: all scales share one bank of SFT rows: the chunked engine (the default) runs every
     scale in one pass (two fused kernels on a GPU); the row-by-row engines process the scales
     in groups that fit the memory budget. Derivative of Gaussian: one Gaussian derivative
-    filter per scale (:func:`cwt`, Notes).
+    filter per scale (:func:`cwt`, Notes). Generalized Morse: the frequency domain
+    (:mod:`~fastmoments.signal.morse`).
 
     Parameters
     ----------
     scales : sequence of float
         Scales σ in samples (the standard deviation of each wavelet's envelope).
-    wavelet : Morlet or DerivativeOfGaussian
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse
         The wavelet (default ``Morlet(xi=6.0)``).
     method, approximation, terms, truncate
         As in :class:`~fastmoments.signal.MorletTransform`, used at every scale
@@ -203,7 +204,8 @@ class CWT:
     def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
         """The wavelet's centre frequency over each scale, per ``sampling_period``:
         ``ξ / (2π σ)`` for the Morlet (PyWavelets' convention), ``√p / (2π σ)`` (the peak of
-        the response) for a derivative of Gaussian of order ``p``."""
+        the response) for a derivative of Gaussian of order ``p``, ``(β/γ)^{1/γ} / (2π s)``
+        (the peak) for a generalized Morse wavelet."""
         dt = check_positive_float("sampling_period", sampling_period)
         return np.array([self.wavelet.center_frequency / s / dt for s in self.scales])
 
@@ -615,18 +617,22 @@ def cwt(x: Any, scales: Sequence[float] | float,
     frequencies : numpy.ndarray
         ``ξ / (2π σ_i) / sampling_period`` for the Morlet, ``√p / (2π σ_i) /
         sampling_period`` (the peak of the response) for a derivative of Gaussian of order
-        ``p``.
+        ``p``, ``(β/γ)^{1/γ} / (2π s_i) / sampling_period`` (the peak) for a generalized Morse
+        wavelet.
 
     Raises
     ------
     ValueError
         For bad scales or options (``hop < 1``; a scale below 1 or an ``approximation`` other
-        than ``"direct"`` with a derivative of Gaussian), NaN or infinity in ``x``, or a bad
-        ``out`` (wrong shape or device, read-only, overlapping ``x``, or given while a
-        gradient is recorded or with ``hop > 1``).
+        than ``"direct"`` with a derivative of Gaussian; a ``method`` other than ``"auto"`` or
+        a ``mode`` other than ``"reflect"``, ``"mirror"``, ``"wrap"`` with a generalized
+        Morse wavelet), NaN or infinity in ``x``, or a bad ``out`` (wrong shape or device,
+        read-only, overlapping ``x``, or given while a gradient is recorded or with
+        ``hop > 1``).
     TypeError
-        For a wavelet that is neither a :class:`Morlet` nor a
-        :class:`~fastmoments.signal.DerivativeOfGaussian`, a ``hop`` that is not an integer,
+        For a wavelet that is not a :class:`Morlet`, a
+        :class:`~fastmoments.signal.DerivativeOfGaussian` or a
+        :class:`~fastmoments.signal.GeneralizedMorse`, a ``hop`` that is not an integer,
         an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
         ``False`` or ``None``.
 
