@@ -165,7 +165,7 @@ class GeneralizedMorse:
         out[nyquist] *= 0.5
         return out.astype(np.complex128)
 
-    def sampled(self, n: np.ndarray, scale: float, *, nodes: int = 4096) -> np.ndarray:
+    def sampled(self, n: np.ndarray, scale: float, *, nodes: int = 512) -> np.ndarray:
         """``ψ_s[n] = (1/2π) ∫_0^π √s Ψ(sω) e^{iωn} dω`` at integer offsets ``n`` (complex128),
         by Gauss-Legendre quadrature on ``nodes`` points (a reference for tests; accurate
         while ``|n| ≪ nodes``)."""
