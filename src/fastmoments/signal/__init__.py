@@ -9,8 +9,9 @@ does not grow with σ.
   ``radius=`` scipy's truncated kernel exactly (:class:`TruncatedGaussian`);
 * :func:`gaussian_laplace`, :func:`gaussian_gradient_magnitude` (scipy.ndimage's signatures);
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
-* :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian` or
-  :class:`MexicanHat`: many scales at once, at every sample or every ``hop``-th;
+* :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian`,
+  :class:`MexicanHat` or :class:`GeneralizedMorse`: many scales at once, at every sample or
+  every ``hop``-th, of real or complex signals;
 * :func:`icwt` / :class:`ICWT`: the inverse CWT (:func:`icwt_response`, :func:`icwt_band`:
   what it recovers);
 * ``nan_policy=`` on the Gaussians: missing samples omitted (normalised convolution) or
@@ -29,7 +30,8 @@ paper's second-order filters), :mod:`.scales` (scale <-> frequency, cone of infl
 PyWavelets ``cmor`` mapping), :mod:`.fit_cache` (fitted coefficients cached on disk),
 :mod:`._apply` (running a bank along an axis), :mod:`.cuda_sft` (the CUDA C++ batch kernel,
 through CuPy), :mod:`.nan` (the NaN policies), :mod:`.dog` (the derivative-of-Gaussian CWT),
-:mod:`.hop` (the decimated CWT), :mod:`.inverse` (the inverse CWT), :mod:`.stream` (the
+:mod:`.morse` (the generalized Morse wavelets and their CWT), :mod:`.hop` (the decimated
+CWT), :mod:`.inverse` (the inverse CWT), :mod:`.stream` (the
 streaming Gaussian).
 """
 
@@ -43,6 +45,7 @@ from .gaussian_calls import gaussian_filter, gaussian_filter1d
 from .gaussian_truncated import TruncatedGaussian
 from .inverse import ICWT, icwt, icwt_band, icwt_response
 from .morlet import MorletTransform, morlet_transform
+from .morse import GeneralizedMorse
 from .scales import (
     cone_of_influence,
     frequency_to_scale,
@@ -65,6 +68,7 @@ __all__ = [
     "DerivativeOfGaussian",
     "GaussianFilter",
     "GaussianStream",
+    "GeneralizedMorse",
     "MexicanHat",
     "Morlet",
     "MorletTransform",

@@ -56,11 +56,13 @@ __all__ = [
     "WIDE_RADIUS",
     "auto_sft_rmse",
     "crossover_sigma",
+    "cwt_hop_route",
     "cwt_route",
     "cwt_simd",
     "direct_backend",
     "faster_method",
     "gaussian_route",
+    "morse_route",
     "numba_available",
     "peer_rmse",
     "sft_backend",
@@ -496,3 +498,35 @@ DIRECT_UP_TO: dict = {
     ),
 }
 # END MEASURED TABLE
+
+
+# ------------------------------------------------------------------ the Morse wavelets
+def morse_route() -> Route:
+    """The route of a CWT with a :class:`~fastmoments.signal.GeneralizedMorse` wavelet: the
+    frequency domain (one FFT of the boundary-extended signal, then a product and an inverse
+    FFT per scale, ``O(N log N)`` per scale), exact up to rounding. No σ-independent fit is
+    used: the Morse kernels decay only algebraically in time, so the window holding all but
+    1e-4 of a kernel's RMS is 16 scales wide on each side at (β, γ) = (20, 3) and 400 at
+    (1, 3) (``benchmarks/signal_dog.py``; :mod:`~fastmoments.signal.morse`, notes).
+
+    >>> str(morse_route().method)
+    'fft'
+    """
+    return Route("fft", "torch", "fft", "analytic wavelet of algebraic decay: no finite-window "
+                 "fit (signal.morse)")
+
+
+def cwt_hop_route(prefix: bool) -> Route:
+    """The route of ``cwt(..., hop=h)`` for the Morlet: ``prefix`` (SFT banks without
+    attenuation, the default ``method="sft"``): only the kept samples are computed, from
+    prefix sums over segments of ``h`` samples in matrix products
+    (:func:`~fastmoments.signal.hop.cwt_hop_prefix`), time falling with ``h``; else the full
+    transform of blocks with halos, every ``h``-th sample kept
+    (:func:`~fastmoments.signal.hop.cwt_hop`).
+
+    >>> cwt_hop_route(True).kernel
+    'prefix'
+    """
+    if prefix:
+        return Route("sft", "torch", "prefix", "hop > 1, SFT rows without attenuation")
+    return Route("blocks", "torch", "blocks", "hop > 1 (attenuated rows or DoG)")
