@@ -251,11 +251,10 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
     else:
         uk = rmin = rmax = torch.zeros(0, dtype=torch.int64, device=dev)
     cnt = count.cpu().numpy()
-    centroid = sums.cpu().numpy() / np.maximum(cnt, 1)[:, None]
     bbox = np.concatenate([lo.cpu().numpy(), hi.cpu().numpy() + 1], axis=1)
     ukn = uk.cpu().numpy()
     wdt = max(w, 1)
-    return (cnt, centroid, bbox, ukn // wdt, ukn % wdt, rmin.cpu().numpy(),
+    return (cnt, sums.cpu().numpy(), bbox, ukn // wdt, ukn % wdt, rmin.cpu().numpy(),
             rmax.cpu().numpy())
 
 
@@ -376,25 +375,33 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     obj = np.repeat(np.arange(n), widths)
     col = np.arange(total) - offset[obj] + low[obj, 1]
     keep = rmax >= 0
-    centroid = sums / np.maximum(cnt, 1)[:, None]
     bbox = np.concatenate([low, high + 1], axis=1)
-    return ids, cnt, centroid, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
+    return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
 
 
-def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True
-              ) -> tuple[LabelGeometry, np.ndarray | None]:
-    """The geometry, and the label lookup table when the compiled pass made it (None
-    otherwise). ``fused``: the compiled pass may be used (CPU only)."""
+def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
+                    ) -> tuple[tuple[np.ndarray, ...], np.ndarray | None]:
+    """One pass over the labels: ``(ids, count, sums, bbox, obj, col, row_min, row_max)``
+    (labels present, pixel counts, sums of rows and columns, bounding boxes, and the column
+    extremes of every object, see :mod:`.enclosing`), and the label lookup table when the
+    compiled pass made it (None otherwise). ``fused``: the compiled pass may be used (CPU
+    only)."""
     res = _fused_pass(lab, budget) if fused and dev.type == "cpu" else None
     if res is not None:
-        ids, cnt, centroid, bbox, obj, col, rmin, rmax, lut = res
-    else:
-        lut = None
-        ids = _present_labels(lab, dev, budget)
-        mapper = _Mapper(ids, dev, budget)
-        cnt, centroid, bbox, obj, col, rmin, rmax = _geometry_pass(lab, ids, mapper, dev,
-                                                                   budget)
+        return res[:-1], res[-1]
+    ids = _present_labels(lab, dev, budget)
+    mapper = _Mapper(ids, dev, budget)
+    return (ids, *_geometry_pass(lab, ids, mapper, dev, budget)), None
+
+
+def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
+           obj: np.ndarray, col: np.ndarray, rmin: np.ndarray, rmax: np.ndarray, centre: str
+           ) -> LabelGeometry:
+    """The geometry from the pass's parts (:func:`_geometry_parts`): centroids, and each
+    object's disk by ``centre``. The column extremes may be those of any set of the
+    object's pixels that holds the vertices of its convex hull."""
     n = len(ids)
+    centroid = sums / np.maximum(cnt, 1)[:, None]
     if centre == "enclosing":
         pts, counts = convex_hulls(obj, col, rmin, rmax, n)
         cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
@@ -409,9 +416,16 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
                  + (np.abs(col - centroid[obj, 1]) + 0.5) ** 2)
             np.maximum.at(d2, obj, v)
         cen, rad = centroid.copy(), np.sqrt(d2)
-    geo = LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
-                        bbox.astype(np.int64), cen, rad, centre)
-    return geo, lut
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, centre)
+
+
+def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True
+              ) -> tuple[LabelGeometry, np.ndarray | None]:
+    """The geometry, and the label lookup table when the compiled pass made it (None
+    otherwise). ``fused``: the compiled pass may be used (CPU only)."""
+    parts, lut = _geometry_parts(lab, dev, budget, fused)
+    return _disks(*parts, centre), lut
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
