@@ -60,7 +60,10 @@ def _check_labels(labels: Any) -> tuple[Any, bool]:
                             f"dtype {lab.dtype}; use skimage.measure.label to label a mask")
         is_tensor = False
     if lab.ndim != 2:
-        raise ValueError(f"labels must be a 2-D label image, got shape {tuple(lab.shape)}")
+        hint = ("; for a 3-D label volume use fastmoments.ball.object_moments3d (3-D Zernike "
+                "moments)" if lab.ndim == 3 else "")
+        raise ValueError(f"labels must be a 2-D label image, got shape {tuple(lab.shape)}"
+                         f"{hint}")
     return lab, is_tensor
 
 
