@@ -322,3 +322,58 @@ def _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad):  # pragma: no cover - 
             out[k, pos + q, 0] += sr
             out[k, pos + q, 1] += si
         pos += L2
+
+
+# ---------------------------------------------------------------------------- geometry
+@njit(cache=True)
+def _turns_left(ax, ay, bx, by, cx, cy):  # pragma: no cover - compiled
+    """z of (b - a) x (c - b) > 0, exact in int64."""
+    return (bx - ax) * (cy - by) - (cx - bx) * (by - ay) > 0
+
+
+@njit(cache=True)
+def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
+                           counts):  # pragma: no cover - compiled
+    """Strict convex hull vertices of every object from its column extremes, by Andrew's
+    monotone chain per object: the lower chain (``row_min``, columns ascending), then the
+    upper chain (``row_max``, columns descending), each pushed on a stack that drops its top
+    while the path does not turn strictly left. An end column of one pixel is that pixel in
+    both chains: it is shared, not repeated. Gives the vertices of
+    :func:`fastmoments.disk.enclosing.convex_hulls`, in its order (object ``k``'s columns are
+    entries ``first[k] .. first[k] + ncol[k] - 1``; its vertices go to
+    ``out_*[2 first[k] ...]``, their number to ``counts[k]``)."""
+    for k in range(first.shape[0]):
+        s = first[k]
+        last = s + ncol[k] - 1
+        base = 2 * s
+        top = 0
+        for e in range(s, last + 1):  # lower chain
+            x = col[e]
+            y = row_min[e]
+            while top >= 2 and not _turns_left(out_col[base + top - 2], out_row[base + top - 2],
+                                               out_col[base + top - 1], out_row[base + top - 1],
+                                               x, y):
+                top -= 1
+            out_col[base + top] = x
+            out_row[base + top] = y
+            top += 1
+        lower = top
+        if row_max[last] == row_min[last]:
+            start = top - 1  # the last column's pixel begins the upper chain
+            e_begin = last - 1
+        else:
+            start = top
+            e_begin = last
+        for e in range(e_begin, s - 1, -1):  # upper chain
+            x = col[e]
+            y = row_max[e]
+            while top - start >= 2 and not _turns_left(
+                    out_col[base + top - 2], out_row[base + top - 2],
+                    out_col[base + top - 1], out_row[base + top - 1], x, y):
+                top -= 1
+            out_col[base + top] = x
+            out_row[base + top] = y
+            top += 1
+        if top > lower and row_max[s] == row_min[s]:
+            top -= 1  # the upper chain ended on the lower chain's first pixel
+        counts[k] = top

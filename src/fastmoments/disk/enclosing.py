@@ -11,10 +11,12 @@ Convex hull
     two dimensions", Information Processing Letters 9, 1979): the lower chain (smallest row
     of each column, columns ascending) followed by the upper chain (largest row, columns
     descending) is a closed polygon whose convex vertices, pruned until none is reflex or
-    collinear, are the hull. Here every object is pruned at once: each round drops, in all
-    objects together, the points where the polygon does not turn strictly left, with exact
-    integer cross products; a hull vertex is never dropped (it lies strictly outside every
-    segment between two other points), so the rounds end on the strict hull. The vertices
+    collinear, are the hull. By default (``method="numba"``) each object's two chains go
+    through Andrew's stack in compiled code, one object after another. The plain reference
+    (``method="numpy"``) prunes every object at once: each round drops, in all objects
+    together, the points where the polygon does not turn strictly left; a hull vertex is
+    never dropped (it lies strictly outside every segment between two other points), so the
+    rounds end on the strict hull. Both use exact integer cross products. The vertices
     come out counter-clockwise in the :math:`(x, y) = (j, i)` plane starting from the point
     of smallest column (smallest row among those), the order of
     ``centrosome.cpmorphology.convex_hull`` (the code CellProfiler runs).
@@ -48,7 +50,7 @@ __all__ = ["convex_hulls", "minimum_enclosing_circles"]
 
 
 def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max: np.ndarray,
-                 n_objects: int) -> tuple[np.ndarray, np.ndarray]:
+                 n_objects: int, *, method: str = "numba") -> tuple[np.ndarray, np.ndarray]:
     """Strict convex hull vertices of every object, from its column extremes.
 
     Parameters
@@ -59,6 +61,10 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
         pixels in that column (int64).
     n_objects : int
         The number of objects; each has at least one column.
+    method : {"numba", "numpy"}
+        ``"numba"``: Andrew's monotone chain object by object, compiled
+        (:func:`fastmoments.disk._numba_labels.convex_hulls_by_object`); ``"numpy"``: every
+        object pruned in lock step (module notes), the plain reference. The same output.
 
     Returns
     -------
@@ -70,9 +76,13 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
         ``(n_objects,)`` the number of vertices of each object (1 for a single pixel, 2 for
         pixels on one line).
     """
+    if method not in ("numba", "numpy"):
+        raise ValueError(f"method must be 'numba' or 'numpy', got {method!r}")
     if n_objects == 0:
         return np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
     ncol = np.bincount(obj, minlength=n_objects)
+    if method == "numba":
+        return _hulls_compiled(ncol, col, row_min, row_max)
     first = np.concatenate([[0], np.cumsum(ncol)[:-1]])
     last = first + ncol - 1
     # the closed polygon: lower chain (row_min, columns ascending), then upper chain
@@ -108,6 +118,23 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
                                               protect[keep])
     counts = np.bincount(seq_obj, minlength=n_objects)
     return np.stack([seq_row, seq_col], axis=1), counts
+
+
+def _hulls_compiled(ncol: np.ndarray, col: np.ndarray, row_min: np.ndarray,
+                    row_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from ._numba_labels import convex_hulls_by_object
+
+    first = np.concatenate([[0], np.cumsum(ncol)[:-1]]).astype(np.int64)
+    size = 2 * len(col)
+    out_row = np.empty(size, np.int64)
+    out_col = np.empty(size, np.int64)
+    counts = np.zeros(len(ncol), np.int64)
+    convex_hulls_by_object(first, ncol.astype(np.int64), np.ascontiguousarray(col, np.int64),
+                           np.ascontiguousarray(row_min, np.int64),
+                           np.ascontiguousarray(row_max, np.int64), out_row, out_col, counts)
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    at = np.repeat(2 * first - start, counts) + np.arange(int(counts.sum()))
+    return np.stack([out_row[at], out_col[at]], axis=1), counts
 
 
 def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
