@@ -89,15 +89,20 @@ def load_set(folder: str, size: int = 5120) -> tuple[np.ndarray, np.ndarray]:
     built there first when missing."""
     import tifffile
 
+    tiles = size // 512
+    if tiles * 512 != size:
+        raise ValueError(f"size must be a multiple of 512, got {size}")
     lab_path = os.path.join(folder, f"nuclei_{size}_labels.tif")
-    if not os.path.exists(lab_path):
-        tiles = size // 512
-        if tiles * 512 != size:
-            raise ValueError(f"size must be a multiple of 512, got {size}")
+    if os.path.exists(lab_path):
+        return (tifffile.imread(lab_path),
+                tifffile.imread(os.path.join(folder, f"nuclei_{size}_image.tif")))
+    if not os.path.exists(os.path.join(folder, "nuclei_512_labels.tif")):
         build(folder, None, tiles)
-    lab = tifffile.imread(lab_path)
-    img = tifffile.imread(os.path.join(folder, f"nuclei_{size}_image.tif"))
-    return lab, img
+    # the tiling of the 512 x 512 pair, made here (a machine without the package index
+    # needs only the two small files)
+    lab = tifffile.imread(os.path.join(folder, "nuclei_512_labels.tif"))
+    img = tifffile.imread(os.path.join(folder, "nuclei_512_image.tif"))
+    return tile_labels(lab, tiles), np.tile(img, (tiles, tiles))
 
 
 def build(out: str, wheel: str | None, tiles: int) -> dict:
@@ -111,7 +116,7 @@ def build(out: str, wheel: str | None, tiles: int) -> dict:
     arrays[f"nuclei_{size}_image"] = np.tile(arrays["nuclei_512_image"], (tiles, tiles))
     files = {}
     for name, arr in arrays.items():
-        tifffile.imwrite(os.path.join(out, f"{name}.tif"), arr)
+        tifffile.imwrite(os.path.join(out, f"{name}.tif"), arr, compression="zlib")
         files[name] = {"file": f"{name}.tif", "shape": list(arr.shape), "dtype": str(arr.dtype)}
         if name.endswith("labels"):
             files[name]["objects"] = int(len(np.unique(arr)) - 1)
