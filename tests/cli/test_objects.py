@@ -99,10 +99,12 @@ def test_bad_files_exit_2_with_one_line(files, capsys):
     np.save(tmp / "float.npy", np.zeros((8, 8)))
     np.save(tmp / "small.npy", np.zeros((4, 4), np.int32))
     np.save(tmp / "cube.npy", np.zeros((4, 4, 4), np.int32))
+    np.save(tmp / "four.npy", np.zeros((2, 2, 2, 2), np.int32))
     cases = [
         ([str(tmp / "missing.tif")], "does not exist"),
+        ([str(tmp / "four.npy")], "must hold one 2-D image or a 3-D volume"),
         ([str(tmp / "float.npy")], "a label image holds integers"),
-        ([str(tmp / "cube.npy")], "must hold one 2-D image"),
+        ([str(tmp / "cube.npy"), str(tmp / "small.npy")], "must be the same size"),
         ([str(tmp / "labels.tif"), str(tmp / "small.npy")], "must be the same size"),
         ([str(tmp / "labels.tif"), "--out", str(tmp / "o.txt")], "must end in one of"),
     ]
@@ -111,3 +113,30 @@ def test_bad_files_exit_2_with_one_line(files, capsys):
         assert main(["objects", *args, *out]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err, err
+
+
+def test_a_label_volume_gets_3d_zernike_moments(tmp_path, capsys):
+    tifffile = pytest.importorskip("tifffile")
+    from fastmoments.ball.labels import object_moments3d
+
+    from ..ball.test_object_moments3d import ellipsoids
+
+    lab = ellipsoids(seed=7).astype(np.uint16)
+    img = np.random.default_rng(8).random(lab.shape)
+    tifffile.imwrite(tmp_path / "vol.tif", lab)
+    np.save(tmp_path / "img.npy", img)
+    out = tmp_path / "o.csv"
+    assert main(["objects", str(tmp_path / "vol.tif"), str(tmp_path / "img.npy"), "--out",
+                 str(out), "--orders", "4", "--centre", "volume"]) == 0
+    assert "3-D Zernike features" in capsys.readouterr().out
+    names, table = read_csv(out)
+    ref = object_moments3d(lab, img, order=4, centre="volume")
+    assert names == ["label", "volume", "centre_d", "centre_h", "centre_w", "radius",
+                     *ref.names]
+    np.testing.assert_array_equal(table[:, 0], ref.labels)
+    np.testing.assert_array_equal(table[:, 6:], ref.features)
+    for extra, message in ((["--convention", "cellprofiler"], "3-D Zernike moments"),
+                           (["--centre", "area"], "--centre of a 3-D label volume"),
+                           (["--orders", "2,4"], "one number")):
+        assert main(["objects", str(tmp_path / "vol.tif"), "--out", str(out), *extra]) == 2
+        assert message in capsys.readouterr().err

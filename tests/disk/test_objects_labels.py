@@ -560,3 +560,15 @@ def test_random_label_images_give_the_direct_sums_and_enclosing_circles(seed):
             np.testing.assert_allclose(b.values[k], ref, rtol=0, atol=1e-12)
         else:
             assert np.isnan(a.values[k]).all() and np.isnan(b.values[k]).all()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_image_with_nan_or_infinity_anywhere_is_refused(bad, dtype):
+    lab = ellipses(seed=2)
+    img = np.ones(lab.shape, dtype)
+    img[0, 0] = bad  # background: still refused
+    for x in (img, torch.from_numpy(img), img[:, ::-1]):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            object_moments(lab if not isinstance(x, torch.Tensor) else torch.from_numpy(lab),
+                           x, order=2)

@@ -377,3 +377,16 @@ def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
         if top > lower and row_max[s] == row_min[s]:
             top -= 1  # the upper chain ended on the lower chain's first pixel
         counts[k] = top
+
+
+@njit(cache=True)
+def all_finite(img):  # pragma: no cover - compiled
+    """Whether every value of a 2-D float array is finite (no NaN, no infinity)."""
+    ok = True
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1]):
+            v = img[i, j]
+            ok &= (v - v) == 0.0  # NaN and +-inf give NaN
+        if not ok:
+            return False
+    return ok

@@ -432,6 +432,13 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
+    arr = _as_host_array(img)
+    if arr is not None and arr.dtype.kind == "f" and arr.dtype.itemsize >= 4:
+        from ._numba_labels import all_finite
+
+        if not all_finite(arr):  # one compiled pass, no scratch
+            raise ValueError("image contains NaN or infinity")
+        return
     h, w = img.shape
     for r0, r1 in _row_blocks(h, w, 16, _block_budget(dev, budget, w, 16),
                               "checking the image"):
