@@ -572,3 +572,21 @@ def test_an_image_with_nan_or_infinity_anywhere_is_refused(bad, dtype):
         with pytest.raises(ValueError, match="NaN or infinity"):
             object_moments(lab if not isinstance(x, torch.Tensor) else torch.from_numpy(lab),
                            x, order=2)
+
+
+def test_the_torch_circles_equal_the_numpy_ones_to_rounding():
+    from fastmoments.disk.enclosing import minimum_enclosing_circles_torch
+    from fastmoments.disk.label_geometry import _geometry
+
+    lab = ellipses((120, 130), seed=11, step=12)
+    lab[0, 0] = 900  # one pixel
+    lab[60, 2:9] = 901  # a line
+    cpu = torch.device("cpu")
+    host, _ = _geometry(lab, "enclosing", cpu, 2**28)
+    dev, _ = _geometry(lab, "enclosing", cpu, 2**28, circle_device=cpu)
+    # the same circle: centre and radius up to rounding (ties may pick another hull vertex)
+    np.testing.assert_allclose(dev.centre, host.centre, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dev.radius, host.radius, rtol=1e-14, atol=0)
+    c, r = minimum_enclosing_circles_torch(torch.zeros(0, 2, dtype=torch.float64),
+                                           torch.zeros(0, dtype=torch.int64))
+    assert c.shape == (0, 2) and r.shape == (0,)

@@ -23,7 +23,7 @@ import torch
 from .._array import resolve_device
 from .._memory import check_memory_budget, memory_budget, rows_per_chunk
 from .._validate import check_choice
-from .enclosing import convex_hulls, minimum_enclosing_circles
+from .enclosing import convex_hulls, minimum_enclosing_circles, minimum_enclosing_circles_torch
 
 __all__ = ["CENTRES", "CPU_BLOCK_BYTES", "LabelGeometry", "label_geometry"]
 
@@ -398,16 +398,24 @@ def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
 
 
 def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
-           obj: np.ndarray, col: np.ndarray, rmin: np.ndarray, rmax: np.ndarray, centre: str
-           ) -> LabelGeometry:
+           obj: np.ndarray, col: np.ndarray, rmin: np.ndarray, rmax: np.ndarray, centre: str,
+           circle_device: torch.device | None = None) -> LabelGeometry:
     """The geometry from the pass's parts (:func:`_geometry_parts`): centroids, and each
     object's disk by ``centre``. The column extremes may be those of any set of the
-    object's pixels that holds the vertices of its convex hull."""
+    object's pixels that holds the vertices of its convex hull. ``circle_device``: solve the
+    minimum enclosing circles there, in torch (:func:`.enclosing.
+    minimum_enclosing_circles_torch`), instead of with NumPy on the host."""
     n = len(ids)
     centroid = sums / np.maximum(cnt, 1)[:, None]
     if centre == "enclosing":
         pts, counts = convex_hulls(obj, col, rmin, rmax, n)
-        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+        if circle_device is not None:
+            c, r = minimum_enclosing_circles_torch(
+                torch.from_numpy(pts.astype(np.float64)).to(circle_device),
+                torch.from_numpy(counts).to(circle_device))
+            cen, rad = c.cpu().numpy(), r.cpu().numpy()
+        else:
+            cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
     elif centre == "area":
         cen, rad = centroid.copy(), np.sqrt(cnt / np.pi)
     else:
@@ -423,12 +431,14 @@ def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
                          bbox.astype(np.int64), cen, rad, centre)
 
 
-def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True
+def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True,
+              circle_device: torch.device | None = None
               ) -> tuple[LabelGeometry, np.ndarray | None]:
     """The geometry, and the label lookup table when the compiled pass made it (None
-    otherwise). ``fused``: the compiled pass may be used (CPU only)."""
+    otherwise). ``fused``: the compiled pass may be used (CPU only); ``circle_device``: as
+    for :func:`_disks`."""
     parts, lut = _geometry_parts(lab, dev, budget, fused)
-    return _disks(*parts, centre), lut
+    return _disks(*parts, centre, circle_device), lut
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:

@@ -540,7 +540,11 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         _check_finite(img, dev, budget)
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
-    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
+    # on a GPU the standard convention solves the circles there (CellProfiler's keeps its
+    # bits: the host's NumPy steps, as CellProfiler runs them)
+    on_device = dev.type == "cuda" and convention == "standard" and centre == "enclosing"
+    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba",
+                         circle_device=dev if on_device else None)
     if route.backend == "numba":
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut)
     else:
