@@ -182,26 +182,27 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
     s1 = np.ones(n, np.int64)
     active = np.flatnonzero(counts > 2)
     half_pi = np.pi / 2
+    pad_y = np.ascontiguousarray(pad[..., 0])  # the coordinates apart: contiguous rows
+    pad_x = np.ascontiguousarray(pad[..., 1])
     while active.size:
         P = pad[active]
+        py, px = pad_y[active], pad_x[active]
         a0 = P[np.arange(active.size), s0[active]]
         a1 = P[np.arange(active.size), s1[active]]
         cand = valid[active].copy()
         cand[np.arange(active.size), s0[active]] = False
         cand[np.arange(active.size), s1[active]] = False
         # dot products written out over the two coordinates (the same sums as NumPy's
-        # reductions over an axis of length 2, which cost more than the arithmetic)
+        # reductions over an axis of length 2, which cost more than the arithmetic), each
+        # step in place where it can be: the same operations on the same operands
         s01 = a0 - a1
         sy, sx = s01[:, 0:1], s01[:, 1:2]
-        vs0 = P - a0[:, None, :]
-        vs1 = P - a1[:, None, :]
         l01 = sy * sy + sx * sx
         with np.errstate(invalid="ignore", divide="ignore"):
-            at_s1 = np.abs(np.arccos((sy * vs1[..., 0] + sx * vs1[..., 1])
-                                     / np.sqrt(l01 * (vs1[..., 0] ** 2 + vs1[..., 1] ** 2))))
-            at_s0 = np.abs(np.arccos(((-sy) * vs0[..., 0] + (-sx) * vs0[..., 1])
-                                     / np.sqrt(l01 * (vs0[..., 0] ** 2 + vs0[..., 1] ** 2))))
-        at_v = np.pi - at_s1 - at_s0
+            at_s1 = _angle(sy, sx, l01, py - a1[:, 0:1], px - a1[:, 1:2])
+            at_s0 = _angle(-sy, -sx, l01, py - a0[:, 0:1], px - a0[:, 1:2])
+        at_v = np.pi - at_s1
+        at_v -= at_s0
         at_v = np.where(cand, at_v, np.inf)
         best = _first_minimum(at_v, cand)
         rows = np.arange(active.size)
@@ -225,6 +226,23 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         s1[k[~replace_s0]] = best[move][~replace_s0]
         active = k
     return centres, radii
+
+
+def _angle(ay: np.ndarray, ax: np.ndarray, l01: np.ndarray, vy: np.ndarray, vx: np.ndarray
+           ) -> np.ndarray:
+    """``|arccos((a . v) / sqrt(|a|^2 |v|^2))|`` with ``|a|^2 = l01``, as
+    ``np.abs(np.arccos((ay * vy + ax * vx) / np.sqrt(l01 * (vy ** 2 + vx ** 2))))`` computes
+    it, in place (``vy``, ``vx`` are scratch)."""
+    num = ay * vy
+    num += ax * vx
+    np.square(vy, out=vy)
+    np.square(vx, out=vx)
+    vy += vx
+    np.multiply(l01, vy, out=vy)
+    np.sqrt(vy, out=vy)
+    num /= vy
+    np.arccos(num, out=num)
+    return np.abs(num, out=num)
 
 
 def _first_minimum(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
