@@ -39,8 +39,9 @@ def markdown(data: dict) -> str:
     lines = [f"# Per-object moments on one GPU ({m['device']})", "",
              f"{m['date']}, torch {m['torch']}; a 5120² label image with "
              f"{data['rows'][0]['objects']} objects (the tiling of stardist's nuclei mask, "
-             "`benchmarks/build_nuclei_set.py`). *geometry*: centres and minimum enclosing "
-             "circles, computed on the host; *total*: the whole call.", "",
+             "`benchmarks/build_nuclei_set.py`). *geometry*: `label_geometry`, the pass over the "
+             "pixels on the GPU, hulls and minimum enclosing circles on the host; *total*: "
+             "the whole call (the standard convention solves the circles on the GPU).", "",
              "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
              "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
