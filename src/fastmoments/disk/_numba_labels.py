@@ -285,43 +285,46 @@ def _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad):  # pragma: no cover - 
         for t in range(L):
             pr[m, t] = pr[m - 1, t] * ur[t] - pi[m - 1, t] * ui[t]
             pi[m, t] = pr[m - 1, t] * ui[t] + pi[m - 1, t] * ur[t]
+    cur, prev1, prev2 = rad[0], rad[1], rad[2]  # R_n, R_{n-1}, R_{n-2}, rotated
     pos = 0
     for n in range(T + 1):
         L2 = n // 2 + 1
-        c = n % 3  # slots of R_n, R_{n-1}, R_{n-2}
-        p1 = (n + 2) % 3
-        p2 = (n + 1) % 3
-        if n == 0:
-            for t in range(L):
-                rad[c, 0, t] = 1.0
-        else:
+        par = n % 2
+        if n >= 1:
             top = (n - 1) // 2
             for t in range(L):
-                rad[c, L2 - 1, t] = rho[t] * rad[p1, top, t]
-            if n >= 2:
-                if n % 2 == 0:
-                    for t in range(L):
-                        rad[c, 0, t] = 2.0 * rho[t] * rad[p1, 0, t] - rad[p2, 0, t]
-                    for q in range(1, L2 - 1):
-                        for t in range(L):
-                            rad[c, q, t] = (rho[t] * (rad[p1, q - 1, t] + rad[p1, q, t])
-                                            - rad[p2, q, t])
-                else:
-                    for q in range(L2 - 1):
-                        for t in range(L):
-                            rad[c, q, t] = (rho[t] * (rad[p1, q, t] + rad[p1, q + 1, t])
-                                            - rad[p2, q, t])
-        par = n % 2
+                cur[L2 - 1, t] = rho[t] * prev1[top, t]
         for q in range(L2):
             m = par + 2 * q
             sr = 0.0
             si = 0.0
-            for t in range(L):
-                sr += rad[c, q, t] * pr[m, t]
-                si += rad[c, q, t] * pi[m, t]
+            if n == 0:
+                for t in range(L):
+                    cur[0, t] = 1.0
+                    sr += pr[0, t]
+                    si += pi[0, t]
+            elif q == L2 - 1:  # R_nn = rho R_{n-1,n-1}, made above
+                for t in range(L):
+                    v = cur[q, t]
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
+            elif par == 0 and q == 0:
+                for t in range(L):
+                    v = 2.0 * rho[t] * prev1[0, t] - prev2[0, t]
+                    cur[0, t] = v
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
+            else:
+                a = q - 1 + par  # R_{n-1, m-1} and R_{n-1, m+1} are rows a, a + 1
+                for t in range(L):
+                    v = rho[t] * (prev1[a, t] + prev1[a + 1, t]) - prev2[q, t]
+                    cur[q, t] = v
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
             out[k, pos + q, 0] += sr
             out[k, pos + q, 1] += si
         pos += L2
+        cur, prev1, prev2 = prev2, cur, prev1
 
 
 # ---------------------------------------------------------------------------- geometry
