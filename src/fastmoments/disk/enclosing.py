@@ -185,10 +185,9 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
     pad_y = np.ascontiguousarray(pad[..., 0])  # the coordinates apart: contiguous rows
     pad_x = np.ascontiguousarray(pad[..., 1])
     while active.size:
-        P = pad[active]
         py, px = pad_y[active], pad_x[active]
-        a0 = P[np.arange(active.size), s0[active]]
-        a1 = P[np.arange(active.size), s1[active]]
+        a0 = pad[active, s0[active]]
+        a1 = pad[active, s1[active]]
         cand = valid[active].copy()
         cand[np.arange(active.size), s0[active]] = False
         cand[np.arange(active.size), s1[active]] = False
@@ -218,7 +217,7 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         if circum.any():
             k = active[circum]
             centres[k], radii[k] = _circumcircle(a0[circum], a1[circum],
-                                                 P[rows[circum], best[circum]])
+                                                 pad[active[circum], best[circum]])
         move = ~diameter & ~circum
         k = active[move]
         replace_s0 = b_s0[move] > half_pi
