@@ -341,8 +341,9 @@ def _as_host_array(x: Any) -> np.ndarray | None:
 
 def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     """The geometry pass by the compiled whole-image loops (:mod:`._numba_labels`): the
-    labels flagged in a table, then counts, sums and boxes, then the column extremes, each
-    one pass over the image with no scratch but per-object arrays. None when the labels are
+    labels' counts, sums and boxes by label value (or, for large labels, the labels flagged
+    in a table, then those by object), then the column extremes, each one pass over the
+    image with no scratch but per-label arrays. None when the labels are
     not on the host or the largest label is too large for a lookup table in the budget."""
     arr = _as_host_array(lab)
     if arr is None:
@@ -356,19 +357,31 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
         raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
     if (top + 1) * 8 > budget // 4:
         return None
-    seen = np.zeros(top + 1, dtype=np.bool_)
-    nk.flag_labels(arr, seen)
-    seen[0] = False
-    ids = np.flatnonzero(seen)
-    n = len(ids)
-    lut = np.full(top + 1, -1, dtype=np.int64)
-    lut[ids] = np.arange(n)
-    cnt = np.zeros(n, np.int64)
-    sums = np.zeros((n, 2))
     big = np.iinfo(np.int64).max
-    low = np.full((n, 2), big, np.int64)
-    high = np.full((n, 2), -1, np.int64)
-    nk.label_stats(arr, lut, cnt, sums, low, high)
+    if (top + 1) * 64 <= budget // 4:
+        # counts, sums and boxes by label value in the same pass that finds the labels
+        m = top + 1
+        cnt_v, sums_v = np.zeros(m, np.int64), np.zeros((m, 2))
+        low_v, high_v = np.full((m, 2), big, np.int64), np.full((m, 2), -1, np.int64)
+        nk.label_stats(arr, np.arange(m, dtype=np.int64), cnt_v, sums_v, low_v, high_v)
+        ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
+        cnt, sums, low, high = cnt_v[ids], sums_v[ids], low_v[ids], high_v[ids]
+        n = len(ids)
+        lut = np.full(m, -1, dtype=np.int64)
+        lut[ids] = np.arange(n)
+    else:
+        seen = np.zeros(top + 1, dtype=np.bool_)
+        nk.flag_labels(arr, seen)
+        seen[0] = False
+        ids = np.flatnonzero(seen)
+        n = len(ids)
+        lut = np.full(top + 1, -1, dtype=np.int64)
+        lut[ids] = np.arange(n)
+        cnt = np.zeros(n, np.int64)
+        sums = np.zeros((n, 2))
+        low = np.full((n, 2), big, np.int64)
+        high = np.full((n, 2), -1, np.int64)
+        nk.label_stats(arr, lut, cnt, sums, low, high)
     widths = high[:, 1] - low[:, 1] + 1
     offset = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
     total = int(widths.sum())
