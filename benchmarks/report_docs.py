@@ -626,6 +626,142 @@ def first_calls(out: list[str]) -> None:
     out += [run_line(d, "first_calls.py", "first_calls"), ""]
 
 
+def _median(v):
+    """The median of a list of times, or the value itself."""
+    if isinstance(v, list) and v:
+        return sorted(v)[len(v) // 2]
+    return v
+
+
+def ball_speed(out: list[str]) -> None:
+    """3-D Zernike moments: peers in the same run, batches, and high orders."""
+    cpu, gpu = load("ball_moments_cpu"), load("ball_moments_h200")
+    if cpu is None and gpu is None:
+        return
+    out += ["## 3-D Zernike moments: speed, peers and high orders", ""]
+    if cpu and cpu.get("peers"):
+        rows = [[r["peer"], r["order"], g(r["peer_s"]), g(r["ours32_s"]), g(r["ours64_s"]),
+                 ratio(r["peer_s"], r["ours32_s"]),
+                 err(r.get("peer_difference")) if r.get("peer_finite", True)
+                 else f"{r.get('peer_nonfinite')} peer values not finite",
+                 err(r.get("ours32_error"))]
+                for r in cpu["peers"] if "peer_s" in r]
+        out += ["One 100³ volume on the CPU, each peer on its own ball and ours on the same ball; "
+                "*difference*: largest relative difference of the descriptors (the peers "
+                "integrate each voxel exactly, we sample it); *error*: our float32 against "
+                "float64.", ""]
+        out += table(["peer", "order", "peer s", "ours float32 s", "ours float64 s",
+                      "peer / ours", "difference", "float32 error"], rows)
+        out += [run_line(cpu, "ball_moments.py", "ball_moments_cpu"), ""]
+    rows = []
+    for d in (cpu, gpu):
+        if d is None:
+            continue
+        dev = d.get("meta", {}).get("device_name", "?")
+        for r in d.get("speed", []):
+            rows.append([dev, "×".join(map(str, r["shape"])), r["order"], r["batch"],
+                         r["dtype"], g(r["volumes_per_s"]), err(r.get("descriptor_error"))])
+        pr = d.get("proteins")
+        if pr:
+            rows.append([dev, "×".join(map(str, pr["shape"])) + " proteins", pr["order"],
+                         pr["batch"], pr["dtype"], g(pr["volumes_per_s"]),
+                         err(pr.get("descriptor_error"))])
+    if rows:
+        out += ["Batches of volumes (random, or rotated protein densities):", ""]
+        out += table(["device", "volume", "order", "batch", "dtype", "volumes/s",
+                      "descriptor error"], rows)
+    if gpu and gpu.get("high_order"):
+        rows = []
+        for r in gpu["high_order"]:
+            nmse = r.get("nmse_by_order", {})
+            top = max(nmse, key=int) if nmse else None
+            rows.append(["×".join(map(str, r["shape"])), r["order"], r["k"], r["dtype"],
+                         g(r["forward_s"]), g(r.get("reconstruct_s_each")),
+                         f"{float(nmse[top]):.2e} (order {top})" if top else "–"])
+        out += ["", "High orders on one GPU: forward time and the reconstruction's NMSE.", ""]
+        out += table(["volume", "order", "k", "dtype", "forward s", "reconstruction s",
+                      "NMSE"], rows)
+        out += [run_line(gpu, "ball_moments.py", "ball_moments_h200"), ""]
+
+
+def objects_speed(out: list[str]) -> None:
+    """Per-object Zernike features against CellProfiler's code and cp_measure."""
+    cpu, gpu = load("objects_cpu"), load("objects_gpu_h200")
+    if cpu is None:
+        return
+    out += ["## Per-object features", "",
+            "Zernike features of every nucleus of stardist's nuclei image (512², 125 objects) "
+            "and its 5120² tiling (12,500 objects), degree 9, CellProfiler's convention, one "
+            "thread; *× fastmoments*: the tool's time over ours; *difference*: largest "
+            "absolute difference from the reference tool.", ""]
+    rows = [[r["tool"], r["features"], f"{r['size']}²", g(r["median_s"]),
+             g(r.get("ratio_to_fastmoments"), 3), r.get("reference", "–"),
+             err(r.get("max_abs_diff"))] for r in cpu["rows"] if "median_s" in r]
+    out += table(["tool", "features", "image", "s", "× fastmoments", "reference",
+                  "difference"], rows)
+    out += [run_line(cpu, "objects_cpu.py", "objects_cpu"), ""]
+    if gpu:
+        rows = [[r["objects"], r["convention"], g(r["total_ms"]), g(r["geometry_ms"]),
+                 g(r["objects_per_s"]),
+                 "–" if r.get("max_diff_vs_cpu") is None else err(r["max_diff_vs_cpu"])]
+                for r in gpu["rows"]]
+        out += table(["objects", "convention", "total ms", "geometry ms", "objects/s",
+                      "difference from CPU"], rows)
+        out += [run_line(gpu, "objects_gpu.py", "objects_gpu_h200"), ""]
+
+
+def signal_more(out: list[str]) -> None:
+    """The newer signal transforms, each beside its peer in the same run."""
+    rows = []
+    d = load("signal_icwt")
+    for r in (d or {}).get("rows", []):
+        rows.append([f"icwt ({r['signal']}, {r['n_scales']} scales), single integral",
+                     g(_median(r["fm_single-integral_inverse_s"])), "ssqueezepy icwt",
+                     g(_median(r["ssq_inverse_s"])),
+                     f"SNR {r['fm_single-integral_snr_band']:.1f} vs "
+                     f"{r['ssq_snr_band']:.1f} dB (band)"])
+    d = load("signal_nan")
+    for r in (d or {}).get("rows", []):
+        rows.append([f"NaN-aware Gaussian, σ = {g(r['sigma'])}, 10 % NaN",
+                     g(_median(r["fastmoments_ms"]) / 1e3), "astropy convolve",
+                     g(_median(r["astropy_ms"]) / 1e3),
+                     f"error {err(r['fastmoments_rel_rms_err'])} vs "
+                     f"{err(r['astropy_rel_rms_err'])}"])
+    d = load("signal_dog")
+    for r in (d or {}).get("rows", []):
+        rows.append([f"CWT, {r['wavelet']}, {r['n_scales']} scales",
+                     g(_median(r["fastmoments_s"])), "PyWavelets cwt", g(_median(r["pywt_s"])),
+                     f"error {err(r['fastmoments_err_max'])} vs {err(r['pywt_err_max'])}"])
+    for r in (d or {}).get("morse", []):
+        rows.append([f"CWT, Morse β={g(r['beta'])} γ={g(r['gamma'])}, {r['n_scales']} scales, "
+                     f"{r['dtype']}", g(_median(r["fastmoments_reflect_s"])),
+                     "ssqueezepy cwt", g(_median(r["ssqueezepy_default_s"])),
+                     f"error {err(r['fastmoments_err'])} vs {err(r['ssqueezepy_err'])}"])
+    d = load("signal_stream")
+    for r in (d or {}).get("rows", []):
+        rows.append([f"stream, {r['method']} (delay {r['delay']})", g(r["stream_s"]),
+                     "one-shot call", g(r["one_shot_s"]),
+                     f"max difference {err(r['max_abs_diff'] / r['max_abs_ref'])}"])
+    d = load("signal_hop")
+    for r in (d or {}).get("rows", []):
+        if r["hop"] == 1:
+            continue
+        base = next((b for b in d["rows"] if b["wavelet"] == r["wavelet"] and b["hop"] == 1),
+                    None)
+        rows.append([f"CWT hop = {r['hop']}, {r['wavelet']}", g(r["seconds"]), "hop = 1",
+                     g(base["seconds"]) if base else "–",
+                     f"memory {g(r['peak_rss_growth_mb'])} vs "
+                     f"{g(base['peak_rss_growth_mb']) if base else '–'} MB"])
+    if not rows:
+        return
+    out += ["### Inverse CWT, more wavelets, NaN-aware and streaming smoothing", "",
+            "CPU, one thread, the peer in the same run (result files `signal_icwt`, "
+            "`signal_nan`, `signal_dog`, `signal_stream`, `signal_hop`; each names its "
+            "machine and load).", ""]
+    out += table(["job", "fastmoments s", "peer", "peer s", "accuracy"], rows)
+    out.append("")
+
+
 def busy_machine(out: list[str]) -> None:
     d = load("threads_busy_2cpu")
     if d is None:
@@ -763,8 +899,11 @@ def main() -> int:
     pht(out)
     box(out)
     ball(out)
+    ball_speed(out)
     signal(out)
+    signal_more(out)
     features(out)
+    objects_speed(out)
     scale_out(out)
     first_calls(out)
     busy_machine(out)
