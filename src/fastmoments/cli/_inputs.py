@@ -20,7 +20,7 @@ import numpy as np
 
 from ._errors import UsageError
 
-__all__ = ["load_image_file", "load_signal_file", "load_volume_file"]
+__all__ = ["load_image_file", "load_signal_file", "load_volume_file", "readable_path"]
 
 VOLUME_SUFFIXES = (".npy", ".npz", ".nii", ".nii.gz")
 SIGNAL_SUFFIXES = (".wav", ".csv", ".txt", ".dat")
@@ -32,15 +32,25 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _existing_file(path: str | os.PathLike, what: str) -> Path:
+def readable_path(path: str | os.PathLike, what: str, *, folder: bool = False) -> Path:
+    """``path`` checked before any work: it exists and can be read (a folder, where
+    ``folder`` allows one, can be listed); a :class:`UsageError` naming ``what`` otherwise.
+    Imports nothing heavy: every command calls it first."""
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{what} {str(p)!r} does not exist")
+        hint = " (a broken link)" if os.path.lexists(p) else ""
+        raise UsageError(f"{what} {str(p)!r} does not exist{hint}")
     if p.is_dir():
-        raise UsageError(f"{what} {str(p)!r} is a folder, not a file")
-    if not os.access(p, os.R_OK):
+        if not folder:
+            raise UsageError(f"{what} {str(p)!r} is a folder, not a file")
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise UsageError(f"{what} {str(p)!r} is a folder that cannot be read")
+    elif not os.access(p, os.R_OK):
         raise UsageError(f"{what} {str(p)!r} is not readable")
     return p
+
+
+_existing_file = readable_path
 
 
 def _unreadable(what: str, path: Path, expected: str, exc: BaseException) -> UsageError:

@@ -50,12 +50,12 @@ def run(args: argparse.Namespace) -> int:
     from ._estimate import estimate_line
     from ._outputs import OutputFolder
 
+    out = OutputFolder(args.out)  # checked before torch is imported (by pick_device)
     dev = pick_device(args.device)
     orders, ks, size = DEFAULTS[device_kind(dev)]
     orders = args.orders or orders
     ks = args.k or ks
     size = args.size or size
-    out = OutputFolder(args.out)
     img = sample_image("camera", size)
     print(estimate_line("demo", n=size, orders=orders, ks=ks, families=2, device=dev),
           flush=True)

@@ -59,15 +59,17 @@ def run(args: argparse.Namespace) -> int:
     from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
     from ._estimate import estimate_line
-    from ._inputs import load_image_file
+    from ._inputs import load_image_file, readable_path
     from ._outputs import OutputFolder
 
+    # the paths first, the image read, then the device (pick_device imports torch)
+    readable_path(args.image, "IMAGE")
+    out = OutputFolder(args.out)
+    img, colour = load_image_file(args.image, size=args.size, grey=args.grey)
     dev = pick_device(args.device)
     orders, ks, cap = DEFAULTS[device_kind(dev)]
     orders = args.orders or orders
     ks = args.k or ks
-    out = OutputFolder(args.out)
-    img, colour = load_image_file(args.image, size=args.size, grey=args.grey)
     if colour != "grey":
         print(f"fastmoments reconstruct: IMAGE converted to {colour} (0.299 R + 0.587 G + "
               "0.114 B)", flush=True)
