@@ -251,3 +251,29 @@ def test_characters_bar_counts_its_steps():
     # 2 x 3 + 1 searches), 1 final search
     assert count_steps(6763, recognition=True, orders=[2, 4, 6, 8, 10, 12],
                        noise=[0, 0.3, 0.6]) == 14 + 2 + 7 + 9 + 2 + 1 + 3 * 21 + 1
+
+
+# ----------------------------------------------------------------------------- estimates
+
+def test_estimate_counts_the_figures_and_the_load():
+    from fastmoments.cli import _estimate
+
+    kw = dict(n=128, orders=[30, 60, 120], ks=[1, 3], families=2, device="cpu")
+    work = 2 * _estimate.study_seconds(128, [30, 60, 120], [1, 3])
+    figures = _estimate.figure_seconds(2, [30, 60, 120], [1, 3])
+    assert figures == 2 * (_estimate.FIGURE_S + 6 * _estimate.PANEL_S)
+    quiet, busy = _estimate.estimate_line("demo", **kw), _estimate.estimate_line(
+        "demo", load=3.0, **kw)
+    total = work + figures
+    assert f"about {_estimate._fmt_seconds(total)} ({_estimate._fmt_range(total)}:" in quiet
+    assert f"about {_estimate._fmt_seconds(3 * total)} (" in busy and "x 3.0" in busy
+    assert "x " not in quiet.split("figures")[1].split(";")[0]
+    assert _estimate.load_factor() >= 1.0
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(2.9, "1.7-8.7 s"), (20.0, "12-60 s"),
+                                                (100.0, "1.0-5.0 min"), (600.0, "6-30 min")])
+def test_estimate_range(seconds, text):
+    from fastmoments.cli import _estimate
+
+    assert _estimate._fmt_range(seconds) == text

@@ -175,7 +175,7 @@ def test_estimate_line_printed_before_the_work(tmp_path, capsys, monkeypatch):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("fastmoments reconstruct: estimate: 1 family x 2 k x 2 orders "
                                "on 16x16 (highest order 8")
-    assert "of CPU time" in lines[0]
+    assert "of moments and reconstructions" in lines[0] and "for 1 figure" in lines[0]
     assert str(tmp_path / "r") in lines[-1]
 
 

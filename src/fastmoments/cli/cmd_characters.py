@@ -200,6 +200,12 @@ def _run(args: argparse.Namespace) -> int:
     total = count_steps(n, recognition=not args.no_recognition, orders=args.orders,
                         noise=args.noise)
     show = resolve_progress(args.progress)
+    phases = "rendering, moments, pair statistics, rotation check" + (
+        "" if args.no_recognition else ", recognition test")
+    # said at once, also when no bar is shown (a log file): the statistics of every pair of
+    # the 6,763 characters take minutes
+    print(f"fastmoments characters: {n} characters on {device}: {phases} ({total} steps"
+          + ("" if show else "; --progress shows a bar") + ")", flush=True)
     with out as folder, phase_progress(show, total):
         result = run_characters(folder, limit=args.limit, device=device,
                                 ink=args.ink, recognition=not args.no_recognition,

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data import sample_image
     from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
-    from ._estimate import estimate_line
+    from ._estimate import estimate_line, load_factor
     from ._outputs import OutputFolder
 
     out = OutputFolder(args.out)  # checked before torch is imported (by pick_device)
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     ks = args.k or ks
     size = args.size or size
     img = sample_image("camera", size)
-    print(estimate_line("demo", n=size, orders=orders, ks=ks, families=2, device=dev),
-          flush=True)
+    print(estimate_line("demo", n=size, orders=orders, ks=ks, families=2, device=dev,
+                        load=load_factor()), flush=True)
     with out as folder:
         report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=orders,
                              ks=ks, device=dev, out=folder, label="scikit-image camera",

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
-    from ._estimate import estimate_line
+    from ._estimate import estimate_line, load_factor
     from ._inputs import load_image_file, readable_path
     from ._outputs import OutputFolder
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
               f"to {cap}x{cap} on a CPU (give --size to choose)", flush=True)
         img, _ = load_image_file(args.image, size=cap, grey=args.grey)
     print(estimate_line("reconstruct", n=img.shape[0], orders=orders, ks=ks, families=1,
-                        device=dev), flush=True)
+                        device=dev, load=load_factor()), flush=True)
     with out as folder:
         report = run_studies(img, families=(args.family,), orders=orders, ks=ks,
                              device=dev, out=folder, label=Path(args.image).name,
