@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._errors import UsageError
+from ._errors import UsageError, require
 
 __all__ = ["load_image_file", "load_signal_file", "load_volume_file", "readable_path"]
 
@@ -185,8 +185,6 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
         non-numeric, NaN or infinite values, an ``.npz`` holds no array or several and ``key``
         does not choose one, or ``frame`` / ``key`` are given where they do not apply.
     """
-    from ..box.io import load_volume
-
     p = _existing_file(path, what)
     name = p.name.lower()
     if not name.endswith(VOLUME_SUFFIXES):
@@ -198,6 +196,10 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
         raise UsageError(f"--key applies to .npz files only, not to {what} {str(p)!r}")
     if frame is not None and not is_nifti:
         raise UsageError(f"--frame applies to 4-D NIfTI series only, not to {what} {str(p)!r}")
+    if is_nifti:
+        require(["nibabel"], f"reading {what} {str(p)!r} (NIfTI)")
+    from ..box.io import load_volume  # after the checks: the box package imports torch
+
     if is_npz:
         from ..box.io import NpzSelectionError, read_npz
 
@@ -209,11 +211,7 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
             raise _unreadable(what, p, "a NumPy .npz file", exc) from exc
         return _check_volume(np.asarray(arr), p, what)
     if is_nifti:
-        try:
-            import nibabel
-        except ImportError as exc:  # pragma: no cover - nibabel is in the test extra
-            raise UsageError(f"reading {what} {str(p)!r} needs nibabel: pip install nibabel "
-                             "(or the 'volume' extra of fastmoments)") from exc
+        import nibabel
         try:
             shape = nibabel.load(p).shape  # the header only
         except Exception as exc:
