@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default=None, choices=("float32", "float64"),
                    help="working precision (default: float64 for float64 images and image "
                         "folders, else float32)")
-    add_device(p, "where the features are computed (with --scheduler, on every worker)",
+    add_device(p, "where the features are computed (with --scheduler, on every worker; auto "
+                  "is the CPU of a remote cluster's workers)",
                type=device_list, choices="cpu, cuda, cuda:1, a list cuda:0,cuda:1, or cuda:all")
     p.add_argument("--batch", type=positive_int, default=None, metavar="B",
                    help="images per chunk (default: the Zarr chunk length, at least 256; else "
@@ -128,7 +129,7 @@ def check(args: argparse.Namespace) -> None:
             require(["zarr"], f"INPUT {args.input!r} (a Zarr store)")
     out = str(args.out)
     if out.lower().endswith(".parquet"):
-        require(["pyarrow", "pandas"], f"--out {out!r} (a Parquet table)")
+        require(["pyarrow"], f"--out {out!r} (a Parquet table)")
     else:
         require(["zarr"], f"--out {out!r} (a Zarr array)")
     OutputFolder(out)  # a folder either way: it exists and is writable, or can be made
@@ -141,14 +142,17 @@ def run(args: argparse.Namespace) -> int:
     from ..collections import open_images, run_features
     from ._args import pick_device, want_progress
 
-    device = parse_device(args.device)
-    if device == "auto":
-        # with a scheduler the workers choose (each its own GPU, if it has one)
-        device = None if args.scheduler is not None else pick_device("auto")
-    elif isinstance(device, str) and device != "cuda:all":
-        device = pick_device(device) if args.scheduler is None else device
     source = open_images(args.input, array=args.array, size=args.size, grey=args.grey,
                          channel_axis=args.channel_axis)
+    # the images are checked (above, no torch yet); now the device
+    device = parse_device(args.device)
+    remote = args.scheduler not in (None, "local")
+    if device == "auto":
+        # this machine's GPU, if it has one (also the local cluster's); a remote cluster's
+        # workers compute where their images are, on their CPUs, unless --device names CUDA
+        device = None if remote else pick_device("auto")
+    elif isinstance(device, str) and device != "cuda:all" and not remote:
+        device = pick_device(device)
     if source.pixel_types is not None:
         print(f"fastmoments features: {source.n} images ({', '.join(source.pixel_types)} "
               "pixels, read exactly into float64"
