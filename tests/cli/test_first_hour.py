@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import subprocess
 import sys
 import textwrap
@@ -88,7 +89,8 @@ def test_every_command_has_the_same_device_and_progress_options(command):
 def _run_isolated(argv: list[str], hide: tuple[str, ...] = (), cwd: Path | None = None
                   ) -> tuple[int, str, bool]:
     """Run the command in a fresh interpreter (``hide``: packages made unimportable);
-    returns the status, stderr and whether torch was imported by the time it ended."""
+    returns the status, stderr and whether torch was imported by the time it ended (in this
+    process torch is loaded already, so only a fresh one can tell; no time limit)."""
     code = textwrap.dedent(f"""
         import sys
         for name in {list(hide)!r}:
@@ -97,7 +99,8 @@ def _run_isolated(argv: list[str], hide: tuple[str, ...] = (), cwd: Path | None 
         rc = main({argv!r})
         print("RESULT", rc, "torch" in sys.modules)
     """)
-    env = {"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=cwd, check=False)
     last = done.stdout.strip().splitlines()[-1].split()
