@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._defaults import FAMILY
 from ._args import (
     HelpFormatter,
     add_device,
@@ -35,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("image", metavar="IMAGE", help="image file")
     p.add_argument("--grey", action="store_true",
                    help="convert a colour image to grey (0.299 R + 0.587 G + 0.114 B)")
-    p.add_argument("--family", type=disk_family, default="zernike",
-                   help="zernike, pseudo-zernike (or another registered disk family)")
+    p.add_argument("--family", type=disk_family, default=FAMILY,
+                   help="the disk family: zernike, pseudo-zernike, pcet, pct or pst")
     add_orders(p, default=None, help="orders T (default: 50,100,200 on a CPU, 100,300,700 "
                                      "on CUDA)")
     p.add_argument("--k", type=int_list("k", 1), default=None, metavar="K[,K...]",
