@@ -116,7 +116,8 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            choices = re.findall(r"'([^']*)'", m.group(2))
+            # the choices are quoted ('a', 'b') up to Python 3.12.7, bare (a, b) later
+            choices = [c.strip().strip("'") for c in m.group(2).split(",")]
             hint = suggest(m.group(1), choices)
             if hint:
                 message = f"{message}; {hint}"
