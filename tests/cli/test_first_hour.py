@@ -280,3 +280,19 @@ def test_estimate_range(seconds, text):
     from fastmoments.cli import _estimate
 
     assert _estimate._fmt_range(seconds) == text
+
+
+def test_features_checks_need_no_torch(monkeypatch, place):
+    """In this process: the checks of ``features`` run with torch made unimportable (any
+    ``import torch`` on their way would raise ImportError instead of the usage error)."""
+    from fastmoments.cli import cmd_features
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.chdir(place)
+    ns = build_parser().parse_args(["features", "stack.npy", "--out", "afile/o.zarr"])
+    with pytest.raises(_errors.UsageError, match="afile"):
+        cmd_features.check(ns)
+    ns = build_parser().parse_args(["features", "nothing.npy", "--out", "o.parquet"])
+    with pytest.raises(_errors.UsageError, match=r"INPUT 'nothing\.npy' does not exist"):
+        cmd_features.check(ns)
+    cmd_features.check(build_parser().parse_args(["features", "stack.npy", "--out", "o.zarr"]))
