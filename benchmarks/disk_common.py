@@ -21,6 +21,17 @@ import torch
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or what :mod:`platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def environment(device: torch.device, extra_packages: tuple[str, ...] = ()) -> dict[str, Any]:
     """Device, versions and date, recorded with every result file (plus the versions of
     ``extra_packages``, ``None`` where not installed)."""
@@ -29,7 +40,7 @@ def environment(device: torch.device, extra_packages: tuple[str, ...] = ()) -> d
         "python": platform.python_version(),
         "torch": torch.__version__,
         "numpy": np.__version__,
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_name(),
         "cpu_threads": torch.get_num_threads(),
         "device": str(device),
     }
@@ -178,7 +189,8 @@ def cpu_md(d: dict) -> str:
     env = d["environment"]
     out = ["# Zernike and pseudo-Zernike moments on the CPU", "", *_head(env, "disk_cpu.py"),
            "Seconds; *cold*: the call builds its plan (sampling, radial tables), *warm*: the "
-           "median of calls that reuse the cached plan.",
+           "median of calls that reuse the cached plan. Against mahotas (centre of mass): "
+           "*cold* is a call on a new centre, *warm* a repeated call on the same image.",
            ""]
     for r in d["rows"]:
         out.append("* " + ", ".join(f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {v}"

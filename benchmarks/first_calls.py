@@ -6,12 +6,15 @@ fastmoments from bytecode (kept in :data:`PYCACHE`; an untimed run of every case
 and numba's on-disk caches first). The Morlet fits are cached on disk
 (:mod:`fastmoments.signal.fit_cache`), so the transforms are timed three ways:
 
-* ``cold``: an empty cache folder (the very first call on a machine);
-* ``warm``: a fresh process after a cold one filled that folder (every later first call);
+* ``cold``: an empty cache folder and an empty numba cache (``NUMBA_CACHE_DIR``): the very
+  first call on a new installation, numba's kernels compiled;
+* ``warm``: a fresh process after a cold one filled both (every later first call);
 * ``off``: the cache turned off (``FASTMOMENTS_CACHE_DIR=off``; the time before the cache).
 
 Cases: ``import fastmoments``; ``import torch`` after it (the floor of every first call that
-computes: ``import fastmoments`` itself loads no torch); a 64-scale
+computes: ``import fastmoments`` itself loads no torch); :func:`fastmoments.gaussian_filter`
+of a 512² image at σ = 4 and :func:`fastmoments.gaussian_filter1d` of 10⁵ samples at σ = 16
+(cold and warm); a 64-scale
 :func:`fastmoments.signal.cwt` of 16384 samples (scales log-spaced from 2 to 1024);
 ``fastmoments scalogram chirp`` end to end (the command line, figure written);
 :func:`fastmoments.zernike_moments` of a 256² image, T = 100, k = 3;
@@ -22,7 +25,7 @@ are written. The second, warm call in the same process is listed too.
 
 Run on a quiet machine::
 
-    OMP_NUM_THREADS=2 python benchmarks/first_calls.py   # about 2-4 minutes on 2 cores
+    taskset -c 0,1 python benchmarks/first_calls.py   # about 3-6 minutes on 2 cores
 
 writes ``benchmarks/results/first_calls.json`` and ``.md`` (device, versions, date).
 """
@@ -39,6 +42,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from disk_common import cpu_name
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -72,6 +77,22 @@ cwt(x, scales); t4 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "function_import": tb - ta, "first": t3 - t2,
                   "second": t4 - t3, "in_process": t1 - t0 + tb - ta + t3 - t2}))
 """,
+    "gaussian_filter 512^2, sigma=4": """
+ta = time.perf_counter(); from fastmoments import gaussian_filter; tb = time.perf_counter()
+img = np.random.default_rng(0).random((512, 512))
+t2 = time.perf_counter(); gaussian_filter(img, 4.0); t3 = time.perf_counter()
+gaussian_filter(img, 4.0); t4 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "function_import": tb - ta, "first": t3 - t2,
+                  "second": t4 - t3, "in_process": t1 - t0 + tb - ta + t3 - t2}))
+""",
+    "gaussian_filter1d 10^5, sigma=16": """
+ta = time.perf_counter(); from fastmoments import gaussian_filter1d; tb = time.perf_counter()
+x = np.random.default_rng(0).standard_normal(100_000)
+t2 = time.perf_counter(); gaussian_filter1d(x, 16.0); t3 = time.perf_counter()
+gaussian_filter1d(x, 16.0); t4 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "function_import": tb - ta, "first": t3 - t2,
+                  "second": t4 - t3, "in_process": t1 - t0 + tb - ta + t3 - t2}))
+""",
     "zernike_moments 256^2, T=100, k=3": """
 ta = time.perf_counter(); from fastmoments import zernike_moments; tb = time.perf_counter()
 img = np.random.default_rng(0).random((256, 256))
@@ -102,8 +123,15 @@ SRC = HERE.parent / "src"
 PYCACHE = Path(tempfile.gettempdir()) / "fastmoments-first-calls-pycache"
 
 
+#: numba's on-disk cache of compiled kernels for the timed processes (set per run: emptied
+#: for a ``cold`` case, filled for a ``warm`` one)
+NUMBA_CACHE: str | None = None
+
+
 def _env(cache: str | None) -> dict:
     env = dict(os.environ)
+    if NUMBA_CACHE is not None:
+        env["NUMBA_CACHE_DIR"] = NUMBA_CACHE
     src = str(SRC)
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("MPLBACKEND", "Agg")
@@ -135,7 +163,7 @@ def _one(name: str, cache_mode: str, workdir: str) -> dict:
     else:
         cache = os.path.join(workdir, "cache")
         if cache_mode == "cold":
-            subprocess.run(["rm", "-rf", cache], check=True)
+            subprocess.run(["rm", "-rf", cache, str(NUMBA_CACHE)], check=True)
         else:  # warm: fill the folder in a process of its own first (not timed)
             _run_cli(cache, workdir) if name.startswith("fastmoments") else _run_snippet(
                 CASES[name], cache)
@@ -167,14 +195,17 @@ def main() -> None:
     if args.only:
         names = [n for n in names if args.only in n]
     rows = []
+    global NUMBA_CACHE
     with tempfile.TemporaryDirectory() as workdir:
+        NUMBA_CACHE = os.path.join(workdir, "numba")
         for name in names:  # untimed: bytecode written, numba's caches filled
             _one(name, "warm", workdir)
         for name in names:
-            modes = ("cold", "warm", "off") if name in CACHED else ("warm",)
+            modes = (("cold", "warm", "off") if name in CACHED else
+                     ("warm",) if name.startswith("import") else ("cold", "warm"))
             for mode in modes:
                 runs = [_one(name, mode, workdir) for _ in range(args.repeats)]
-                row = {"case": name, "cache": mode if name in CACHED else "-"}
+                row = {"case": name, "cache": "-" if name.startswith("import") else mode}
                 for key in runs[0]:
                     row[key] = _summary([r[key] for r in runs])
                 rows.append(row)
@@ -184,8 +215,8 @@ def main() -> None:
     import torch
 
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-            "machine": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "machine": cpu_name(), "cpu_count": len(os.sched_getaffinity(0)),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__, "device": "cpu", "repeats": args.repeats,
             "src": str(SRC), "load_average_at_end": list(os.getloadavg())}
@@ -214,7 +245,8 @@ def main() -> None:
                      f"{cell(row, 'function_import')} | {cell(row, 'first')} | "
                      f"{cell(row, 'second')} | {cell(row, 'in_process')} | "
                      f"{cell(row, 'total')} |")
-    lines += ["", "cold: empty fit cache; warm: a fresh process after one that filled it; "
+    lines += ["", "cold: empty caches (the Morlet fits and numba's compiled kernels: the first "
+              "call on a new installation); warm: a fresh process after one that filled them; "
               "off: `FASTMOMENTS_CACHE_DIR=off`. Targets (quiet 2-core machine): "
               "first 64-scale cwt <= 0.5 s, Zernike 256^2 T=100 <= 1.5 s, "
               "`fastmoments scalogram chirp` <= 3 s end to end. *import of the function*: "

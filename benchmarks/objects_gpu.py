@@ -1,14 +1,15 @@
-"""Per-object moments of a 5120² label image of about 10,000 objects on one GPU.
+"""Per-object moments of a 5120² label image of 12,500 real nuclei on one GPU.
 
-The label image of ``benchmarks/objects_cpu.py`` (:func:`objects_cpu.synthetic_labels`, 5120²,
-a step of 50 pixels: 10,404 objects) on the GPU, through
+The 5120² tiling of stardist's nuclei mask (``benchmarks/build_nuclei_set.py``; the 512²
+files of the set suffice, the tiling is made in memory) on the GPU, through
 :func:`fastmoments.disk.labels.object_moments` at degree 9 (CellProfiler's convention and the
 standard one) and degree 20: the whole call (geometry on the host, moments on the GPU), the
 geometry alone (:func:`~fastmoments.disk.labels.label_geometry`), objects per second, the
 peak GPU memory, and the largest difference from the CPU's result under CellProfiler's
 convention. Best of three calls after one warm-up.
 
-Run on a CUDA machine from the repository root::
+Run on a CUDA machine from the repository root (with the folder ``nuclei_set`` made by
+``python benchmarks/build_nuclei_set.py``)::
 
     PYTHONPATH=src python benchmarks/objects_gpu.py
 
@@ -27,8 +28,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_nuclei_set import load_set
 from fastmoments.disk.labels import label_geometry, object_moments
-from objects_cpu import synthetic_labels
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,9 +38,10 @@ def markdown(data: dict) -> str:
     m = data["meta"]
     lines = [f"# Per-object moments on one GPU ({m['device']})", "",
              f"{m['date']}, torch {m['torch']}; a 5120² label image with "
-             f"{data['rows'][0]['objects']} objects (`benchmarks/objects_cpu.py`'s synthetic "
-             "labels). *geometry*: centres and minimum enclosing circles, computed on the "
-             "host; *total*: the whole call.", "",
+             f"{data['rows'][0]['objects']} objects (the tiling of stardist's nuclei mask, "
+             "`benchmarks/build_nuclei_set.py`). *geometry*: `label_geometry`, the pass over the "
+             "pixels on the GPU, hulls and minimum enclosing circles on the host; *total*: "
+             "the whole call (the standard convention solves the circles on the GPU).", "",
              "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
              "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
@@ -52,7 +54,7 @@ def markdown(data: dict) -> str:
 
 
 def main() -> None:
-    lab_np = synthetic_labels(5120, 50)
+    lab_np, _img = load_set(str(Path(__file__).resolve().parent.parent / "nuclei_set"), 5120)
     lab = torch.from_numpy(lab_np).cuda()
     ref = object_moments(lab_np, convention="cellprofiler").features
     rows = []

@@ -896,7 +896,7 @@ def _recon_job(runner: Runner, size: int, T: int, k: int, dtype: str) -> dict:
 def _est_disk(T: int, k: int, dtype: str, family: str, dev_type: str) -> float:
     """Seconds one ``_disk_job`` cell takes: plan, warm-up, 3 timed calls (one above
     T k^2 = 5000), and for float32 the float64 check. GPU: the warm forward on the H100
-    (disk_gpu.json) grows like T^1.5 k^2. CPU: like T^2 k^2 (the radial recurrence over
+    (disk_gpu_h200.json) grows like T^1.5 k^2. CPU: like T^2 k^2 (the radial recurrence over
     every radius), 0.1 s at T = 100 in float64 on 2 threads of the shared 2-core machine
     (measured 2026-11-22: 0.10 s at T = 100, 0.96 s at 300, 2.7-6.4 s at 500). The runner
     rescales each kind of estimate by what its first cells took (:meth:`Runner.cell`), so a
@@ -914,7 +914,7 @@ def _est_disk(T: int, k: int, dtype: str, family: str, dev_type: str) -> float:
 def page_zernike(runner: Runner) -> Page:
     P = PAPER_DATA["zernike-thesis"]
     g = Page("zernike-thesis", "Zernike and pseudo-Zernike moments on GPU (thesis): side by side")
-    gpu, psnr = load("disk_gpu"), load("disk_psnr")
+    gpu, psnr = load("disk_gpu_h200"), load("disk_psnr")
     g.text(
         f"Paper: `{P['file']}` (line numbers refer to that text file). Ours: the committed "
         "results files named in each section, or measured by `benchmarks/papers.py --run` "
@@ -987,8 +987,9 @@ def page_zernike(runner: Runner) -> Page:
             if r:
                 ours, dev = r["forward"]["median_s"], gdev
                 acc = checks.get((fam, dt)) if dt == "float32" else "float64 is the reference"
-                acc = fmt(acc) + (" (checked at T=700 in disk_gpu.json)" if dt == "float32" else "")
-                src = r.get("_src", "disk_gpu.json")
+                acc = fmt(acc) + (" (checked at T=700 in disk_gpu_h200.json)"
+                                  if dt == "float32" else "")
+                src = r.get("_src", "disk_gpu_h200.json")
                 dev = r.get("_dev", dev)
             else:
                 key = ("disk", fam, 512, T, k, dt)
@@ -1101,7 +1102,7 @@ def page_zernike(runner: Runner) -> Page:
         r = committed.get(("zernike", "float32", 1, 700)) if size == 512 else None
         if r:
             fw, dev = r["forward"]["median_s"], r.get("_dev", gdev)
-            fsrc = r.get("_src", "disk_gpu.json")
+            fsrc = r.get("_src", "disk_gpu_h200.json")
         else:
             m = runner.cell(
                 key,
@@ -1110,7 +1111,7 @@ def page_zernike(runner: Runner) -> Page:
             )
             fw, dev = (m["s"], m["device"]) if m else (None, runner.reason(key))
             fsrc = source(m, "zernike-thesis") if m else ""
-        # the reconstruction: timed here (disk_gpu.json's was measured on the earlier engine)
+        # the reconstruction: timed here (disk_gpu_h200.json's was measured on the earlier engine)
         mr = runner.cell(
             rkey,
             _est_disk(700, 1, "float32", "zernike", dt) * 2 * (size / 512) ** 2,

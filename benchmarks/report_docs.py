@@ -152,7 +152,7 @@ def paper_rows(paper: str) -> list[dict]:
 def disk(out: list[str]) -> None:
     out += ["## Disk: Zernike and pseudo-Zernike moments", ""]
     rows = []
-    for name in ("disk_gpu_h200", "disk_gpu")[:1] if load("disk_gpu_h200") else ("disk_gpu",):
+    for name in ("disk_gpu_h200",):
         d = load(name)
         if d is None:
             continue
@@ -169,7 +169,7 @@ def disk(out: list[str]) -> None:
                          err(c.get("rel_err_moments")), g(r.get("thesis_s")),
                          ratio(r.get("thesis_s"), r["forward"]["median_s"])])
     if rows:
-        d = load("disk_gpu_h200") or load("disk_gpu")
+        d = load("disk_gpu_h200")
         out += ["One 512 × 512 image (scikit-image's camera) on the GPU, moments up to order T "
                 "with k × k sub-pixel points; the thesis's time is its own GPU's (TITAN V) "
                 "for the same job. Error: largest relative error of the moments against our "
@@ -177,9 +177,7 @@ def disk(out: list[str]) -> None:
         out += table(["GPU", "moments", "order T", "k", "dtype", "forward ms",
                       "reconstruction ms", "rel. error", "thesis s (TITAN V)",
                       "thesis / ours"], rows)
-        out += [run_line(d, "disk_gpu.py", "disk_gpu_h200" if load("disk_gpu_h200") else
-                         "disk_gpu") + " The same table on an H100: `benchmarks/results/"
-                "disk_gpu.json`.", ""]
+        out += [run_line(d, "disk_gpu.py", "disk_gpu_h200"), ""]
     cells = [r for r in paper_rows("zernike-thesis") if r.get("grid") == "T5.1"]
     if cells:
         def draw(ax):
@@ -204,12 +202,15 @@ def disk(out: list[str]) -> None:
     d = load("disk_cpu")
     if d is not None:
         rows = [[r["job"], g(r["mahotas_s"]), g(r["fastmoments_warm_s"]),
-                 g(r["fastmoments_cold_s"]), ratio(r["mahotas_s"], r["fastmoments_warm_s"])]
+                 g(r["fastmoments_cold_s"]), ratio(r["mahotas_s"], r["fastmoments_warm_s"]),
+                 g(r.get("mahotas_max_error")), g(r.get("fastmoments_max_error"))]
                 for r in d["rows"] if "mahotas_s" in r]
-        out += ["On the CPU against mahotas (`mahotas.features.zernike_moments`), same run, "
-                "same image; this run recorded no accuracy column:", ""]
-        out += table(["job", "mahotas s", "fastmoments s", "fastmoments first call s",
-                      "mahotas / fastmoments"], rows)
+        out += ["On the CPU against mahotas (`mahotas.features.zernike_moments` at its "
+                "defaults; fastmoments with the same disk and normalisation), same run, same "
+                "image, one thread each; errors against a float64 direct sum:", ""]
+        out += table(["job", "mahotas s", "fastmoments s", "fastmoments new centre s",
+                      "mahotas / fastmoments", "mahotas max error",
+                      "fastmoments max error"], rows)
         out += [run_line(d, "disk_cpu.py", "disk_cpu"), ""]
 
 
@@ -469,7 +470,7 @@ def _latency(out: list[str]) -> None:
 
 
 def _batch(out: list[str]) -> None:
-    runs = [(n, load(n)) for n in ("signal_batch_cuda_h200", "signal_batch_cuda")]
+    runs = [(n, load(n)) for n in ("signal_batch_cuda_h200",)]
     runs = [(n, d) for n, d in runs if d is not None]
     if not runs:
         return
@@ -625,6 +626,42 @@ def first_calls(out: list[str]) -> None:
     out += [run_line(d, "first_calls.py", "first_calls"), ""]
 
 
+def busy_machine(out: list[str]) -> None:
+    d = load("threads_busy_2cpu")
+    if d is None:
+        return
+    runs = d["runs"]
+    out += ["## A busy machine", "",
+            "Public CPU calls in warm processes restricted to 2 CPUs, idle and while another "
+            "process keeps one of the two busy, with the threads fastmoments chooses against "
+            "`OMP_NUM_THREADS=1`; *ratio* = chosen / one thread (the target: busy ≤ 1.5, idle "
+            "≤ 1 within the spread). *before*: torch's own thread count for every call.", ""]
+    header = ["call"]
+    for label in runs:
+        header += [f"{label}: idle ratio", f"{label}: busy ratio"]
+    header += ["one thread, idle ms"]
+    names = list(next(iter(runs.values()))["rows"])
+    rows = []
+    for name in names:
+        row = [name]
+        last = None
+        for run in runs.values():
+            r = run["rows"].get(name)
+            if r is None:
+                row += ["–", "–"]
+                continue
+            last = r
+            row += [g(r["idle"]["median"] / r["idle, 1 thread"]["median"], 2),
+                    g(r["busy"]["median"] / r["busy, 1 thread"]["median"], 2)]
+        row.append(g(1e3 * last["idle, 1 thread"]["median"]) if last else "–")
+        rows.append(row)
+    out += table(header, rows)
+    info = "; ".join(f"{label}: commit {run['commit']}, {run['date']}, {run['machine']}"
+                     for label, run in runs.items())
+    out += [f"*{info}. Script `benchmarks/threads_busy.py`, results "
+            "`benchmarks/results/threads_busy_2cpu.json` (and `.md`).*", ""]
+
+
 PAPER_PICKS = [
     # (paper, grid, match, label, published unit, paper column, ours column)
     ("zernike-thesis", "T5.1", {"k": "1", "T": "700"}, "ZM 512², T=700, k=1, float32", "s",
@@ -730,6 +767,7 @@ def main() -> int:
     features(out)
     scale_out(out)
     first_calls(out)
+    busy_machine(out)
     text = "\n".join(out).rstrip() + "\n"
     if not PAGE.exists() or PAGE.read_text() != text:
         PAGE.write_text(text)

@@ -33,13 +33,14 @@ import datetime
 import json
 import math
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from disk_common import cpu_name
 
 
 def timer(fn, repeat: int = 5, warmup: int = 1) -> tuple[float, float, float]:
@@ -66,17 +67,6 @@ def magnitude_error(w: np.ndarray, ref: np.ndarray) -> float:
         c = float(np.dot(a, b) / max(np.dot(a, a), 1e-300))
         errs.append(float(np.linalg.norm(c * a - b) / np.linalg.norm(b)))
     return float(np.median(errs))
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def cwt_section(env: dict, rows: list) -> None:

@@ -64,3 +64,60 @@ def test_cpu_threads_restores_and_is_per_thread():
         t.join()
     assert torch.get_num_threads() == before
     assert len(seen) == 1 and seen[0] >= 1
+
+
+def test_cpu_call_runs_small_work_on_one_thread_and_keeps_the_ceiling(monkeypatch):
+    monkeypatch.setattr(_threads, "usable_cpus", lambda: 4)
+    seen = {}
+
+    @_threads.cpu_call(_threads.per_value(1.0))
+    def call(x):
+        seen["torch"] = torch.get_num_threads()
+        seen["kernels"] = threads_for(1e12)  # a compiled kernel with work for every thread
+        return x
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)  # the user's setting
+    try:
+        x = torch.zeros(10)
+        assert call(x) is x
+        assert seen == {"torch": 1, "kernels": 3}  # the caller's ceiling, not the lowered count
+        assert torch.get_num_threads() == 3
+        big = torch.zeros(int(_threads.GRAIN) * 2 + 1)
+        call(big)
+        assert seen["torch"] == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_cpu_call_leaves_gpu_work_alone():
+    meta = torch.empty(10, device="meta")  # not on the CPU: no work the CPU threads do
+    assert _threads.host_values(meta) is None
+    assert _threads.host_values(torch.zeros(3, 4)) == 12
+    assert _threads.host_values([[1.0, 2.0]]) == 2
+    work = _threads.per_value(lambda self, x: 5.0, arg=1)
+    assert work(None, torch.zeros(4)) == 20.0
+    assert work(None, meta) is None
+
+
+def test_public_calls_restore_the_callers_threads():
+    import numpy as np
+
+    import fastmoments as fm
+
+    before = torch.get_num_threads()
+    fm.gaussian_filter1d(np.arange(64.0), 2.0)
+    fm.zernike_moments(np.ones((16, 16)), 4)
+    fm.legendre_moments(np.ones((8, 8)), 3)
+    assert torch.get_num_threads() == before
+
+
+def test_bad_arguments_get_the_calls_own_error():
+    import numpy as np
+
+    import fastmoments as fm
+
+    with pytest.raises((TypeError, ValueError), match="order"):
+        fm.zernike3d_moments(np.zeros((8, 8, 8)), "a")
+    with pytest.raises((TypeError, ValueError), match="scales"):
+        fm.cwt(np.zeros(32), "a")

@@ -11,8 +11,13 @@ So every CPU call here
   more than torch's own setting (``OMP_NUM_THREADS`` or ``torch.set_num_threads``), which
   is the user's ceiling;
 * uses one thread unless its work is large enough that each extra thread gets a share worth
-  a parallel region's start (:func:`threads_for`);
-* sets the count for the call alone (:func:`cpu_threads`) and gives the previous one back.
+  a parallel region's start (:func:`threads_for`, :data:`GRAIN`);
+* sets the count for the call alone (:func:`cpu_threads`, :func:`cpu_call`) and gives the
+  previous one back.
+
+Inside a call whose torch ops run on one thread, a compiled (numba) kernel with work enough
+for several still gets them: :func:`thread_limit` reads the caller's ceiling, not the count
+the call lowered.
 """
 
 from __future__ import annotations
@@ -22,11 +27,31 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import PurePosixPath
+from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["cgroup_cpu_quota", "cpu_threads", "thread_limit", "threads_for", "usable_cpus"]
+__all__ = ["GRAIN", "cgroup_cpu_quota", "cpu_call", "cpu_threads", "host_values",
+           "per_value", "thread_limit",
+           "threads_for", "usable_cpus"]
+
+#: The least work, in multiply-adds (or samples times filter terms), worth one more thread:
+#: about 5-10 ms of one core, longer than a scheduler's time slice, so that a thread that
+#: waits for a busy CPU at the region's barrier costs a fraction of the region and not a
+#: multiple of it. Measured with ``benchmarks/threads_busy.py`` on 2 CPUs of a 16-core host
+#: (``benchmarks/results/threads_busy_2cpu.md``): with torch's own count (2 threads) and
+#: one CPU busy, calls of 1-50 ms took 8-69x their one-thread time; with this grain the
+#: ratio is 0.8-1.4 for the disk, box and Gaussian calls, and 1.7 for a 32-scale CWT (its
+#: compiled kernel splits 30 ms over 2 threads). Idle, a call that used 2 threads for small
+#: work (Zernike 512², order 20: 14 ms) now takes its one-thread time (24-26 ms).
+GRAIN = float(1 << 24)
+
+#: The caller's thread ceiling while a call runs with fewer torch threads (:func:`cpu_threads`).
+_CEILING: ContextVar[int | None] = ContextVar("fastmoments_thread_ceiling", default=None)
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _read(path: str) -> str | None:
@@ -122,20 +147,21 @@ def usable_cpus() -> int:
 
 
 def thread_limit() -> int:
-    """The most threads a call may use: :func:`usable_cpus`, and torch's own setting."""
-    return max(1, min(usable_cpus(), torch.get_num_threads()))
+    """The most threads a call may use: :func:`usable_cpus`, and torch's own setting (the
+    caller's, where a fastmoments call lowered it for its own torch ops)."""
+    ceiling = _CEILING.get()
+    return max(1, min(usable_cpus(), torch.get_num_threads() if ceiling is None else ceiling))
 
 
-def threads_for(work: float, grain: float) -> int:
+def threads_for(work: float, grain: float = GRAIN) -> int:
     """Threads for a call of ``work`` units, each thread getting at least ``grain`` of them.
 
     Parameters
     ----------
     work : float
         The call's work in the family's unit (multiply-adds, samples, pixels ...).
-    grain : float
-        The least work worth one more thread in that unit, measured per family (the constant
-        cites the benchmark that measured it).
+    grain : float, optional
+        The least work worth one more thread in that unit (:data:`GRAIN` by default).
 
     Returns
     -------
@@ -146,6 +172,8 @@ def threads_for(work: float, grain: float) -> int:
     --------
     >>> threads_for(10, grain=100)
     1
+    >>> threads_for(1e12) == thread_limit()
+    True
     """
     if not work > 0 or not grain > 0:
         return 1
@@ -170,8 +198,80 @@ def cpu_threads(count: int) -> Iterator[int]:
     if before == count:
         yield count
         return
+    token = _CEILING.set(thread_limit())
     torch.set_num_threads(count)
     try:
         yield count
     finally:
         torch.set_num_threads(before)
+        _CEILING.reset(token)
+
+
+def cpu_call(work: Callable[..., float | None]) -> Callable[[F], F]:
+    """Decorate a public call so that its torch ops run on :func:`threads_for` its work.
+
+    Parameters
+    ----------
+    work : callable
+        Called with the decorated function's arguments; returns the call's work (the unit of
+        :data:`GRAIN`), or ``None`` where the call does not compute on the CPU (its tensors
+        are on a GPU), which leaves the threads as they are. Arguments it cannot read leave
+        them as they are too: the call then raises its own error, naming the parameter.
+
+    Examples
+    --------
+    >>> @cpu_call(lambda n: n)
+    ... def threads(n):
+    ...     return torch.get_num_threads()
+    >>> threads(10)
+    1
+    """
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                amount = work(*args, **kwargs)
+            except (TypeError, ValueError, AttributeError, IndexError, OverflowError):
+                amount = None  # bad arguments: the call itself says what is wrong
+            if amount is None:
+                return fn(*args, **kwargs)
+            with cpu_threads(threads_for(amount)):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def per_value(cost: float | Callable[..., float], *, arg: int = 0) -> Callable[..., float | None]:
+    """A work function for :func:`cpu_call`: the values of argument ``arg`` times ``cost``.
+
+    ``cost`` is a number, or a function of the same arguments (for a plan's method, of
+    ``self`` and the input: its order, its number of scales ...). ``None`` (no change of
+    threads) where that argument lives on a GPU.
+    """
+
+    def work(*args: Any, **kwargs: Any) -> float | None:
+        n = host_values(args[arg]) if len(args) > arg else None
+        if n is None:
+            return None
+        return n * (cost(*args, **kwargs) if callable(cost) else cost)
+
+    return work
+
+
+def host_values(x: Any) -> int | None:
+    """Values of an array the CPU computes on: ``x.size`` of NumPy input (or anything else
+    array-like), ``x.numel()`` of a CPU tensor, ``None`` for a tensor on another device."""
+    if isinstance(x, torch.Tensor):
+        return None if x.device.type != "cpu" else x.numel()
+    size = getattr(x, "size", None)
+    if isinstance(size, int):
+        return size
+    try:
+        import numpy as np
+
+        return int(np.asarray(x).size)
+    except (TypeError, ValueError):
+        return None

@@ -160,8 +160,8 @@ def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> 
     ...
     ValueError: sigma must be > 0, got 0.0
     """
-    if type(value) is float and 0.0 < value < _INF:  # the usual case, without the ABC check
-        return value
+    if isinstance(value, float) and 0.0 < value < _INF:  # the usual case (NumPy's float64
+        return float(value)  # is a float too), without the ABC check
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)

@@ -98,8 +98,8 @@ def test_gaussian_filter1d_like_scipy(mode):
                                   method="direct")
             ref = ndi.gaussian_filter1d(x, 2.0, axis=axis, order=order, mode=mode, cval=-0.2)
             np.testing.assert_allclose(y, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
-            # positional arguments in scipy's order (input, sigma, axis, order, ...)
-            y2 = gaussian_filter1d(x, 2.0, axis, order, mode, -0.2, 4.0, method="direct")
+            # positional arguments in scipy's order (input, sigma, axis, order, output, ...)
+            y2 = gaussian_filter1d(x, 2.0, axis, order, None, mode, -0.2, method="direct")
             np.testing.assert_array_equal(y, y2)
     with pytest.raises(TypeError, match="axis must be an integer"):
         gaussian_filter1d(x, 2.0, axis=(0, 1))

@@ -41,8 +41,8 @@ def test_batch_axis_short_signal_and_tensor():
     t = torch.from_numpy(rng.standard_normal((2, 5000)))
     ct, _ = cwt(t, [2.0, 9.0], hop=3)
     assert isinstance(ct, torch.Tensor)
-    np.testing.assert_allclose(ct.numpy(), cwt(t.numpy(), [2.0, 9.0])[0][..., ::3],
-                               rtol=0, atol=1e-12)
+    ref = cwt(t.numpy(), [2.0, 9.0])[0][..., ::3]
+    np.testing.assert_allclose(ct.numpy(), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
 
 
 def test_bad_input():

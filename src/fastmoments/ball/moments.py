@@ -12,7 +12,7 @@ from .._progress import check_progress
 from .._validate import check_choice, check_int
 from ..moments import MomentIndexError, Moments, index_key
 
-__all__ = ["Zernike3DMoments"]
+__all__ = ["Zernike3DMoments", "invariant_pairs"]
 
 
 @lru_cache(maxsize=16)
@@ -25,6 +25,16 @@ def _pair_layout(order: int) -> tuple[tuple[tuple[int, int], ...], np.ndarray]:
     where = {p: i for i, p in enumerate(pairs)}
     of = np.array([where[(int(n), int(l))] for n, l, _m in nlm], dtype=np.int64)
     return pairs, of
+
+
+def invariant_pairs(order: int) -> list[tuple[int, int]]:
+    """The pairs ``(n, l)`` of the invariants up to ``order``, in the column order of
+    :meth:`Zernike3DMoments.invariants` (by ``n``, then ``l``).
+
+    >>> invariant_pairs(2)
+    [(0, 0), (1, 1), (2, 0), (2, 2)]
+    """
+    return list(_pair_layout(check_int("order", order, minimum=0))[0])
 
 
 class Zernike3DMoments(Moments):

@@ -14,6 +14,7 @@ from .._array import as_tensor, real_dtype, resolve_device, to_output
 from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_real, check_shape
 from ..parallel import device_key, is_multi, multi_device
 from .engine import FORWARD_SCALE, BallEngine
@@ -21,7 +22,8 @@ from .moments import Zernike3DMoments
 from .sampling import QUADRATURES, ball_sampling, inscribed_placement
 from .split import BallSplit
 
-__all__ = ["Zernike3DTransform", "cached_transform", "placement", "zernike3d_moments"]
+__all__ = ["Zernike3DTransform", "cached_transform", "check_placement", "placement",
+           "zernike3d_moments"]
 
 
 def _check_center(center: Any) -> tuple[float, float, float] | None:
@@ -50,6 +52,25 @@ def _check_radius(radius: Any) -> float | None:
         raise ValueError(f"radius must be None or a number of voxels > 0 for a plan; "
                          f"'enclosing' is taken by zernike3d_moments, got {radius!r}")
     return check_real("radius", radius, minimum=0.0, strict_minimum=True)
+
+
+def check_placement(center: Any, radius: Any) -> tuple[Any, Any]:
+    """``center`` and ``radius`` of :func:`zernike3d_moments` checked, as plain values:
+    ``"centroid"`` / ``"enclosing"`` (resolved per volume) or numbers (``None``: the inscribed
+    ball).
+
+    >>> check_placement([4, 4.5, 5], "enclosing")
+    ((4.0, 4.5, 5.0), 'enclosing')
+    """
+    if isinstance(center, str):
+        check_choice("center", center, ("centroid",))
+    else:
+        center = _check_center(center)
+    if isinstance(radius, str):
+        check_choice("radius", radius, ("enclosing",))
+    else:
+        radius = _check_radius(radius)
+    return center, radius
 
 
 @multi_device(split=BallSplit)
@@ -189,6 +210,7 @@ class Zernike3DTransform:
         return self._recon
 
     # ------------------------------------------------------------------ transforms
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 3 * (self.order + 1), arg=1))
     def forward(self, volume: Any, *, progress: bool | None = None) -> Zernike3DMoments:
         """Moments of ``volume`` shaped ``(..., D, H, W)`` (real; NumPy or torch).
 
@@ -227,6 +249,8 @@ class Zernike3DTransform:
         cdt = torch.complex128 if self.dtype == torch.float64 else torch.complex64
         return c.reshape(-1, self.index.size).to(cdt), kind, batch
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint :math:`A^H` of :meth:`forward` for the real inner products:
         :math:`\mathrm{Re}\langle A f, y\rangle = \langle f, A^H y\rangle`.
@@ -257,6 +281,8 @@ class Zernike3DTransform:
             moments = Zernike3DMoments(c.reshape(*batch, -1), self, kind)
         return moments.reconstruct(orders)
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Real volumes ``(B, D, H, W)`` :math:`\\mathrm{Re} \\sum_K c_K Z_K` at the voxel
         centres (zero outside the ball) from ``(B, K)`` coefficients (``m >= 0``, with the
@@ -311,6 +337,7 @@ def placement(volume: torch.Tensor, center: Any, radius: Any
     return center, radius  # type: ignore[return-value]
 
 
+@cpu_call(per_value(lambda volume, order, *a, k=1, **kw: k ** 3 * (order + 1)))
 def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = "midpoint",
                       center: Any = None, radius: Any = None, dtype: Any = None,
                       device: Any = None, memory_budget: float | None = None,

@@ -60,6 +60,7 @@ from .._memory import (
     rows_per_chunk,
 )
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import check_channel_axis, check_choice, check_int, check_real, check_shape
 from ..moments import Moments
 from ..parallel import multi_device
@@ -469,6 +470,9 @@ class JacobiTransform:
 
 
     # ---------------------------------------------------------------- transforms
+    # work: the first axis's matrix product dominates, (order + 1) k multiply-adds per value,
+    # a matrix product's multiply-add being about a quarter of the unit of GRAIN
+    @cpu_call(per_value(lambda self, *a, **k: self.k * (self.order + 1) / 4, arg=1))
     def _forward_tensor(self, t: torch.Tensor, kind: ArrayKind,
                         source: Any = None) -> BoxMoments:
         """The moments of ``t`` (the plan's trailing shape); ``source``: when given, ``t``
@@ -601,6 +605,8 @@ class JacobiTransform:
             out = out.squeeze(len(batch) + ax)
         return out, drop
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape)
+                        / (4 * (self.order + 1) ** (self.ndim - 1)), arg=1))
     def inverse(self, coeffs: Any, *, order: int | None = None, region: Any = None,
                 clip: Any = None, fill: float = math.nan) -> Any:
         """Reconstruct from moments (Eq. 23/26) at pixel centres: whole, partial or a region,
@@ -658,6 +664,8 @@ class JacobiTransform:
         return to_output(out, kind)
 
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape)
+                        / (4 * (self.order + 1) ** (self.ndim - 1)), arg=1))
     def adjoint(self, y: Any) -> Any:
         """The adjoint of :meth:`forward`: ``<forward(x), y> = <x, adjoint(y)>``.
 

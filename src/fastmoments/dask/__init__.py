@@ -6,8 +6,14 @@ chunking advice and thread sizing.
 
 * :func:`features`: moment feature vectors, one row per image of a batch chunked along its
   batch axes; :func:`feature_names` labels the columns.
+* :func:`object_features`: moment features of every object of a chunked label image
+  (objects that cross chunk edges included), equal to the in-memory
+  :func:`fastmoments.recognition.object_features`.
 * :func:`moments`: the flat coefficients of any disk or box plan over a chunked batch
   (:func:`flat_index` names them; the plan travels as plain values, :func:`recipe`).
+* :func:`zernike3d`: 3-D Zernike invariants (or moments) of a stack of volumes chunked along
+  its batch axes (a Zarr store through :func:`dask.array.from_zarr`), one row per volume;
+  :func:`zernike3d_names` labels the columns.
 * :func:`gaussian_filter1d`, :func:`cwt`: along an axis that is itself chunked (a long
   recording in chunks), each chunk with its neighbours' samples over the plan's kernel support
   (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
@@ -27,7 +33,9 @@ from __future__ import annotations
 
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
+from ._objects import object_features
 from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
+from ._volumes import zernike3d, zernike3d_names
 from ._workers import (
     MEMORY_PRELOAD,
     REUSE_MEMORY_ENV,
@@ -51,6 +59,9 @@ __all__ = [
     "gaussian_filter1d",
     "local_cluster",
     "moments",
+    "object_features",
     "plan_builds",
     "recipe",
+    "zernike3d",
+    "zernike3d_names",
 ]

@@ -8,6 +8,7 @@ Geometry (:mod:`.sampling`) -> families (:mod:`.families`, radial functions in
 from .api import order_pairs, pseudo_zernike_moments, zernike_moments
 from .families import FAMILIES, DiskFamily, get_family
 from .moments import DiskMoments
+from .placement import Placement, centroid
 from .sampling import DiskSampling, disk_sampling, pixel_mask
 from .transform import DiskTransform, PseudoZernikeTransform, ZernikeTransform
 
@@ -17,8 +18,10 @@ __all__ = [
     "DiskMoments",
     "DiskSampling",
     "DiskTransform",
+    "Placement",
     "PseudoZernikeTransform",
     "ZernikeTransform",
+    "centroid",
     "disk_sampling",
     "get_family",
     "order_pairs",

@@ -174,20 +174,222 @@ def column_extremes(lab, lut, first_col, offset, rmin, rmax):  # pragma: no cove
                 rmax[e] = i
 
 
-@njit(cache=True, error_model="numpy")
-def zernike_image_sums(lab, lut, img, centre, radius, order, cellprofiler, limit,
-                       out):  # pragma: no cover - compiled
-    """:func:`zernike_label_sums` over every labelled pixel of a whole label image, in row
-    order (``img``: the intensities, or a ``(0, 0)`` array for weight 1)."""
-    H = order // 2 + 2
-    prev2, prev1, cur = np.zeros(H), np.zeros(H), np.zeros(H)
-    pr, pi = np.empty(order + 1), np.empty(order + 1)
+#: Pixels of one object evaluated together (their scratch, about 3 (order + 2) doubles a
+#: pixel, stays in the first cache levels).
+PIECE = 256
+#: Labelled pixels gathered per band of rows (the band's scratch: 3 numbers a pixel).
+BAND_PIXELS = 1 << 18
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def zernike_image_sums(lab, lut, img, centre, radius, order, cellprofiler, limit, out,
+                       row0=0, col0=0):  # pragma: no cover - compiled
+    r""":func:`zernike_label_sums` over every labelled pixel of a whole label image (``img``:
+    the intensities, or a ``(0, 0)`` array for weight 1), object by object.
+
+    The image goes in bands of rows (about :data:`BAND_PIXELS` pixels); the labelled pixels
+    of a band are put in order of their object (a counting sort), and each object's pixels
+    are evaluated together, in pieces of :data:`PIECE`, each step a loop over the piece that
+    the compiler can vectorise: the positions :math:`\hat x, \hat y, \rho^2` (with the
+    operations of :func:`_add_pixel`, so that the same pixels pass the test
+    :math:`\rho^2 \le` ``limit``; a pixel that fails it weighs 0), the powers :math:`u^m`,
+    the radial recurrence, and for each moment the piece's sum, added to the object's sums
+    once a piece (re-association is allowed in these sums only). ``row0``, ``col0``: where
+    ``lab`` lies in a larger image (its pixel ``(i, j)`` is at ``(row0 + i, col0 + j)``, the
+    coordinates of ``centre``).
+    """
+    T = order
+    H = T // 2 + 2
+    S = PIECE
+    n_obj = radius.shape[0]
+    height, width = lab.shape
+    band = max(1, BAND_PIXELS // max(width, 1))
+    count = np.zeros(n_obj, np.int64)
+    fill = np.zeros(n_obj, np.int64)
+    touched = np.empty(n_obj, np.int64)
+    size = band * width
+    prow = np.empty(size, np.int64)
+    pcol = np.empty(size, np.int64)
+    pw = np.empty(size)
+    ur = np.empty(S)
+    ui = np.empty(S)
+    rho = np.empty(S)
+    pr = np.empty((T + 1, S))
+    pi = np.empty((T + 1, S))
+    rad = np.zeros((3, H, S))  # R_n, R_{n-1}, R_{n-2} in rotating slots
     weighted = img.shape[0] > 0
-    for i in range(lab.shape[0]):
-        for j in range(lab.shape[1]):
-            v = lab[i, j]
-            if v == 0:
+    for b0 in range(0, height, band):
+        b1 = min(height, b0 + band)
+        nt = 0
+        for i in range(b0, b1):
+            for j in range(width):
+                v = lab[i, j]
+                if v != 0:
+                    k = lut[v]
+                    if count[k] == 0:
+                        touched[nt] = k
+                        nt += 1
+                    count[k] += 1
+        off = 0
+        for e in range(nt):
+            k = touched[e]
+            fill[k] = off
+            off += count[k]
+        for i in range(b0, b1):
+            for j in range(width):
+                v = lab[i, j]
+                if v != 0:
+                    k = lut[v]
+                    p = fill[k]
+                    prow[p] = i + row0
+                    pcol[p] = j + col0
+                    pw[p] = np.float64(img[i, j]) if weighted else 1.0
+                    fill[k] = p + 1
+        for e in range(nt):
+            k = touched[e]
+            n_px = count[k]
+            first = fill[k] - n_px
+            count[k] = 0
+            r = radius[k]
+            if not r > 0:  # radius 0 or NaN: no pixel passes the test
                 continue
-            w = np.float64(img[i, j]) if weighted else 1.0
-            _add_pixel(lut[v], i, j, w, centre, radius, order, cellprofiler, limit, out,
-                       prev2, prev1, cur, pr, pi)
+            ci = centre[k, 0]
+            cj = centre[k, 1]
+            for p0 in range(first, first + n_px, S):
+                L = min(S, first + n_px - p0)
+                for t in range(L):
+                    dy = (prow[p0 + t] - ci) / r
+                    dx = (pcol[p0 + t] - cj) / r
+                    rho2 = dx * dx + dy * dy
+                    keep = rho2 <= limit
+                    inside = keep and rho2 > 0
+                    q = math.sqrt(rho2) if inside else 1.0
+                    a = dx
+                    b = dy
+                    if cellprofiler:
+                        a = dy
+                        b = dx
+                    rho[t] = q if inside else 0.0
+                    ur[t] = a / q if inside else 0.0
+                    ui[t] = b / q if inside else 0.0
+                    pr[0, t] = pw[p0 + t] if keep else 0.0
+                    pi[0, t] = 0.0
+                _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"}, inline="always")
+def _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad):  # pragma: no cover - compiled
+    """Add the kernel values of the ``L`` pixels of a run (``rho``, unit direction ``ur``,
+    ``ui``, weight ``pr[0]``) to ``out[k]``."""
+    for m in range(1, T + 1):
+        for t in range(L):
+            pr[m, t] = pr[m - 1, t] * ur[t] - pi[m - 1, t] * ui[t]
+            pi[m, t] = pr[m - 1, t] * ui[t] + pi[m - 1, t] * ur[t]
+    cur, prev1, prev2 = rad[0], rad[1], rad[2]  # R_n, R_{n-1}, R_{n-2}, rotated
+    pos = 0
+    for n in range(T + 1):
+        L2 = n // 2 + 1
+        par = n % 2
+        if n >= 1:
+            top = (n - 1) // 2
+            for t in range(L):
+                cur[L2 - 1, t] = rho[t] * prev1[top, t]
+        for q in range(L2):
+            m = par + 2 * q
+            sr = 0.0
+            si = 0.0
+            if n == 0:
+                for t in range(L):
+                    cur[0, t] = 1.0
+                    sr += pr[0, t]
+                    si += pi[0, t]
+            elif q == L2 - 1:  # R_nn = rho R_{n-1,n-1}, made above
+                for t in range(L):
+                    v = cur[q, t]
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
+            elif par == 0 and q == 0:
+                for t in range(L):
+                    v = 2.0 * rho[t] * prev1[0, t] - prev2[0, t]
+                    cur[0, t] = v
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
+            else:
+                a = q - 1 + par  # R_{n-1, m-1} and R_{n-1, m+1} are rows a, a + 1
+                for t in range(L):
+                    v = rho[t] * (prev1[a, t] + prev1[a + 1, t]) - prev2[q, t]
+                    cur[q, t] = v
+                    sr += v * pr[m, t]
+                    si += v * pi[m, t]
+            out[k, pos + q, 0] += sr
+            out[k, pos + q, 1] += si
+        pos += L2
+        cur, prev1, prev2 = prev2, cur, prev1
+
+
+# ---------------------------------------------------------------------------- geometry
+@njit(cache=True)
+def _turns_left(ax, ay, bx, by, cx, cy):  # pragma: no cover - compiled
+    """z of (b - a) x (c - b) > 0, exact in int64."""
+    return (bx - ax) * (cy - by) - (cx - bx) * (by - ay) > 0
+
+
+@njit(cache=True)
+def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
+                           counts):  # pragma: no cover - compiled
+    """Strict convex hull vertices of every object from its column extremes, by Andrew's
+    monotone chain per object: the lower chain (``row_min``, columns ascending), then the
+    upper chain (``row_max``, columns descending), each pushed on a stack that drops its top
+    while the path does not turn strictly left. An end column of one pixel is that pixel in
+    both chains: it is shared, not repeated. Gives the vertices of
+    :func:`fastmoments.disk.enclosing.convex_hulls`, in its order (object ``k``'s columns are
+    entries ``first[k] .. first[k] + ncol[k] - 1``; its vertices go to
+    ``out_*[2 first[k] ...]``, their number to ``counts[k]``)."""
+    for k in range(first.shape[0]):
+        s = first[k]
+        last = s + ncol[k] - 1
+        base = 2 * s
+        top = 0
+        for e in range(s, last + 1):  # lower chain
+            x = col[e]
+            y = row_min[e]
+            while top >= 2 and not _turns_left(out_col[base + top - 2], out_row[base + top - 2],
+                                               out_col[base + top - 1], out_row[base + top - 1],
+                                               x, y):
+                top -= 1
+            out_col[base + top] = x
+            out_row[base + top] = y
+            top += 1
+        lower = top
+        if row_max[last] == row_min[last]:
+            start = top - 1  # the last column's pixel begins the upper chain
+            e_begin = last - 1
+        else:
+            start = top
+            e_begin = last
+        for e in range(e_begin, s - 1, -1):  # upper chain
+            x = col[e]
+            y = row_max[e]
+            while top - start >= 2 and not _turns_left(
+                    out_col[base + top - 2], out_row[base + top - 2],
+                    out_col[base + top - 1], out_row[base + top - 1], x, y):
+                top -= 1
+            out_col[base + top] = x
+            out_row[base + top] = y
+            top += 1
+        if top > lower and row_max[s] == row_min[s]:
+            top -= 1  # the upper chain ended on the lower chain's first pixel
+        counts[k] = top
+
+
+@njit(cache=True)
+def all_finite(img):  # pragma: no cover - compiled
+    """Whether every value of a 2-D float array is finite (no NaN, no infinity)."""
+    ok = True
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1]):
+            v = img[i, j]
+            ok &= (v - v) == 0.0  # NaN and +-inf give NaN
+        if not ok:
+            return False
+    return ok

@@ -15,8 +15,16 @@ from .._validate import check_choice, check_int, check_int_list
 from ..parallel import first_device, resolve_devices
 from .families import check_family_pairs, get_family
 from .moments import DiskMoments
+from .placement import check_center, check_radius
 from .sampling import QUADRATURES, RULES
-from .transform import cached_transform, channels_first, estimate_disk_memory, image_size
+from .transform import (
+    cached_transform,
+    channels_first,
+    disk_geometry,
+    estimate_disk_memory,
+    placed_forward,
+    transform_for,
+)
 
 __all__ = ["order_pairs", "pseudo_zernike_moments", "zernike_moments"]
 
@@ -45,7 +53,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
              rule: str, method: str | None, repetitions: Sequence[int] | None,
              pairs: Sequence[tuple[int, int]] | None, device: Any, dtype: Any,
              memory_budget: float | None, progress: bool | None = None,
-             channel_axis: Any = None) -> DiskMoments:
+             channel_axis: Any = None, center: Any = None, radius: Any = None) -> DiskMoments:
     # every argument is checked and made a plain value of its exact type before the plan
     # cache sees it (the plan cache takes True, 1 and 1.0 for one key)
     fam = get_family(family)
@@ -77,6 +85,7 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
             raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
     memory_budget = check_memory_budget(memory_budget)
     progress = check_progress(progress)
+    center, radius = check_center(center), check_radius(radius)
     work = None if dtype is None else real_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
@@ -85,14 +94,27 @@ def _moments(family: str, image: Any, order: int | None, *, k: int, quadrature: 
         in_dtype, in_dev = arr.dtype, torch.device("cpu")
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
-    size = image_size(input_shape(image, "image"), rule=rule)
-    estimate_disk_memory(fam, size, order if pairs is None else None, pairs=pairs,
+    shape = input_shape(image, "image")
+    size, placement = disk_geometry(shape, None if center == "centroid" else center,
+                                    1.0 if center == "centroid" and radius is None else radius,
+                                    rule)
+    estimate_disk_memory(fam, size if placement is None else placement.shape,
+                         order if pairs is None else None, pairs=pairs,
                          repetitions=repetitions, k=k, dtype=dt, device=first_device(dev),
                          memory_budget=memory_budget)
-    plan = cached_transform(fam.name, size, order or 0, k=k, quadrature=quadrature,
-                            rule=rule, method=method, repetitions=repetitions, pairs=pairs,
-                            dtype=dt, device=dev, memory_budget=memory_budget)
-    out = plan.forward(image, progress=progress)
+    options = {"k": k, "quadrature": quadrature, "rule": rule, "method": method,
+               "repetitions": repetitions, "pairs": pairs, "dtype": dt,
+               "memory_budget": memory_budget}
+
+    def plan_for(size: int, placement: Any, cached: bool) -> Any:
+        if cached:
+            return cached_transform(fam.name, size, order or 0, device=dev,
+                                    placement=placement, **options)
+        return transform_for(fam.name, size, order or 0, device=dev, placement=placement,
+                             **options)
+
+    out = placed_forward(image, center=center, radius=radius, rule=rule, plan_for=plan_for,
+                         progress=progress)
     out.channels = move
     return out
 
@@ -102,7 +124,9 @@ _DOC = r"""{title} of an image or a batch of images.
     Parameters
     ----------
     image : array_like or torch.Tensor
-        ``(..., N, N)`` real images (NumPy or torch; float32, float64 or integers).
+        ``(..., N, N)`` real images (NumPy or torch; float32, float64 or integers), or
+        ``(..., H, W)`` of any shape with ``center`` or ``radius`` (a non-square image
+        needs one of them: the disk is then placed on it).
     order : int
         Highest order ``T``: every moment with ``n <= T`` is computed ({count}).
     pairs : sequence of (n, m), optional
@@ -136,6 +160,18 @@ _DOC = r"""{title} of an image or a batch of images.
         ``channel_axis=1``), and ``A.reconstruct()`` puts them back where they were. Without
         it, a non-square ``(..., H, W, 3)`` or ``(..., H, W, 4)`` image is refused with a
         message about colour channels.
+    center : (float, float), "centroid" or None, optional
+        Centre ``(row, col)`` of the disk in pixels, pixel centres at integers (mahotas'
+        and scikit-image's convention); ``"centroid"``: the intensity centre of mass of each
+        image (:func:`fastmoments.disk.placement.centroid`; images of a batch are grouped by
+        equal centre, one plan per group, and ``A.center`` lists the centres); None
+        (default): the image centre.
+    radius : float, optional
+        Radius of the disk in pixels; default the largest disk around the centre inside
+        the image (``N/2`` for the centre of a square image: the default mapping, unchanged).
+        Pixels outside the disk (by ``rule``) and parts of the disk outside the image are
+        ignored; see :mod:`fastmoments.disk.placement` and, for mahotas' numbers, the disk
+        guide's section "Coming from mahotas / scikit-image".
 
     Returns
     -------
@@ -145,8 +181,11 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, negative order, k < 1, unknown options, invalid pairs,
-        both ``order`` and ``pairs``, ``repetitions`` with ``pairs`` or beyond the order.
+        Non-square images without ``center`` or ``radius``, NaN/inf images, negative
+        order, k < 1, unknown options, invalid pairs, both ``order`` and ``pairs``,
+        ``repetitions`` with ``pairs`` or beyond the order; a ``center`` outside the image,
+        not of length 2 or with NaN, a ``radius`` <= 0 or NaN, a disk that holds no pixel,
+        ``center="centroid"`` on an image that sums to 0.
     TypeError
         Orders, ``k``, repetitions or pairs that are not integers (floats and bools are
         not integers: ``2.5`` is never truncated), a bad ``memory_budget`` or ``dtype``.
@@ -176,6 +215,9 @@ _DOC = r"""{title} of an image or a batch of images.
     >>> C = {func}(rgb, 4, channel_axis=-1)
     >>> C.batch_shape, C[2, 0].shape, C.reconstruct().shape
     ((3,), (3,), (64, 64, 3))
+    >>> D = {func}(img[:, :50], 6, center=(30, 33), radius=12.5)  # any shape, any disk
+    >>> D.center, D.radius, D.reconstruct().shape
+    ((30.0, 33.0), 12.5, (64, 50))
 """
 
 
@@ -185,11 +227,12 @@ def zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None, 
                     device: Any = None, dtype: Any = None,
                     memory_budget: float | None = None,
                     progress: bool | None = None,
-                    channel_axis: int | None = None) -> DiskMoments:
+                    channel_axis: int | None = None, center: Any = None,
+                    radius: float | None = None) -> DiskMoments:
     return _moments("zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
                     dtype=dtype, memory_budget=memory_budget, progress=progress,
-                    channel_axis=channel_axis)
+                    channel_axis=channel_axis, center=center, radius=radius)
 
 
 def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any = None,
@@ -198,11 +241,12 @@ def pseudo_zernike_moments(image: Any, order: int | None = None, *, pairs: Any =
                            device: Any = None, dtype: Any = None,
                            memory_budget: float | None = None,
                            progress: bool | None = None,
-                           channel_axis: int | None = None) -> DiskMoments:
+                           channel_axis: int | None = None, center: Any = None,
+                           radius: float | None = None) -> DiskMoments:
     return _moments("pseudo-zernike", image, order, k=k, quadrature=quadrature, rule=rule,
                     method=method, repetitions=repetitions, pairs=pairs, device=device,
                     dtype=dtype, memory_budget=memory_budget, progress=progress,
-                    channel_axis=channel_axis)
+                    channel_axis=channel_axis, center=center, radius=radius)
 
 
 zernike_moments.__doc__ = _DOC.format(
@@ -211,7 +255,8 @@ zernike_moments.__doc__ = _DOC.format(
     func="zernike_moments",
     notes=(r":math:`A_{nm} = \frac{n+1}{\pi}\sum f(x, y) R_{nm}(\rho) e^{-im\theta} \Delta x "
            r"\Delta y` over the sample points (thesis Eq. 2.10, 3.23), with "
-           r":math:`\Delta x = \Delta y = 2/(Nk)`."))
+           r":math:`\Delta x = \Delta y = 2/(Nk)` (:math:`1/(kR)` on a disk of radius "
+           r":math:`R` pixels)."))
 pseudo_zernike_moments.__doc__ = _DOC.format(
     title="Pseudo-Zernike moments", count="(T+1)^2 of them, stored for m >= 0",
     methods='"deng", "direct", "jacobi"', eqs="3.12-3.15", func="pseudo_zernike_moments",

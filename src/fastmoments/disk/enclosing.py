@@ -11,10 +11,12 @@ Convex hull
     two dimensions", Information Processing Letters 9, 1979): the lower chain (smallest row
     of each column, columns ascending) followed by the upper chain (largest row, columns
     descending) is a closed polygon whose convex vertices, pruned until none is reflex or
-    collinear, are the hull. Here every object is pruned at once: each round drops, in all
-    objects together, the points where the polygon does not turn strictly left, with exact
-    integer cross products; a hull vertex is never dropped (it lies strictly outside every
-    segment between two other points), so the rounds end on the strict hull. The vertices
+    collinear, are the hull. By default (``method="numba"``) each object's two chains go
+    through Andrew's stack in compiled code, one object after another. The plain reference
+    (``method="numpy"``) prunes every object at once: each round drops, in all objects
+    together, the points where the polygon does not turn strictly left; a hull vertex is
+    never dropped (it lies strictly outside every segment between two other points), so the
+    rounds end on the strict hull. Both use exact integer cross products. The vertices
     come out counter-clockwise in the :math:`(x, y) = (j, i)` plane starting from the point
     of smallest column (smallest row among those), the order of
     ``centrosome.cpmorphology.convex_hull`` (the code CellProfiler runs).
@@ -36,19 +38,24 @@ Minimum enclosing circle
     object) would otherwise fall on either side of it by rounding.
 
 The circle is a small geometric problem on few points per object (the hull of an object of
-radius :math:`R` pixels has :math:`O(R^{2/3})` vertices), so it runs in NumPy on the host
-whatever device computes the moments.
+radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs in NumPy on the host, where
+CellProfiler's bits are kept; :func:`minimum_enclosing_circles_torch` runs the same steps in
+torch on a GPU (the standard convention's route on CUDA, where the last bits of a centre do
+not decide which pixels count).
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-__all__ = ["convex_hulls", "minimum_enclosing_circles"]
+import numpy as np
+import torch
+
+__all__ = ["convex_hulls", "minimum_enclosing_circles", "minimum_enclosing_circles_torch"]
 
 
 def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max: np.ndarray,
-                 n_objects: int) -> tuple[np.ndarray, np.ndarray]:
+                 n_objects: int, *, method: str = "numba") -> tuple[np.ndarray, np.ndarray]:
     """Strict convex hull vertices of every object, from its column extremes.
 
     Parameters
@@ -59,6 +66,10 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
         pixels in that column (int64).
     n_objects : int
         The number of objects; each has at least one column.
+    method : {"numba", "numpy"}
+        ``"numba"``: Andrew's monotone chain object by object, compiled
+        (:func:`fastmoments.disk._numba_labels.convex_hulls_by_object`); ``"numpy"``: every
+        object pruned in lock step (module notes), the plain reference. The same output.
 
     Returns
     -------
@@ -70,9 +81,13 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
         ``(n_objects,)`` the number of vertices of each object (1 for a single pixel, 2 for
         pixels on one line).
     """
+    if method not in ("numba", "numpy"):
+        raise ValueError(f"method must be 'numba' or 'numpy', got {method!r}")
     if n_objects == 0:
         return np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
     ncol = np.bincount(obj, minlength=n_objects)
+    if method == "numba":
+        return _hulls_compiled(ncol, col, row_min, row_max)
     first = np.concatenate([[0], np.cumsum(ncol)[:-1]])
     last = first + ncol - 1
     # the closed polygon: lower chain (row_min, columns ascending), then upper chain
@@ -108,6 +123,23 @@ def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max:
                                               protect[keep])
     counts = np.bincount(seq_obj, minlength=n_objects)
     return np.stack([seq_row, seq_col], axis=1), counts
+
+
+def _hulls_compiled(ncol: np.ndarray, col: np.ndarray, row_min: np.ndarray,
+                    row_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from ._numba_labels import convex_hulls_by_object
+
+    first = np.concatenate([[0], np.cumsum(ncol)[:-1]]).astype(np.int64)
+    size = 2 * len(col)
+    out_row = np.empty(size, np.int64)
+    out_col = np.empty(size, np.int64)
+    counts = np.zeros(len(ncol), np.int64)
+    convex_hulls_by_object(first, ncol.astype(np.int64), np.ascontiguousarray(col, np.int64),
+                           np.ascontiguousarray(row_min, np.int64),
+                           np.ascontiguousarray(row_max, np.int64), out_row, out_col, counts)
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    at = np.repeat(2 * first - start, counts) + np.arange(int(counts.sum()))
+    return np.stack([out_row[at], out_col[at]], axis=1), counts
 
 
 def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
@@ -150,26 +182,26 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
     s1 = np.ones(n, np.int64)
     active = np.flatnonzero(counts > 2)
     half_pi = np.pi / 2
+    pad_y = np.ascontiguousarray(pad[..., 0])  # the coordinates apart: contiguous rows
+    pad_x = np.ascontiguousarray(pad[..., 1])
     while active.size:
-        P = pad[active]
-        a0 = P[np.arange(active.size), s0[active]]
-        a1 = P[np.arange(active.size), s1[active]]
+        py, px = pad_y[active], pad_x[active]
+        a0 = pad[active, s0[active]]
+        a1 = pad[active, s1[active]]
         cand = valid[active].copy()
         cand[np.arange(active.size), s0[active]] = False
         cand[np.arange(active.size), s1[active]] = False
         # dot products written out over the two coordinates (the same sums as NumPy's
-        # reductions over an axis of length 2, which cost more than the arithmetic)
+        # reductions over an axis of length 2, which cost more than the arithmetic), each
+        # step in place where it can be: the same operations on the same operands
         s01 = a0 - a1
         sy, sx = s01[:, 0:1], s01[:, 1:2]
-        vs0 = P - a0[:, None, :]
-        vs1 = P - a1[:, None, :]
         l01 = sy * sy + sx * sx
         with np.errstate(invalid="ignore", divide="ignore"):
-            at_s1 = np.abs(np.arccos((sy * vs1[..., 0] + sx * vs1[..., 1])
-                                     / np.sqrt(l01 * (vs1[..., 0] ** 2 + vs1[..., 1] ** 2))))
-            at_s0 = np.abs(np.arccos(((-sy) * vs0[..., 0] + (-sx) * vs0[..., 1])
-                                     / np.sqrt(l01 * (vs0[..., 0] ** 2 + vs0[..., 1] ** 2))))
-        at_v = np.pi - at_s1 - at_s0
+            at_s1 = _angle(sy, sx, l01, py - a1[:, 0:1], px - a1[:, 1:2])
+            at_s0 = _angle(-sy, -sx, l01, py - a0[:, 0:1], px - a0[:, 1:2])
+        at_v = np.pi - at_s1
+        at_v -= at_s0
         at_v = np.where(cand, at_v, np.inf)
         best = _first_minimum(at_v, cand)
         rows = np.arange(active.size)
@@ -185,7 +217,7 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         if circum.any():
             k = active[circum]
             centres[k], radii[k] = _circumcircle(a0[circum], a1[circum],
-                                                 P[rows[circum], best[circum]])
+                                                 pad[active[circum], best[circum]])
         move = ~diameter & ~circum
         k = active[move]
         replace_s0 = b_s0[move] > half_pi
@@ -193,6 +225,23 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         s1[k[~replace_s0]] = best[move][~replace_s0]
         active = k
     return centres, radii
+
+
+def _angle(ay: np.ndarray, ax: np.ndarray, l01: np.ndarray, vy: np.ndarray, vx: np.ndarray
+           ) -> np.ndarray:
+    """``|arccos((a . v) / sqrt(|a|^2 |v|^2))|`` with ``|a|^2 = l01``, as
+    ``np.abs(np.arccos((ay * vy + ax * vx) / np.sqrt(l01 * (vy ** 2 + vx ** 2))))`` computes
+    it, in place (``vy``, ``vx`` are scratch)."""
+    num = ay * vy
+    num += ax * vx
+    np.square(vy, out=vy)
+    np.square(vx, out=vx)
+    vy += vx
+    np.multiply(l01, vy, out=vy)
+    np.sqrt(vy, out=vy)
+    num /= vy
+    np.arccos(num, out=num)
+    return np.abs(num, out=num)
 
 
 def _first_minimum(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -224,3 +273,113 @@ def _circumcircle(p0: np.ndarray, p1: np.ndarray, p2: np.ndarray
     centre = np.stack([cy, cx], axis=1)
     d = p0 - centre
     return centre, np.sqrt((d ** 2).sum(1))
+
+
+def minimum_enclosing_circles_torch(points: torch.Tensor, counts: torch.Tensor
+                                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`minimum_enclosing_circles` in torch operations, on the device of ``points``
+    (a GPU: one short sequence of kernels per step of Chrystal's algorithm, all objects in
+    lock step, no copy to the host but the number of objects still active).
+
+    The same steps and formulas; two things may differ in the last bits: ``arccos`` is the
+    device's, and among vertices that see the side under exactly the same computed angle the
+    first in hull order is taken (CellProfiler's code takes the first in NumPy's sort of all
+    objects' angles). The circle is the same; its centre and radius may differ by rounding.
+
+    Parameters
+    ----------
+    points : torch.Tensor
+        ``(P, 2)`` float64 hull vertices (:func:`convex_hulls`).
+    counts : torch.Tensor
+        ``(n,)`` int64 vertices per object, each at least 1, on the same device.
+
+    Returns
+    -------
+    centres, radii : torch.Tensor
+        ``(n, 2)`` and ``(n,)`` float64.
+
+    Examples
+    --------
+    >>> pts = torch.tensor([[0.0, 0.0], [0.0, 4.0], [3.0, 4.0], [3.0, 0.0]])
+    >>> c, r = minimum_enclosing_circles_torch(pts.double(), torch.tensor([4]))
+    >>> c.tolist(), r.tolist()
+    ([[1.5, 2.0]], [2.5])
+    """
+    dev = points.device
+    n = len(counts)
+    centres = torch.zeros(n, 2, dtype=torch.float64, device=dev)
+    radii = torch.zeros(n, dtype=torch.float64, device=dev)
+    if n == 0:
+        return centres, radii
+    kmax = max(int(counts.max()), 2)
+    start = torch.cumsum(counts, 0) - counts
+    obj = torch.repeat_interleave(torch.arange(n, device=dev), counts)
+    slot = torch.arange(len(points), device=dev) - start[obj]
+    pad = torch.zeros(n, kmax, 2, dtype=torch.float64, device=dev)
+    pad[obj, slot] = points.to(torch.float64)
+    valid = torch.arange(kmax, device=dev)[None, :] < counts[:, None]
+    one = counts == 1
+    centres[one] = pad[one, 0]
+    two = counts == 2
+    centres[two] = (pad[two, 0] + pad[two, 1]) / 2
+    d = centres[two] - pad[two, 0]
+    radii[two] = torch.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
+    s0 = torch.zeros(n, dtype=torch.int64, device=dev)
+    s1 = torch.ones(n, dtype=torch.int64, device=dev)
+    active = torch.nonzero(counts > 2).reshape(-1)
+    half_pi = math.pi / 2
+    inf = torch.tensor(math.inf, dtype=torch.float64, device=dev)
+    while active.numel():
+        P = pad[active]
+        rows = torch.arange(len(active), device=dev)
+        a0 = P[rows, s0[active]]
+        a1 = P[rows, s1[active]]
+        cand = valid[active].clone()
+        cand[rows, s0[active]] = False
+        cand[rows, s1[active]] = False
+        s01 = a0 - a1
+        sy, sx = s01[:, 0:1], s01[:, 1:2]
+        vs0 = P - a0[:, None, :]
+        vs1 = P - a1[:, None, :]
+        l01 = sy * sy + sx * sx
+        at_s1 = torch.abs(torch.arccos((sy * vs1[..., 0] + sx * vs1[..., 1])
+                                       / torch.sqrt(l01 * (vs1[..., 0] ** 2
+                                                           + vs1[..., 1] ** 2))))
+        at_s0 = torch.abs(torch.arccos(((-sy) * vs0[..., 0] + (-sx) * vs0[..., 1])
+                                       / torch.sqrt(l01 * (vs0[..., 0] ** 2
+                                                           + vs0[..., 1] ** 2))))
+        at_v = torch.where(cand, math.pi - at_s1 - at_s0, inf)
+        low = at_v.min(dim=1, keepdim=True).values
+        best = (at_v == low).to(torch.int8).argmax(dim=1)  # the first smallest
+        min_v, b_s1, b_s0 = at_v[rows, best], at_s1[rows, best], at_s0[rows, best]
+        none = ~cand.any(1)
+        diameter = none | (min_v >= half_pi)
+        circum = ~diameter & (b_s1 <= half_pi) & (b_s0 <= half_pi) & (min_v <= half_pi)
+        k = active[diameter]
+        p, q = a0[diameter], a1[diameter]
+        centres[k] = (p + q) / 2
+        radii[k] = torch.sqrt(((p - q) ** 2).sum(1)) / 2
+        k = active[circum]
+        c, r = _circumcircle_torch(a0[circum], a1[circum], P[rows[circum], best[circum]])
+        centres[k], radii[k] = c, r
+        move = ~diameter & ~circum
+        k = active[move]
+        bm = best[move]
+        replace_s0 = b_s0[move] > half_pi
+        s0[k[replace_s0]] = bm[replace_s0]
+        s1[k[~replace_s0]] = bm[~replace_s0]
+        active = k
+    return centres, radii
+
+
+def _circumcircle_torch(p0: torch.Tensor, p1: torch.Tensor, p2: torch.Tensor
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`_circumcircle` in torch operations."""
+    y0, x0, y1, x1, y2, x2 = p0[:, 0], p0[:, 1], p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]
+    q0, q1, q2 = (p0 ** 2).sum(1), (p1 ** 2).sum(1), (p2 ** 2).sum(1)
+    den = 2 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
+    cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
+    cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
+    centre = torch.stack([cy, cx], dim=1)
+    d = p0 - centre
+    return centre, torch.sqrt((d ** 2).sum(1))

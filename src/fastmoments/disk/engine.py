@@ -41,6 +41,7 @@ import torch
 from .._array import complex_dtype
 from .._memory import format_bytes, memory_budget
 from .._progress import progress_bar
+from .._threads import threads_for
 from . import routes, triton_radial
 from .compression import RadialCompression, node_count
 from .families import DiskFamily
@@ -131,7 +132,14 @@ class DiskEngine:
         self.fused_angular = triton_radial.available(device)
         #: the compiled CPU angular stage (:mod:`._numba_angular`) for large chunks
         #: (:data:`.routes.NUMBA_ANGULAR_WORK`); off: the torch path
-        self.numba_angular = device.type == "cpu"
+        self.numba_angular = device.type == "cpu" and sampling.symmetric
+        #: every orbit is one point (a disk placed off the pixel grid's symmetries,
+        #: :func:`.sampling.placed_sampling`): the angular stage multiplies each point's
+        #: value by its exponentials, without the orbit's DFTs
+        self.single = not sampling.symmetric
+        if self.single:
+            self.pix0 = self.pix[:, 0].contiguous()
+            self.w0 = self.usedw[:, 0].contiguous()
         self._theta0_np = np.ascontiguousarray(sampling.theta0, dtype=np.float64)
         self._ms_np = np.asarray(index.ms, dtype=np.int64)
         counts = np.diff(self.gstart)
@@ -193,7 +201,7 @@ class DiskEngine:
         any work done) when its tables cannot fit in the budget."""
         item = _ITEM[self.dtype]
         one_image = (self.n_cols * self.n_rows * 2 * item * 3  # outputs
-                     + self.sampling.size**2 * item * 2)  # image in and out
+                     + self.sampling.n_pixels * item * 2)  # image in and out
         need = self.compression_bytes(max_order) + one_image
         if need > self.budget:
             raise MemoryError(
@@ -408,7 +416,7 @@ class DiskEngine:
             fixed += self.compression._cached
             fixed += self.compression_bytes(self.index.max_order, batch)
         fixed += batch * self.n_cols * self.n_rows * 2 * _ITEM[self.dtype] * 3  # outputs
-        fixed += batch * self.sampling.size**2 * _ITEM[self.dtype] * 2  # images in and out
+        fixed += batch * self.sampling.n_pixels * _ITEM[self.dtype] * 2  # images in and out
         return fixed
 
     def batch_size(self, batch: int) -> int:
@@ -541,6 +549,8 @@ class DiskEngine:
         ``group_major``, a real float64 ``(groups, cols, B, 2)`` tensor with the columns in
         the compression's order instead."""
         B = x.shape[0]
+        if self.single and not self.fused_angular:
+            return self._angular_points(x, g0, g1, o0, o1, group_major)
         vals = x[:, self.pix[o0:o1]] * self.usedw[o0:o1]  # (B, O, 8)
         if (routes.numba_angular(self, B)
                 and not (torch.is_grad_enabled() and x.requires_grad)):
@@ -576,6 +586,33 @@ class DiskEngine:
             c, s = cos[:, a:b, None], sin[:, a:b, None]  # (O, Mq, 1)
             tre[:, a:b] = c * u1[:, None, :, q] + s * u2[:, None, :, q]
             tim[:, a:b] = c * u3[:, None, :, q] + s * u4[:, None, :, q]
+        return self._sum_groups(tre, tim, g0, g1, o0, o1, group_major)
+
+    def _angular_points(self, x: torch.Tensor, g0: int, g1: int, o0: int, o1: int,
+                        group_major: bool) -> torch.Tensor:
+        r""":meth:`_angular` for orbits of one point: :math:`\sum_{p \in g} w_p f_p
+        e^{-im\theta_p}`, the products written straight into the ``(cols, groups, B)``
+        layout (summed over the groups' points only where a group has several)."""
+        v = (x[:, self.pix0[o0:o1]] * self.w0[o0:o1]).transpose(0, 1)  # (O, B)
+        E = self._exponentials(o0, o1).transpose(0, 1)  # (cols, O)
+        terms = torch.empty(E.shape[0], E.shape[1], v.shape[1], dtype=self.cdtype,
+                            device=self.device)
+        torch.mul(E[:, :, None], v[None, :, :], out=terms)  # (cols, O, B), contiguous
+        if g1 - g0 == o1 - o0:  # one point per group (orbits sorted by group)
+            S = terms
+        else:
+            S = torch.zeros(self.n_cols, g1 - g0, v.shape[1], dtype=self.cdtype,
+                            device=self.device).index_add_(1, self.group[o0:o1] - g0, terms)
+        if group_major:
+            order = self.class_order[self.class_to_comp]  # natural columns, compression order
+            return torch.view_as_real(S[order]).transpose(0, 1).to(torch.float64)
+        return S
+
+    def _sum_groups(self, tre: torch.Tensor, tim: torch.Tensor, g0: int, g1: int, o0: int,
+                    o1: int, group_major: bool) -> torch.Tensor:
+        """Sum the orbits' terms ``(orbits, cols, B)`` (columns in class order) over each
+        radius group, in the layout :meth:`_angular` returns."""
+        B = tre.shape[-1]
         # sum the orbits of each group: rows of contiguous (cols x batch) blocks
         gidx = self.group[o0:o1] - g0
         shape = (g1 - g0, self.n_cols, B)
@@ -596,7 +633,7 @@ class DiskEngine:
             if group_major:
                 return torch.zeros(Gc, self.n_cols, 0, 2, dtype=torch.float64)
             return torch.zeros(self.n_cols, Gc, 0, dtype=self.cdtype)
-        kern.set_threads(torch.get_num_threads())
+        kern.set_threads(threads_for(vals.numel() * self.n_cols))
         v = vals.detach().contiguous().numpy()
         gs = (self.gstart[g0:g1 + 1] - o0).astype(np.int64)
         th = self._theta0_np[o0:o1]
@@ -681,7 +718,7 @@ class DiskEngine:
     def _synthesize(self, coef: torch.Tensor, gamma: torch.Tensor, weighted: bool,
                     normalized: bool, bar: Any) -> torch.Tensor:
         B = coef.shape[0]
-        N2 = self.sampling.size**2
+        N2 = self.sampling.n_pixels
         a = coef.permute(1, 2, 0).to(self.cdtype)  # (Mc, J, B)
         if normalized:
             a = a * self.norm[:, :, None]

@@ -23,7 +23,7 @@ import torch
 from .._array import resolve_device
 from .._memory import check_memory_budget, memory_budget, rows_per_chunk
 from .._validate import check_choice
-from .enclosing import convex_hulls, minimum_enclosing_circles
+from .enclosing import convex_hulls, minimum_enclosing_circles, minimum_enclosing_circles_torch
 
 __all__ = ["CENTRES", "CPU_BLOCK_BYTES", "LabelGeometry", "label_geometry"]
 
@@ -60,7 +60,10 @@ def _check_labels(labels: Any) -> tuple[Any, bool]:
                             f"dtype {lab.dtype}; use skimage.measure.label to label a mask")
         is_tensor = False
     if lab.ndim != 2:
-        raise ValueError(f"labels must be a 2-D label image, got shape {tuple(lab.shape)}")
+        hint = ("; for a 3-D label volume use fastmoments.ball.object_moments3d (3-D Zernike "
+                "moments)" if lab.ndim == 3 else "")
+        raise ValueError(f"labels must be a 2-D label image, got shape {tuple(lab.shape)}"
+                         f"{hint}")
     return lab, is_tensor
 
 
@@ -251,11 +254,10 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
     else:
         uk = rmin = rmax = torch.zeros(0, dtype=torch.int64, device=dev)
     cnt = count.cpu().numpy()
-    centroid = sums.cpu().numpy() / np.maximum(cnt, 1)[:, None]
     bbox = np.concatenate([lo.cpu().numpy(), hi.cpu().numpy() + 1], axis=1)
     ukn = uk.cpu().numpy()
     wdt = max(w, 1)
-    return (cnt, centroid, bbox, ukn // wdt, ukn % wdt, rmin.cpu().numpy(),
+    return (cnt, sums.cpu().numpy(), bbox, ukn // wdt, ukn % wdt, rmin.cpu().numpy(),
             rmax.cpu().numpy())
 
 
@@ -339,8 +341,9 @@ def _as_host_array(x: Any) -> np.ndarray | None:
 
 def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     """The geometry pass by the compiled whole-image loops (:mod:`._numba_labels`): the
-    labels flagged in a table, then counts, sums and boxes, then the column extremes, each
-    one pass over the image with no scratch but per-object arrays. None when the labels are
+    labels' counts, sums and boxes by label value (or, for large labels, the labels flagged
+    in a table, then those by object), then the column extremes, each one pass over the
+    image with no scratch but per-label arrays. None when the labels are
     not on the host or the largest label is too large for a lookup table in the budget."""
     arr = _as_host_array(lab)
     if arr is None:
@@ -354,19 +357,31 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
         raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
     if (top + 1) * 8 > budget // 4:
         return None
-    seen = np.zeros(top + 1, dtype=np.bool_)
-    nk.flag_labels(arr, seen)
-    seen[0] = False
-    ids = np.flatnonzero(seen)
-    n = len(ids)
-    lut = np.full(top + 1, -1, dtype=np.int64)
-    lut[ids] = np.arange(n)
-    cnt = np.zeros(n, np.int64)
-    sums = np.zeros((n, 2))
     big = np.iinfo(np.int64).max
-    low = np.full((n, 2), big, np.int64)
-    high = np.full((n, 2), -1, np.int64)
-    nk.label_stats(arr, lut, cnt, sums, low, high)
+    if (top + 1) * 64 <= budget // 4:
+        # counts, sums and boxes by label value in the same pass that finds the labels
+        m = top + 1
+        cnt_v, sums_v = np.zeros(m, np.int64), np.zeros((m, 2))
+        low_v, high_v = np.full((m, 2), big, np.int64), np.full((m, 2), -1, np.int64)
+        nk.label_stats(arr, np.arange(m, dtype=np.int64), cnt_v, sums_v, low_v, high_v)
+        ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
+        cnt, sums, low, high = cnt_v[ids], sums_v[ids], low_v[ids], high_v[ids]
+        n = len(ids)
+        lut = np.full(m, -1, dtype=np.int64)
+        lut[ids] = np.arange(n)
+    else:
+        seen = np.zeros(top + 1, dtype=np.bool_)
+        nk.flag_labels(arr, seen)
+        seen[0] = False
+        ids = np.flatnonzero(seen)
+        n = len(ids)
+        lut = np.full(top + 1, -1, dtype=np.int64)
+        lut[ids] = np.arange(n)
+        cnt = np.zeros(n, np.int64)
+        sums = np.zeros((n, 2))
+        low = np.full((n, 2), big, np.int64)
+        high = np.full((n, 2), -1, np.int64)
+        nk.label_stats(arr, lut, cnt, sums, low, high)
     widths = high[:, 1] - low[:, 1] + 1
     offset = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
     total = int(widths.sum())
@@ -376,28 +391,44 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     obj = np.repeat(np.arange(n), widths)
     col = np.arange(total) - offset[obj] + low[obj, 1]
     keep = rmax >= 0
-    centroid = sums / np.maximum(cnt, 1)[:, None]
     bbox = np.concatenate([low, high + 1], axis=1)
-    return ids, cnt, centroid, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
+    return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
 
 
-def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True
-              ) -> tuple[LabelGeometry, np.ndarray | None]:
-    """The geometry, and the label lookup table when the compiled pass made it (None
-    otherwise). ``fused``: the compiled pass may be used (CPU only)."""
+def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
+                    ) -> tuple[tuple[np.ndarray, ...], np.ndarray | None]:
+    """One pass over the labels: ``(ids, count, sums, bbox, obj, col, row_min, row_max)``
+    (labels present, pixel counts, sums of rows and columns, bounding boxes, and the column
+    extremes of every object, see :mod:`.enclosing`), and the label lookup table when the
+    compiled pass made it (None otherwise). ``fused``: the compiled pass may be used (CPU
+    only)."""
     res = _fused_pass(lab, budget) if fused and dev.type == "cpu" else None
     if res is not None:
-        ids, cnt, centroid, bbox, obj, col, rmin, rmax, lut = res
-    else:
-        lut = None
-        ids = _present_labels(lab, dev, budget)
-        mapper = _Mapper(ids, dev, budget)
-        cnt, centroid, bbox, obj, col, rmin, rmax = _geometry_pass(lab, ids, mapper, dev,
-                                                                   budget)
+        return res[:-1], res[-1]
+    ids = _present_labels(lab, dev, budget)
+    mapper = _Mapper(ids, dev, budget)
+    return (ids, *_geometry_pass(lab, ids, mapper, dev, budget)), None
+
+
+def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
+           obj: np.ndarray, col: np.ndarray, rmin: np.ndarray, rmax: np.ndarray, centre: str,
+           circle_device: torch.device | None = None) -> LabelGeometry:
+    """The geometry from the pass's parts (:func:`_geometry_parts`): centroids, and each
+    object's disk by ``centre``. The column extremes may be those of any set of the
+    object's pixels that holds the vertices of its convex hull. ``circle_device``: solve the
+    minimum enclosing circles there, in torch (:func:`.enclosing.
+    minimum_enclosing_circles_torch`), instead of with NumPy on the host."""
     n = len(ids)
+    centroid = sums / np.maximum(cnt, 1)[:, None]
     if centre == "enclosing":
         pts, counts = convex_hulls(obj, col, rmin, rmax, n)
-        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+        if circle_device is not None:
+            c, r = minimum_enclosing_circles_torch(
+                torch.from_numpy(pts.astype(np.float64)).to(circle_device),
+                torch.from_numpy(counts).to(circle_device))
+            cen, rad = c.cpu().numpy(), r.cpu().numpy()
+        else:
+            cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
     elif centre == "area":
         cen, rad = centroid.copy(), np.sqrt(cnt / np.pi)
     else:
@@ -409,12 +440,28 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
                  + (np.abs(col - centroid[obj, 1]) + 0.5) ** 2)
             np.maximum.at(d2, obj, v)
         cen, rad = centroid.copy(), np.sqrt(d2)
-    geo = LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
-                        bbox.astype(np.int64), cen, rad, centre)
-    return geo, lut
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, centre)
+
+
+def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True,
+              circle_device: torch.device | None = None
+              ) -> tuple[LabelGeometry, np.ndarray | None]:
+    """The geometry, and the label lookup table when the compiled pass made it (None
+    otherwise). ``fused``: the compiled pass may be used (CPU only); ``circle_device``: as
+    for :func:`_disks`."""
+    parts, lut = _geometry_parts(lab, dev, budget, fused)
+    return _disks(*parts, centre, circle_device), lut
 
 
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
+    arr = _as_host_array(img)
+    if arr is not None and arr.dtype.kind == "f" and arr.dtype.itemsize >= 4:
+        from ._numba_labels import all_finite
+
+        if not all_finite(arr):  # one compiled pass, no scratch
+            raise ValueError("image contains NaN or infinity")
+        return
     h, w = img.shape
     for r0, r1 in _row_blocks(h, w, 16, _block_budget(dev, budget, w, 16),
                               "checking the image"):

@@ -294,11 +294,12 @@ class ObjectMoments:
 
 
 def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
-                dt: torch.dtype, budget: int, show: bool | None, lut: np.ndarray | None
-                ) -> torch.Tensor:
+                dt: torch.dtype, budget: int, show: bool | None, lut: np.ndarray | None,
+                origin: tuple[int, int] = (0, 0)) -> torch.Tensor:
     """:func:`_kernel_sums` by the fused CPU kernel (sums in float64, cast at the end):
     over the whole image at once when the geometry pass made a label lookup table ``lut``
-    (no scratch), else over row blocks of the labelled pixels."""
+    (no scratch), else over row blocks of the labelled pixels. ``origin``: where ``lab``
+    lies in the image whose coordinates ``geo`` holds."""
     from ._numba_labels import zernike_image_sums, zernike_label_sums
 
     h, w = lab.shape
@@ -311,7 +312,7 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     if lut is not None and pix is not None:
         arr = _as_host_array(lab)
         zernike_image_sums(arr, lut, pix, geo.centre, geo.radius, plan.index.max_order,
-                           convention == "cellprofiler", limit, out)
+                           convention == "cellprofiler", limit, out, origin[0], origin[1])
         res = torch.from_numpy(out)
         return torch.complex(res[..., 0], res[..., 1]).to(cdt)
     mapper = _Mapper(geo.labels, dev, budget)
@@ -325,7 +326,8 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
         if li.numel():
             f = none if img is None else (
                 _block(img, r0, r1, dev, torch.float64).reshape(-1)[idx].numpy())
-            zernike_label_sums(li.numpy(), rows.numpy(), cols.numpy(), f, geo.centre,
+            zernike_label_sums(li.numpy(), rows.numpy() + origin[0],
+                               cols.numpy() + origin[1], f, geo.centre,
                                geo.radius, plan.index.max_order, convention == "cellprofiler",
                                limit, out)
         bar.update(1)
@@ -345,10 +347,11 @@ def _host_image(img: Any) -> np.ndarray | None:
 
 
 def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
-                 dt: torch.dtype, dev: torch.device, budget: int, show: bool | None
-                 ) -> torch.Tensor:
+                 dt: torch.dtype, dev: torch.device, budget: int, show: bool | None,
+                 origin: tuple[int, int] = (0, 0)) -> torch.Tensor:
     """Per object, the sums of ``f_p * kernel(p)`` over its pixels with rho^2 <= 1:
-    ``(n, K)`` complex in the working dtype (unnormalised)."""
+    ``(n, K)`` complex in the working dtype (unnormalised). ``origin``: where ``lab`` lies
+    in the image whose coordinates ``geo`` holds."""
     h, w = lab.shape
     n = len(geo)
     K = len(plan.pairs)
@@ -373,6 +376,7 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
         idx, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
         if li.numel():
             c, r = cen[li], rad[li]
+            rows, cols = rows + origin[0], cols + origin[1]
             dy = (rows.to(torch.float64) - c[:, 0]) / r  # as CellProfiler: (i - c_i) / R
             dx = (cols.to(torch.float64) - c[:, 1]) / r
             rho2 = torch.square(dx) + torch.square(dy)
@@ -536,7 +540,11 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         _check_finite(img, dev, budget)
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
-    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
+    # on a GPU the standard convention solves the circles there (CellProfiler's keeps its
+    # bits: the host's NumPy steps, as CellProfiler runs them)
+    on_device = dev.type == "cuda" and convention == "standard" and centre == "enclosing"
+    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba",
+                         circle_device=dev if on_device else None)
     if route.backend == "numba":
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut)
     else:

@@ -72,6 +72,48 @@ class DiskMoments(Moments):
         self.family = plan.family.name
         #: Where the colour channels were in the input (``channel_axis``), or None.
         self.channels: ChannelMove | None = None
+        #: With ``center="centroid"``: each image's centre of mass ``batch_shape + (2,)``
+        #: (else None: every image has the plan's centre).
+        self.centers: np.ndarray | None = None
+        #: With ``center="centroid"``: the plan of each group of images of equal centre and
+        #: the flat batch indices of its images (else None: one plan, :attr:`plan`).
+        self.placed: list[tuple[Any, np.ndarray]] | None = None
+
+    # ------------------------------------------------------------------ placement
+    @property
+    def center(self) -> Any:
+        """Centre ``(row, col)`` of the disk in pixels (pixel centres at integers): a tuple,
+        or with ``center="centroid"`` each image's centre, ``batch_shape + (2,)``."""
+        if self.centers is not None:
+            return self.centers
+        return self.plan.center
+
+    @property
+    def radius(self) -> Any:
+        """Radius of the disk in pixels: a float, or with ``center="centroid"`` and no
+        ``radius`` each image's, ``batch_shape``."""
+        if self.placed is None or len({p.radius for p, _i in self.placed}) == 1:
+            return self.plan.radius
+        out = np.empty(int(np.prod(self.batch_shape)))
+        for plan, idx in self.placed:
+            out[idx] = plan.radius
+        return out.reshape(self.batch_shape)
+
+    def _synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+        """``plan.synthesize`` of flat ``(B, cols, rows)`` coefficients, each image on its
+        own disk when the images have different centres."""
+        if self.placed is None or len(self.placed) == 1:
+            return self.plan.synthesize(coef, gamma)
+        h, w = self.plan.shape
+        out = None
+        for plan, idx in self.placed:
+            sel = torch.as_tensor(idx, device=coef.device)
+            part = plan.synthesize(coef[sel], gamma)
+            if out is None:
+                out = torch.zeros(coef.shape[0], h * w, dtype=part.dtype, device=part.device)
+            out[sel.to(part.device)] = part
+        assert out is not None
+        return out
 
     # ------------------------------------------------------------------ access
     @property
@@ -224,7 +266,7 @@ class DiskMoments(Moments):
         Returns
         -------
         array
-            ``(..., N, N)`` real, in the caller's kind and dtype; for the moments of a colour
+            ``(..., H, W)`` real, in the caller's kind and dtype; for the moments of a colour
             image (``channel_axis``), the input's layout, channels where they were.
 
         Raises
@@ -253,8 +295,8 @@ class DiskMoments(Moments):
                              f"{_span(idx.ms)}): the reconstruction would be all zeros")
         coef = self._data * mask.to(self._data.real.dtype)
         coef = coef.reshape(-1, idx.n_cols, idx.n_rows)
-        img = plan.synthesize(coef, gamma)
-        img = img.reshape(*self.batch_shape, plan.size, plan.size)
+        img = self._synthesize(coef, gamma)
+        img = img.reshape(*self.batch_shape, *plan.shape)
         # moments of a colour image (channel_axis): the channels go back where they were
         return self._out(restore_channels(img, self.channels))
 

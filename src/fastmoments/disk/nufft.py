@@ -27,7 +27,6 @@ import numpy as np
 import torch
 
 from .._memory import memory_budget
-from .sampling import sample_points
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pht_plan import PolarHarmonicTransform
@@ -61,7 +60,9 @@ class _Geometry:
 
     def __init__(self, plan: PolarHarmonicTransform) -> None:
         fam = plan.family
-        r, theta, w, pix = sample_points(plan.size, plan.k, plan.quadrature, plan.rule)
+        from .pht_plan import plan_points
+
+        r, theta, w, pix = plan_points(plan)
         self.x = np.ascontiguousarray(fam.freq * r**fam.s)
         self.y = np.ascontiguousarray(theta)
         amp = 1.0 if fam.s == 2.0 else np.sqrt(0.5 * fam.s * r ** (fam.s - 2.0))

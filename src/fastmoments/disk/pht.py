@@ -58,10 +58,12 @@ from ..parallel import device_key, first_device, resolve_devices
 from .pht_family import KINDS, PolarHarmonicFamily, pht_family
 from .pht_moments import PHTMoments
 from .pht_plan import METHODS, PolarHarmonicTransform, check_orders
+from .placement import Placement, check_center, check_radius
 from .sampling import QUADRATURES, RULES
 from .transform import (
     channels_first,
-    image_size,
+    disk_geometry,
+    placed_forward,
 )
 
 __all__ = [
@@ -81,11 +83,25 @@ __all__ = [
 def _cached_plan(kind: str, size: int, nmax: int | None, lmax: int | None, nmin: int | None,
                  lmin: int | None, pairs: tuple[tuple[int, int], ...] | None, s: float,
                  k: int, quadrature: str, rule: str, method: str, eps: float | None,
-                 dtype: torch.dtype, device: str, budget: float | None
-                 ) -> PolarHarmonicTransform:
-    return PolarHarmonicTransform(kind, size, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs,
+                 dtype: torch.dtype, device: str, budget: float | None,
+                 placement: Placement | None = None) -> PolarHarmonicTransform:
+    return _plan(kind, size, nmax, lmax, nmin, lmin, pairs, s, k, quadrature, rule, method,
+                 eps, dtype, device, budget, placement)
+
+
+def _plan(kind: str, size: int, nmax: int | None, lmax: int | None, nmin: int | None,
+          lmin: int | None, pairs: tuple[tuple[int, int], ...] | None, s: float, k: int,
+          quadrature: str, rule: str, method: str, eps: float | None, dtype: torch.dtype,
+          device: Any, budget: float | None, placement: Placement | None
+          ) -> PolarHarmonicTransform:
+    where: dict[str, Any] = {}
+    shape: Any = size
+    if placement is not None:
+        shape, where = placement.shape, {"center": placement.centre, "radius": placement.radius}
+    return PolarHarmonicTransform(kind, shape, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs,
                                   s=s, k=k, quadrature=quadrature, rule=rule, method=method,
-                                  eps=eps, dtype=dtype, device=device, memory_budget=budget)
+                                  eps=eps, dtype=dtype, device=device, memory_budget=budget,
+                                  **where)
 
 
 def _opt_int(name: str, value: Any, minimum: int | None = None) -> int | None:
@@ -95,7 +111,7 @@ def _opt_int(name: str, value: Any, minimum: int | None = None) -> int | None:
 def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: Any,
               pairs: Any, s: float, k: int, quadrature: str, rule: str, method: str,
               eps: float | None, device: Any, dtype: Any, memory_budget: float | None,
-              channel_axis: Any = None) -> PHTMoments:
+              channel_axis: Any = None, center: Any = None, radius: Any = None) -> PHTMoments:
     # every argument is checked and made a plain value of its exact type before the plan
     # cache sees it (the plan cache takes True, 1 and 1.0 for one key)
     image, move = channels_first(image, channel_axis)
@@ -112,6 +128,7 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     method = check_choice("method", method, METHODS)
     eps = None if eps is None else float(check_positive_float("eps", eps))
     memory_budget = check_memory_budget(memory_budget)
+    center, radius = check_center(center), check_radius(radius)
     work = None if dtype is None else real_dtype(dtype)
     if isinstance(image, torch.Tensor):
         in_dtype, in_dev = image.dtype, image.device
@@ -119,16 +136,25 @@ def _one_call(kind: str, image: Any, nmax: Any, lmax: Any, *, nmin: Any, lmin: A
     else:
         arr = numeric_array(image, "image")
         in_dtype, in_dev, shape = arr.dtype, torch.device("cpu"), arr.shape
-    image_size(shape, rule=rule)
+    size, placement = disk_geometry(shape, None if center == "centroid" else center,
+                                    1.0 if center == "centroid" and radius is None else radius,
+                                    rule)
     dt = work if work is not None else policy_dtype(in_dtype, name="image")
     dev = resolve_devices(device, in_dev)
     family = pht_family(kind, s)
     # the index checks (and the memory estimate) before the cache: nothing huge is built
-    check_orders(family, nmax, lmax, nmin, lmin, prs, size=int(shape[-1]), k=k, dtype=dt,
+    check_orders(family, nmax, lmax, nmin, lmin, prs,
+                  size=size if placement is None else placement.shape, k=k, dtype=dt,
                   device=first_device(dev), memory_budget=memory_budget)
-    plan = _cached_plan(kind, int(shape[-1]), nmax, lmax, nmin, lmin, prs, s, k, quadrature,
-                        rule, method, eps, dt, device_key(dev), memory_budget)
-    out = plan.forward(image)
+
+    def plan_for(size: int, placement: Placement | None, cached: bool) -> Any:
+        args = (kind, size, nmax, lmax, nmin, lmin, prs, s, k, quadrature, rule, method, eps,
+                dt)
+        if cached:
+            return _cached_plan(*args, device_key(dev), memory_budget, placement)
+        return _plan(*args, dev, memory_budget, placement)
+
+    out = placed_forward(image, center=center, radius=radius, rule=rule, plan_for=plan_for)
     out.channels = move
     return out
 
@@ -138,7 +164,8 @@ _DOC = r"""{title} of an image or a batch of images.
     Parameters
     ----------
     image : array_like or torch.Tensor
-        ``(..., N, N)`` real images (NumPy or torch; float32, float64 or integers).
+        ``(..., N, N)`` real images (NumPy or torch; float32, float64 or integers), or
+        ``(..., H, W)`` of any shape with ``center`` or ``radius``.
     nmax, lmax : int
         Highest order and repetition: every ``(n, l)`` with {nrange} and ``|l| <= lmax``.
     nmin, lmin : int, optional
@@ -172,6 +199,13 @@ _DOC = r"""{title} of an image or a batch of images.
         become the last batch axis of the moments, and ``reconstruct()`` returns them where
         they were. Without it, a non-square ``(..., H, W, 3)`` or ``(..., H, W, 4)`` image is
         refused with a message about colour channels.
+    center : (float, float), "centroid" or None, optional
+        Centre ``(row, col)`` of the disk in pixels (pixel centres at integers),
+        ``"centroid"`` (each image's intensity centre of mass) or None (the image centre),
+        as for :func:`fastmoments.zernike_moments`.
+    radius : float, optional
+        Radius of the disk in pixels (default: the largest disk around the centre inside
+        the image); pixels outside it are ignored.
 
     Returns
     -------
@@ -181,8 +215,10 @@ _DOC = r"""{title} of an image or a batch of images.
     Raises
     ------
     ValueError
-        Non-square or NaN/inf images, invalid orders, unknown options, both ``nmax``/``lmax``
-        and ``pairs``.
+        Non-square images without ``center`` or ``radius``, NaN/inf images, invalid
+        orders, unknown options, both ``nmax``/``lmax`` and ``pairs``; a ``center`` outside
+        the image, not of length 2 or with NaN, a ``radius`` <= 0 or NaN, a disk that holds
+        no pixel.
     TypeError
         Orders, ``k`` or pairs that are not integers (floats and bools are not integers),
         ``s`` or ``eps`` that are not real numbers. Every argument is checked before a cached
@@ -215,30 +251,36 @@ def pcet(image: Any, nmax: int | None = None, lmax: int | None = None, *,
          nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
          k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
          method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-         memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
+         memory_budget: float | None = None, channel_axis: int | None = None,
+         center: Any = None, radius: float | None = None) -> PHTMoments:
     return _one_call("pcet", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis,
+                     center=center, radius=radius)
 
 
 def pct(image: Any, nmax: int | None = None, lmax: int | None = None, *,
         nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
         k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
         method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-        memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
+        memory_budget: float | None = None, channel_axis: int | None = None,
+        center: Any = None, radius: float | None = None) -> PHTMoments:
     return _one_call("pct", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis,
+                     center=center, radius=radius)
 
 
 def pst(image: Any, nmax: int | None = None, lmax: int | None = None, *,
         nmin: int | None = None, lmin: int | None = None, pairs: Any = None, s: float = 2.0,
         k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
         method: str = "auto", eps: float | None = None, device: Any = None, dtype: Any = None,
-        memory_budget: float | None = None, channel_axis: int | None = None) -> PHTMoments:
+        memory_budget: float | None = None, channel_axis: int | None = None,
+        center: Any = None, radius: float | None = None) -> PHTMoments:
     return _one_call("pst", image, nmax, lmax, nmin=nmin, lmin=lmin, pairs=pairs, s=s, k=k,
                      quadrature=quadrature, rule=rule, method=method, eps=eps, device=device,
-                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis)
+                     dtype=dtype, memory_budget=memory_budget, channel_axis=channel_axis,
+                     center=center, radius=radius)
 
 
 pcet.__doc__ = _DOC.format(

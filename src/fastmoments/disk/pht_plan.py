@@ -14,6 +14,7 @@ from .._array import ArrayKind, complex_dtype, input_shape, real_dtype
 from .._memory import check_memory_budget, format_bytes, rows_per_chunk
 from .._progress import check_progress
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import (
     check_choice,
     check_int,
@@ -24,11 +25,12 @@ from .families import check_family_pairs
 from .indexing import IndexSet
 from .pht_family import KINDS, PolarHarmonicFamily, pht_family
 from .pht_moments import PHTMoments
-from .sampling import sample_points
+from .sampling import sample_points, sampling_points
 from .transform import (
     DiskTransform,
     channels_first,
     estimate_disk_memory,
+    plan_shape,
 )
 
 __all__ = ["METHODS", "PolarHarmonicTransform"]
@@ -45,8 +47,8 @@ class PolarHarmonicTransform(DiskTransform):
     ----------
     kind : {"pcet", "pct", "pst"}
         Polar complex exponential, cosine or sine transform.
-    size : int
-        Image side ``N``.
+    size : int or (int, int)
+        Image side ``N``, or the image shape ``(H, W)``.
     nmax, lmax : int
         Highest order ``|n|`` and repetition ``|l|``.
     nmin, lmin : int, optional
@@ -67,6 +69,9 @@ class PolarHarmonicTransform(DiskTransform):
         ``1e-12`` in float64).
     dtype, device, memory_budget :
         Working precision, device and scratch budget.
+    center, radius : optional
+        Centre ``(row, col)`` and radius of the disk in pixels, as for
+        :class:`~fastmoments.disk.DiskTransform` (default: the disk inscribed in the image).
 
     Raises
     ------
@@ -101,18 +106,21 @@ class PolarHarmonicTransform(DiskTransform):
     0.0
     """
 
-    def __init__(self, kind: str, size: int, nmax: int | None = None, lmax: int | None = None,
+    def __init__(self, kind: str, size: int | tuple[int, int], nmax: int | None = None,
+                 lmax: int | None = None,
                  *, nmin: int | None = None, lmin: int | None = None,
                  pairs: Sequence[tuple[int, int]] | None = None, s: float = 2.0, k: int = 1,
                  quadrature: str = "midpoint", rule: str = "inscribed", method: str = "auto",
                  eps: float | None = None, dtype: torch.dtype | str = torch.float32,
-                 device: Any = None, memory_budget: float | None = None) -> None:
+                 device: Any = None, memory_budget: float | None = None, center: Any = None,
+                 radius: Any = None) -> None:
         family = pht_family(check_choice("kind", kind, KINDS),
                             float(check_positive_float("s", s)))
         index = _index_set(family, nmax, lmax, nmin, lmin, pairs, size=size, k=k,
                            dtype=dtype, device=device, memory_budget=memory_budget)
         super().__init__(family, size, 0, k=k, quadrature=quadrature, rule=rule,
-                         dtype=dtype, device=device, memory_budget=memory_budget, index=index)
+                         dtype=dtype, device=device, memory_budget=memory_budget, index=index,
+                         center=center, radius=radius)
         self.kind = family.kind
         self.s = family.s
         self.requested_method = check_choice("method", method, METHODS)
@@ -122,24 +130,26 @@ class PolarHarmonicTransform(DiskTransform):
         if self.s < 2.0:  # fail at build time, not at the first call
             family.radial(torch.as_tensor(self.sampling.radius[:1]), torch.zeros(1))
         self._kernel: dict[str, Any] | None = None
-        # the 180-degree fold of the "gemm" method, for many moments (routes.PHT_FOLD_FROM)
-        self._fold = self.index.size >= routes.PHT_FOLD_FROM
+        # the 180-degree fold of the "gemm" method, for many moments (routes.PHT_FOLD_FROM),
+        # about the centre of an N x N image (the default disk)
+        self._fold = self.index.size >= routes.PHT_FOLD_FROM and self.placement is None
         self._nufft: Any = None
 
     def partial_plan(self, index: IndexSet, device: torch.device,
                      arguments: dict[str, Any]) -> PolarHarmonicTransform:
         """The plan of some of this plan's columns on ``device``, for a split over devices."""
         kw = {k: v for k, v in arguments.items()
-              if k not in ("nmax", "lmax", "nmin", "lmin", "pairs", "kind", "size")}
-        return PolarHarmonicTransform(self.kind, self.size, pairs=index.pairs(),
-                                      **{**kw, "device": device})
+              if k not in ("nmax", "lmax", "nmin", "lmin", "pairs", "kind", "size", "center",
+                           "radius")}
+        return PolarHarmonicTransform(self.kind, self.shape, pairs=index.pairs(),
+                                      **{**kw, **self._placement_arguments(), "device": device})
 
     # ------------------------------------------------------------------ sizes
     def _kernel_base(self) -> np.ndarray:
         """Pixels a dense kernel may cover: all ``N*N`` on a GPU (slices, no gather pass over
         the batch), only the used ones on the CPU (fewer flops)."""
         if self.device.type == "cuda":
-            return np.arange(self.size * self.size)
+            return np.arange(self.sampling.n_pixels)
         return np.flatnonzero(self.mask)
 
     def _fold_pixels(self) -> tuple[np.ndarray, np.ndarray]:
@@ -186,11 +196,12 @@ class PolarHarmonicTransform(DiskTransform):
 
     def __repr__(self) -> str:
         dtype = str(self.dtype).replace("torch.", "")
-        return (f"PolarHarmonicTransform({self.kind!r}, size={self.size}, "
+        return (f"PolarHarmonicTransform({self.kind!r}, size={self._size_text()}, "
                 f"moments={self.index.size}, s={self.s}, k={self.k}, dtype={dtype}, "
                 f"device={self.device}, route={self.route})")
 
     # ------------------------------------------------------------------ forward
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 2 * (self.order + 1), arg=1))
     def forward(self, image: Any, *, progress: bool | None = None,
                 channel_axis: int | None = None) -> PHTMoments:
         """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`PHTMoments`.
@@ -230,16 +241,16 @@ class PolarHarmonicTransform(DiskTransform):
     def _stream(self, image: Any) -> PHTMoments | None:
         on_device = isinstance(image, torch.Tensor) and image.device == self.device
         shape = input_shape(image, "image")
-        if on_device or len(shape) < 3 or shape[-2:] != (self.size, self.size):
+        if on_device or len(shape) < 3 or tuple(shape[-2:]) != self.shape:
             return None  # nothing to stream (or a bad shape: forward() says why)
         item = 4 if self.dtype == torch.float32 else 8
-        per_image = self.size * self.size * item
+        per_image = self.shape[0] * self.shape[1] * item
         count = int(np.prod(shape[:-2]))
         budget = self.engine.budget
         if count * per_image <= budget // 4:
             return None
         step = rows_per_chunk(per_image, budget // 4, count, what="streaming the images")
-        flat = image.reshape(count, self.size, self.size)
+        flat = image.reshape(count, *self.shape)
         parts = [PolarHarmonicTransform.forward(self, flat[i:i + step]).data
                  for i in range(0, count, step)]
         coef = torch.cat(parts).reshape(*shape[:-2], self.index.n_cols, self.index.n_rows)
@@ -267,8 +278,8 @@ class PolarHarmonicTransform(DiskTransform):
             if need > budget // 2:
                 raise MemoryError(
                     f"method='gemm' needs a {format_bytes(need)} kernel matrix for "
-                    f"{self.index.size} moments of {self.size}x{self.size} images, over half "
-                    f"the memory budget ({format_bytes(budget)}); use method='engine' or "
+                    f"{self.index.size} moments of {self.shape[0]}x{self.shape[1]} images, "
+                    f"over half the memory budget ({format_bytes(budget)}); use method='engine' or "
                     "'nufft', or raise memory_budget")
             dev = self.device
             if not self._fold:
@@ -350,12 +361,11 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
     """The kernel ``(2K, len(pixels))`` over the given pixels (sample points elsewhere are
     left out)."""
     dev, dtype = plan.device, plan.dtype
-    r, theta, w, pix = (torch.tensor(a, device=dev)
-                        for a in sample_points(plan.size, plan.k, plan.quadrature, plan.rule))
+    r, theta, w, pix = (torch.tensor(a, device=dev) for a in plan_points(plan))
     fam: PolarHarmonicFamily = plan.family  # type: ignore[assignment]
     idx = plan.index
     norm = fam.norm(idx)
-    N2 = plan.size * plan.size
+    N2 = plan.sampling.n_pixels
     npx = int(pixels.size)
     pos = torch.full((N2,), -1, dtype=torch.long, device=dev)
     pos[torch.as_tensor(pixels, device=dev)] = torch.arange(npx, device=dev)
@@ -409,8 +419,16 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
     return WT
 
 
+def plan_points(plan: DiskTransform) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The flattened sample points ``(r, theta, weight, pix)`` of a plan (cached for the
+    default disk of ``N x N`` images)."""
+    if plan.placement is None:
+        return sample_points(plan.size, plan.k, plan.quadrature, plan.rule)
+    return sampling_points(plan.sampling)
+
+
 def check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
-                  pairs: Any, *, size: int, k: int, dtype: Any, device: Any,
+                  pairs: Any, *, size: int | tuple[int, int], k: int, dtype: Any, device: Any,
                   memory_budget: float | None
                   ) -> tuple[tuple[tuple[int, int], ...] | None, tuple[int, int, int, int]]:
     """Check the orders and repetitions (or pairs) and the memory they need; returns the
@@ -452,10 +470,10 @@ def _work(dtype: Any) -> torch.dtype:
 
 
 def _index_set(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,
-               pairs: Any, *, size: int, k: int, dtype: Any, device: Any,
+               pairs: Any, *, size: Any, k: int, dtype: Any, device: Any,
                memory_budget: float | None) -> IndexSet:
     prs, (nmin, nmax, lmin, lmax) = check_orders(
-        family, nmax, lmax, nmin, lmin, pairs, size=check_int("size", size, minimum=1),
+        family, nmax, lmax, nmin, lmin, pairs, size=plan_shape(size),
         k=check_int("k", k, minimum=1), dtype=dtype, device=device,
         memory_budget=check_memory_budget(memory_budget))
     if prs is not None:

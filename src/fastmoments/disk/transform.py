@@ -16,6 +16,7 @@ from .._array import (
     complex_dtype,
     input_shape,
     move_channels,
+    numeric_array,
     real_dtype,
     resolve_device,
     to_output,
@@ -25,6 +26,7 @@ from .._memory import check_memory_budget, format_bytes
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import (
     check_channel_axis,
     check_choice,
@@ -38,11 +40,12 @@ from .engine import DiskEngine
 from .families import FAMILIES, DiskFamily, get_family
 from .geometric import make_engine
 from .indexing import IndexSet
-from .sampling import QUADRATURES, RULES, disk_sampling
+from .placement import Placement, check_center, check_radius, resolve_placement
+from .sampling import QUADRATURES, RULES, disk_sampling, placed_sampling
 from .split import DiskSplit
 
 __all__ = ["DiskTransform", "PseudoZernikeTransform", "ZernikeTransform", "cached_transform",
-           "channels_first", "estimate_disk_memory"]
+           "channels_first", "disk_geometry", "estimate_disk_memory", "placed_forward"]
 
 #: Largest scratch memory (bytes) of a forward transform that is replayed as a CUDA graph:
 #: a graph keeps its scratch for as long as its plan keeps it. Larger jobs run eagerly, and
@@ -58,8 +61,9 @@ class DiskTransform:
     ----------
     family : str
         ``"zernike"`` or ``"pseudo-zernike"`` (the polar harmonic families register more).
-    size : int
-        Image side ``N``.
+    size : int or (int, int)
+        Image side ``N``, or the image shape ``(H, W)`` (any shape, with ``center`` and
+        ``radius`` placing the disk on it).
     order : int
         Highest order ``T`` (leave it at 0 when ``pairs`` or ``index`` is given: another
         value with them is an error).
@@ -84,21 +88,32 @@ class DiskTransform:
         Where the work runs (default CPU).
     memory_budget : int or float, optional
         Scratch memory in bytes (or a fraction of free memory if <= 1).
+    center : (float, float), optional
+        Centre ``(row, col)`` of the disk in pixels (pixel centres at integers); default the
+        image centre. A plan is built for one centre: for the centre of mass of each image
+        use the one-call functions with ``center="centroid"``.
+    radius : float, optional
+        Radius of the disk in pixels; default the largest disk around the centre inside
+        the image (``N/2`` for the image centre: the inscribed disk). Pixels outside the
+        disk (by ``rule``) and parts of the disk outside the image are ignored
+        (:mod:`fastmoments.disk.placement`).
 
     Notes
     -----
     Moments follow the thesis's normalization (Eq. 2.10 / 3.23):
     :math:`A_{nm} = \frac{n+1}{\pi} \sum f\, V^*_{nm}\, \Delta x \Delta y` with
-    :math:`\Delta x = \Delta y = 2/(Nk)`; the two-stage engine is described in
-    :mod:`fastmoments.disk.engine`.
+    :math:`\Delta x = \Delta y = 2/(Nk)` (:math:`1/(kR)` for a disk of radius :math:`R`
+    pixels); the two-stage engine is described in :mod:`fastmoments.disk.engine`.
     """
 
-    def __init__(self, family: str | DiskFamily, size: int, order: int = 0, *, k: int = 1,
+    def __init__(self, family: str | DiskFamily, size: int | tuple[int, int], order: int = 0,
+                 *, k: int = 1,
                  quadrature: str = "midpoint", rule: str = "inscribed", method: str | None = None,
                  repetitions: Sequence[int] | None = None,
                  pairs: Sequence[tuple[int, int]] | None = None,
                  dtype: torch.dtype | str = torch.float32, device: Any = None,
-                 memory_budget: float | None = None, index: IndexSet | None = None) -> None:
+                 memory_budget: float | None = None, index: IndexSet | None = None,
+                 center: Any = None, radius: Any = None) -> None:
         if isinstance(family, str):
             self.family = get_family(family)
         elif isinstance(family, DiskFamily):
@@ -106,7 +121,12 @@ class DiskTransform:
         else:
             raise TypeError(f"family must be a family name, one of {tuple(FAMILIES)}, or a "
                             f"DiskFamily, got {family!r}")
-        self.size = check_int("size", size, minimum=1)
+        self.shape = plan_shape(size)
+        self.placement: Placement | None = resolve_placement(
+            self.shape, check_center(center, self.shape, allow_centroid=False),
+            check_radius(radius))
+        #: the image side ``N`` of square images (None for ``H != W``)
+        self.size = self.shape[0] if self.shape[0] == self.shape[1] else None
         self.k = check_int("k", k, minimum=1)
         self.quadrature = check_choice("quadrature", quadrature, QUADRATURES)
         self.rule = check_choice("rule", rule, RULES)
@@ -121,12 +141,16 @@ class DiskTransform:
             raise ValueError("give repetitions only with order, not with pairs")
         selection = pairs is not None or repetitions is not None
         self.method = self.family.check_method(method, selection=selection, device=self.device)
+        if self.placement is not None and self.method.startswith("geometric"):
+            raise ValueError(f"method={self.method!r} maps the whole N x N image onto the disk; "
+                             "with center= or radius= (or a non-square image) use another "
+                             "method")
         if index is not None:
             if not isinstance(index, IndexSet):
                 raise TypeError(f"index must be an IndexSet, got {type(index).__name__}")
             if index.size == 0:
                 raise ValueError("index must hold at least one moment")
-            estimate_disk_memory(self.family, self.size, index.max_order,
+            estimate_disk_memory(self.family, self.shape, index.max_order,
                                  n_moments=index.size, slots=index.n_cols * index.n_rows,
                                  k=self.k, dtype=self.dtype, device=self.device,
                                  memory_budget=memory_budget)
@@ -135,7 +159,7 @@ class DiskTransform:
             pairs = check_int_pairs("pairs", pairs, allow_empty=True)
             if not pairs:
                 raise ValueError("pairs must name at least one (n, m)")
-            estimate_disk_memory(self.family, self.size, None, pairs=pairs, k=self.k,
+            estimate_disk_memory(self.family, self.shape, None, pairs=pairs, k=self.k,
                                  dtype=self.dtype, device=self.device,
                                  memory_budget=memory_budget)
             self.index = self.family.selection(pairs)
@@ -150,14 +174,19 @@ class DiskTransform:
                 bad = [m for m in reps if abs(m) > order]
                 if bad:
                     raise ValueError(f"repetitions must satisfy |m| <= order={order}, got {bad}")
-            estimate_disk_memory(self.family, self.size, order, repetitions=reps, k=self.k,
+            estimate_disk_memory(self.family, self.shape, order, repetitions=reps, k=self.k,
                                  dtype=self.dtype, device=self.device,
                                  memory_budget=memory_budget)
             self.index = self.family.full(order, reps)
         self.order = self.index.max_order
         self._budget = memory_budget
-        check_disk_pixels(self.size, self.rule)
-        self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
+        if self.placement is None:
+            check_disk_pixels(self.size, self.rule)
+            self.sampling = disk_sampling(self.size, self.k, self.quadrature, self.rule)
+        else:
+            self.sampling = placed_sampling(self.placement, self.k, self.quadrature,
+                                            self.rule)
+            check_placed_pixels(self.placement, self.sampling)
         self.engine = make_engine(self.sampling, self.family, self.index, self.method,
                                   self.dtype, self.device, memory_budget)
         self._recon_engine: DiskEngine | None = None
@@ -177,17 +206,43 @@ class DiskTransform:
 
     def __repr__(self) -> str:
         dtype = str(self.dtype).replace("torch.", "")
-        return (f"{type(self).__name__}({self.family.name!r}, size={self.size}, "
+        return (f"{type(self).__name__}({self.family.name!r}, size={self._size_text()}, "
                 f"order={self.order}, moments={self.index.size}, k={self.k}, "
                 f"dtype={dtype}, device={self.device}, route={self.route})")
 
+    def _size_text(self) -> str:
+        """``N``, or the shape, centre and radius of a placed disk (for ``repr``)."""
+        p = self.placement
+        if p is None:
+            return str(self.size)
+        return f"{p.shape}, center={p.centre}, radius={p.radius}"
+
+    @property
+    def center(self) -> tuple[float, float]:
+        """Centre ``(row, col)`` of the disk in pixels."""
+        if self.placement is None:
+            return ((self.size - 1) / 2, (self.size - 1) / 2)
+        return self.placement.centre
+
+    @property
+    def radius(self) -> float:
+        """Radius of the disk in pixels."""
+        return self.size / 2 if self.placement is None else self.placement.radius
+
     @property
     def mask(self) -> np.ndarray:
-        """Pixels used by the transform (``(N, N)`` bool)."""
+        """Pixels used by the transform (``(H, W)`` bool)."""
         return self.sampling.mask
 
     def _images(self, image: Any) -> tuple[torch.Tensor, Any, tuple[int, ...]]:
         x, kind = as_tensor(image, "image", min_ndim=2, dtype=self.dtype, device=self.device)
+        if self.placement is not None:
+            H, W = self.shape
+            if tuple(x.shape[-2:]) != (H, W):
+                raise ValueError(colour_hint(x.shape) or
+                                 f"image must be {H}x{W} for this plan, got shape "
+                                 f"{tuple(x.shape)}")
+            return x.reshape(-1, H * W), kind, tuple(x.shape[:-2])
         if x.shape[-1] != x.shape[-2]:
             raise ValueError(colour_hint(x.shape) or
                              f"image must be square (..., N, N) to map onto the unit disk, got "
@@ -203,15 +258,20 @@ class DiskTransform:
         if self._recon_engine is None and self.k == 1 and self.quadrature == "midpoint":
             self._recon_engine = self.engine  # the sample points are the pixel centres
         if self._recon_engine is None:
-            centre = disk_sampling(self.size, 1, "midpoint", self.rule)
+            if self.placement is None:
+                centre = disk_sampling(self.size, 1, "midpoint", self.rule)
+            else:
+                centre = placed_sampling(self.placement, 1, "midpoint", self.rule)
             self._recon_engine = make_engine(centre, self.family, self.index, self.method,
                                              self.dtype, self.device, self._budget)
         return self._recon_engine
 
     # ------------------------------------------------------------------ transforms
+    @cpu_call(per_value(lambda self, *a, **k: self.k ** 2 * (self.order + 1), arg=1))
     def forward(self, image: Any, *, progress: bool | None = None,
                 channel_axis: int | None = None):
-        """Moments of ``image`` shaped ``(..., N, N)``; returns :class:`DiskMoments`.
+        """Moments of ``image`` shaped ``(..., N, N)`` (``(..., H, W)``: the plan's
+        :attr:`shape`); returns :class:`DiskMoments`.
 
         ``progress``: a tqdm bar over the radius groups; ``None`` (default) shows it only for
         large jobs that run for more than a second (see
@@ -253,14 +313,14 @@ class DiskTransform:
         if not (type(image) is torch.Tensor and image.is_cuda
                 and (progress is None or progress is False) and image.dtype == self.dtype
                 and _same_device(image.device, self.device) and image.ndim >= 2
-                and tuple(image.shape[-2:]) == (self.size, self.size)):
+                and tuple(image.shape[-2:]) == self.shape):
             return None
         batch = tuple(image.shape[:-2])
         B = math.prod(batch)
         scratch = getattr(self.engine, "scratch_bytes", None)
         if B == 0 or scratch is None or scratch(B) > GRAPH_SCRATCH:
             return None
-        x = image.reshape(B, self.size * self.size)
+        x = image.reshape(B, self.shape[0] * self.shape[1])
         eng = self.engine
         res = graph_cache(self).call(
             x, ("disk-forward",), lambda t: eng.forward(t, False), True,
@@ -290,14 +350,16 @@ class DiskTransform:
 
         Two plans give the same coefficients (up to rounding) exactly when these agree: the
         family (its name; for the polar harmonic transforms the kind and the exponent ``s``),
-        the image side, the sampling (``k``, ``quadrature``, ``rule``) and the set of stored
+        the image shape and the disk's placement on it, the sampling (``k``, ``quadrature``,
+        ``rule``) and the set of stored
         moments in its layout (order, repetitions or pairs). The radial ``method``, ``eps``,
         dtype, device and memory budget change how the sums are computed and to what
         rounding, not which sums: moments are cast to the plan's dtype and moved to its
         device.
         """
-        return {"family": self.family.key, "size": self.size, "k": self.k,
-                "quadrature": self.quadrature, "rule": self.rule, "moments": self.index}
+        return {"family": self.family.key, "size": self.size, "placement": self.placement,
+                "k": self.k, "quadrature": self.quadrature, "rule": self.rule,
+                "moments": self.index}
 
     def check_compatible(self, other: DiskTransform, name: str = "moments") -> None:
         """Raise a ``ValueError`` naming what differs when ``other`` computes other
@@ -322,6 +384,8 @@ class DiskTransform:
             raise ValueError(f"{name} were computed by a plan with {'; '.join(diffs)}: they "
                              "are other coefficients, so this plan cannot use them")
 
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def adjoint(self, moments: Any) -> Any:
         r"""The adjoint of :meth:`forward` for the real inner product on images and
         :math:`\mathrm{Re}\langle a, b\rangle` on the stored coefficients."""
@@ -329,7 +393,7 @@ class DiskTransform:
         gamma = torch.ones(self.index.n_cols, device=self.device)
         img = self.engine.synthesize(coef.reshape(-1, *coef.shape[-2:]), gamma=gamma,
                                      weighted=True, normalized=True)
-        return to_output(img.reshape(*batch, self.size, self.size), kind)
+        return to_output(img.reshape(*batch, *self.shape), kind)
 
     def partial_plan(self, index: IndexSet, device: torch.device,
                      arguments: dict[str, Any]) -> DiskTransform:
@@ -339,9 +403,17 @@ class DiskTransform:
         name the moments are passed on.
         """
         keep = ("k", "quadrature", "rule", "method", "dtype", "memory_budget")
-        return DiskTransform(self.family, self.size, 0, index=index, device=device,
+        return DiskTransform(self.family, self.shape, 0, index=index, device=device,
+                             **self._placement_arguments(),
                              **{k: arguments[k] for k in keep if k in arguments})
 
+    def _placement_arguments(self) -> dict[str, Any]:
+        """``center`` and ``radius`` of this plan, for a plan of the same geometry."""
+        p = self.placement
+        return {} if p is None else {"center": p.centre, "radius": p.radius}
+
+    @cpu_call(per_value(lambda self, *a, **k: math.prod(self.shape) * (self.order + 1)
+                        / max(1, self.index.size), arg=1))
     def synthesize(self, coef: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
         """Reconstruct at pixel centres from ``(B, cols, rows)`` coefficients (unmasked
         pixels are 0)."""
@@ -360,16 +432,21 @@ class ZernikeTransform(DiskTransform):
     >>> # A_00 of a constant image is (0+1)/pi times the area of the used pixels
     >>> bool(np.isclose(A[0, 0].real * np.pi, plan.mask.sum() * (2 / 32) ** 2))
     True
+    >>> # a disk of radius 12.5 pixels centred on pixel (20, 31) of 40 x 60 images
+    >>> placed = ZernikeTransform((40, 60), 10, center=(20, 31), radius=12.5, rule="centre")
+    >>> B = placed.forward(np.ones((40, 60)))
+    >>> bool(np.isclose(B[0, 0].real * np.pi, placed.mask.sum() / 12.5**2))
+    True
     """
 
-    def __init__(self, size: int, order: int = 0, **kwargs: Any) -> None:
+    def __init__(self, size: int | tuple[int, int], order: int = 0, **kwargs: Any) -> None:
         super().__init__("zernike", size, order, **kwargs)
 
 
 class PseudoZernikeTransform(DiskTransform):
     """Pseudo-Zernike moments plan: ``PseudoZernikeTransform(size, order, k=..., ...)``."""
 
-    def __init__(self, size: int, order: int = 0, **kwargs: Any) -> None:
+    def __init__(self, size: int | tuple[int, int], order: int = 0, **kwargs: Any) -> None:
         super().__init__("pseudo-zernike", size, order, **kwargs)
 
 
@@ -387,21 +464,35 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
 def _cached(family: str, size: int, order: int, k: int, quadrature: str, rule: str,
             method: str | None, repetitions: tuple[int, ...] | None,
             pairs: tuple[tuple[int, int], ...] | None, dtype: torch.dtype, device: str,
-            budget: float | None) -> DiskTransform:
-    return DiskTransform(family, size, order, k=k, quadrature=quadrature, rule=rule,
+            budget: float | None, placement: Placement | None = None) -> DiskTransform:
+    return transform_for(family, size, order, k=k, quadrature=quadrature, rule=rule,
                          method=method, repetitions=repetitions, pairs=pairs, dtype=dtype,
-                         device=device, memory_budget=budget)
+                         device=device, memory_budget=budget, placement=placement)
+
+
+def transform_for(family: str, size: int, order: int, *, placement: Placement | None,
+                  **options: Any) -> DiskTransform:
+    """A new plan of an ``N x N`` image (``placement=None``) or of a placed disk."""
+    if placement is None:
+        return DiskTransform(family, size, order, **options)
+    return DiskTransform(family, placement.shape, order, center=placement.centre,
+                         radius=placement.radius, **options)
 
 
 def cached_transform(family: str, size: int, order: int, *, k: int, quadrature: str, rule: str,
                      method: str | None, repetitions: Sequence[int] | None,
                      pairs: Sequence[tuple[int, int]] | None, dtype: torch.dtype,
-                     device: torch.device, memory_budget: float | None) -> DiskTransform:
-    """A plan from a small cache keyed on plain values (never tensors)."""
+                     device: torch.device, memory_budget: float | None,
+                     placement: Placement | None = None) -> DiskTransform:
+    """A plan from a small cache keyed on plain values (never tensors); ``placement``
+    (a plain-valued :class:`~fastmoments.disk.placement.Placement`) for a disk placed on an
+    image of any shape, ``size`` is then ignored."""
     reps = None if repetitions is None else tuple(int(m) for m in repetitions)
     prs = None if pairs is None else tuple((int(n), int(m)) for n, m in pairs)
+    if placement is not None:
+        size = 0
     return _cached(family, size, order, k, quadrature, rule, method, reps, prs, dtype,
-                   device_key(device), memory_budget)
+                   device_key(device), memory_budget, placement)
 
 
 #: Host memory of the Python index of one stored moment (``IndexSet``: its tuples and the
@@ -450,6 +541,32 @@ def channels_first(image: Any, channel_axis: Any, name: str = "image"
     return move_channels(image, axis, 2)
 
 
+def plan_shape(size: Any) -> tuple[int, int]:
+    """``(N, N)`` for an int ``size``, ``(H, W)`` for a pair; a ``TypeError`` or
+    ``ValueError`` naming ``size`` otherwise.
+
+    >>> plan_shape(16), plan_shape((12, 20))
+    ((16, 16), (12, 20))
+    """
+    if isinstance(size, (tuple, list)) or (isinstance(size, torch.Size)):
+        if len(size) != 2:
+            raise ValueError(f"size must be an int N or an image shape (H, W), got {size!r}")
+        return (check_int("size[0]", size[0], minimum=1), check_int("size[1]", size[1],
+                                                                     minimum=1))
+    n = check_int("size", size, minimum=1)
+    return (n, n)
+
+
+def check_placed_pixels(placement: Placement, sampling: Any) -> None:
+    """Refuse a placed disk that holds no sample point (every moment would be 0), naming
+    ``radius`` and the rule."""
+    if sampling.n_points == 0:
+        raise ValueError(f"radius={placement.radius} at center={placement.centre} leaves no "
+                         f"pixel of the {placement.height} x {placement.width} image inside "
+                         f"the disk with rule={sampling.rule!r}; use a larger radius or "
+                         "rule='centre'")
+
+
 def check_disk_pixels(size: int, rule: str, name: str | None = None) -> None:
     """Refuse a size whose sampling keeps no pixel (every moment would be 0 whatever the
     image): with ``rule='inscribed'`` a pixel must lie entirely inside the unit disk, so
@@ -490,7 +607,8 @@ def image_size(shape: Sequence[int], name: str = "image", rule: str | None = Non
     if shape[-1] != shape[-2]:
         raise ValueError(colour_hint(shape, name) or
                          f"{name} must be square (..., N, N) to map onto the unit disk, got "
-                         f"shape {shape}; crop or pad it first")
+                         f"shape {shape}; crop or pad it first, or place a disk on it with "
+                         "center= and radius= (in pixels)")
     if shape[-1] == 0:
         raise ValueError(f"{name} must have at least one pixel (N >= 1), got shape {shape}")
     if rule is not None:
@@ -498,7 +616,8 @@ def image_size(shape: Sequence[int], name: str = "image", rule: str | None = Non
     return shape[-1]
 
 
-def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
+def estimate_disk_memory(family: DiskFamily, size: int | tuple[int, int],
+                         order: int | None, *,
                          pairs: Sequence[tuple[int, int]] | None = None,
                          repetitions: Sequence[int] | None = None,
                          n_moments: int | None = None, slots: int | None = None, k: int = 1,
@@ -516,8 +635,8 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
     ----------
     family : DiskFamily
         The family.
-    size : int
-        Image side ``N``.
+    size : int or (int, int)
+        Image side ``N`` or shape ``(H, W)``.
     order : int or None
         Highest order of a full set (None with ``pairs`` or ``n_moments``).
     pairs, repetitions : optional
@@ -575,7 +694,8 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
         top = order if order is not None else max((abs(n) for n, _m in pairs or ()),
                                                   default=0)
         index_bytes += 16 * (top + 1) ** 2
-    pixels = size * size
+    H, W = (size, size) if isinstance(size, int) else size
+    pixels = H * W
     # coefficients (and three working copies) of one image, the image in and out, and the
     # sampling's arrays (about 40 bytes per orbit of 8 sample points)
     device_bytes = S * (item + 3 * 2 * item) + 2 * pixels * item + pixels * k * k * 5
@@ -593,9 +713,91 @@ def estimate_disk_memory(family: DiskFamily, size: int, order: int | None, *,
             f"{fam} moments of {what} ({K} moments) need at least "
             f"{format_bytes(need_show)} (index and lookup tables of the moments "
             f"{format_bytes(index_bytes)}, "
-            f"coefficients and scratch of one {size}x{size} image "
+            f"coefficients and scratch of one {H}x{W} image "
             f"{format_bytes(device_bytes)}) but the memory budget is "
             f"{format_bytes(budget_show)}; lower the order or select fewer moments, or raise "
             "memory_budget")
     return {"moments": K, "slots": S, "index_bytes": index_bytes,
             "device_bytes": device_bytes, "budget": budget}
+
+
+def disk_geometry(shape: Sequence[int], center: Any, radius: float | None, rule: str,
+                  name: str = "image") -> tuple[int, Placement | None]:
+    """The side ``N`` (default mapping, ``placement`` None) or the :class:`Placement` of
+    checked ``center`` (a point or None) and ``radius`` on images of ``shape``
+    ``(..., H, W)``. Without ``center`` and ``radius`` the image must be square (the
+    default mapping, and its errors); with either, any shape takes a disk.
+
+    >>> disk_geometry((4, 16, 16), None, None, "inscribed")
+    (16, None)
+    >>> disk_geometry((16, 24), (7.5, 11.5), None, "inscribed")[1]
+    Placement(height=16, width=24, centre=(7.5, 11.5), radius=8.0)
+    """
+    shape = tuple(int(s) for s in shape)
+    if center is None and radius is None:
+        return image_size(shape, name, rule=rule), None
+    if len(shape) < 2:
+        raise ValueError(f"{name} must be 2-D or a batch (..., H, W), got shape {shape}")
+    hint = colour_hint(shape, name)
+    if hint:
+        raise ValueError(hint)
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(f"{name} must have at least one pixel, got shape {shape}")
+    placement = resolve_placement(shape[-2:], center, radius)
+    if placement is None:
+        return image_size(shape, name, rule=rule), None
+    return 0, placement
+
+
+def placed_forward(image: Any, *, center: Any, radius: Any, rule: str,
+                   plan_for: Any, progress: bool | None = None) -> Any:
+    """Moments of ``image`` on the disk that ``center`` and ``radius`` place on it.
+
+    ``plan_for(size, placement, cached)`` returns the plan of one geometry. For
+    ``center="centroid"`` the centre of mass of each image of the batch is computed
+    (:func:`~fastmoments.disk.placement.centroid`), the images are grouped by equal
+    centre, and each group runs through the plan of its centre (built for the call, not
+    kept in the plan cache, since centres of mass rarely repeat); the moments are put back
+    in batch order. They keep every plan: :attr:`DiskMoments.center` gives each image's
+    centre and ``reconstruct()`` uses each image's own disk.
+    """
+    center = check_center(center)
+    radius = check_radius(radius)
+    if not isinstance(image, torch.Tensor):
+        image = numeric_array(image, "image")
+    shape = input_shape(image, "image")
+    if center != "centroid":
+        size, placement = disk_geometry(shape, center, radius, rule)
+        return plan_for(size, placement, True).forward(image, progress=progress)
+    from .placement import centroid
+
+    disk_geometry(shape, None, 1.0, rule)  # the shape's errors
+    H, W = shape[-2:]
+    batch = tuple(shape[:-2])
+    flat = image.reshape(-1, H, W)
+    cents = centroid(flat) if flat.shape[0] else np.zeros((0, 2))
+    if cents.shape[0] == 0:
+        size, placement = disk_geometry(shape, None, radius, rule)
+        return plan_for(size, placement, True).forward(image, progress=progress)
+    uniq, inverse = np.unique(cents, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    parts = []
+    for u in range(uniq.shape[0]):
+        idx = np.flatnonzero(inverse == u)
+        placement = resolve_placement((H, W), (float(uniq[u, 0]), float(uniq[u, 1])), radius)
+        plan = plan_for(H if placement is None else 0, placement, placement is None)
+        sel = (torch.as_tensor(idx, device=flat.device) if isinstance(flat, torch.Tensor)
+               else idx)
+        parts.append((plan, idx, plan.forward(flat[sel], progress=progress)))
+    first = parts[0][2]
+    if len(parts) == 1:
+        data = first.data
+    else:
+        data = torch.empty((cents.shape[0], *first.data.shape[1:]), dtype=first.data.dtype,
+                           device=first.data.device)
+        for _plan, idx, out in parts:
+            data[torch.as_tensor(idx, device=data.device)] = out.data
+    moments = type(first)(data.reshape(*batch, *data.shape[1:]), parts[0][0], first.kind)
+    moments.placed = [(plan, idx) for plan, idx, _out in parts]
+    moments.centers = cents.reshape(*batch, 2)
+    return moments

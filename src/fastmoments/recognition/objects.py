@@ -95,8 +95,9 @@ def _by_z00(om: ObjectMoments, a00: Any) -> ObjectMoments:
         raise ValueError(f"normalize='z00' divides by |A[0,0]|, which is 0 for the label(s) "
                          f"{bad[:8].tolist()}{'...' if len(bad) > 8 else ''} (an object whose "
                          "intensities sum to 0); use normalize=None")
-    return dataclasses.replace(om, values=om.values / z00[:, None],
-                               features=om.features / z00[:, None])
+    with np.errstate(invalid="ignore"):  # an object of one pixel: NaN stays NaN
+        return dataclasses.replace(om, values=om.values / z00[:, None],
+                                   features=om.features / z00[:, None])
 
 
 def _join_channels(parts: list[ObjectMoments]) -> ObjectMoments:

@@ -5,10 +5,13 @@ Fourier transform and kernel integral for graphic processing unit" (2022): the c
 does not grow with σ.
 
 * :func:`gaussian_filter` (every axis, as scipy.ndimage), :func:`gaussian_filter1d` (one axis)
-  / :class:`GaussianFilter`: smoothing and first/second derivatives;
+  / :class:`GaussianFilter`: smoothing and first/second derivatives; with ``truncate=`` or
+  ``radius=`` scipy's truncated kernel exactly (:class:`TruncatedGaussian`);
+* :func:`gaussian_laplace`, :func:`gaussian_gradient_magnitude` (scipy.ndimage's signatures);
 * :func:`morlet_transform` / :class:`MorletTransform`: one scale, complex output;
-* :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian` or
-  :class:`MexicanHat`: many scales at once, at every sample or every ``hop``-th;
+* :func:`cwt` / :class:`CWT` with :class:`Morlet`, :class:`DerivativeOfGaussian`,
+  :class:`MexicanHat` or :class:`GeneralizedMorse`: many scales at once, at every sample or
+  every ``hop``-th, of real or complex signals;
 * :func:`icwt` / :class:`ICWT`: the inverse CWT (:func:`icwt_response`, :func:`icwt_band`:
   what it recovers);
 * ``nan_policy=`` on the Gaussians: missing samples omitted (normalised convolution) or
@@ -27,7 +30,8 @@ paper's second-order filters), :mod:`.scales` (scale <-> frequency, cone of infl
 PyWavelets ``cmor`` mapping), :mod:`.fit_cache` (fitted coefficients cached on disk),
 :mod:`._apply` (running a bank along an axis), :mod:`.cuda_sft` (the CUDA C++ batch kernel,
 through CuPy), :mod:`.nan` (the NaN policies), :mod:`.dog` (the derivative-of-Gaussian CWT),
-:mod:`.hop` (the decimated CWT), :mod:`.inverse` (the inverse CWT), :mod:`.stream` (the
+:mod:`.morse` (the generalized Morse wavelets and their CWT), :mod:`.hop` (the decimated
+CWT), :mod:`.inverse` (the inverse CWT), :mod:`.stream` (the
 streaming Gaussian).
 """
 
@@ -35,10 +39,13 @@ from __future__ import annotations
 
 from .boundary import MODES
 from .cwt import CWT, cwt
+from .derived import gaussian_gradient_magnitude, gaussian_laplace
 from .gaussian import GaussianFilter
 from .gaussian_calls import gaussian_filter, gaussian_filter1d
+from .gaussian_truncated import TruncatedGaussian
 from .inverse import ICWT, icwt, icwt_band, icwt_response
 from .morlet import MorletTransform, morlet_transform
+from .morse import GeneralizedMorse
 from .scales import (
     cone_of_influence,
     frequency_to_scale,
@@ -61,9 +68,11 @@ __all__ = [
     "DerivativeOfGaussian",
     "GaussianFilter",
     "GaussianStream",
+    "GeneralizedMorse",
     "MexicanHat",
     "Morlet",
     "MorletTransform",
+    "TruncatedGaussian",
     "cone_of_influence",
     "cwt",
     "frequency_to_scale",
@@ -71,6 +80,8 @@ __all__ = [
     "from_pywt_dog",
     "gaussian_filter",
     "gaussian_filter1d",
+    "gaussian_gradient_magnitude",
+    "gaussian_laplace",
     "icwt",
     "icwt_band",
     "icwt_response",

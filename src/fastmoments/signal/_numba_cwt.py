@@ -71,9 +71,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 from numba import config as _nb_config
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
 
 from .._numba import set_threads
+from .._threads import threads_for
 from ._numba_cwt_tables import DIRECT_MAX, _tables, eligible
 from ._numba_sft import _extend
 from ._numba_simd import (
@@ -760,7 +761,8 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
     float32/float64, ``onp`` ``(B, n_channels, 2N)`` (re, im interleaved) written in place."""
     v = 8 if xnp.dtype == np.float32 else 4
     gt, coef, qp, r64, taps, tap_ptr = _tables(bank, chunk, xnp.dtype)
-    threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS, gt.shape[0] * xnp.shape[0])
+    threads = min(threads_for(16.0 * xnp.size * gt.shape[0]), _nb_config.NUMBA_NUM_THREADS,
+                  gt.shape[0] * xnp.shape[0])
     # streaming stores need 32-byte aligned rows (the results this package allocates are
     # 64-byte aligned); they skip the read of the output's cache lines (a 64-scale CWT of
     # 10^5 samples writes 52 MB: 27 against 50 ms on a 2-core AMD EPYC)
@@ -772,8 +774,12 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
         before = get_num_threads()
         set_threads(threads)
         try:
-            parts = max(1, -(-threads // xnp.shape[0]))
-            _run_parallel(*args, parts)
+            # four runs of groups per thread, handed out one at a time: a thread whose CPU
+            # is busy takes fewer runs instead of holding the others at the end of the
+            # region (each group's output is the same whatever run computes it)
+            parts = min(gt.shape[0], max(1, -(-4 * threads // xnp.shape[0])))
+            with parallel_chunksize(1):
+                _run_parallel(*args, parts)
         finally:
             set_threads(before)
     else:

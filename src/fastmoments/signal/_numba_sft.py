@@ -50,6 +50,7 @@ from numba import get_num_threads as _nb_get_threads
 from numba import njit, prange
 from numba import set_num_threads as _nb_set_threads
 
+from .._threads import threads_for
 from .boundary import MODES
 from .chunked import _powers
 
@@ -479,7 +480,7 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
     gt, rtab, qs, ch_ptr, ch_groups = _tables(bank, chunk)
     bsz, n = xnp.shape
     jobs = bsz * bank.n_channels
-    threads = min(torch.get_num_threads(), _nb_config.NUMBA_NUM_THREADS)
+    threads = min(threads_for(8.0 * xnp.size * bank.n_channels), _nb_config.NUMBA_NUM_THREADS)
     split = jobs == 1 and -(-n // chunk) >= 2 * _LANES  # one long job: split it over time
     threads = threads if split else min(threads, jobs)
     args = (xnp, onp, _MODE_CODE[mode], float(cval), gt, rtab, qs, ch_ptr, ch_groups, chunk,

@@ -18,6 +18,7 @@ from .._memory import format_bytes, free_memory
 from .._memory import memory_budget as _budget
 from .._progress import progress_bar
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_positive_float
 from ..parallel.plans import batched, free_axis
 from ._apply import (
@@ -37,9 +38,17 @@ from .boundary import MODES
 from .direct import DirectBank
 from .dog import _dog_cwt, check_dog_scales
 from .gaussian import MAX_SIGMA, GaussianFilter, _cached_plan
-from .hop import cwt_hop
-from .morlet import APPROXIMATIONS, METHODS, MorletTransform, resolve_method
-from .routes import cwt_route, cwt_simd
+from .hop import cwt_hop, cwt_hop_prefix, prefix_hop_applies
+from .morlet import (
+    APPROXIMATIONS,
+    METHODS,
+    MorletTransform,
+    complex_call,
+    is_complex_input,
+    resolve_method,
+)
+from .morse import GeneralizedMorse, morse_cwt
+from .routes import cwt_hop_route, cwt_route, cwt_simd, morse_route
 from .sliding import SFTBank
 from .wavelets import DerivativeOfGaussian, Morlet
 
@@ -50,15 +59,28 @@ __all__ = ["CWT", "cwt"]
 FIT_BAR_SCALES = 64
 
 
-def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
-    """The wavelet of a CWT: ``Morlet()`` for ``None``, a :class:`Morlet` or a
-    :class:`DerivativeOfGaussian` (:class:`MexicanHat` included)."""
+Wavelet = Morlet | DerivativeOfGaussian | GeneralizedMorse
+
+
+def _check_wavelet(wavelet: Any) -> Wavelet:
+    """The wavelet of a CWT: ``Morlet()`` for ``None``, a :class:`Morlet`, a
+    :class:`DerivativeOfGaussian` (:class:`MexicanHat` included) or a
+    :class:`GeneralizedMorse`."""
     if wavelet is None:
         return Morlet()
-    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
-        raise TypeError(f"wavelet must be a fastmoments.Morlet or a fastmoments."
-                        f"DerivativeOfGaussian (MexicanHat), got {wavelet!r}")
+    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian, GeneralizedMorse)):
+        raise TypeError(f"wavelet must be a fastmoments.Morlet, a fastmoments."
+                        f"DerivativeOfGaussian (MexicanHat) or a fastmoments.GeneralizedMorse, "
+                        f"got {wavelet!r}")
     return wavelet
+
+
+def _morse_options(method: str, approximation: str) -> None:
+    if method != "auto" or approximation != "direct":
+        raise ValueError(f"method and approximation are options of the Morlet and DoG "
+                         f"wavelets; a GeneralizedMorse runs in the frequency domain and takes "
+                         f"method='auto' and approximation='direct' only, got method="
+                         f"{method!r}, approximation={approximation!r}")
 
 
 def _dog_options(approximation: str) -> None:
@@ -83,19 +105,20 @@ def _stack_banks(banks: Sequence[Any]):
 
 
 class CWT:
-    """Plan for the continuous wavelet transform at a set of scales (Morlet or derivative of
-    Gaussian).
+    """Plan for the continuous wavelet transform at a set of scales (Morlet, derivative of
+    Gaussian or generalized Morse).
 
     Morlet: all scales share one bank of SFT rows: the chunked engine (the default) runs every
     scale in one pass (two fused kernels on a GPU); the row-by-row engines process the scales
     in groups that fit the memory budget. Derivative of Gaussian: one Gaussian derivative
-    filter per scale (:func:`cwt`, Notes).
+    filter per scale (:func:`cwt`, Notes). Generalized Morse: the frequency domain
+    (:mod:`~fastmoments.signal.morse`).
 
     Parameters
     ----------
     scales : sequence of float
         Scales σ in samples (the standard deviation of each wavelet's envelope).
-    wavelet : Morlet or DerivativeOfGaussian
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse
         The wavelet (default ``Morlet(xi=6.0)``).
     method, approximation, terms, truncate
         As in :class:`~fastmoments.signal.MorletTransform`, used at every scale
@@ -123,17 +146,25 @@ class CWT:
         self.requested = check_choice("method", method, METHODS)
         self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
         self._dog = isinstance(wavelet, DerivativeOfGaussian)
+        self._morse = isinstance(wavelet, GeneralizedMorse)
         if self._dog:
             _dog_options(self.approximation)
             check_dog_scales(self.scales)
-        # the Gaussians pick their route per call for "auto"; the Morlet's resolves here
-        self.method = self.requested if self._dog else resolve_method(self.requested)
+        if self._morse:
+            _morse_options(self.requested, self.approximation)
+        # the Gaussians pick their route per call for "auto"; the Morlet's resolves here; the
+        # Morse wavelets run in the frequency domain (routes.morse_route)
+        self.method = (self.requested if self._dog else "fft" if self._morse
+                       else resolve_method(self.requested))
         self.terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
         self.truncate = check_positive_float("truncate", truncate)
 
     @functools.cached_property
     def plans(self) -> list[MorletTransform] | list[GaussianFilter]:
-        """One plan per scale, built on first use (a call checks the result's size first)."""
+        """One plan per scale, built on first use (a call checks the result's size first);
+        none for a :class:`GeneralizedMorse` (its transform needs no plan per scale)."""
+        if self._morse:
+            return []
         if self._dog:
             return [_cached_plan(s, self.wavelet.order, self.method, self.terms, None,
                                  self.truncate) for s in self.scales]
@@ -154,7 +185,10 @@ class CWT:
 
     @property
     def rmse(self) -> float:
-        """The largest relative RMSE (Eq. 66) over the scales."""
+        """The largest relative RMSE (Eq. 66) over the scales (0 for a
+        :class:`GeneralizedMorse`: its transform is exact up to rounding)."""
+        if self._morse:
+            return 0.0
         return max(p.rmse for p in self.plans)
 
     @property
@@ -171,7 +205,8 @@ class CWT:
     def frequencies(self, sampling_period: float = 1.0) -> np.ndarray:
         """The wavelet's centre frequency over each scale, per ``sampling_period``:
         ``ξ / (2π σ)`` for the Morlet (PyWavelets' convention), ``√p / (2π σ)`` (the peak of
-        the response) for a derivative of Gaussian of order ``p``."""
+        the response) for a derivative of Gaussian of order ``p``, ``(β/γ)^{1/γ} / (2π s)``
+        (the peak) for a generalized Morse wavelet."""
         dt = check_positive_float("sampling_period", sampling_period)
         return np.array([self.wavelet.center_frequency / s / dt for s in self.scales])
 
@@ -235,6 +270,7 @@ class CWT:
                 target[a:b] = y[c:c + b - a]
         return target
 
+    @cpu_call(per_value(lambda self, *a, **k: 16 * len(self.scales), arg=1))
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, hop: int = 1, out: Any = None,
@@ -248,7 +284,8 @@ class CWT:
         Parameters
         ----------
         x : array_like or torch.Tensor
-            Real signals; never modified.
+            Real or complex signals (complex: the real and imaginary parts are transformed and
+        combined, ``W(a + ib) = W(a) + i W(b)``); never modified.
         axis, mode, cval, engine, memory_budget, check_finite, progress
             As in :meth:`~fastmoments.signal._apply.BankPlan.__call__` (the bar counts
             (signal, scale) pairs). A derivative-of-Gaussian plan always checks ``x``.
@@ -290,10 +327,25 @@ class CWT:
         """
         if type(hop) is not int or hop != 1:  # (the common call skips the check)
             hop = check_int("hop", hop, minimum=1)
+        if self._morse:
+            self._route = morse_route()
+            return morse_cwt(x, self.scales, self.wavelet, axis, mode=mode, hop=hop, out=out,
+                             memory_budget=check_budget(memory_budget),
+                             check_finite=check_finite)
+        if is_complex_input(x):
+            return self._complex(x, axis=axis, mode=mode, cval=cval, engine=engine,
+                                 memory_budget=memory_budget, check_finite=check_finite,
+                                 hop=hop, out=out, progress=progress)
         if hop > 1:
             if out is not None:
                 raise ValueError(f"out must not be given with hop={hop} (the decimated "
                                  f"coefficients are assembled block by block)")
+            if not self._dog and self.requested in ("auto", "sft"):
+                banks = [p.bank for p in self.plans]
+                if prefix_hop_applies(banks):
+                    return self._prefix_hop(x, banks, hop, axis=axis, mode=mode, cval=cval,
+                                            check_finite=check_finite)
+            self._route = cwt_hop_route(False)
             return cwt_hop(self._full, x, self.scales, self.wavelet, hop, axis,
                            truncate=self.truncate, method=self.requested, mode=mode,
                            cval=cval, engine=engine, memory_budget=memory_budget)[0]
@@ -306,6 +358,31 @@ class CWT:
                             engine=engine, memory_budget=memory_budget,
                             check_finite=check_finite, out=out, progress=progress,
                             bytes_per_sample=16 * len(self.scales))
+
+    def _prefix_hop(self, x: Any, banks: list, hop: int, *, axis: int, mode: str,
+                    cval: float, check_finite: bool) -> Any:
+        """Every ``hop``-th coefficient of a Morlet plan whose banks have no attenuation,
+        computing only those (:func:`~fastmoments.signal.hop.cwt_hop_prefix`)."""
+        t, kind, finite = as_signal(x, check_finite)
+        ax = normalize_axis(axis, t.ndim)
+        check_choice("mode", mode, MODES)
+        cval = check_cval(cval)
+        require_finite(finite)
+        self._route = cwt_hop_route(True)
+        tl = t.movedim(ax, -1)
+        flat = tl.reshape(-1, tl.shape[-1])
+        coef = cwt_hop_prefix(flat, banks, hop, mode=mode, cval=cval)
+        coef = coef.reshape(len(banks), *tl.shape[:-1], coef.shape[-1])
+        coef = coef.to(complex_dtype(t.dtype)).movedim(-1, ax + 1)
+        return to_output(coef, kind)
+
+    def _complex(self, x: Any, *, hop: int, out: Any, **kw: Any) -> Any:
+        """The transform of complex signals: ``W(a + ib) = W(a) + i W(b)`` (linear), the real
+        and imaginary parts transformed as two real calls."""
+        if hop > 1 and out is not None:
+            raise ValueError(f"out must not be given with hop={hop} (the decimated "
+                             f"coefficients are assembled block by block)")
+        return complex_call(self, x, out, hop=hop, **kw)
 
     def _full(self, x: Any, scales: tuple[float, ...], wavelet: Any, *, truncate: float,
               method: str, **kw: Any) -> tuple[Any, np.ndarray]:
@@ -491,8 +568,9 @@ def _cwt_plan(scales, wavelet, method, approximation, terms, truncate) -> CWT:
 
 
 @batched(name="x", split_axis=free_axis(lambda a: a["axis"]), out_offset=1)
+@cpu_call(per_value(lambda x, scales, *a, **k: 16 * np.size(scales)))
 def cwt(x: Any, scales: Sequence[float] | float,
-        wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
+        wavelet: Wavelet | None = None, axis: int = -1, *,
         sampling_period: float = 1.0, mode: str = "reflect", cval: float = 0.0,
         method: str = "auto", approximation: str = "direct", terms: int | None = None,
         engine: str = "auto", truncate: float = 4.0, memory_budget: float | None = None,
@@ -503,14 +581,17 @@ def cwt(x: Any, scales: Sequence[float] | float,
     Parameters
     ----------
     x : array_like or torch.Tensor
-        Real signals; transformed along ``axis``; never modified.
+        Real or complex signals; transformed along ``axis``; never modified. Complex
+        signals give ``W(a + ib) = W(a) + i W(b)`` (complex coefficients for every wavelet).
     scales : float or sequence of float
         Scales σ in samples: the standard deviation of the wavelet's Gaussian envelope
         (σ ≥ 1 for a derivative of Gaussian, :data:`~fastmoments.signal.dog.MIN_DOG_SCALE`).
     wavelet : Morlet or DerivativeOfGaussian, optional
         Default ``Morlet(xi=6.0)``; ``DerivativeOfGaussian(1)``, ``DerivativeOfGaussian(2)``
         or ``MexicanHat()`` (the same as order 2) for the real derivative-of-Gaussian
-        wavelets.
+        wavelets; ``GeneralizedMorse(beta, gamma)`` for the generalized Morse wavelets
+        (analytic; computed in the frequency domain, :mod:`~fastmoments.signal.morse`: their
+        ``scales`` are ssqueezepy's, peak frequency ``(β/γ)^{1/γ} / (2π s)``).
     axis : int
         Axis of ``x`` holding time.
     sampling_period : float
@@ -539,18 +620,22 @@ def cwt(x: Any, scales: Sequence[float] | float,
     frequencies : numpy.ndarray
         ``ξ / (2π σ_i) / sampling_period`` for the Morlet, ``√p / (2π σ_i) /
         sampling_period`` (the peak of the response) for a derivative of Gaussian of order
-        ``p``.
+        ``p``, ``(β/γ)^{1/γ} / (2π s_i) / sampling_period`` (the peak) for a generalized Morse
+        wavelet.
 
     Raises
     ------
     ValueError
         For bad scales or options (``hop < 1``; a scale below 1 or an ``approximation`` other
-        than ``"direct"`` with a derivative of Gaussian), NaN or infinity in ``x``, or a bad
-        ``out`` (wrong shape or device, read-only, overlapping ``x``, or given while a
-        gradient is recorded or with ``hop > 1``).
+        than ``"direct"`` with a derivative of Gaussian; a ``method`` other than ``"auto"`` or
+        a ``mode`` other than ``"reflect"``, ``"mirror"``, ``"wrap"`` with a generalized
+        Morse wavelet), NaN or infinity in ``x``, or a bad ``out`` (wrong shape or device,
+        read-only, overlapping ``x``, or given while a gradient is recorded or with
+        ``hop > 1``).
     TypeError
-        For a wavelet that is neither a :class:`Morlet` nor a
-        :class:`~fastmoments.signal.DerivativeOfGaussian`, a ``hop`` that is not an integer,
+        For a wavelet that is not a :class:`Morlet`, a
+        :class:`~fastmoments.signal.DerivativeOfGaussian` or a
+        :class:`~fastmoments.signal.GeneralizedMorse`, a ``hop`` that is not an integer,
         an ``out`` of the wrong kind or dtype, or a ``progress`` other than ``True``,
         ``False`` or ``None``.
 
@@ -591,13 +676,28 @@ def cwt(x: Any, scales: Sequence[float] | float,
     map to these wavelets and scales by :func:`~fastmoments.signal.scales.from_pywt_dog`
     (see :class:`~fastmoments.signal.DerivativeOfGaussian`, Notes).
 
-    **Hop.** With ``hop > 1`` the scales are transformed in groups on blocks of the signal
-    with a halo wider than the kernels (:func:`~fastmoments.signal.hop.cwt_hop`), keeping
-    every ``hop``-th coefficient: memory ``J N / hop`` plus one block's scratch, time about
-    that of the full transform (the recursions still pass over every sample). For a
+    **Generalized Morse.** ``W_j = IFFT(√s_j Ψ(s_j ω) FFT(x_e))`` over one period of the
+    boundary extension ``x_e`` (``mode`` ``"reflect"``, ``"mirror"`` or ``"wrap"``; no other),
+    exact up to rounding at ``O(N log N)`` per scale: the kernels decay only algebraically in
+    time, so no σ-independent fit is used (:mod:`~fastmoments.signal.morse` says why and gives
+    the factors to ssqueezepy's normalisations). ``method`` must be ``"auto"``; ``hop``
+    folds the inverse FFTs, so time and memory per scale fall as ``N / hop``.
+
+    **Hop.** With ``hop > 1`` the Morlet of ``method="auto"``/``"sft"`` computes only the
+    kept samples (:func:`~fastmoments.signal.hop.cwt_hop_prefix`): each SFT row's window sum
+    is a difference of two prefix sums, taken over segments of ``hop`` samples by one real
+    matrix product per scale and window end, so the work is one BLAS pass over the samples
+    plus ``O(J R N / hop)`` (``R`` rows per scale) and the memory ``J N / hop`` plus one
+    scale's ``R N / hop`` scratch; equal to ``cwt(x, scales)[0][..., ::hop]`` to rounding
+    (1e-12 relative at N = 4000, 1e-9 at N = 2^20: the prefix sums grow with N). Other
+    wavelets and the ASFT (whose attenuated rows would overflow prefix sums) transform the
+    scales in groups on blocks of the signal with a halo wider than the kernels
+    (:func:`~fastmoments.signal.hop.cwt_hop`), keeping every ``hop``-th coefficient: memory
+    ``J N / hop`` plus one block's scratch, time about that of the full transform. For a
     derivative of Gaussian, ``method="auto"`` runs the SFT on every block (the Gaussians'
     ``"auto"`` would pick a route per block length): equal to ``method="sft"``, and to
-    ``"auto"`` to 1e-4.
+    ``"auto"`` to 1e-4. The Morse wavelets fold their inverse FFTs (see above).
+    ``benchmarks/results/signal_hop.md`` measures time and memory against ``hop=1``.
 
     Examples
     --------
@@ -620,7 +720,7 @@ def cwt(x: Any, scales: Sequence[float] | float,
     wavelet = _check_wavelet(wavelet)
     requested = check_choice("method", method, METHODS)
     plan = _cwt_plan(scales_t, wavelet,
-                     requested if isinstance(wavelet, DerivativeOfGaussian)
+                     requested if isinstance(wavelet, (DerivativeOfGaussian, GeneralizedMorse))
                      else resolve_method(requested),
                      check_choice("approximation", approximation, APPROXIMATIONS),
                      None if terms is None else check_int("terms", terms, minimum=1, maximum=64),

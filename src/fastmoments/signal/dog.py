@@ -28,7 +28,7 @@ import torch
 
 from .._array import to_output
 from ._apply import as_signal, output_target
-from .gaussian_calls import gaussian_filter1d
+from .gaussian_calls import plan_filter1d
 from .wavelets import DerivativeOfGaussian
 
 __all__ = ["MIN_DOG_SCALE"]
@@ -99,8 +99,8 @@ def _dog_cwt(x: Any, scales: tuple[float, ...], wavelet: DerivativeOfGaussian, a
     if t.requires_grad and torch.is_grad_enabled():  # differentiable: no writes in place
         if out is not None:
             raise ValueError("out must not be given while a gradient is recorded for x")
-        coef = torch.stack([gaussian_filter1d(t, s, axis, wavelet.order, mode, cval, truncate,
-                                              progress=progress, **options)
+        coef = torch.stack([plan_filter1d(t, s, axis, wavelet.order, mode, cval, truncate,
+                                          progress=progress, **options)
                             * wavelet.filter_factor(s) for s in scales])
         user_out = None
     else:
@@ -108,7 +108,7 @@ def _dog_cwt(x: Any, scales: tuple[float, ...], wavelet: DerivativeOfGaussian, a
         coef = (torch.empty(shape, dtype=t.dtype, device=t.device) if target is None
                 else target)
         for i, s in enumerate(scales):
-            gaussian_filter1d(t, s, axis, wavelet.order, mode, cval, truncate, out=coef[i],
+            plan_filter1d(t, s, axis, wavelet.order, mode, cval, truncate, out=coef[i],
                               progress=progress, **options)
             coef[i].mul_(wavelet.filter_factor(s))
     freqs = np.array([wavelet.center_frequency / s / sampling_period for s in scales])

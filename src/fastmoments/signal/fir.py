@@ -28,16 +28,18 @@ import math
 from typing import Any
 
 import numpy as np
-import torch
+
+from .._threads import GRAIN, threads_for
 
 __all__ = ["MODE_CODES", "PARALLEL_WORK", "fir_passes", "half_kernel", "numba_kernels"]
 
 MODE_CODES = {"reflect": 0, "nearest": 1, "mirror": 2, "wrap": 3, "constant": 4}
 
 #: tap-sample products (``Σ numel · (W + 1)`` over the passes) from which the work is spread
-#: over numba's threads (at most ``torch.get_num_threads()``): below, a thread pool's wake-up
-#: costs more than it saves.
-PARALLEL_WORK = 1 << 24
+#: over numba's threads (:func:`fastmoments._threads.threads_for`: one more thread per
+#: :data:`~fastmoments._threads.GRAIN` of work): below, a thread pool's wake-up, and the
+#: wait for a thread whose CPU is busy, cost more than they save.
+PARALLEL_WORK = GRAIN
 
 _KERNELS: Any = None
 
@@ -100,8 +102,9 @@ def fir_passes(a: np.ndarray, passes: list[tuple[int, np.ndarray, bool, int]], c
         return out
     k = _KERNELS if _KERNELS is not None else numba_kernels()
     fn = k.fir_serial
-    if a.size * sum(p[1].shape[0] for p in passes) >= PARALLEL_WORK:
-        threads = torch.get_num_threads()
+    work = a.size * sum(p[1].shape[0] for p in passes)
+    if work >= PARALLEL_WORK:
+        threads = threads_for(work)
         if threads > 1:
             k.set_threads(threads)
             fn = k.fir_parallel

@@ -19,6 +19,7 @@ import torch
 from .._array import input_shape
 from .._cache import plan_cache
 from .._route import Route
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_positive_float
 from . import cuda_sft, triton_sft
 from ._apply import (
@@ -133,7 +134,11 @@ class GaussianFilter(BankPlan):
         :func:`max_shift` ``= max(1, floor(σ/2))``.
     truncate : float
         Half-width of the direct kernel in σ (default 4, as scipy.ndimage); also used below
-        σ = 1, where every method applies its kernel directly.
+        σ = 1, where every method applies its kernel directly. The SFT methods apply the
+        untruncated Gaussian to their fit's error whatever ``truncate`` is; scipy's kernel
+        cut at ``round(truncate σ)``, for every method, is
+        :class:`~fastmoments.signal.TruncatedGaussian` (what the one-call functions run when
+        given ``truncate=`` or ``radius=``).
 
     Attributes
     ----------
@@ -507,6 +512,7 @@ class GaussianFilter(BankPlan):
             self.truncate)
         return GaussianStream(plan, mode=mode, cval=cval, axis=axis)
 
+    @cpu_call(per_value(16, arg=1))
     def __call__(self, x: Any, *, axis: int = -1, mode: str = "reflect", cval: float = 0.0,
                  engine: str = "auto", memory_budget: float | None = None,
                  check_finite: bool = True, out: Any = None,

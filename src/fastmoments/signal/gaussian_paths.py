@@ -104,7 +104,9 @@ def _plan_passes(axes: list[int], plans: list[Any], modes: list[str], ndim: int,
     :func:`.triton_fir.fir_passes` take them)."""
     passes = []
     for ax, plan, mode in zip(axes, plans, modes, strict=True):
-        hh, odd = _half_kernel(plan.sigma, plan.order, plan.direct_truncate, char)
+        own = getattr(plan, "half_kernel", None)  # a truncated-kernel plan brings its own
+        hh, odd = (own(char) if own is not None
+                   else _half_kernel(plan.sigma, plan.order, plan.direct_truncate, char))
         passes.append((normalize_axis(ax, ndim), hh, odd,
                        MODE_CODES[check_choice("mode", mode, MODES)]))
     return passes

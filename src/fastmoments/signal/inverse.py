@@ -1,4 +1,5 @@
-"""Inverse continuous wavelet transform for the Morlet and derivative-of-Gaussian wavelets.
+"""Inverse continuous wavelet transform for the Morlet, derivative-of-Gaussian and generalized
+Morse wavelets.
 
 Both inverses take the coefficients of :func:`~fastmoments.signal.cwt` (Morlet or derivative
 of Gaussian, ``hop=1``) at the scales they were computed at, with the transform's
@@ -27,7 +28,8 @@ band. The least-squares inverse is exact on the covered band for the boundary mo
 (the transform's default) and ``"mirror"``: these extend ``x`` symmetrically, so the transform
 is the circular convolution of the symmetric signal of period ``2N`` (``2N - 2``), and the
 coefficients of its second half follow from those of ``x`` by the wavelet's parity
-(``W_e[2N-1-n] = conj W[n]`` for the Morlet, whose ``ψ(-k) = conj ψ(k)``; ``W[n]`` for the even
+(``W_e[2N-1-n] = conj W[n]`` for the Morlet and the Morse wavelets, whose
+``ψ(-k) = conj ψ(k)`` (their Fourier transforms are real); ``W[n]`` for the even
 order-2 DoG; ``-W[n]`` for the odd order-1 DoG). The single integral is a sum at each time
 and needs no mode.
 """
@@ -43,8 +45,13 @@ import torch
 
 from .._array import as_tensor, to_output
 from .._cache import plan_cache
+from .._threads import cpu_call, per_value
 from .._validate import check_choice, check_int, check_real
+from .morse import GeneralizedMorse
 from .wavelets import DerivativeOfGaussian, Morlet
+
+#: The wavelets the inverse takes.
+AnyWavelet = Morlet | DerivativeOfGaussian | GeneralizedMorse
 
 __all__ = ["ICWT", "INVERSE_MODES", "METHODS", "icwt", "icwt_band", "icwt_response",
            "reconstruction_constant", "wavelet_response"]
@@ -55,16 +62,21 @@ METHODS = ("least-squares", "single-integral")
 #: The boundary modes of the transform that the least-squares inverse inverts exactly.
 INVERSE_MODES = ("reflect", "mirror", "wrap")
 
+#: Scales whose spectra the least-squares inverse takes together (the scratch of a block:
+#: ``LS_BLOCK`` spectra of one period, instead of every scale's at once).
+LS_BLOCK = 8
+
 #: Default ``rcond`` of the least-squares inverse: frequencies whose ``√D`` is below 1e-3 of
 #: its largest value are left out (amplification of the coefficients' errors ≤ 1000 there).
 RCOND = 1e-3
 
 
-def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian:
+def _check_wavelet(wavelet: Any) -> Morlet | DerivativeOfGaussian | GeneralizedMorse:
     if wavelet is None:
         return Morlet()
-    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian)):
-        raise TypeError(f"wavelet must be a Morlet or a DerivativeOfGaussian, got {wavelet!r}")
+    if not isinstance(wavelet, (Morlet, DerivativeOfGaussian, GeneralizedMorse)):
+        raise TypeError(f"wavelet must be a Morlet, a DerivativeOfGaussian or a "
+                        f"GeneralizedMorse, got {wavelet!r}")
     return wavelet
 
 
@@ -82,7 +94,7 @@ def wavelet_response(wavelet: Morlet | DerivativeOfGaussian, omega: np.ndarray,
     (True, 5.954)
     """
     wavelet = _check_wavelet(wavelet)
-    if isinstance(wavelet, DerivativeOfGaussian):
+    if isinstance(wavelet, (DerivativeOfGaussian, GeneralizedMorse)):
         return wavelet.frequency_response(omega, scale)
     sigma = float(scale)
     w = np.asarray(omega, dtype=np.float64)
@@ -103,6 +115,8 @@ def wavelet_response(wavelet: Morlet | DerivativeOfGaussian, omega: np.ndarray,
 
 def _mother_real(wavelet: Morlet | DerivativeOfGaussian, s: np.ndarray) -> np.ndarray:
     """``Re Ψ(s)``: the real part of the continuous Fourier transform of the mother wavelet."""
+    if isinstance(wavelet, GeneralizedMorse):
+        return wavelet.mother(s)
     if isinstance(wavelet, DerivativeOfGaussian):
         if wavelet.order == 1:
             return np.zeros_like(s)  # i c_1 √(2π) s e^{-s²/2}: imaginary
@@ -112,7 +126,7 @@ def _mother_real(wavelet: Morlet | DerivativeOfGaussian, s: np.ndarray) -> np.nd
             * (np.exp(-0.5 * (s - wavelet.xi) ** 2) - kappa * np.exp(-0.5 * s * s)))
 
 
-def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None) -> float:
+def reconstruction_constant(wavelet: AnyWavelet | None = None) -> float:
     """``K_ψ = ½ ∫ Re Ψ(s) / |s| ds`` of the single-integral inverse (continuous transform
     ``Ψ(s) = ∫ ψ(u) e^{-isu} du`` of the unit-energy mother wavelet).
 
@@ -121,7 +135,8 @@ def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None
     for real ``x`` and real ``Ψ`` the real part is ``K_ψ x``. Mexican hat: ``c_2 √(2π) =
     2√2 π^{1/4} / √3`` = 2.1741; Morlet: by Gauss-Legendre quadrature (exact to rounding for
     this smooth integrand), 0.4053 for ξ = 6 (``≈ π^{3/4}/ξ`` as ξ grows).
-    Zero for the order-1 DoG (its ``Ψ`` is imaginary).
+    Zero for the order-1 DoG (its ``Ψ`` is imaginary). Generalized Morse (``Ψ = a ω^β
+    e^{-ω^γ}`` for ω > 0, zero below): ``a Γ(β/γ) / (2γ)`` in closed form.
 
     >>> round(reconstruction_constant(DerivativeOfGaussian(2)), 4)
     2.1741
@@ -129,6 +144,8 @@ def reconstruction_constant(wavelet: Morlet | DerivativeOfGaussian | None = None
     0.4053
     """
     wavelet = _check_wavelet(wavelet)
+    if isinstance(wavelet, GeneralizedMorse):
+        return wavelet.reconstruction_constant()
     if isinstance(wavelet, DerivativeOfGaussian):
         if wavelet.order == 1:
             return 0.0
@@ -185,7 +202,7 @@ class ICWT:
     ----------
     scales : sequence of float
         The scales σ the coefficients were computed at (at least two, distinct, any order).
-    wavelet : Morlet or DerivativeOfGaussian
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse
         The wavelet (default ``Morlet(6.0)``).
     method : {"least-squares", "single-integral"}
         See the module notes.
@@ -258,6 +275,7 @@ class ICWT:
                     for w, s in zip(self.weights, self.scales, strict=True))
         return (a_pos + np.conj(a_neg)) / (2 * self.constant)
 
+    @cpu_call(per_value(4, arg=1))
     def __call__(self, coefs: Any, axis: int = -1, mode: str = "reflect") -> Any:
         """The real signals ``(*shape)`` from coefficients ``(len(scales), *shape)``.
 
@@ -266,7 +284,9 @@ class ICWT:
         :data:`INVERSE_MODES`). NumPy in, NumPy out; a tensor stays on its device
         (differentiable)."""
         mode = check_choice("mode", mode, INVERSE_MODES)
-        t, kind = as_tensor(coefs, "coefs", min_ndim=2, allow_complex=True)
+        # the finiteness of coefs is checked through the result (below): a separate pass
+        # over the coefficients cost as much as the single integral itself
+        t, kind = as_tensor(coefs, "coefs", min_ndim=2, allow_complex=True, check_finite=False)
         if t.shape[0] != len(self.scales):
             raise ValueError(f"coefs must have one row per scale on its first axis "
                              f"({len(self.scales)}), got shape {tuple(t.shape)}")
@@ -282,33 +302,56 @@ class ICWT:
             wt = torch.as_tensor(self.weights / self.constant, dtype=real, device=w.device)
             if w.is_complex() and ax == t.ndim - 1:  # time last: one pass over (re, im)
                 flat = torch.view_as_real(w.resolve_conj()).reshape(w.shape[0], -1)
-                x = (wt @ flat).reshape(*w.shape[1:], 2)[..., 0]
+                both = (wt @ flat).reshape(*w.shape[1:], 2)
+                x, probe = both[..., 0], both  # the imaginary sums carry the imaginary parts
             else:
                 wr = w.real if w.is_complex() else w
-                x = torch.tensordot(wt, wr, dims=([0], [0]))
+                x = probe = torch.tensordot(wt, wr, dims=([0], [0]))
+                if w.is_complex():  # only the real parts were read
+                    probe = None
         else:
             n = w.shape[-1]
-            x = self._least_squares(_symmetric(w, mode, self.wavelet), real)[..., :n]
+            x = probe = self._least_squares(w, real, mode)[..., :n]
+        _check_finite(t, probe)
         return to_output(x.movedim(-1, ax - 1), kind)
 
-    def _least_squares(self, w: torch.Tensor, real: torch.dtype) -> torch.Tensor:
-        n = w.shape[-1]
-        g_pos, g_neg, _ = self.tables(n)
+    def _least_squares(self, w: torch.Tensor, real: torch.dtype, mode: str) -> torch.Tensor:
+        """The least-squares inverse of ``w`` (time last), :data:`LS_BLOCK` scales at a time:
+        each block's spectra over one period of the ``mode`` extension, weighted and summed
+        into one spectrum (scratch of a block, not of all the scales)."""
         cdt = torch.complex128 if real == torch.float64 else torch.complex64
-        tdt = cdt if np.iscomplexobj(g_pos) else real
         extra = (1,) * (w.ndim - 2)
-        gp = torch.as_tensor(g_pos, dtype=tdt, device=w.device).reshape(
-            len(self.scales), *extra, -1)
-        gn = torch.as_tensor(g_neg, dtype=tdt, device=w.device).reshape(gp.shape)
-        if not w.is_complex():  # a real transform: W(-ω) = conj W(ω), the two terms agree
-            spec = torch.fft.rfft(w, dim=-1)
-            xf = ((gp + gn) * spec).sum(0)
-        else:
-            full = torch.fft.fft(w, dim=-1)
-            # W(-ω_k) = full[(-k) mod n]: index 0, then n - 1 down to n - n//2
-            mirrored = torch.cat((full[..., :1], full[..., n - n // 2:].flip(-1)), dim=-1)
-            xf = (gp * full[..., : n // 2 + 1]).sum(0) + (gn * mirrored.conj()).sum(0)
+        xf = None
+        for a in range(0, w.shape[0], LS_BLOCK):
+            part = _symmetric(w[a: a + LS_BLOCK], mode, self.wavelet)
+            n = part.shape[-1]
+            g_pos, g_neg, _ = self.tables(n)
+            tdt = cdt if np.iscomplexobj(g_pos) else real
+            rows = slice(a, a + part.shape[0])
+            gp = torch.as_tensor(g_pos[rows], dtype=tdt, device=w.device).reshape(
+                part.shape[0], *extra, -1)
+            gn = torch.as_tensor(g_neg[rows], dtype=tdt, device=w.device).reshape(gp.shape)
+            if not part.is_complex():  # a real transform: W(-ω) = conj W(ω), the terms agree
+                term = ((gp + gn) * torch.fft.rfft(part, dim=-1)).sum(0)
+            else:
+                full = torch.fft.fft(part, dim=-1)
+                # W(-ω_k) = full[(-k) mod n]: index 0, then n - 1 down to n - n//2
+                back = torch.as_tensor(np.r_[0, n - 1: n - n // 2 - 1: -1], device=w.device)
+                term = (gp * full[..., : n // 2 + 1]).sum(0)
+                term += (gn * full.index_select(-1, back).conj()).sum(0)
+            xf = term if xf is None else xf + term
         return torch.fft.irfft(xf, n=n, dim=-1)
+
+
+def _check_finite(t: torch.Tensor, probe: torch.Tensor | None) -> None:
+    """Refuse NaN or infinity in the coefficients ``t``. A non-finite coefficient makes its
+    sums (``probe``: positive weights times every coefficient, or the FFTs' mixing of them)
+    non-finite, so a finite ``probe`` clears ``t`` without a pass over it; otherwise (or
+    without a probe) ``t`` itself is checked, which also tells an overflow of finite
+    coefficients from bad input."""
+    if probe is not None and bool(torch.isfinite(probe.detach()).all()):
+        return
+    as_tensor(t.detach(), "coefs", min_ndim=2, allow_complex=True)  # raises by name
 
 
 def _symmetric(w: torch.Tensor, mode: str, wavelet: Any) -> torch.Tensor:
@@ -341,7 +384,7 @@ def _plan(scales: tuple[float, ...], wavelet: Any, method: str, rcond: float) ->
     return ICWT(scales, wavelet, method=method, rcond=rcond)
 
 
-def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaussian | None = None,
+def icwt(coefs: Any, scales: Sequence[float], wavelet: AnyWavelet | None = None,
          axis: int = -1, *, mode: str = "reflect", method: str = "least-squares",
          rcond: float = RCOND) -> Any:
     """Inverse continuous wavelet transform: real signals from their coefficients.
@@ -354,7 +397,7 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
         are a batch. Never modified.
     scales : sequence of float
         The scales σ of the coefficients (at least two, distinct).
-    wavelet : Morlet or DerivativeOfGaussian, optional
+    wavelet : Morlet, DerivativeOfGaussian or GeneralizedMorse, optional
         The wavelet of the transform (default ``Morlet(6.0)``).
     axis : int
         Time axis of the signals (the ``axis`` given to the transform).
@@ -380,8 +423,9 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
         infinity in ``coefs``, an ``axis`` out of range, or the single integral of the
         order-1 DoG.
     TypeError
-        For a wavelet that is neither :class:`~fastmoments.signal.Morlet` nor
-        :class:`~fastmoments.signal.dog.DerivativeOfGaussian`, or a non-integer ``axis``.
+        For a wavelet that is not a :class:`~fastmoments.signal.Morlet`, a
+        :class:`~fastmoments.signal.DerivativeOfGaussian` or a
+        :class:`~fastmoments.signal.GeneralizedMorse`, or a non-integer ``axis``.
 
     Notes
     -----
@@ -416,7 +460,7 @@ def icwt(coefs: Any, scales: Sequence[float], wavelet: Morlet | DerivativeOfGaus
 
 
 def icwt_response(scales: Sequence[float], n: int,
-                  wavelet: Morlet | DerivativeOfGaussian | None = None, *,
+                  wavelet: AnyWavelet | None = None, *,
                   method: str = "least-squares", rcond: float = RCOND) -> np.ndarray:
     """What :func:`icwt` recovers of ``cwt`` for signals of ``n`` samples: the factor
     ``R(ω_k)`` on the rfft frequencies ``ω_k = 2πk/n`` (complex128, see
@@ -434,7 +478,7 @@ def icwt_response(scales: Sequence[float], n: int,
 
 
 def icwt_band(x: Any, scales: Sequence[float],
-              wavelet: Morlet | DerivativeOfGaussian | None = None, axis: int = -1, *,
+              wavelet: AnyWavelet | None = None, axis: int = -1, *,
               mode: str = "reflect", method: str = "least-squares",
               rcond: float = RCOND) -> np.ndarray:
     """The signal that ``icwt(cwt(x, scales, mode=mode), scales, mode=mode)`` returns in exact

@@ -14,7 +14,9 @@ Gaussian filters (:func:`gaussian_route`), per filtered axis:
   ``"sft"``/``"asft"`` (the sliding Fourier transform bank) beyond, ``"folded"`` (the
   untruncated kernel folded onto the boundary, exact) when the kernel reaches beyond the axis;
   the direct FIR where the SFT fit would be less accurate than scipy.ndimage (the accuracy
-  guard :func:`auto_sft_rmse`).
+  guard :func:`auto_sft_rmse`). A truncated kernel (``truncate=``/``radius=`` given,
+  ``kernel="scipy"``, orders above 2; :data:`GAUSSIAN_KERNELS`) takes ``"direct"`` or
+  ``"folded"`` by :func:`truncated_route`, both exact.
 * ``backend``: ``"numba"`` (compiled CPU loops: the FIR, the SFT recursions), ``"torch"``
   (the reference engines, conv1d, the FFT of the folded path), ``"triton"`` (the fused GPU
   kernels), ``"cuda"`` (the CUDA C++ batch kernel through CuPy, :func:`cuda_batch`).
@@ -45,21 +47,26 @@ __all__ = [
     "DEFAULT_ENGINE",
     "DIRECT_UP_TO",
     "FAST_SFT_MAX",
+    "GAUSSIAN_KERNELS",
     "MEASURED",
     "SIMD_MIN_VALUES",
     "TRITON_FIR_RADIUS",
+    "TRUNCATED_FFT_RADIUS",
     "UNMEASURED_DIRECT_TAPS",
     "WIDE_RADIUS",
     "auto_sft_rmse",
     "crossover_sigma",
+    "cwt_hop_route",
     "cwt_route",
     "cwt_simd",
     "direct_backend",
     "faster_method",
     "gaussian_route",
+    "morse_route",
     "numba_available",
     "peer_rmse",
     "sft_backend",
+    "truncated_route",
 ]
 
 # ---------------------------------------------------------------------- measured constants
@@ -334,6 +341,41 @@ def gaussian_route(*, n: int, batch: int, sigma: float, order: int, truncate: fl
     return Route(method, "", "", why)
 
 
+#: The Gaussian kernels a one-call filter applies (``kernel=``): ``"moments"`` (default: the
+#: second derivative with zero sum and zero first moment, as every Gaussian of the package)
+#: and ``"scipy"`` (scipy.ndimage's own sampled kernel, truncated at ``round(truncate σ)``,
+#: applied exactly by :func:`truncated_route`; :mod:`.gaussian_truncated`).
+GAUSSIAN_KERNELS = ("moments", "scipy")
+
+#: Radius above which a truncated kernel (``truncate=``/``radius=`` given, ``kernel="scipy"``,
+#: order > 2) is applied by the folded FFT rather than the FIR, unless ``method="direct"``:
+#: both are exact. Measured once on the (shared, noisy) development CPU, one thread, float64,
+#: 10^6 samples, ``TruncatedGaussian`` calls: the numba FIR took 0.02 s at r = 64, 0.6 s at
+#: r = 1024 and 2.6 s at r = 4096; the folded FFT (torch) 0.3-1.2 s at every r. Not from a
+#: committed benchmark: a conservative crossover, where the FIR is still no slower.
+TRUNCATED_FFT_RADIUS = 1024
+
+
+def truncated_route(n: int, radius: int, requested: str) -> Route:
+    """The method of a truncated-kernel call along an axis of ``n`` samples: ``"folded"``
+    (the kernel folded onto the boundary, one FFT) where the kernel reaches beyond the axis
+    (``radius >= n``) or, unless ``requested="direct"``, is longer than
+    :data:`TRUNCATED_FFT_RADIUS`; else ``"direct"`` (the FIR). Both apply the truncated kernel
+    exactly: the SFT's window does not end at the radius (:mod:`.gaussian_truncated`).
+
+    >>> truncated_route(10**5, 8, "sft").method, truncated_route(10**5, 4000, "auto").method
+    ('direct', 'folded')
+    >>> truncated_route(10**5, 4000, "direct").method, truncated_route(10, 12, "direct").method
+    ('direct', 'folded')
+    """
+    why = "truncate/radius given: the truncated kernel, exactly"
+    if radius >= n > 0:
+        return Route("folded", "", "", why + "; the kernel reaches beyond the axis (r >= N)")
+    if requested != "direct" and radius > TRUNCATED_FFT_RADIUS:
+        return Route("folded", "", "", why + "; r > TRUNCATED_FFT_RADIUS")
+    return Route("direct", "", "", why)
+
+
 # --------------------------------------------------------- the measured crossover table
 # Written by ``benchmarks/signal_crossover.py`` between the two marker lines; rerun it instead
 # of editing. ``DIRECT_UP_TO[(device, dtype, order)]``: ``(N, σ*_one, σ*_batch)``, the largest
@@ -456,3 +498,35 @@ DIRECT_UP_TO: dict = {
     ),
 }
 # END MEASURED TABLE
+
+
+# ------------------------------------------------------------------ the Morse wavelets
+def morse_route() -> Route:
+    """The route of a CWT with a :class:`~fastmoments.signal.GeneralizedMorse` wavelet: the
+    frequency domain (one FFT of the boundary-extended signal, then a product and an inverse
+    FFT per scale, ``O(N log N)`` per scale), exact up to rounding. No σ-independent fit is
+    used: the Morse kernels decay only algebraically in time, so the window holding all but
+    1e-4 of a kernel's RMS is 16 scales wide on each side at (β, γ) = (20, 3) and 400 at
+    (1, 3) (``benchmarks/signal_dog.py``; :mod:`~fastmoments.signal.morse`, notes).
+
+    >>> str(morse_route().method)
+    'fft'
+    """
+    return Route("fft", "torch", "fft", "analytic wavelet of algebraic decay: no finite-window "
+                 "fit (signal.morse)")
+
+
+def cwt_hop_route(prefix: bool) -> Route:
+    """The route of ``cwt(..., hop=h)`` for the Morlet: ``prefix`` (SFT banks without
+    attenuation, the default ``method="sft"``): only the kept samples are computed, from
+    prefix sums over segments of ``h`` samples in matrix products
+    (:func:`~fastmoments.signal.hop.cwt_hop_prefix`), time falling with ``h``; else the full
+    transform of blocks with halos, every ``h``-th sample kept
+    (:func:`~fastmoments.signal.hop.cwt_hop`).
+
+    >>> cwt_hop_route(True).kernel
+    'prefix'
+    """
+    if prefix:
+        return Route("sft", "torch", "prefix", "hop > 1, SFT rows without attenuation")
+    return Route("blocks", "torch", "blocks", "hop > 1 (attenuated rows or DoG)")
