@@ -65,7 +65,7 @@ def pixels():
 
 
 def zernike():
-    return make_pipeline(ZernikeFeatures(order=12), StandardScaler(), SVC(C=10))
+    return make_pipeline(ZernikeFeatures(orders=12), StandardScaler(), SVC(C=10))
 
 
 results = {}

@@ -21,10 +21,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from fastmoments.recognition import features
 from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFeatures
 
-ESTIMATORS = [ZernikeFeatures(order=3), PseudoZernikeFeatures(order=2),
+ESTIMATORS = [ZernikeFeatures(orders=3), PseudoZernikeFeatures(orders=2),
               MomentFeatures(family="pcet", orders=1, kind="complex")]
 #: rule="centre" takes every pixel whose centre is in the disk, so 1x1 and 2x2 images work
-CENTRE = ZernikeFeatures(order=2, rule="centre")
+CENTRE = ZernikeFeatures(orders=2, rule="centre")
 
 #: Generic checks whose synthetic data are 2-D with a number of columns that is not a square
 #: (2, 3, 5 or 10 columns from make_blobs and friends). These transformers read a 2-D row as a
@@ -71,7 +71,7 @@ def test_check_estimator(estimator, check):
 @pytest.mark.parametrize("name", NONSQUARE_CHECKS)
 def test_nonsquare_checks_fail_only_on_width(name):
     """Each expected failure above fails on the non-square width and nothing else."""
-    est = ZernikeFeatures(order=2)
+    est = ZernikeFeatures(orders=2)
     check = getattr(estimator_checks, name)
     # check_fit2d_1sample turns the ValueError into an AssertionError about its wording
     with pytest.raises((ValueError, AssertionError), match="not a square number"):
@@ -80,7 +80,7 @@ def test_nonsquare_checks_fail_only_on_width(name):
 
 @pytest.mark.parametrize("name", TINY_CHECKS)
 def test_tiny_image_checks_fail_only_on_size(name):
-    est = ZernikeFeatures(order=2)
+    est = ZernikeFeatures(orders=2)
     check = getattr(estimator_checks, name)
     with pytest.raises((ValueError, AssertionError)) as info:
         check(type(est).__name__, est)
@@ -131,7 +131,7 @@ def test_transform_equals_features(est, rng):
 
 def test_fit_attributes_and_layouts(rng):
     X = rng.random((5, 12, 12))
-    zf = ZernikeFeatures(order=4)
+    zf = ZernikeFeatures(orders=4)
     assert zf.fit(X) is zf
     assert zf.n_features_in_ == 144 and zf.image_shape_ == (12, 12)
     assert not hasattr(zf, "feature_names_in_")
@@ -146,32 +146,32 @@ def test_fit_attributes_and_layouts(rng):
 
 def test_dtypes(rng):
     X = rng.random((4, 10, 10))
-    f64 = ZernikeFeatures(order=3).fit_transform(X)
-    assert ZernikeFeatures(order=3).fit_transform(X.astype(np.float32)).dtype == np.float64
-    f32 = ZernikeFeatures(order=3, dtype="float32").fit_transform(X)
+    f64 = ZernikeFeatures(orders=3).fit_transform(X)
+    assert ZernikeFeatures(orders=3).fit_transform(X.astype(np.float32)).dtype == np.float64
+    f32 = ZernikeFeatures(orders=3, dtype="float32").fit_transform(X)
     assert f32.dtype == np.float32
     np.testing.assert_allclose(f32, f64, rtol=0, atol=2e-5 * np.abs(f64).max())
     ints = (X * 10).astype(np.int64)
-    np.testing.assert_allclose(ZernikeFeatures(order=3).fit_transform(ints),
-                               ZernikeFeatures(order=3).fit_transform(ints.astype(float)),
+    np.testing.assert_allclose(ZernikeFeatures(orders=3).fit_transform(ints),
+                               ZernikeFeatures(orders=3).fit_transform(ints.astype(float)),
                                rtol=1e-13, atol=1e-14)
     with pytest.raises(ValueError, match="dtype"):
-        ZernikeFeatures(order=3, dtype="float16").fit(X)
+        ZernikeFeatures(orders=3, dtype="float16").fit(X)
 
 
 def test_pickle_subset_order_idempotent(rng):
     X = rng.random((9, 10, 10))
-    zf = ZernikeFeatures(order=4).fit(X)
+    zf = ZernikeFeatures(orders=4).fit(X)
     out = zf.transform(X)
     again = pickle.loads(pickle.dumps(zf))
     np.testing.assert_allclose(again.transform(X), out, rtol=0, atol=1e-15)
     perm = rng.permutation(9)
     np.testing.assert_allclose(zf.transform(X[perm]), out[perm], rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(zf.transform(X[2:5]), out[2:5], rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(ZernikeFeatures(order=4, batch_size=2).fit_transform(X), out,
+    np.testing.assert_allclose(ZernikeFeatures(orders=4, batch_size=2).fit_transform(X), out,
                                rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(zf.fit(X).transform(X), out, rtol=0, atol=0)
-    one = ZernikeFeatures(order=4).fit(X[:1])
+    one = ZernikeFeatures(orders=4).fit(X[:1])
     np.testing.assert_allclose(one.transform(X[:1]), out[:1], rtol=1e-13, atol=1e-15)
 
 
@@ -179,7 +179,7 @@ def test_readonly_and_input_untouched(rng):
     X = rng.random((3, 8, 8))
     keep = X.copy()
     X.setflags(write=False)
-    ZernikeFeatures(order=2).fit_transform(X)
+    ZernikeFeatures(orders=2).fit_transform(X)
     np.testing.assert_array_equal(X, keep)
 
 
@@ -193,7 +193,7 @@ def test_errors(rng):
         ZernikeFeatures().fit(rng.random((2, 2, 4, 4)))
     with pytest.raises(ValueError, match="2D array"):
         ZernikeFeatures().fit(rng.random(16))
-    zf = ZernikeFeatures(order=2)
+    zf = ZernikeFeatures(orders=2)
     with pytest.raises(NotFittedError):
         zf.transform(X)
     with pytest.raises(NotFittedError):
@@ -209,12 +209,12 @@ def test_errors(rng):
         zf.transform(bad)
     with pytest.raises(ValueError, match="NaN"):
         zf.transform(bad.reshape(4, -1))
-    with pytest.raises(TypeError, match="order must be an integer"):
-        ZernikeFeatures(order=2.5).fit(X)
-    with pytest.raises(TypeError, match="order must be an integer"):
-        PseudoZernikeFeatures(order=True).fit(X)
-    with pytest.raises(ValueError, match="order must be >= 0"):
-        ZernikeFeatures(order=-1).fit(X)
+    with pytest.raises(TypeError, match="orders must be an int or an iterable"):
+        ZernikeFeatures(orders=2.5).fit(X)
+    with pytest.raises(TypeError, match="orders must be an int or an iterable"):
+        PseudoZernikeFeatures(orders=True).fit(X)
+    with pytest.raises(ValueError, match="orders must be >= 0"):
+        ZernikeFeatures(orders=-1).fit(X)
     with pytest.raises(TypeError, match="orders must be an int or an iterable"):
         MomentFeatures(orders=2.5).fit(X)
     with pytest.raises(ValueError, match="kind must be one of"):
@@ -224,14 +224,14 @@ def test_errors(rng):
 
 
 def test_params_clone():
-    zf = ZernikeFeatures(order=5, kind="real", k=3)
-    assert zf.get_params() == {"order": 5, "kind": "real", "k": 3, "quadrature": "midpoint",
+    zf = ZernikeFeatures(orders=5, kind="real", k=3)
+    assert zf.get_params() == {"orders": 5, "kind": "real", "k": 3, "quadrature": "midpoint",
                                "rule": "inscribed", "dtype": "float64", "device": None,
                                "batch_size": None, "normalize": None}
-    c = clone(zf).set_params(order=2)
-    assert c.order == 2 and zf.order == 5
+    c = clone(zf).set_params(orders=2)
+    assert c.orders == 2 and zf.orders == 5
     assert MomentFeatures(family="pst", orders=[1, 3]).get_params()["orders"] == [1, 3]
-    assert "order=5" in repr(zf)
+    assert "orders=5" in repr(zf)
 
 
 # -- in use: pipelines, grid search, pandas ---------------------------------------------------
@@ -240,7 +240,7 @@ def test_pipeline_rotated_glyphs():
     X, y = _glyphs(16)
     Xtr, Xte, ytr, yte = train_test_split(X.reshape(len(X), -1), y, test_size=0.5,
                                           random_state=0, stratify=y)
-    pipe = Pipeline([("zernike", ZernikeFeatures(order=6)), ("scale", StandardScaler()),
+    pipe = Pipeline([("zernike", ZernikeFeatures(orders=6)), ("scale", StandardScaler()),
                      ("clf", LogisticRegression(max_iter=2000))])
     acc = pipe.fit(Xtr, ytr).score(Xte, yte)
     raw = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
@@ -251,24 +251,24 @@ def test_pipeline_rotated_glyphs():
     assert acc >= raw_acc
 
 
-def test_grid_search_over_order():
+def test_grid_search_over_orders():
     X, y = _glyphs(8, seed=1)
     pipe = Pipeline([("zernike", ZernikeFeatures()), ("scale", StandardScaler()),
                      ("clf", LogisticRegression(max_iter=2000))])
-    gs = GridSearchCV(pipe, {"zernike__order": [1, 4]}, cv=3).fit(X.reshape(len(X), -1), y)
-    assert gs.best_params_["zernike__order"] in (1, 4)
-    assert set(gs.cv_results_["param_zernike__order"]) == {1, 4}
+    gs = GridSearchCV(pipe, {"zernike__orders": [1, 4]}, cv=3).fit(X.reshape(len(X), -1), y)
+    assert gs.best_params_["zernike__orders"] in (1, 4)
+    assert set(gs.cv_results_["param_zernike__orders"]) == {1, 4}
     # both orders separate these shapes (measured: mean CV accuracy 1.0 for each)
-    means = dict(zip(gs.cv_results_["param_zernike__order"],
+    means = dict(zip(gs.cv_results_["param_zernike__orders"],
                      gs.cv_results_["mean_test_score"], strict=True))
     assert means[4] >= 0.9
-    assert gs.best_estimator_.named_steps["zernike"].order == gs.best_params_["zernike__order"]
+    assert gs.best_estimator_.named_steps["zernike"].orders == gs.best_params_["zernike__orders"]
 
 
 def test_set_output_pandas(rng):
     pd = pytest.importorskip("pandas")
     X = rng.random((5, 9, 9))
-    zf = ZernikeFeatures(order=3).set_output(transform="pandas")
+    zf = ZernikeFeatures(orders=3).set_output(transform="pandas")
     df = zf.fit_transform(X)
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == list(zf.get_feature_names_out())
@@ -277,7 +277,7 @@ def test_set_output_pandas(rng):
                                rtol=1e-13, atol=1e-15)
     # a DataFrame in: its column names are recorded and checked, as scikit-learn does
     frame = pd.DataFrame(X.reshape(5, -1), columns=[f"px{i}" for i in range(81)])
-    pf = PseudoZernikeFeatures(order=2).fit(frame)
+    pf = PseudoZernikeFeatures(orders=2).fit(frame)
     assert list(pf.feature_names_in_) == list(frame.columns)
     assert list(pf.get_feature_names_out(list(frame.columns))) == list(
         pf.get_feature_names_out())
@@ -307,3 +307,21 @@ def test_complex_string_and_ragged_X_get_one_line_errors(X, error, match):
     with pytest.raises(error, match=match) as info:
         MomentFeatures().fit_transform(X)
     assert "\n" not in str(info.value)  # no dump of the array
+
+
+def test_defaults_are_the_features_defaults():
+    """One convention: the transformers' defaults are those of fastmoments.features."""
+    import inspect
+
+    from fastmoments import _defaults
+
+    for cls in (MomentFeatures, ZernikeFeatures, PseudoZernikeFeatures):
+        params = cls().get_params()
+        assert params["orders"] == _defaults.ORDERS and params["kind"] == _defaults.KIND
+    assert MomentFeatures().family == _defaults.FAMILY
+    sig = inspect.signature(features).parameters
+    assert sig["family"].default == _defaults.FAMILY
+    assert sig["orders"].default == _defaults.ORDERS and sig["kind"].default == _defaults.KIND
+    X = np.random.default_rng(0).random((2, 16, 16))
+    np.testing.assert_array_equal(ZernikeFeatures().fit_transform(X), features(X).matrix)
+    np.testing.assert_array_equal(MomentFeatures().fit_transform(X), features(X).matrix)

@@ -73,6 +73,7 @@ __all__ = ["IMAGE_SUFFIXES", "FeatureOutput", "ImageSource", "RunReport", "check
 from ._collection_cluster import check_workers
 from ._collection_inputs import IMAGE_SUFFIXES, ImageSource, _zarr_cached, open_images, read_task
 from ._collection_outputs import FeatureOutput, library_identity, open_output, read_features
+from ._defaults import FAMILY, KIND, ORDERS
 
 # --------------------------------------------------------------------------- options
 
@@ -166,8 +167,8 @@ class RunReport:
 ChunkFunction = Callable[[dict[str, Any], dict[str, Any]], np.ndarray]
 
 
-def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = "zernike",
-                 orders: int | Sequence[int] = 10, kind: str = "magnitude", k: int = 1,
+def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = FAMILY,
+                 orders: int | Sequence[int] = ORDERS, kind: str = KIND, k: int = 1,
                  dtype: str | None = None, device: Any = None, batch: int | None = None,
                  client: Any = None, overwrite: bool = False, progress: bool | None = None,
                  on_chunk: Callable[[int, int, int], None] | None = None,

@@ -16,13 +16,11 @@ import numpy as np
 import torch
 
 from ._array import ArrayKind, to_output
+from ._defaults import KINDS
 
 __all__ = ["KINDS", "MomentIndexError", "Moments", "column_labels", "column_names", "index_key",
            "label"]
 
-#: The ways a complex moment becomes real feature columns: ``"complex"`` (a real and an
-#: imaginary column), ``"real"`` (the real part), ``"magnitude"`` (the modulus).
-KINDS = ("complex", "real", "magnitude")
 
 
 class MomentIndexError(IndexError, KeyError):

@@ -20,7 +20,11 @@ with :func:`fastmoments.features`, following scikit-learn's transformer API:
   ``names()``, so ``set_output(transform="pandas")`` names the DataFrame columns and the
   columns of all three match by name.
 * Parameters are stored as given (no work in ``__init__``), so ``clone``, ``get_params`` /
-  ``set_params`` and ``GridSearchCV`` over ``order`` work.
+  ``set_params`` and ``GridSearchCV`` over ``orders`` work.
+* The defaults are those of :func:`fastmoments.features` and of the ``fastmoments features``
+  command (:mod:`fastmoments._defaults`): Zernike moments of every order ``0..9``, as
+  magnitudes (invariant to rotations); every transformer names its orders ``orders`` (an int
+  ``T`` for ``0..T``, or the orders themselves).
 
 The estimator tags say that the input may be 2-D or 3-D (``two_d_array`` and
 ``three_d_array``): scikit-learn's generic checks feed 2-D data of arbitrary widths, which these
@@ -38,12 +42,12 @@ Examples
 >>> from sklearn.preprocessing import StandardScaler
 >>> rng = np.random.default_rng(0)
 >>> X = rng.random((6, 16, 16))
->>> zf = ZernikeFeatures(order=3).fit(X)
+>>> zf = ZernikeFeatures(orders=3).fit(X)
 >>> zf.transform(X).shape, zf.image_shape_, zf.n_features_in_
 ((6, 6), (16, 16), 256)
 >>> list(zf.get_feature_names_out()[:3])
 ['|A[0,0]|', '|A[1,1]|', '|A[2,0]|']
->>> make_pipeline(ZernikeFeatures(order=3), StandardScaler()).fit_transform(
+>>> make_pipeline(ZernikeFeatures(orders=3), StandardScaler()).fit_transform(
 ...     X.reshape(6, -1)).shape
 (6, 6)
 """
@@ -55,7 +59,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-import sklearn
+
+try:
+    import sklearn
+except ImportError as _exc:  # pragma: no cover - depends on the install
+    raise ModuleNotFoundError(
+        "fastmoments.sklearn needs scikit-learn >= 1.6, which is not installed: "
+        "pip install \"fastmoments[sklearn]\" (or pip install scikit-learn)",
+        name="sklearn") from _exc
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import (
     _check_feature_names_in,
@@ -64,7 +75,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._validate import check_choice, check_int
+from ._defaults import FAMILY, KIND, KIND_3D, ORDERS
+from ._validate import check_choice, check_int, check_int_list
 from .recognition.extract import features
 
 __all__ = ["MomentFeatures", "PseudoZernikeFeatures", "Zernike3DFeatures", "ZernikeFeatures"]
@@ -79,7 +91,7 @@ def _version(text: str) -> tuple[int, int]:
 
 if _version(sklearn.__version__) < _MIN_SKLEARN:  # pragma: no cover - depends on the install
     raise ImportError(f"fastmoments.sklearn needs scikit-learn >= 1.6 (estimator tags API), "
-                      f"found {sklearn.__version__}; pip install 'fastmoments[sklearn]'")
+                      f"found {sklearn.__version__}; pip install \"fastmoments[sklearn]\"")
 
 _DTYPES = ("float64", "float32")
 
@@ -276,13 +288,14 @@ class MomentFeatures(_DiskFeatures):
     Parameters
     ----------
     family : str
-        ``"zernike"``, ``"pseudo-zernike"``, or a polar harmonic family (``"pcet"``, ``"pct"``,
-        ``"pst"``): any name in :data:`fastmoments.disk.FAMILIES`.
+        ``"zernike"`` (default), ``"pseudo-zernike"``, or a polar harmonic family
+        (``"pcet"``, ``"pct"``, ``"pst"``): any name in :data:`fastmoments.disk.FAMILIES`.
     orders : int or iterable of int
-        ``T`` means every order ``0..T``; an iterable names the orders
+        ``T`` means every order ``0..T`` (default 9); an iterable names the orders
         (:func:`fastmoments.recognition.moment_pairs`).
     kind : {"magnitude", "real", "complex"}
-        ``|A_nm|`` (invariant to rotations), ``Re A_nm``, or ``(Re, Im)`` column pairs.
+        ``|A_nm|`` (default; invariant to rotations), ``Re A_nm``, or ``(Re, Im)`` column
+        pairs.
     k, quadrature, rule
         Sampling of the disk, as in :func:`fastmoments.features`.
     dtype : {"float64", "float32"}
@@ -322,8 +335,8 @@ class MomentFeatures(_DiskFeatures):
     (4, 4)
     """
 
-    def __init__(self, family: str = "zernike", orders: int | Iterable[int] = 8, *,
-                 kind: str = "magnitude", k: int = 1, quadrature: str = "midpoint",
+    def __init__(self, family: str = FAMILY, orders: int | Iterable[int] = ORDERS, *,
+                 kind: str = KIND, k: int = 1, quadrature: str = "midpoint",
                  rule: str = "inscribed", dtype: str = "float64", device: Any = None,
                  batch_size: int | None = None, normalize: str | None = None) -> None:
         self.family = family
@@ -342,14 +355,14 @@ class MomentFeatures(_DiskFeatures):
 
 
 class _OrderFeatures(_DiskFeatures):
-    """The features of one family, every moment of order ``0..order`` (scikit-learn reads the
-    parameters from this ``__init__``'s signature)."""
+    """The features of one family (scikit-learn reads the parameters from this ``__init__``'s
+    signature)."""
 
-    def __init__(self, order: int = 8, *, kind: str = "magnitude", k: int = 1,
+    def __init__(self, orders: int | Iterable[int] = ORDERS, *, kind: str = KIND, k: int = 1,
                  quadrature: str = "midpoint", rule: str = "inscribed", dtype: str = "float64",
                  device: Any = None, batch_size: int | None = None,
                  normalize: str | None = None) -> None:
-        self.order = order
+        self.orders = orders
         self.kind = kind
         self.k = k
         self.quadrature = quadrature
@@ -361,13 +374,14 @@ class _OrderFeatures(_DiskFeatures):
 
 
 class ZernikeFeatures(_OrderFeatures):
-    r"""Zernike moment features of square images (every moment of order ``0..order``).
+    r"""Zernike moment features of square images: :class:`MomentFeatures` with
+    ``family="zernike"``.
 
     Parameters
     ----------
-    order : int
-        Highest order ``T``; the columns are the moments ``(n, m >= 0)``, ``n <= T``,
-        ``n - m`` even, ordered by ``(n, m)``.
+    orders : int or iterable of int
+        ``T`` (default 9): every moment ``(n, m >= 0)``, ``n <= T``, ``n - m`` even, ordered
+        by ``(n, m)``; an iterable names the orders.
     kind, k, quadrature, rule, dtype, device, batch_size, normalize
         As in :class:`MomentFeatures`.
 
@@ -380,22 +394,24 @@ class ZernikeFeatures(_OrderFeatures):
     --------
     >>> import numpy as np
     >>> img = np.zeros((1, 20, 20)); img[0, 4:9, 6:15] = 1
-    >>> zf = ZernikeFeatures(order=4).fit(img)
+    >>> zf = ZernikeFeatures(orders=4).fit(img)
     >>> bool(np.allclose(zf.transform(img), zf.transform(np.rot90(img, axes=(1, 2)))))
     True
     """
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:
-        return "zernike", check_int("order", self.order, minimum=0)
+        return "zernike", self.orders
 
 
 class PseudoZernikeFeatures(_OrderFeatures):
-    r"""Pseudo-Zernike moment features of square images (every moment of order ``0..order``).
+    r"""Pseudo-Zernike moment features of square images: :class:`MomentFeatures` with
+    ``family="pseudo-zernike"``.
 
     Parameters
     ----------
-    order : int
-        Highest order ``T``; the columns are the moments ``(n, 0 <= m <= n)``, ``n <= T``.
+    orders : int or iterable of int
+        ``T`` (default 9): every moment ``(n, 0 <= m <= n)``, ``n <= T``; an iterable names
+        the orders.
     kind, k, quadrature, rule, dtype, device, batch_size, normalize
         As in :class:`MomentFeatures`.
 
@@ -408,12 +424,12 @@ class PseudoZernikeFeatures(_OrderFeatures):
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(2).random((3, 64))  # three flattened 8x8 images
-    >>> PseudoZernikeFeatures(order=2).fit_transform(X).shape
+    >>> PseudoZernikeFeatures(orders=2).fit_transform(X).shape
     (3, 6)
     """
 
     def _spec(self) -> tuple[str, int | Iterable[int]]:
-        return "pseudo-zernike", check_int("order", self.order, minimum=0)
+        return "pseudo-zernike", self.orders
 
 
 # -- volumes ------------------------------------------------------------------------------------
@@ -422,8 +438,7 @@ _KINDS_3D = ("invariants", "magnitude", "complex")
 
 
 class Zernike3DFeatures(TransformerMixin, BaseEstimator):
-    r"""3-D Zernike features of volumes (every moment of order ``0..order``), for a
-    ``Pipeline``.
+    r"""3-D Zernike features of volumes, for a ``Pipeline``.
 
     ``X`` is ``(n_samples, D, H, W)`` volumes, or ``(n_samples, N**3)`` flattened cubes
     (row-major, ``volumes.reshape(n, -1)``; the side is inferred, and a count that is not a
@@ -433,10 +448,12 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    order : int
-        Highest order ``N``.
+    orders : int or iterable of int
+        ``N`` (default 9): every moment of order ``0..N``; an iterable names the orders (the
+        moments are computed up to the highest and the columns of the others kept), as for
+        the image transformers.
     kind : {"invariants", "magnitude", "complex"}
-        ``"invariants"``: the 3-D Zernike descriptor :math:`\|\Omega_{nl}\|` (unchanged by
+        ``"invariants"`` (default): the 3-D Zernike descriptor :math:`\|\Omega_{nl}\|` (unchanged by
         rotations; columns ``"F[n,l]"`` by ``n`` then ``l``); ``"magnitude"``:
         :math:`|\Omega_{nl}^m|`, ``m >= 0``; ``"complex"``: ``(Re, Im)`` column pairs of
         :math:`\Omega_{nl}^m`, ``m >= 0`` (the moments in the order of
@@ -464,7 +481,7 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> vol = np.zeros((1, 16, 16, 16)); vol[0, 4:12, 6:10, 5:11] = 1
-    >>> zf = Zernike3DFeatures(order=6).fit(vol)
+    >>> zf = Zernike3DFeatures(orders=6).fit(vol)
     >>> zf.transform(vol).shape, list(zf.get_feature_names_out()[:3])
     ((1, 16), ['F[0,0]', 'F[1,1]', 'F[2,0]'])
     >>> turned = np.rot90(vol, axes=(2, 3))  # a quarter turn maps the grid onto itself
@@ -472,10 +489,10 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, order: int = 8, *, kind: str = "invariants", k: int = 1,
+    def __init__(self, orders: int | Iterable[int] = ORDERS, *, kind: str = KIND_3D, k: int = 1,
                  quadrature: str = "midpoint", center: Any = None, radius: Any = None,
                  dtype: str = "float64", device: Any = None) -> None:
-        self.order = order
+        self.orders = orders
         self.kind = kind
         self.k = k
         self.quadrature = quadrature
@@ -530,10 +547,34 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
                              f"expecting {self.n_features_in_} features (volumes of shape "
                              f"{self.volume_shape_}) as input")
 
+    def _orders(self) -> tuple[int, set[int] | None]:
+        """The highest order to compute and the orders kept (``None``: all of ``0..top``)."""
+        if isinstance(self.orders, (int, np.integer)) and not isinstance(self.orders, bool):
+            return check_int("orders", self.orders, minimum=0), None
+        try:
+            kept = set(check_int_list("orders", self.orders, minimum=0))
+        except TypeError as exc:
+            raise TypeError(f"orders must be an int or an iterable of ints, got "
+                            f"{self.orders!r}") from exc
+        if not kept:
+            raise ValueError("orders must name at least one order")
+        return max(kept), kept
+
+    def _columns(self, om: Any) -> np.ndarray | None:
+        """Which columns of the full matrix the orders keep (``None``: all)."""
+        _, kept = self._orders()
+        if kept is None:
+            return None
+        index = om.pairs if self.kind == "invariants" else [tuple(r) for r in om.nlm.tolist()]
+        cols = np.asarray([i for i, key in enumerate(index) if key[0] in kept], dtype=np.intp)
+        if self.kind == "complex":
+            cols = np.stack([2 * cols, 2 * cols + 1], axis=-1).reshape(-1)
+        return cols
+
     def _moments(self, volumes: np.ndarray):
         from .ball.transform import zernike3d_moments
 
-        return zernike3d_moments(volumes, check_int("order", self.order, minimum=0),
+        return zernike3d_moments(volumes, self._orders()[0],
                                  k=self.k, quadrature=self.quadrature, center=self.center,
                                  radius=self.radius, dtype=self.dtype, device=self.device,
                                  progress=False)
@@ -545,7 +586,11 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
             v = np.asarray(om.values())
             m = np.abs(v) if self.kind == "magnitude" else np.stack(
                 [v.real, v.imag], axis=-1).reshape(n, -1)
-        return np.ascontiguousarray(m.reshape(n, -1), dtype=np.dtype(self.dtype))
+        m = m.reshape(n, -1)
+        cols = self._columns(om)
+        if cols is not None:
+            m = m[:, cols]
+        return np.ascontiguousarray(m, dtype=np.dtype(self.dtype))
 
     def fit(self, X: Any, y: Any = None) -> Zernike3DFeatures:
         """Validate the parameters and ``X``, and record the volume shape.
@@ -573,13 +618,18 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
         # one volume of ones runs the real code path: every parameter is checked where used
         om = self._moments(np.ones((1, *vols.shape[1:]), dtype=vols.dtype))
         if self.kind == "invariants":
-            self.moment_index_ = list(om.pairs)
+            index = list(om.pairs)
             names = om.names("invariant")
         else:
-            self.moment_index_ = [tuple(r) for r in om.nlm.tolist()]
+            index = [tuple(r) for r in om.nlm.tolist()]
             base = om.names("moment")
             names = ([f"|{b}|" for b in base] if self.kind == "magnitude"
                      else [f"{p} {b}" for b in base for p in ("Re", "Im")])
+        _, kept = self._orders()
+        if kept is not None:
+            index = [key for key in index if key[0] in kept]
+            names = [names[i] for i in self._columns(om)]
+        self.moment_index_ = index
         self._names_out = np.asarray(names, dtype=object)
         return self
 

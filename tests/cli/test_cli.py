@@ -157,7 +157,7 @@ def test_scalogram_writes_the_library_cwt(kind, tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["reconstruct", "missing.png"], "does not exist"),
-    (["reconstruct", "x.png", "--family", "legendre"], "family must be one of"),
+    (["reconstruct", "x.png", "--family", "legendre"], "argument --family: must be one of"),
     (["demo", "--orders", "a,b"], "argument --orders: must be comma-separated integers"),
 ])
 def test_errors_are_clean(args, message, capsys, tmp_path):

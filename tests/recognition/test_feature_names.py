@@ -17,9 +17,9 @@ from fastmoments.sklearn import MomentFeatures, PseudoZernikeFeatures, ZernikeFe
 IMGS = np.random.default_rng(21).random((5, 20, 20))
 
 CASES = [
-    ("zernike", lambda x: fm.zernike_moments(x, 6, dtype="float64"), ZernikeFeatures(order=6)),
+    ("zernike", lambda x: fm.zernike_moments(x, 6, dtype="float64"), ZernikeFeatures(orders=6)),
     ("pseudo-zernike", lambda x: fm.pseudo_zernike_moments(x, 5, dtype="float64"),
-     PseudoZernikeFeatures(order=5)),
+     PseudoZernikeFeatures(orders=5)),
     ("pcet", lambda x: fm.pcet(x, 3, 3, dtype="float64"), MomentFeatures("pcet", 3)),
     ("pct", lambda x: fm.pct(x, 3, 3, dtype="float64"), MomentFeatures("pct", 3)),
 ]

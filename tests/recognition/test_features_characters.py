@@ -92,11 +92,12 @@ def test_rotate_images_quarter_turn_and_fill():
 def test_magnitude_features_of_characters_invariant_under_quarter_turns():
     x = glyph_images(render_glyphs(gb2312_characters(SUBSET)))
     sel = [(0, 0), (4, 0), (5, 0), (5, 2)]
-    base = fm.features(x, select=sel, kind="magnitude", dtype="float64")
+    base = fm.features(x, family="pseudo-zernike", select=sel, kind="magnitude",
+                       dtype="float64")
     st = pair_statistics(base)
     for k in (1, 2, 3):
-        rot = fm.features(np.rot90(x, k, axes=(-2, -1)), select=sel, kind="magnitude",
-                          dtype="float64")
+        rot = fm.features(np.rot90(x, k, axes=(-2, -1)), family="pseudo-zernike", select=sel,
+                          kind="magnitude", dtype="float64")
         # the same products summed in another order (tests/reference_disk.sum_bound)
         tol = sum_bound(x, 6 / np.pi)[:, None]
         assert (np.abs(rot.matrix - base.matrix) <= tol).all()
@@ -109,8 +110,9 @@ def test_magnitude_features_of_characters_invariant_under_quarter_turns():
 def test_ink_convention_changes_only_magnitudes():
     """A(1 - f) = A(1) - A(f): complex and real distances do not depend on the convention."""
     m = render_glyphs(gb2312_characters(60))
-    a = fm.features(glyph_images(m, ink=0), orders=5, dtype="float64")
-    b = fm.features(glyph_images(m, ink=1), orders=5, dtype="float64")
+    opts = dict(family="pseudo-zernike", orders=5, kind="complex", dtype="float64")
+    a = fm.features(glyph_images(m, ink=0), **opts)
+    b = fm.features(glyph_images(m, ink=1), **opts)
     np.testing.assert_allclose(fm.feature_distances(a), fm.feature_distances(b), atol=1e-14)
     da = fm.feature_distances(a.with_kind("magnitude"))
     db = fm.feature_distances(b.with_kind("magnitude"))
@@ -120,8 +122,8 @@ def test_ink_convention_changes_only_magnitudes():
 @needs_font
 def test_experiment_on_a_subset(tmp_path):
     out = tmp_path / "chars"
-    code = fm_cli(["characters", "--out", str(out), "--limit", "150", "--orders", "2", "4",
-                   "--noise", "0", "0.5"])
+    code = fm_cli(["characters", "--out", str(out), "--limit", "150", "--orders", "2,4",
+                   "--noise", "0,0.5"])
     assert code == 0
     r = json.loads((out / "results.json").read_text())
     assert r["meta"]["n_characters"] == 150

@@ -40,7 +40,8 @@ def test_complex_distance_is_eq_6_4(rng):
 
 def test_featureset_distances_match_eq_6_4_and_6_5(rng):
     imgs = (rng.random((12, 16, 16)) > 0.5).astype(np.float64)
-    fs = fm.features(imgs, select=[(4, 0), (5, 0), (5, 1), (5, 2)], dtype="float64")
+    fs = fm.features(imgs, family="pseudo-zernike", select=[(4, 0), (5, 0), (5, 1), (5, 2)],
+                     kind="complex", dtype="float64")
     z = fs.complex_values()
     np.testing.assert_allclose(feature_distances(fs), _eq64(z), rtol=1e-13, atol=1e-16)
     real = fs.with_kind("real")

@@ -112,12 +112,12 @@ def test_bad_normalize():
 
 def test_sklearn_and_objects_pass_it_through():
     imgs = np.random.default_rng(7).random((5, 12, 12))
-    zf = ZernikeFeatures(order=3, normalize="z00").fit(imgs)
+    zf = ZernikeFeatures(orders=3, normalize="z00").fit(imgs)
     ref = features(imgs, family="zernike", orders=3, kind="magnitude", normalize="z00",
                    dtype="float64")
     np.testing.assert_allclose(zf.transform(imgs), ref.matrix, rtol=1e-14)
     with pytest.raises(ValueError, match="normalize"):
-        ZernikeFeatures(order=3, normalize="bogus").fit(imgs)
+        ZernikeFeatures(orders=3, normalize="bogus").fit(imgs)
     lab = np.zeros((30, 30), dtype=int)
     lab[3:12, 4:20] = 1
     lab[15:28, 10:14] = 2

@@ -83,6 +83,9 @@ def test_short_calls_make_no_bar(recorder, signals):
 def test_large_jobs_get_a_delayed_bar(recorder, signals, monkeypatch):
     monkeypatch.setattr(_apply, "_LARGE_JOB", {"cpu": 1000})
     fm.cwt(signals, SCALES)
+    assert recorder == []  # not on a terminal (pytest captures stderr): no bar by default
+    monkeypatch.setattr(_progress, "on_terminal", lambda: True)
+    fm.cwt(signals, SCALES)
     (bar,) = recorder
     assert bar.delay > 0 and bar.count == bar.total
     fm.cwt(signals, SCALES, progress=False)

@@ -15,36 +15,47 @@ Conventions (every ``cmd_*.py``, including ones written later, follows them)
   one token, comma-separated; integers may also be written as inclusive ranges ``A-B`` or
   ``A-B:STEP`` (``"2-12:2"`` is ``2,4,6,8,10,12``; ``"50,100-102"`` is ``50,100,101,102``).
   Register with :func:`add_orders` (``--orders``), :func:`int_list`/:func:`number_list`.
-  The old spellings still parse but print one ``fastmoments: note: ... is deprecated`` line
-  to stderr (not a Python warning): see :class:`DeprecatedAlias` and :class:`SpacedList`.
 - **Output**: :func:`add_out` gives ``--out DIR``, default ``fastmoments-<command>`` in the
   current directory; the command prints the folder at the end
   (:func:`fastmoments.cli._outputs.done`). Check it with
   :class:`fastmoments.cli._outputs.OutputFolder` before the work.
-- **Device**: :func:`add_device` gives ``--device`` (``auto``: CUDA where a GPU is visible,
-  else the CPU); :func:`pick_device` resolves it; defaults that must suit the device (orders,
-  k, sizes) are chosen after it from a per-device table (``DEFAULTS`` in the command).
+- **Device**: :func:`add_device` gives ``--device``, default ``auto`` (CUDA where a GPU is
+  visible, else the CPU; :data:`fastmoments._defaults.CLI_DEVICE`); argparse checks only its
+  spelling, so that parsing imports no torch; :func:`pick_device` resolves it (and says when
+  CUDA is asked for but not visible) once the paths are checked; defaults that must suit the
+  device (orders, k, sizes) are chosen after it from a per-device table (``DEFAULTS`` in the
+  command).
 - **Progress**: ``--progress/--no-progress`` (:func:`add_progress`), default: shown when
-  stderr is a terminal (:func:`want_progress`).
+  stderr is a terminal (:func:`want_progress`); the bars are :mod:`fastmoments._progress`'s.
+- **Check first**: a command checks its paths (inputs exist and are readable, the output
+  folder can be written), its options and the optional packages its output needs
+  (:func:`fastmoments.cli._errors.require`) before it imports torch or reads anything
+  large, so that a mistake is reported in a fraction of a second.
+- **Misspellings**: :class:`ArgumentParser` answers an unknown command, option or choice
+  with the command's usage and ``did you mean ...?``.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from .._defaults import CLI_DEVICE, DISK_FAMILIES
+from ._errors import UsageError
 
 __all__ = [
     "MIN_IMAGE_SIDE",
-    "DeprecatedAlias",
+    "ArgumentParser",
     "HelpFormatter",
-    "SpacedList",
     "add_device",
     "add_orders",
     "add_out",
     "add_progress",
     "cuda_available",
-    "deprecated",
     "device",
     "device_kind",
     "disk_family",
@@ -58,8 +69,74 @@ __all__ = [
     "pick_device",
     "positive_float",
     "positive_int",
+    "suggest",
     "want_progress",
 ]
+
+
+def suggest(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean X?)``-style text for the choice closest to ``word``, or ``""``.
+
+    >>> suggest("--ordres", ["--orders", "--out"])
+    'did you mean --orders?'
+    >>> suggest("xyz", ["demo", "features"])
+    ''
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f"did you mean {close[0]}?"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser that adds ``did you mean ...?`` to an unknown command, option or
+    choice, and reports an unknown option of a command with that command's usage (argparse
+    itself reports it from the top-level parser, with the top-level usage)."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and getattr(self, "_commands", None):
+            command = self._commands.get(getattr(parsed, "command", None) or "")
+            if command is not None:
+                command.unknown(extras)
+        return parsed, extras
+
+    def unknown(self, extras: Sequence[str]) -> NoReturn:
+        """Report arguments this parser does not know, with a suggestion for each option."""
+        options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        hints = []
+        for word in extras:
+            if word.startswith("-"):
+                hint = suggest(word.split("=", 1)[0], options)
+                if hint:
+                    hints.append(f"{word}: {hint}")
+        text = f"unrecognized arguments: {' '.join(extras)}"
+        self.error(text + (f" ({'; '.join(hints)})" if hints else ""))
+
+    def error(self, message: str) -> NoReturn:
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            # the choices are quoted ('a', 'b') up to Python 3.12.7, bare (a, b) later
+            choices = [c.strip().strip("'") for c in m.group(2).split(",")]
+            hint = suggest(m.group(1), choices)
+            if hint:
+                message = f"{message}; {hint}"
+        super().error(message)
+
+    def add_command_parsers(self, **kwargs: Any) -> Any:
+        """``add_subparsers`` whose parsers are this class, remembered by name so that an
+        unknown option of a command is reported by that command's parser."""
+        self._commands: dict[str, ArgumentParser] = {}
+        sub = self.add_subparsers(parser_class=ArgumentParser, **kwargs)
+        add_parser = sub.add_parser
+
+        def add(name: str, **kw: Any) -> ArgumentParser:
+            parser = add_parser(name, **kw)
+            self._commands[name] = parser
+            return parser
+
+        sub.add_parser = add  # type: ignore[method-assign]
+        return sub
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -78,45 +155,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
                                    for v in default)
             return f"{text} (default: {str(default).replace('%', '%%')})"
         return text
-
-
-def deprecated(old: str, new: str) -> None:
-    """Print ``fastmoments: note: OLD is deprecated; use NEW`` to stderr (one line).
-
-    Not :func:`warnings.warn`: a command-line user reads stderr, and a test suite run with
-    ``filterwarnings = error`` would turn the note into a failure.
-    """
-    import sys
-
-    print(f"fastmoments: note: {old} is deprecated and will be removed; use {new}",
-          file=sys.stderr)
-
-
-class DeprecatedAlias(argparse.Action):
-    """An old option name kept working: stores into the new option's ``dest`` and prints a
-    one-line deprecation note (``add_argument("--order", dest="orders",
-    action=DeprecatedAlias, new="--orders", type=...)``)."""
-
-    def __init__(self, option_strings: list, dest: str, new: str = "", **kwargs) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        deprecated(f"{option_string}", self.new)
-        setattr(namespace, self.dest, values)
-
-
-class SpacedList(argparse.Action):
-    """A list option that also takes the old space-separated form (``--orders 2 4 6``,
-    ``nargs="+"``): the tokens are joined (each token is a list itself) and a deprecation
-    note says to write them with commas."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        if len(values) > 1:
-            deprecated(f"space-separated values after {option_string}",
-                       f"commas: {option_string} "
-                       + ",".join(",".join(map(_fmt, v)) for v in values))
-        setattr(namespace, self.dest, [x for v in values for x in v])
 
 
 def _fmt(v: float) -> str:
@@ -293,26 +331,27 @@ def number_list(name: str, kind: type = int, minimum: float | None = None, *,
 
 
 def device(text: str) -> str:
-    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``, with CUDA only where a GPU is visible."""
-    from .._array import resolve_device
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``: the spelling only (no torch is imported to
+    parse it); whether CUDA is visible is for :func:`pick_device`."""
+    value = text.strip()
+    if not DEVICE_SYNTAX.fullmatch(value):
+        raise argparse.ArgumentTypeError(
+            f"must be auto, cpu, cuda or cuda:N, got {text!r}")
+    return value
 
-    if text.strip() == "auto":
-        return "auto"
-    try:
-        resolve_device(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+
+#: The spellings of one device on the command line.
+DEVICE_SYNTAX = re.compile(r"auto|cpu|cuda(:\d+)?")
 
 
 def disk_family(text: str) -> str:
-    """The name of a registered disk family (``zernike``, ``pseudo-zernike``, ...)."""
-    from ..disk import get_family
-
-    try:
-        get_family(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """The name of a disk family (:data:`fastmoments._defaults.DISK_FAMILIES`), checked
+    without importing torch."""
+    if text not in DISK_FAMILIES:
+        hint = suggest(text, DISK_FAMILIES)
+        raise argparse.ArgumentTypeError(
+            f"must be one of {', '.join(DISK_FAMILIES)}, got {text!r}"
+            + (f"; {hint}" if hint else ""))
     return text
 
 
@@ -322,22 +361,32 @@ def int_list(name: str, minimum: int | None = 0) -> Callable[[str], list]:
 
 
 def add_orders(p: argparse.ArgumentParser, *, default: list | None, help: str,
-               minimum: int = 0, spaced: bool = False, alias: str | None = None) -> None:
-    """``--orders`` with the common syntax; ``alias`` (e.g. ``"--order"``) is kept as a
-    deprecated spelling; ``spaced`` also accepts the deprecated ``--orders 2 4 6`` form (for a
-    command without positional arguments only: ``nargs="+"`` would swallow them)."""
+               minimum: int = 0, alias: str | None = None) -> None:
+    """``--orders`` with the common syntax (one comma-separated token, with ranges).
+
+    ``alias`` registers an old spelling that prints a deprecation note: only ``volume``'s
+    ``--order`` still passes one, and it goes (with :class:`_DeprecatedAlias`) when that
+    command stops passing it; no other command may add one.
+    """
     parse = int_list("orders", minimum)
     syntax = "comma-separated, with ranges A-B or A-B:STEP (50,100,200 or 2-12:2)"
     head, sep, tail = help.partition(" (default")
     text = f"{head}, {syntax}{sep}{tail}"
-    if spaced:
-        p.add_argument("--orders", type=parse, nargs="+", action=SpacedList, default=default,
-                       metavar="T[,T...]", help=text)
-    else:
-        p.add_argument("--orders", type=parse, default=default, metavar="T[,T...]", help=text)
+    p.add_argument("--orders", type=parse, default=default, metavar="T[,T...]", help=text)
     if alias:
-        p.add_argument(alias, dest="orders", type=parse, action=DeprecatedAlias, new="--orders",
+        p.add_argument(alias, dest="orders", type=parse, action=_DeprecatedAlias,
                        metavar="T[,T...]", help="deprecated spelling of --orders")
+
+
+class _DeprecatedAlias(argparse.Action):
+    """An old option name: stores into ``--orders`` and prints one note line to stderr."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        import sys
+
+        print(f"fastmoments: note: {option_string} is deprecated and will be removed; use "
+              "--orders", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def add_out(p: argparse.ArgumentParser, command: str, what: str = "output folder") -> None:
@@ -347,11 +396,14 @@ def add_out(p: argparse.ArgumentParser, command: str, what: str = "output folder
                         f"(files of the same names are replaced)")
 
 
-def add_device(p: argparse.ArgumentParser, what: str = "where the work runs") -> None:
-    """``--device``: ``auto`` (CUDA where a GPU is visible, else the CPU), cpu, cuda, cuda:N."""
-    p.add_argument("--device", type=device, default="auto",
-                   help=f"{what}: auto (CUDA if a GPU is visible, else cpu), cpu, cuda or "
-                        f"cuda:N")
+def add_device(p: argparse.ArgumentParser, what: str = "where the work runs", *,
+               type: Callable[[str], Any] | None = None, choices: str = "cpu, cuda or cuda:N"
+               ) -> None:
+    """``--device``, default :data:`~fastmoments._defaults.CLI_DEVICE` (``auto``: CUDA where
+    a GPU is visible, else the CPU); ``type`` and ``choices`` for a command that also takes
+    lists of devices."""
+    p.add_argument("--device", type=type or device, default=CLI_DEVICE,
+                   help=f"{what}: auto (CUDA if a GPU is visible, else cpu), {choices}")
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:
@@ -361,15 +413,11 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 
 def want_progress(value: bool | None) -> bool:
-    """``--progress`` resolved: the flag if given, else whether stderr is a terminal."""
-    import sys
+    """``--progress`` resolved: the flag if given, else whether stderr is a terminal
+    (:func:`fastmoments._progress.resolve_progress`, the library's own rule)."""
+    from .._progress import resolve_progress
 
-    if value is not None:
-        return value
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return resolve_progress(value)
 
 
 def cuda_available() -> bool:
@@ -386,7 +434,11 @@ def device_kind(dev: str) -> str:
 
 def pick_device(text: str | None) -> str:
     """``--device`` resolved: ``auto`` (or ``None``) -> ``"cuda"`` if :func:`cuda_available`,
-    else ``"cpu"``; any other value as given."""
+    else ``"cpu"``; ``cuda`` or ``cuda:N`` only where a GPU is visible (else a
+    :class:`UsageError` naming ``--device``); ``cpu`` as given. Imports torch (for CUDA), so
+    a command calls it once its paths and options are checked."""
     if text in (None, "auto"):
         return "cuda" if cuda_available() else "cpu"
+    if text.startswith("cuda") and not cuda_available():
+        raise UsageError(f"--device {text}: no CUDA GPU is visible; use --device cpu (or auto)")
     return text

@@ -22,6 +22,18 @@ re-measure with ``python -m fastmoments.cli._estimate``. Wall time on a quiet ma
 the CPU time; on a busy one, more (with 2 torch threads on the shared 2-core development
 machine, CPU time itself was 2 to 4 times the 1-thread figure).
 On CUDA there is no calibrated model: the estimate gives the operation count only.
+
+The line a command prints (:func:`estimate_line`) adds what follows the moments: one figure
+grid per family, :data:`FIGURE_S` each plus :data:`PANEL_S` per image in it (matplotlib's Agg
+canvas and the PNG encoder; measured 0.5-1.0 s for a 2 x 3 grid of 128 x 128 images on the
+2-core machine), and scales the sum by how busy the machine is (:func:`load_factor`: the
+load average over the CPUs this process may use, when above 1). It says that figure and a
+range, :data:`RANGE` times it. Measured on the 2-core machine, default ``fastmoments demo``
+(model: 1.7 s of moments and reconstructions, 1.2 s for the two figures, 2.9 s in all):
+quiet (load 1.2), 1.1 s of moments and reconstructions and 1.0 s of figures, 2.1 s after the
+line and 5.3 s from the command line to the end (importing torch and reading scikit-image's
+photograph take the 2-3 s before the line); busy (load 6-7 on the 2 cores, factor 2.9-3.3),
+10.1-24.2 s after the line against a printed 8.6-9.4 s, which :data:`RANGE` covers.
 """
 
 from __future__ import annotations
@@ -31,7 +43,10 @@ from collections.abc import Sequence
 
 __all__ = [
     "ANGULAR_S",
+    "FIGURE_S",
+    "PANEL_S",
     "RADIAL_S",
+    "RANGE",
     "SYNTH_S",
     "estimate_line",
     "forward_seconds",
@@ -44,6 +59,27 @@ ANGULAR_S = 1.2e-8
 RADIAL_S = 5.3e-8
 #: CPU seconds per reconstruction operation (N^2 (T+1)).
 SYNTH_S = 1.5e-8
+#: Seconds to draw and write one figure grid, and per image (panel) in it.
+FIGURE_S, PANEL_S = 0.3, 0.05
+#: The range the printed estimate states: (low, high) factors of the modelled seconds (the
+#: model errs on the long side on a quiet machine; the load of a busy one changes while it
+#: runs, and torch's threads wait for each other there).
+RANGE = (0.6, 3.0)
+
+
+def load_factor() -> float:
+    """How much longer than on an idle machine the work should take: the 1-minute load
+    average (this process, busy importing, included) over the CPUs this process may use, or 1
+    when that is below 1 (or the system does not say)."""
+    import os
+
+    from .._threads import usable_cpus
+
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # pragma: no cover - not on Unix
+        return 1.0
+    return max(1.0, load / usable_cpus())
 
 
 def forward_ops(n: int, k: int, order: int) -> tuple[float, float]:
@@ -73,6 +109,12 @@ def study_seconds(n: int, orders: Sequence[int], ks: Sequence[int]) -> float:
     return total
 
 
+def figure_seconds(families: int, orders: Sequence[int], ks: Sequence[int]) -> float:
+    """Modelled seconds of the figure grids: one per family, ``len(ks) x len(orders)``
+    panels."""
+    return families * (FIGURE_S + PANEL_S * len(ks) * len(orders))
+
+
 def _fmt_seconds(s: float) -> str:
     if s < 90:
         return f"{max(s, 0.1):.2g} s" if s < 10 else f"{s:.0f} s"
@@ -81,15 +123,30 @@ def _fmt_seconds(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
+def _fmt_range(s: float) -> str:
+    """``"2-6 s"``, ``"3-9 min"``: the range :data:`RANGE` around ``s``."""
+    lo, hi = RANGE[0] * s, RANGE[1] * s
+    for unit, size in (("s", 1.0), ("min", 60.0), ("h", 3600.0)):
+        if hi < 90 * size or unit == "h":
+            digits = 0 if hi >= 10 * size else 1
+            a, b = f"{lo / size:.{digits}f}", f"{hi / size:.{digits}f}"
+            return f"{a}-{b} {unit}"
+    raise AssertionError  # pragma: no cover
+
+
 def estimate_line(command: str, *, n: int, orders: Sequence[int], ks: Sequence[int],
-                  families: int, device: str) -> str:
-    """One line: what will be computed and how long it should take.
+                  families: int, device: str, load: float = 1.0) -> str:
+    """One line: what will be computed and how long it should take from here, as a modelled
+    figure and a range (module notes); ``load`` is :func:`load_factor` (the commands pass it).
 
     Examples
     --------
-    >>> estimate_line("reconstruct", n=256, orders=[50, 100, 200], ks=[1, 3], families=1,
-    ...               device="cpu")  # doctest: +ELLIPSIS
-    'fastmoments reconstruct: estimate: 1 family x 2 k x 3 orders on 256x256 ... about 5.2 s...'
+    >>> line = estimate_line("demo", n=128, orders=[30, 60, 120], ks=[1, 3], families=2,
+    ...                      device="cpu")
+    >>> line[:66]
+    'fastmoments demo: estimate: 2 families x 2 k x 3 orders on 128x128'
+    >>> line[line.index(": about"):].split(":")[1]
+    ' about 2.9 s (1.8-8.8 s'
     """
     ang = rad = 0.0
     for k in ks:
@@ -102,10 +159,14 @@ def estimate_line(command: str, *, n: int, orders: Sequence[int], ks: Sequence[i
     if device.startswith("cuda"):
         return (f"fastmoments {command}: estimate: {what}; no time model for CUDA "
                 f"(the CPU model is calibrated only)")
-    secs = families * study_seconds(n, orders, ks)
-    line = (f"fastmoments {command}: estimate: {what}: about {_fmt_seconds(secs)} of CPU time "
-            f"(model calibrated on one core of a 2-core x86-64 machine; a busy machine takes "
-            f"longer)")
+    work = families * study_seconds(n, orders, ks)
+    figures = figure_seconds(families, orders, ks)
+    secs = (work + figures) * load
+    busy = (f" x {load:.1f} for the machine's load" if load >= 1.2 else "")
+    line = (f"fastmoments {command}: estimate: {what}: about {_fmt_seconds(secs)} "
+            f"({_fmt_range(secs)}: {_fmt_seconds(work)} of moments and reconstructions and "
+            f"{_fmt_seconds(figures)} for {families} figure{'s' if families != 1 else ''}"
+            f"{busy}; model of one core of a 2-core x86-64 machine)")
     if secs > 300:
         line += "; smaller --orders, --k or --size make it shorter"
     return line

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._errors import UsageError
+from ._errors import UsageError, require
 
-__all__ = ["load_image_file", "load_signal_file", "load_volume_file"]
+__all__ = ["load_image_file", "load_signal_file", "load_volume_file", "readable_path"]
 
 VOLUME_SUFFIXES = (".npy", ".npz", ".nii", ".nii.gz")
 SIGNAL_SUFFIXES = (".wav", ".csv", ".txt", ".dat")
@@ -32,15 +32,25 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _existing_file(path: str | os.PathLike, what: str) -> Path:
+def readable_path(path: str | os.PathLike, what: str, *, folder: bool = False) -> Path:
+    """``path`` checked before any work: it exists and can be read (a folder, where
+    ``folder`` allows one, can be listed); a :class:`UsageError` naming ``what`` otherwise.
+    Imports nothing heavy: every command calls it first."""
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{what} {str(p)!r} does not exist")
+        hint = " (a broken link)" if os.path.lexists(p) else ""
+        raise UsageError(f"{what} {str(p)!r} does not exist{hint}")
     if p.is_dir():
-        raise UsageError(f"{what} {str(p)!r} is a folder, not a file")
-    if not os.access(p, os.R_OK):
+        if not folder:
+            raise UsageError(f"{what} {str(p)!r} is a folder, not a file")
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise UsageError(f"{what} {str(p)!r} is a folder that cannot be read")
+    elif not os.access(p, os.R_OK):
         raise UsageError(f"{what} {str(p)!r} is not readable")
     return p
+
+
+_existing_file = readable_path
 
 
 def _unreadable(what: str, path: Path, expected: str, exc: BaseException) -> UsageError:
@@ -175,8 +185,6 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
         non-numeric, NaN or infinite values, an ``.npz`` holds no array or several and ``key``
         does not choose one, or ``frame`` / ``key`` are given where they do not apply.
     """
-    from ..box.io import load_volume
-
     p = _existing_file(path, what)
     name = p.name.lower()
     if not name.endswith(VOLUME_SUFFIXES):
@@ -188,6 +196,10 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
         raise UsageError(f"--key applies to .npz files only, not to {what} {str(p)!r}")
     if frame is not None and not is_nifti:
         raise UsageError(f"--frame applies to 4-D NIfTI series only, not to {what} {str(p)!r}")
+    if is_nifti:
+        require(["nibabel"], f"reading {what} {str(p)!r} (NIfTI)")
+    from ..box.io import load_volume  # after the checks: the box package imports torch
+
     if is_npz:
         from ..box.io import NpzSelectionError, read_npz
 
@@ -199,11 +211,7 @@ def load_volume_file(path: str | os.PathLike, *, frame: int | None = None,
             raise _unreadable(what, p, "a NumPy .npz file", exc) from exc
         return _check_volume(np.asarray(arr), p, what)
     if is_nifti:
-        try:
-            import nibabel
-        except ImportError as exc:  # pragma: no cover - nibabel is in the test extra
-            raise UsageError(f"reading {what} {str(p)!r} needs nibabel: pip install nibabel "
-                             "(or the 'volume' extra of fastmoments)") from exc
+        import nibabel
         try:
             shape = nibabel.load(p).shape  # the header only
         except Exception as exc:

@@ -47,18 +47,18 @@ def run(args: argparse.Namespace) -> int:
     from ..data import sample_image
     from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
-    from ._estimate import estimate_line
+    from ._estimate import estimate_line, load_factor
     from ._outputs import OutputFolder
 
+    out = OutputFolder(args.out)  # checked before torch is imported (by pick_device)
     dev = pick_device(args.device)
     orders, ks, size = DEFAULTS[device_kind(dev)]
     orders = args.orders or orders
     ks = args.k or ks
     size = args.size or size
-    out = OutputFolder(args.out)
     img = sample_image("camera", size)
-    print(estimate_line("demo", n=size, orders=orders, ks=ks, families=2, device=dev),
-          flush=True)
+    print(estimate_line("demo", n=size, orders=orders, ks=ks, families=2, device=dev,
+                        load=load_factor()), flush=True)
     with out as folder:
         report = run_studies(img, families=("zernike", "pseudo-zernike"), orders=orders,
                              ks=ks, device=dev, out=folder, label="scikit-image camera",

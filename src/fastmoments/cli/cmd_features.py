@@ -11,21 +11,34 @@ import argparse
 import sys
 from typing import Any
 
+from .._defaults import DISK_FAMILIES, FAMILY, KIND, KINDS, ORDERS
+from ._args import (
+    DEVICE_SYNTAX,
+    HelpFormatter,
+    add_device,
+    add_progress,
+    positive_int,
+)
+from ._errors import UsageError, require
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "features", help="moment features of an image collection (Zarr, folder, .npy)",
+        "features", formatter_class=HelpFormatter,
+        help="moment features of an image collection (Zarr, folder, .npy)",
         description="Computes moment feature vectors of every image of INPUT (a Zarr store, a "
                     "folder of PNG/TIFF/JPEG files, or an .npy stack of (n, N, N) images) and "
                     "writes them chunk by chunk to OUTPUT: a Parquet table if its name ends in "
                     ".parquet, else a Zarr array. An interrupted run resumes when started "
-                    "again with the same command; a finished one does nothing.")
+                    "again with the same command; a finished one does nothing. The defaults "
+                    "(Zernike moments of orders 0-9, as magnitudes) are those of "
+                    "fastmoments.features and the scikit-learn transformers.")
     p.add_argument("input", metavar="INPUT", help="Zarr store, image folder or .npy file")
     p.add_argument("--out", required=True, metavar="OUTPUT",
                    help="OUTPUT.zarr (or any folder name) or OUTPUT.parquet")
     p.add_argument("--array", default=None, metavar="NAME",
                    help="the array inside a Zarr group")
-    p.add_argument("--size", type=_int("size"), default=None, metavar="N",
+    p.add_argument("--size", type=positive_int, default=None, metavar="N",
                    help="resample a folder's images to N x N")
     p.add_argument("--channel-axis", type=int, default=None, metavar="AXIS",
                    help="keep the colour channels, features per channel: -1 for a folder of "
@@ -33,50 +46,61 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grey", action="store_true",
                    help="convert a folder's colour images to grey (0.299 R + 0.587 G + "
                         "0.114 B); without it a colour image is refused")
-    p.add_argument("--family", default="zernike",
-                   help="zernike, pseudo-zernike, pcet, pct or pst (default zernike)")
-    p.add_argument("--orders", default="10",
-                   help="'T' for orders 0..T, 'LOW-HIGH', or a list '2,4,6' (default 10)")
-    p.add_argument("--kind", default="magnitude",
-                   help="complex (Re, Im columns), real, or magnitude (default; rotation "
-                        "invariant)")
-    p.add_argument("--k", type=_int("k"), default=1, help="sub-pixel points per axis")
-    p.add_argument("--dtype", default=None, help="float32 or float64 (default: float64 for "
-                                                  "float64 images and image folders)")
-    p.add_argument("--device", default=None,
-                   help="cpu, cuda, cuda:1, a list cuda:0,cuda:1, or cuda:all (default cpu); "
-                        "with --scheduler, the device of every worker")
-    p.add_argument("--batch", type=_int("batch"), default=None, metavar="B",
+    p.add_argument("--family", default=FAMILY, choices=DISK_FAMILIES,
+                   help="the disk family")
+    p.add_argument("--orders", type=feature_orders, default=str(ORDERS), metavar="T|A-B|T,T...",
+                   help="'T' for every order 0..T, a range 'A-B', or a list '2,4,6'")
+    p.add_argument("--kind", default=KIND, choices=KINDS,
+                   help="magnitude (rotation invariant), complex (Re, Im columns) or real")
+    p.add_argument("--k", type=positive_int, default=1, help="sub-pixel points per axis")
+    p.add_argument("--dtype", default=None, choices=("float32", "float64"),
+                   help="working precision (default: float64 for float64 images and image "
+                        "folders, else float32)")
+    add_device(p, "where the features are computed (with --scheduler, on every worker; auto "
+                  "is the CPU of a remote cluster's workers)",
+               type=device_list, choices="cpu, cuda, cuda:1, a list cuda:0,cuda:1, or cuda:all")
+    p.add_argument("--batch", type=positive_int, default=None, metavar="B",
                    help="images per chunk (default: the Zarr chunk length, at least 256; else "
                         "1024)")
     p.add_argument("--scheduler", default=None, metavar="local|ADDRESS",
                    help="run on Dask: 'local' starts a LocalCluster, an address such as "
                         "tcp://host:8786 joins a running cluster (default: this process)")
-    p.add_argument("--workers", type=_int("workers"), default=None, metavar="N",
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="with --scheduler local: worker processes (default 2); with an "
                         "address: wait for N workers")
-    p.add_argument("--worker-timeout", type=_int("worker-timeout"), default=60,
-                   metavar="SECONDS",
-                   help="with --scheduler: how long to wait for the workers to join (default "
-                        "60)")
+    p.add_argument("--worker-timeout", type=positive_int, default=60, metavar="SECONDS",
+                   help="with --scheduler: how long to wait for the workers to join")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an OUTPUT made with other parameters")
     p.add_argument("--resume-other-version", action="store_true",
                    help="resume an OUTPUT that another fastmoments version began")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(p)
     p.set_defaults(func=run)
 
 
-def _int(name: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--{name} must be an integer, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"--{name} must be >= 1, got {value}")
-        return value
-    return parse
+def feature_orders(text: str) -> Any:
+    """``--orders`` as :func:`fastmoments.collections.parse_orders` reads it."""
+    from ..collections import parse_orders
+
+    try:
+        return parse_orders(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--orders ")) from None
+
+
+def device_list(text: str) -> str:
+    """``--device`` of ``features``: one device, a comma-separated list, or ``cuda:all``."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"must name a device such as cpu or cuda:0, got "
+                                         f"{text!r}")
+    for part in parts:
+        if (part != "cuda:all" and not DEVICE_SYNTAX.fullmatch(part)) or (
+                part == "auto" and len(parts) > 1):
+            raise argparse.ArgumentTypeError(
+                f"must be auto, cpu, cuda, cuda:N, a list cuda:0,cuda:1 or cuda:all, got "
+                f"{text!r}")
+    return ",".join(parts)
 
 
 def parse_device(text: str | None) -> Any:
@@ -89,26 +113,46 @@ def parse_device(text: str | None) -> Any:
     return parts[0] if len(parts) == 1 else parts
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..collections import open_images, parse_orders, run_features
-    from ..disk.families import get_family
-    from ..moments import KINDS
+def check(args: argparse.Namespace) -> None:
+    """Everything that can be checked before torch is imported: the options that go
+    together, INPUT, OUTPUT's folder, and the packages INPUT, OUTPUT and ``--scheduler``
+    need."""
+    from .._collection_inputs import _is_zarr
+    from ._inputs import readable_path
+    from ._outputs import OutputFolder
 
-    # every option is checked before anything is read or created
-    try:
-        get_family(args.family)
-    except ValueError as exc:
-        raise ValueError(f"--{exc}") from None
-    if args.kind not in KINDS:
-        raise ValueError(f"--kind must be one of {', '.join(KINDS)}; got {args.kind!r}")
-    if args.dtype not in (None, "float32", "float64"):
-        raise ValueError(f"--dtype must be float32 or float64, got {args.dtype!r}")
-    orders = parse_orders(args.orders)
-    device = parse_device(args.device)
     if args.workers is not None and args.scheduler is None:
-        raise ValueError("--workers needs --scheduler (local or a scheduler address)")
+        raise UsageError("--workers needs --scheduler (local or a scheduler address)")
+    if "://" not in args.input:
+        src = readable_path(args.input, "INPUT", folder=True)
+        if _is_zarr(src):
+            require(["zarr"], f"INPUT {args.input!r} (a Zarr store)")
+    out = str(args.out)
+    if out.lower().endswith(".parquet"):
+        require(["pyarrow"], f"--out {out!r} (a Parquet table)")
+    else:
+        require(["zarr"], f"--out {out!r} (a Zarr array)")
+    OutputFolder(out)  # a folder either way: it exists and is writable, or can be made
+    if args.scheduler is not None:
+        require(["dask", "distributed"], "--scheduler")
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
+    from ..collections import open_images, run_features
+    from ._args import pick_device, want_progress
+
     source = open_images(args.input, array=args.array, size=args.size, grey=args.grey,
                          channel_axis=args.channel_axis)
+    # the images are checked (above, no torch yet); now the device
+    device = parse_device(args.device)
+    remote = args.scheduler not in (None, "local")
+    if device == "auto":
+        # this machine's GPU, if it has one (also the local cluster's); a remote cluster's
+        # workers compute where their images are, on their CPUs, unless --device names CUDA
+        device = None if remote else pick_device("auto")
+    elif isinstance(device, str) and device != "cuda:all" and not remote:
+        device = pick_device(device)
     if source.pixel_types is not None:
         print(f"fastmoments features: {source.n} images ({', '.join(source.pixel_types)} "
               "pixels, read exactly into float64"
@@ -121,10 +165,10 @@ def run(args: argparse.Namespace) -> int:
 
         logging.getLogger("tornado.application").addFilter(_NoInterruptNoise())
     try:
-        report = run_features(source, args.out, family=args.family, orders=orders,
+        report = run_features(source, args.out, family=args.family, orders=args.orders,
                               kind=args.kind, k=args.k, dtype=args.dtype, device=device,
                               batch=args.batch, client=client, overwrite=args.overwrite,
-                              progress=False if args.no_progress else None,
+                              progress=want_progress(args.progress),
                               other_version=args.resume_other_version,
                               worker_timeout=args.worker_timeout)
     except KeyboardInterrupt:
@@ -186,7 +230,7 @@ def _client(scheduler: str | None, workers: int | None,
 
         from ..dask import local_cluster
     except ImportError:
-        raise ValueError("--scheduler needs Dask: pip install 'fastmoments[dask]'") from None
+        raise UsageError('--scheduler needs Dask: pip install "fastmoments[dask]"') from None
     if scheduler == "local":
         from ..dask._workers import available_cores
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._defaults import FAMILY
 from ._args import (
     HelpFormatter,
     add_device,
@@ -35,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("image", metavar="IMAGE", help="image file")
     p.add_argument("--grey", action="store_true",
                    help="convert a colour image to grey (0.299 R + 0.587 G + 0.114 B)")
-    p.add_argument("--family", type=disk_family, default="zernike",
-                   help="zernike, pseudo-zernike (or another registered disk family)")
+    p.add_argument("--family", type=disk_family, default=FAMILY,
+                   help="the disk family: zernike, pseudo-zernike, pcet, pct or pst")
     add_orders(p, default=None, help="orders T (default: 50,100,200 on a CPU, 100,300,700 "
                                      "on CUDA)")
     p.add_argument("--k", type=int_list("k", 1), default=None, metavar="K[,K...]",
@@ -58,16 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
     from ._args import device_kind, pick_device, want_progress
     from ._disk_run import run_studies
-    from ._estimate import estimate_line
-    from ._inputs import load_image_file
+    from ._estimate import estimate_line, load_factor
+    from ._inputs import load_image_file, readable_path
     from ._outputs import OutputFolder
 
+    # the paths first, the image read, then the device (pick_device imports torch)
+    readable_path(args.image, "IMAGE")
+    out = OutputFolder(args.out)
+    img, colour = load_image_file(args.image, size=args.size, grey=args.grey)
     dev = pick_device(args.device)
     orders, ks, cap = DEFAULTS[device_kind(dev)]
     orders = args.orders or orders
     ks = args.k or ks
-    out = OutputFolder(args.out)
-    img, colour = load_image_file(args.image, size=args.size, grey=args.grey)
     if colour != "grey":
         print(f"fastmoments reconstruct: IMAGE converted to {colour} (0.299 R + 0.587 G + "
               "0.114 B)", flush=True)
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
               f"to {cap}x{cap} on a CPU (give --size to choose)", flush=True)
         img, _ = load_image_file(args.image, size=cap, grey=args.grey)
     print(estimate_line("reconstruct", n=img.shape[0], orders=orders, ks=ks, families=1,
-                        device=dev), flush=True)
+                        device=dev, load=load_factor()), flush=True)
     with out as folder:
         report = run_studies(img, families=(args.family,), orders=orders, ks=ks,
                              device=dev, out=folder, label=Path(args.image).name,

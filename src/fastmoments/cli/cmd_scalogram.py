@@ -12,6 +12,7 @@ from ._args import (
     HelpFormatter,
     add_device,
     add_out,
+    add_progress,
     natural,
     number_list,
     positive_float,
@@ -75,6 +76,7 @@ def register(subparsers: Any) -> None:
                         "output folder if no name is given): 'coefficients' (complex, scales x "
                         "samples), 'frequencies' (Hz, or cycles per sample), 'scales' "
                         "(samples) and 'rate' (Hz)")
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -95,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     from ._inputs import load_signal_file
     from ._outputs import OutputFile, OutputFolder
 
+    if args.signal != "chirp":  # the paths first: nothing is read or imported before
+        from ._inputs import readable_path
+
+        readable_path(args.signal, "SIGNAL")
     folder = None
     if os.path.splitext(args.out)[1]:  # a figure file name
         out = OutputFile(args.out, suffixes=_figure_suffixes())
@@ -126,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--max-scale {hi:g} is below --min-scale {args.min_scale:g}")
         scales = np.geomspace(args.min_scale, hi, args.num_scales)
     coef, freqs, elapsed = _transform(x, scales, rate, args.xi, args.method,
-                                      pick_device(args.device))
+                                      pick_device(args.device), progress=args.progress)
     from ._drawing import draw
 
     drawn = _figure_inputs(coef, freqs, scales, n, rate, args)
@@ -146,8 +152,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _transform(x: np.ndarray, scales: np.ndarray, rate: float, xi: float, method: str,
-               device: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(coefficients, frequencies, seconds)`` of the Morlet CWT of ``x``."""
+               device: str, progress: bool | None = None
+               ) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(coefficients, frequencies, seconds)`` of the Morlet CWT of ``x`` (``progress`` as
+    ``--progress``: ``None`` shows the transform's bar on a terminal for a long job)."""
     import torch
 
     from fastmoments.signal import Morlet, cwt
@@ -159,7 +167,8 @@ def _transform(x: np.ndarray, scales: np.ndarray, rate: float, xi: float, method
     try:
         if small and threads > 1:
             torch.set_num_threads(1)
-        coef, freqs = cwt(data, scales, Morlet(xi), sampling_period=1.0 / rate, method=method)
+        coef, freqs = cwt(data, scales, Morlet(xi), sampling_period=1.0 / rate, method=method,
+                          progress=progress)
     finally:
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)

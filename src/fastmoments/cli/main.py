@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import fastmoments.cli as _cli
 
+from ._args import ArgumentParser
 from ._errors import UsageError
 
 #: The exceptions that mean the user asked for something that cannot be done: the CLI's own
@@ -26,15 +27,17 @@ USER_ERRORS = (UsageError, ValueError, TypeError, FileNotFoundError, MemoryError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every sub-command registered."""
+    """The argument parser with every sub-command registered (an unknown command, option or
+    choice is answered with the command's usage and ``did you mean ...?``:
+    :class:`~fastmoments.cli._args.ArgumentParser`)."""
     from fastmoments import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="fastmoments",
         description="Orthogonal moments and fast transforms of images, volumes and signals.",
     )
     parser.add_argument("--version", action="version", version=f"fastmoments {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_command_parsers(dest="command", metavar="COMMAND")
     names = sorted(m.name for m in pkgutil.iter_modules(_cli.__path__) if m.name.startswith("cmd_"))
     for name in names:
         module = importlib.import_module(f"fastmoments.cli.{name}")

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from .._array import working_dtype
+from .._defaults import FAMILY, KIND, ORDERS
 from .._validate import check_choice, check_int
 from ..disk.families import FAMILIES, get_family
 from ..moments import KINDS
@@ -103,8 +104,8 @@ def _candidates(family: str, orders: Any, select: Any) -> tuple[tuple[int, int],
     return pairs
 
 
-def feature_names(family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
-                  kind: str = "complex", *,
+def feature_names(family: str = FAMILY, orders: int | Iterable[int] = ORDERS,
+                  kind: str = KIND, *,
                   select: Sequence[tuple[int, int]] | None = None) -> list[str]:
     """Column labels of :func:`features` (the same as :attr:`FeatureSet.names`).
 
@@ -164,8 +165,8 @@ def _features_block(block: np.ndarray, family: str, size: int,
     return job(block)
 
 
-def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
-             kind: str = "complex", *, select: Sequence[tuple[int, int]] | None = None,
+def features(darr: Any, family: str = FAMILY, orders: int | Iterable[int] = ORDERS,
+             kind: str = KIND, *, select: Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
              dtype: Any = None, device: Any = None, algorithm: str = "auto",
              rechunk: bool = True) -> da.Array:
@@ -176,12 +177,12 @@ def features(darr: Any, family: str = "pseudo-zernike", orders: int | Iterable[i
     darr : dask.array.Array
         ``(..., N, N)`` real images, chunked along the batch axes ``...``.
     family : str
-        Disk family (as in :func:`fastmoments.features`): ``"pseudo-zernike"``,
-        ``"zernike"``, or any name in :data:`fastmoments.disk.FAMILIES`.
+        Disk family (as in :func:`fastmoments.features`): ``"zernike"`` (default),
+        ``"pseudo-zernike"``, or any name in :data:`fastmoments.disk.FAMILIES`.
     orders : int or iterable of int
-        ``T`` for every stored moment with ``n <= T``, or the orders themselves.
-    kind : {"complex", "real", "magnitude"}
-        ``(Re, Im)`` column pairs, real parts, or magnitudes.
+        ``T`` for every stored moment with ``n <= T`` (default 9), or the orders themselves.
+    kind : {"magnitude", "complex", "real"}
+        Magnitudes (default), ``(Re, Im)`` column pairs, or real parts.
     select : sequence of (n, m), optional
         Exactly these moments, in this order (``orders`` is then ignored). Selection by
         variance (``select=int``) needs the whole collection and is refused here.

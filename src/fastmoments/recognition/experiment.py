@@ -191,8 +191,8 @@ def run_characters(out: str | Path, *, limit: int | None = None, device: Any = N
     t0 = tick("render", t0)
 
     kw = dict(dtype="float64", progress=progress)
-    pz = features(x, family="pseudo-zernike", orders=5, **kw)
-    zn = features(x, family="zernike", orders=5, **kw)
+    pz = features(x, family="pseudo-zernike", orders=5, kind="complex", **kw)
+    zn = features(x, family="zernike", orders=5, kind="complex", **kw)
     t0 = tick("moments", t0)
 
     tables = {kind: variance_table(pz, kind=kind).tolist() for kind in KINDS}
@@ -311,7 +311,8 @@ def _rotation_check(x: torch.Tensor, vecs: dict[str, Any], fsets: dict[str, Feat
                        kind="magnitude", **kw)
         ref = fsets["V_magnitude"]
         cplx_ref = fsets["V_complex"]
-        cplx = features(xr, family="pseudo-zernike", select=vecs["V_complex"]["pairs"], **kw)
+        cplx = features(xr, family="pseudo-zernike", select=vecs["V_complex"]["pairs"],
+                        kind="complex", **kw)
         diff = float((mag.tensor - ref.tensor).abs().max())
         entry = {"degrees": 90 * k, "magnitude_max_abs_diff": diff,
                  "magnitude_bitwise_equal": bool(torch.equal(mag.tensor, ref.tensor)),
@@ -352,7 +353,7 @@ def _recognition(x: torch.Tensor, chars: list[str], orders: tuple[int, ...],
     """Nearest-neighbour recognition of rotated, noisy copies against the clean set."""
     top = max(*orders, 5)          # order 5 for the thesis's V_magnitude
     kw = dict(dtype="float64", progress=progress)
-    gal = {fam: features(x, family=fam, orders=top, **kw)
+    gal = {fam: features(x, family=fam, orders=top, kind="complex", **kw)
            for fam in ("pseudo-zernike", "zernike")}
     gen = torch.Generator(device="cpu").manual_seed(seed)
     n = x.shape[0]
@@ -366,7 +367,8 @@ def _recognition(x: torch.Tensor, chars: list[str], orders: tuple[int, ...],
     for sigma in noise:
         eps = torch.randn(rotated.shape, generator=gen, dtype=torch.float64).to(x.device)
         q = rotated + float(sigma) * eps
-        qf = {fam: features(q, family=fam, orders=top, **kw) for fam in gal}
+        qf = {fam: features(q, family=fam, orders=top, kind="complex", **kw)
+              for fam in gal}
         queries = qf
         for fam, kind in configs:
             # complex and real parts are not rotation invariant: a few orders show it

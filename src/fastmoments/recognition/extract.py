@@ -37,6 +37,7 @@ from .._array import (
     resolve_device,
 )
 from .._cache import plan_cache
+from .._defaults import FAMILY, KIND, ORDERS
 from .._memory import check_memory_budget
 from .._memory import memory_budget as _memory_budget
 from .._progress import check_progress
@@ -289,8 +290,8 @@ def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
 
 @batched(name="images", split_axis=_split_axis, prepare=_defer_selection,
          gather=_gather_features)
-def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Iterable[int] = 5,
-             kind: str = "complex", select: int | Sequence[tuple[int, int]] | None = None,
+def features(images: Any, *, family: str = FAMILY, orders: int | Iterable[int] = ORDERS,
+             kind: str = KIND, select: int | Sequence[tuple[int, int]] | None = None,
              k: int = 1, quadrature: str = "midpoint", rule: str = "inscribed",
              batch_size: int | None = None, device: Any = None, dtype: Any = None,
              memory_budget: float | None = None, progress: bool | None = None,
@@ -304,13 +305,17 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
         ``(..., N, N)`` real images (NumPy or torch, CPU or CUDA); the leading dimensions are
         flattened into the rows of the result. A single ``(N, N)`` image gives one row.
     family : str
-        Disk family: ``"pseudo-zernike"`` (thesis Chapter 6), ``"zernike"``, or any other name
-        in :data:`fastmoments.disk.FAMILIES` (the polar harmonic families register there).
+        Disk family: ``"zernike"`` (default), ``"pseudo-zernike"`` (thesis Chapter 6), or any
+        other name in :data:`fastmoments.disk.FAMILIES` (the polar harmonic families register
+        there).
     orders : int or iterable of int
-        Candidate moments: ``T`` means every stored ``(n, m >= 0)`` with ``n <= T``, an iterable
-        names the orders (see :func:`moment_pairs`). Ignored when ``select`` lists moments.
-    kind : {"complex", "real", "magnitude"}
-        ``(Re, Im)`` column pairs, real parts, or magnitudes (module notes, thesis Eq. 6.1-6.3).
+        Candidate moments: ``T`` means every stored ``(n, m >= 0)`` with ``n <= T`` (default
+        9), an iterable names the orders (see :func:`moment_pairs`). Ignored when ``select``
+        lists moments.
+    kind : {"magnitude", "complex", "real"}
+        Magnitudes (default; invariant to rotations), ``(Re, Im)`` column pairs, or real
+        parts (module notes, thesis Eq. 6.1-6.3). The defaults are those of every feature
+        function and command (:mod:`fastmoments._defaults`).
     select : int or sequence of (n, m), optional
         ``None``: every candidate moment. An int ``c``: the ``c`` candidates whose ``kind``
         values vary most over these images (the thesis's criterion, Tables 6.1-6.3; see
@@ -401,12 +406,12 @@ def features(images: Any, *, family: str = "pseudo-zernike", orders: int | Itera
     >>> import numpy as np
     >>> imgs = np.zeros((3, 24, 24)); imgs[0, 5:15, 8:12] = 1; imgs[1, 8:12, 5:15] = 1
     >>> imgs[2, 6:18, 6:18] = 1
-    >>> fs = features(imgs, orders=2, kind="magnitude")
-    >>> fs.matrix.shape, fs.names[:3]
-    ((3, 6), ['|A[0,0]|', '|A[1,0]|', '|A[1,1]|'])
+    >>> fs = features(imgs, orders=2)  # Zernike magnitudes
+    >>> fs.matrix.shape, fs.names
+    ((3, 4), ['|A[0,0]|', '|A[1,1]|', '|A[2,0]|', '|A[2,2]|'])
     >>> bool(np.allclose(fs.matrix[0], fs.matrix[1]))  # a 90-degree turn
     True
-    >>> features(imgs, orders=5, kind="real", select=2).pairs
+    >>> features(imgs, family="pseudo-zernike", orders=5, kind="real", select=2).pairs
     [(1, 0), (3, 0)]
     """
     fam = get_family(family) if isinstance(family, str) else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._defaults import FAMILY, KIND, ORDERS
 from .._validate import check_choice
 from ..moments import KINDS
 from .extract import features
@@ -14,8 +15,8 @@ from .variance import moment_variances, top_by_variance
 __all__ = ["select_by_variance"]
 
 
-def select_by_variance(images: Any, count: int = 4, *, family: str = "pseudo-zernike",
-                       orders: Any = 5, kind: str = "complex", **kwargs: Any
+def select_by_variance(images: Any, count: int = 4, *, family: str = FAMILY,
+                       orders: Any = ORDERS, kind: str = KIND, **kwargs: Any
                        ) -> list[tuple[int, int]]:
     """The ``count`` moments of order in ``orders`` that vary most over ``images``.
 
@@ -27,7 +28,8 @@ def select_by_variance(images: Any, count: int = 4, *, family: str = "pseudo-zer
     count : int
         How many moments to keep (4 in the thesis).
     family, orders, kind
-        As in :func:`fastmoments.features`.
+        As in :func:`fastmoments.features` (and its defaults; the thesis took
+        ``family="pseudo-zernike", orders=5, kind="complex"``).
     **kwargs
         Passed to :func:`fastmoments.features` (device, dtype, batch_size, ...).
 
