@@ -19,7 +19,7 @@ from fastmoments import _defaults, _progress
 from fastmoments.cli import _errors
 from fastmoments.cli.main import build_parser, main
 
-COMMANDS = ["characters", "demo", "features", "reconstruct", "scalogram", "volume"]
+COMMANDS = ["characters", "demo", "features", "objects", "reconstruct", "scalogram", "volume"]
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
@@ -123,6 +123,14 @@ CASES = {
                                  "--font 'missing.ttc'"),
     "features: missing input": (["features", "missing.npy", "--out", "o.zarr"], (),
                                 "INPUT 'missing.npy'"),
+    "objects: missing labels": (["objects", "missing.tif", "--out", "o.csv"], (),
+                                "LABELS 'missing.tif'"),
+    "objects: missing image": (["objects", "stack.npy", "missing.tif", "--out", "o.csv"], (),
+                               "IMAGE 'missing.tif'"),
+    "objects: Parquet without pyarrow": (
+        ["objects", "stack.npy", "--out", "o.parquet"], ("pyarrow",),
+        'pip install "fastmoments[dask]"'),
+    "volume: missing volume": (["volume", "missing.nii"], (), "VOLUME 'missing.nii'"),
     "demo: output under a file": (["demo", "--out", "afile/out"], (), "--out 'afile/out'"),
     "reconstruct: output under a file": (["reconstruct", "stack.npy", "--out", "afile/o"], (),
                                          "--out 'afile/o'"),

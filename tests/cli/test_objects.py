@@ -76,8 +76,16 @@ def test_the_option_tables_are_the_library_ones():
     assert cmd_objects.KINDS == KINDS
 
 
+def test_a_family_not_in_the_table_gets_the_usage_and_a_suggestion(files, capsys):
+    tmp, _lab, _img = files
+    assert main(["objects", str(tmp / "labels.tif"), "--out", str(tmp / "o.csv"),
+                 "--family", "zernik"]) == 2
+    err = capsys.readouterr().err
+    assert "usage: fastmoments objects" in err and "zernike" in err
+    assert not (tmp / "o.csv").exists()
+
+
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--family", "hermite"], "--family must be one of"),
     (["--centre", "middle"], "--centre must be one of"),
     (["--convention", "cellprofiler", "--family", "pcet"], "--convention cellprofiler"),
     (["--normalize", "max"], "--normalize must be z00"),

@@ -83,20 +83,6 @@ def test_alpha_beta_must_be_above_minus_one(capsys):
         assert "argument --alpha:" in capsys.readouterr().err
 
 
-# ----------------------------------------------------------------------------- deprecated
-
-def test_volume_order_still_works_with_a_note(tmp_path, capsys):
-    ns = parse("volume", "--order", "2,5")
-    assert ns.orders == [2, 5]
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--order is deprecated" in err and "--orders" in err
-    rc = main(["volume", "phantom", "--size", "8", "--order", "1,2", "--k", "1",
-               "--no-figures", "--out", str(tmp_path / "v")])
-    assert rc == 0
-    assert "--order is deprecated" in capsys.readouterr().err
-    assert (tmp_path / "v" / "psnr.csv").read_text().count("\n") == 3  # header + 2 orders
-
-
 def test_characters_lists_are_one_comma_separated_token(capsys):
     """No deprecated spellings in 0.1: the space-separated form is an unknown argument."""
     ns = parse("characters", "--orders", "2,4,6-8:2", "--noise", "0,0.3")

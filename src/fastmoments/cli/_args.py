@@ -361,32 +361,13 @@ def int_list(name: str, minimum: int | None = 0) -> Callable[[str], list]:
 
 
 def add_orders(p: argparse.ArgumentParser, *, default: list | None, help: str,
-               minimum: int = 0, alias: str | None = None) -> None:
-    """``--orders`` with the common syntax (one comma-separated token, with ranges).
-
-    ``alias`` registers an old spelling that prints a deprecation note: only ``volume``'s
-    ``--order`` still passes one, and it goes (with :class:`_DeprecatedAlias`) when that
-    command stops passing it; no other command may add one.
-    """
+               minimum: int = 0) -> None:
+    """``--orders`` with the common syntax (one comma-separated token, with ranges)."""
     parse = int_list("orders", minimum)
     syntax = "comma-separated, with ranges A-B or A-B:STEP (50,100,200 or 2-12:2)"
     head, sep, tail = help.partition(" (default")
     text = f"{head}, {syntax}{sep}{tail}"
     p.add_argument("--orders", type=parse, default=default, metavar="T[,T...]", help=text)
-    if alias:
-        p.add_argument(alias, dest="orders", type=parse, action=_DeprecatedAlias,
-                       metavar="T[,T...]", help="deprecated spelling of --orders")
-
-
-class _DeprecatedAlias(argparse.Action):
-    """An old option name: stores into ``--orders`` and prints one note line to stderr."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        import sys
-
-        print(f"fastmoments: note: {option_string} is deprecated and will be removed; use "
-              "--orders", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def add_out(p: argparse.ArgumentParser, command: str, what: str = "output folder") -> None:

@@ -14,11 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._errors import UsageError
+from .._defaults import DISK_FAMILIES, FAMILY, KIND, ORDERS
+from ._args import HelpFormatter, add_device, add_progress, pick_device, want_progress
+from ._errors import UsageError, require
 
 #: The choices of the options, checked before torch is imported (tests check them against
 #: the library's tables).
-FAMILIES = ("zernike", "pseudo-zernike", "pcet", "pct", "pst")
+FAMILIES = DISK_FAMILIES
 CENTRES = ("enclosing", "centroid-enclosing", "area")
 CENTRES3D = ("centroid-enclosing", "volume")
 CONVENTIONS = ("standard", "cellprofiler")
@@ -29,6 +31,7 @@ TABLE_SUFFIXES = (".parquet", ".csv")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "objects", help="moment features of every object of a label image (Parquet, CSV)",
+        formatter_class=HelpFormatter,
         description="Computes the moment features of every object of LABELS (a label image: "
                     "0 is background, each positive value one object; PNG or TIFF at its own "
                     "integer depth, or .npy), each on its own pixels in its own disk, and "
@@ -41,10 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="intensity image of the same size (optional)")
     p.add_argument("--out", required=True, metavar="OUTPUT",
                    help="OUTPUT.parquet or OUTPUT.csv")
-    p.add_argument("--family", default="zernike",
-                   help=f"{', '.join(FAMILIES)} (default zernike)")
-    p.add_argument("--orders", default="9",
-                   help="'T' for orders 0..T, 'LOW-HIGH', or a list '2,4,6' (default 9, "
+    p.add_argument("--family", choices=FAMILIES, default=FAMILY, help="the moments")
+    p.add_argument("--orders", default=str(ORDERS),
+                   help="'T' for orders 0..T, 'LOW-HIGH', or a list '2,4,6' (9 is "
                         "CellProfiler's degree)")
     p.add_argument("--centre", default=None,
                    help="each object's disk: enclosing (the minimum enclosing circle, "
@@ -52,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "ball: centroid-enclosing (default) or volume")
     p.add_argument("--convention", default="standard",
                    help="standard (default) or cellprofiler")
-    p.add_argument("--kind", default="magnitude",
-                   help="magnitude (default; rotation invariant: of a 3-D label volume, the "
+    p.add_argument("--kind", choices=KINDS, default=KIND,
+                   help="magnitude (rotation invariant: of a 3-D label volume, the "
                         "invariants F[n,l]) or complex (Re, Im columns)")
     p.add_argument("--normalize", default=None, help="z00: divide each row by its |A[0,0]|")
     p.add_argument("--image-name", default="image",
@@ -62,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="convert a colour IMAGE to grey (0.299 R + 0.587 G + 0.114 B)")
     p.add_argument("--dtype", default=None, help="float32 or float64 (default: float64 for "
                                                   "--convention cellprofiler, else float32)")
-    p.add_argument("--device", default=None, help="cpu or cuda (default cpu)")
+    add_device(p)
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -164,12 +167,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--grey converts a colour IMAGE; give IMAGE")
     out = Path(args.out)
     if out.suffix.lower() == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UsageError("--out *.parquet needs pyarrow: pip install 'fastmoments[dask]' "
-                             "(or pyarrow), or give --out *.csv") from None
+        require(["pyarrow"], "--out *.parquet (or give --out *.csv)")
     output = OutputFile(args.out, suffixes=TABLE_SUFFIXES)
+    from ._inputs import readable_path
+
+    readable_path(args.labels, "LABELS")  # both paths before a file is read
+    if args.image is not None:
+        readable_path(args.image, "IMAGE")
     labels = _read(args.labels, "LABELS", labels=True)
     if labels.ndim == 3:
         _volume_options(args, orders)
@@ -182,13 +186,14 @@ def run(args: argparse.Namespace) -> int:
         if image.shape != labels.shape:
             raise UsageError(f"IMAGE {args.image!r} has the shape {image.shape}, LABELS "
                              f"{labels.shape}: they must be the same size")
+    device = pick_device(args.device)
     if labels.ndim == 3:
         from ..ball.labels import object_moments3d
 
         om3 = object_moments3d(labels, image, order=orders,
                                centre=args.centre or "centroid-enclosing",
                                kind="invariant" if args.kind == "magnitude" else "complex",
-                               dtype=args.dtype, device=args.device)
+                               dtype=args.dtype, device=device)
         with output as path:
             write_table(om3.to_dict(), path)
         print(f"fastmoments objects: {len(om3)} objects x {len(om3.names)} 3-D Zernike "
@@ -200,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
     om = object_features(labels, image, family=args.family, orders=orders,
                          centre=args.centre or "enclosing", convention=args.convention,
                          kind=args.kind, normalize=args.normalize, image_name=args.image_name,
-                         dtype=args.dtype, device=args.device, progress=False)
+                         dtype=args.dtype, device=device,
+                         progress=want_progress(args.progress))
     with output as path:
         write_table(om.to_dict(), path)
     print(f"fastmoments objects: {len(om)} objects x {len(om.names)} features in "

@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--family", choices=FAMILIES, default="jacobi",
                    help="'jacobi': separable moments of the box; 'zernike3d': 3-D Zernike "
                         "moments of a ball, with invariants.csv and invariants.png")
-    add_orders(p, default=None, alias="--order",
+    add_orders(p, default=None,
                help="highest orders of the moments (default from the shortest side N: "
                     "jacobi N/2, 3N/2 and 3(N-1) with --truncation total, N/4, N/2 and N-1 "
                     "with box; zernike3d N/8, N/4 and N/2)")
@@ -174,7 +174,6 @@ def _psnr(ref: np.ndarray, est: np.ndarray) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..box.phantom import shepp_logan_3d
     from ._errors import UsageError
     from ._inputs import load_volume_file
     from ._outputs import OutputFolder
@@ -184,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
         for option in ("frame", "key"):
             if getattr(args, option) is not None:
                 raise UsageError(f"--{option} applies to volume files, not to 'phantom'")
+        from ..box.phantom import shepp_logan_3d
+
         size = 96 if args.size is None else args.size
         vol = shepp_logan_3d(size)
         source = f"3-D Shepp-Logan phantom, {size}^3"
