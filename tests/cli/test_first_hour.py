@@ -304,3 +304,15 @@ def test_features_checks_need_no_torch(monkeypatch, place):
     with pytest.raises(_errors.UsageError, match=r"INPUT 'nothing\.npy' does not exist"):
         cmd_features.check(ns)
     cmd_features.check(build_parser().parse_args(["features", "stack.npy", "--out", "o.zarr"]))
+
+
+def test_dask_module_says_which_extra(monkeypatch):
+    import importlib
+
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    for name in [m for m in sys.modules if m == "fastmoments.dask" or
+                 m.startswith("fastmoments.dask.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "fastmoments\[dask\]"'):
+        importlib.import_module("fastmoments.dask")

@@ -31,6 +31,13 @@ This module is ``fastmoments.dask``; inside it ``import dask`` is the Dask packa
 
 from __future__ import annotations
 
+try:
+    import dask.array  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - depends on the install
+    raise ModuleNotFoundError(
+        "fastmoments.dask needs dask, which is not installed: pip install "
+        "\"fastmoments[dask]\" (Dask, distributed, Zarr and pyarrow)", name="dask") from _exc
+
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._objects import object_features
