@@ -11,7 +11,8 @@ of repeated runs of
   (float64, CPU) measured in the same run (accuracy: pairs binned differently from SciPy);
 * the whole experiment (``fastmoments characters``) once, stage by stage.
 
-Writes ``features_<device>.json`` and ``.md`` to ``--out`` (default ``benchmarks/results``).
+Writes ``features_<device>.json`` and ``.md`` to ``--out`` (default ``benchmarks/results``),
+the whole experiment's results and report inside them.
 Glyphs are rendered here, or read with ``--glyphs FILE.npz`` (saved by ``--save-glyphs``) on
 machines without the CJK font.
 
@@ -25,6 +26,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -176,11 +178,10 @@ def main() -> int:
                            noise=(0.0, 0.3, 0.6))
         experiment = {"wall_s": time.perf_counter() - t0, "stages_s": r["timings_s"],
                       "cpu_stages_s": r["cpu_times_s"]}
-        # keep that run's report and results beside the timings
-        (out_dir / "report.md").replace(Path(args.out) / f"features_{dev.type}_experiment.md")
-        (out_dir / "results.json").replace(
-            Path(args.out) / f"features_{dev.type}_experiment.json")
-        out_dir.rmdir()
+        # that run's results and report go into this benchmark's own result files
+        experiment["results"] = json.loads((out_dir / "results.json").read_text())
+        experiment["report_md"] = (out_dir / "report.md").read_text()
+        shutil.rmtree(out_dir)
     meta["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
 
     result = {"meta": meta, "rows": rows, "experiment": experiment}
@@ -207,7 +208,9 @@ def main() -> int:
                f"{experiment['wall_s']:.1f} s wall; stages (s): " + ", ".join(
                    f"{k} {v:.2f}" for k, v in experiment["stages_s"].items()),
                "", "Process CPU time per stage (s): " + ", ".join(
-                   f"{k} {v:.2f}" for k, v in experiment["cpu_stages_s"].items())]
+                   f"{k} {v:.2f}" for k, v in experiment["cpu_stages_s"].items()),
+               "", "## The experiment's report", "",
+               experiment["report_md"].replace("\n# ", "\n### ").lstrip("# ")]
     (out / f"features_{dev.type}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0
