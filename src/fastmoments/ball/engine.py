@@ -49,8 +49,9 @@ import torch
 
 from .._memory import memory_budget, rows_per_chunk
 from .._progress import progress_bar
+from .._threads import threads_for
 from .functions import SYNTHESIS_SCALE, legendre_table, radial_table
-from .routes import choose_route
+from .routes import NUMBA_SHELL_WORK, choose_route
 from .sampling import BallSampling
 
 __all__ = ["BallEngine", "BallIndex"]
@@ -189,6 +190,11 @@ class BallEngine:
         # column of E (parity-major, then m) that each harmonic (l, m) reads
         self.parity_m = torch.as_tensor(((ls + ms) % 2) * L1 + ms, device=dev)
         self._build_planes()
+        #: the compiled CPU Legendre stage (:mod:`._numba_shells`) for large calls
+        self._numba_shells = device.type == "cpu"
+        self._parity_m_np = self.parity_m.cpu().numpy().astype(np.int64)
+        self._group_start = np.searchsorted(sampling.ring_group,
+                                            np.arange(sampling.n_groups + 1)).astype(np.int64)
         self.route = choose_route(self._n_plane, sampling.n_rings, self.index.n_harmonics,
                                   order, dtype, device, self.index.size)
         self._legendre: torch.Tensor | None = None
@@ -382,6 +388,9 @@ class BallEngine:
         _step_a, step_q = self._chunks(B)
         step_q = self._ring_step(B, step_q)
         bar = self._bar(B, None, step_q, progress, "3-D Zernike shells")
+        if (self._numba_shells and self._legendre is not None and not grad
+                and s.n_rings * self.index.n_harmonics * 2 * B >= NUMBA_SHELL_WORK):
+            return self._shell_sums_numba(E)
         S = E.new_zeros(s.n_groups, self.index.n_harmonics, 2 * B)
         for q0 in range(0, s.n_rings, step_q):
             q1 = min(s.n_rings, q0 + step_q)
@@ -391,6 +400,19 @@ class BallEngine:
             bar.update()
         bar.close()
         return S
+
+    def _shell_sums_numba(self, E: torch.Tensor) -> torch.Tensor:
+        """:meth:`shell_sums` on the CPU by the compiled kernel (:mod:`._numba_shells`)."""
+        from . import _numba_shells as kern
+
+        s = self.sampling
+        B2 = E.shape[2]
+        kern.set_threads(threads_for(s.n_rings * self.index.n_harmonics * B2))
+        out = np.empty((s.n_groups, self.index.n_harmonics, B2),
+                       dtype=np.float64 if self.dtype == torch.float64 else np.float32)
+        kern.shell_sums(E.detach().contiguous().numpy(), self._legendre.numpy(),
+                        self._parity_m_np, self._group_start, out)
+        return torch.from_numpy(out)
 
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:
         """Stage 2: moments ``(B, K, 2)`` from shell sums ``(G, LM, 2 B)``: one matrix
