@@ -49,7 +49,6 @@ import torch
 
 from .._memory import memory_budget, rows_per_chunk
 from .._progress import progress_bar
-from .._threads import threads_for
 from .functions import SYNTHESIS_SCALE, legendre_table, radial_table
 from .routes import NUMBA_SHELL_WORK, choose_route
 from .sampling import BallSampling
@@ -303,9 +302,13 @@ class BallEngine:
         per_slab = batch * (self._n_plane + 3 * self._n_circle * 2 * L1) * item * 2
         per_ring = 3 * batch * LM * 2 * item + (0 if cached else LM * (item + 3 * 8))
         step_a = rows_per_chunk(per_slab, budget, self._n_slab, fixed_bytes=fixed, what=what)
-        # the circle sums of a chunk of slabs are gathered into rings right away: keep them
-        # about the size of a cache
-        step_a = max(1, min(step_a, 4 * CHUNK_BYTES // (self._n_circle * batch * 2 * L1 * item)))
+        if torch.get_num_threads() == 1:
+            # the circle sums of a chunk of slabs are gathered into rings right away: keep
+            # them about the size of a cache. With several threads, fewer and larger ops:
+            # every op is a parallel region, and on a busy machine each one waits for its
+            # threads (100^3, order 20, batch 4 on 2 shared cores: 1 s against 3 s)
+            step_a = max(1, min(step_a,
+                                4 * CHUNK_BYTES // (self._n_circle * batch * 2 * L1 * item)))
         return (step_a,
                 rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
@@ -407,7 +410,6 @@ class BallEngine:
 
         s = self.sampling
         B2 = E.shape[2]
-        kern.set_threads(threads_for(s.n_rings * self.index.n_harmonics * B2))
         out = np.empty((s.n_groups, self.index.n_harmonics, B2),
                        dtype=np.float64 if self.dtype == torch.float64 else np.float32)
         kern.shell_sums(E.detach().contiguous().numpy(), self._legendre.numpy(),
