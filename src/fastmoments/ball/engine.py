@@ -296,7 +296,8 @@ class BallEngine:
         LM, L1 = self.index.n_harmonics, self.order + 1
         s = self.sampling
         cached = self._legendre is not None
-        fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1 * 2) * 2 * item
+        fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1 * 2
+                         + self._n_slab * self._n_plane) * 2 * item
         budget = memory_budget(self.device, self.budget)
         what = f"3-D Zernike moments of order {self.order} for a batch of {batch}"
         per_slab = batch * (self._n_plane + 3 * self._n_circle * 2 * L1) * item * 2
