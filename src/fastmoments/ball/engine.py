@@ -15,14 +15,20 @@ volume :math:`f` is
 
 where :math:`q` runs over the *rings* of the sampling (points of one radius and one
 :math:`|z|`) and :math:`\bar P_l^m(-x) = (-1)^{l+m} \bar P_l^m(x)` folds the mirror
-:math:`z \to -z`. Stage 1a (azimuthal) forms :math:`E` as one batched matrix product per
-ring size (rings hold 8 to about 100 points on a centred grid; all rings of one size are a
-``(rings, B, size) @ (rings, size, 4 (L + 1))`` product of the volumes' values with the
-folded phases, :math:`O(P L)`), stage 1b (Legendre) the shell sums :math:`S` chunk by chunk
-over the rings (:math:`O(Q L^2 / 2)`), stage 2 (radial) contracts them with the radial table,
-one matrix product per degree :math:`l` (:math:`O(G L^3 / 12)`), with :math:`P` points,
-:math:`Q \approx P / 20` rings, :math:`G \ll Q` distinct radii and :math:`L` the order,
-instead of :math:`O(P L^3 / 12)` for a direct sum. Chunks are sized from the memory budget.
+:math:`z \to -z`. Stage 1a (azimuthal) forms :math:`E` from the fact that the points lie
+on *slabs* of equal :math:`z` and, across slabs, on the same in-plane positions
+:math:`(x, y)`: the phases :math:`e^{-im\varphi}` are one table of the in-plane positions
+(:math:`J \approx P^{2/3}` rows, shared by every slab), the positions are grouped into
+*circles* that fall in one ring on every slab, and the sums over each circle on each slab are
+one batched matrix product per circle size, ``(circles, B A, size) @ (circles, size,
+2 (L + 1))`` (:math:`A` slabs, :math:`O(A J L)`); a ring then adds up its (slab, circle)
+cells, with :math:`\operatorname{sign}(z)` for :math:`E^1`. Stage 1b (Legendre) forms the
+shell sums :math:`S` in cache-sized chunks of rings (:math:`O(Q L^2 / 2)`), stage 2 (radial)
+contracts them with the radial table, one matrix product per degree :math:`l`
+(:math:`O(G L^3 / 12)`), with :math:`P` points, :math:`Q \approx P / 20` rings,
+:math:`G \ll Q` distinct radii and :math:`L` the order, instead of :math:`O(P L^3 / 12)`
+for a direct sum. The tables a call streams are the Legendre table (:math:`Q` rows) and the
+small phase table; chunks are sized from the memory budget.
 Only :math:`m \ge 0` is computed: for a real volume
 :math:`\Omega_{nl}^{-m} = (-1)^m \overline{\Omega_{nl}^m}`.
 
@@ -44,7 +50,7 @@ import torch
 from .._memory import memory_budget, rows_per_chunk
 from .._progress import progress_bar
 from .functions import SYNTHESIS_SCALE, legendre_table, radial_table
-from .routes import choose_route
+from .routes import NUMBA_SHELL_WORK, choose_route
 from .sampling import BallSampling
 
 __all__ = ["BallEngine", "BallIndex"]
@@ -55,6 +61,11 @@ PROGRESS_FROM = 10**9
 
 #: :math:`\sqrt{3/(4\pi)}`, the forward scale (:math:`\tfrac{3}{4\pi}\sqrt{4\pi/3}`).
 FORWARD_SCALE = 1.0 / SYNTHESIS_SCALE
+
+#: Bytes of products per chunk of the Legendre stage (rings x harmonics x batch): about a
+#: core's share of the cache, so that the products are summed into their shells before they
+#: go out to memory.
+CHUNK_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -100,9 +111,10 @@ class BallIndex:
 
 
 def _ring_buckets(ring: np.ndarray) -> tuple[list[tuple[int, np.ndarray, int]], np.ndarray]:
-    """Rings grouped by their number of points: ``(size, rings, offset)`` per size, and the
-    points in that order (``offset`` is where the bucket's points start in it). The points of
-    a ring are contiguous (sorted by ring), so each bucket is a ``(rings, size)`` block."""
+    """Sets (rings, circles) grouped by their number of members: ``(size, sets, offset)`` per
+    size, and the members in that order (``offset`` is where the bucket's members start in
+    it). ``ring`` is the set of each member, non-decreasing, so each bucket is a
+    ``(sets, size)`` block."""
     counts = np.bincount(ring)
     start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     buckets, order, off = [], [], 0
@@ -114,12 +126,29 @@ def _ring_buckets(ring: np.ndarray) -> tuple[list[tuple[int, np.ndarray, int]], 
     return buckets, np.concatenate(order)
 
 
+def _plane_circles(plane: np.ndarray, slab: np.ndarray, ring: np.ndarray, n_plane: int,
+                   n_slab: int) -> np.ndarray:
+    """Circle of each in-plane position: positions that fall in the same ring on every slab
+    (or outside the ball together) share a circle. Found by hashing each position's rings
+    over the slabs (uint64 arithmetic, wrapping) and checked: if two points of one (slab,
+    circle) cell lie in different rings, every position is its own circle."""
+    mult = np.random.default_rng(0).integers(1, 2**62, size=n_slab, dtype=np.int64)
+    mult = mult.astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    key = np.zeros(n_plane, dtype=np.uint64)
+    np.add.at(key, plane, mult[slab] * (ring.astype(np.uint64) + np.uint64(1)))
+    circle = np.unique(key, return_inverse=True)[1].reshape(-1)
+    cell = circle[plane].astype(np.int64) * n_slab + slab
+    if np.unique(np.stack([cell, ring]), axis=1).shape[1] != np.unique(cell).size:
+        return np.arange(n_plane)
+    return circle
+
+
 def _accumulate(acc: torch.Tensor, index: torch.Tensor, values: torch.Tensor,
-                grad: bool) -> torch.Tensor:
-    """``acc.index_add(1, index, values)``: in place unless autograd records it."""
+                grad: bool, dim: int = 1) -> torch.Tensor:
+    """``acc.index_add(dim, index, values)``: in place unless autograd records it."""
     if grad:
-        return acc.index_add(1, index, values)
-    return acc.index_add_(1, index, values)
+        return acc.index_add(dim, index, values)
+    return acc.index_add_(dim, index, values)
 
 
 class BallEngine:
@@ -159,24 +188,64 @@ class BallEngine:
         ms = np.concatenate([np.arange(l + 1) for l in range(L1)])
         # column of E (parity-major, then m) that each harmonic (l, m) reads
         self.parity_m = torch.as_tensor(((ls + ms) % 2) * L1 + ms, device=dev)
-        self.route = choose_route(sampling.n_points, sampling.n_rings, self.index.n_harmonics,
+        self._build_planes()
+        #: the compiled CPU Legendre stage (:mod:`._numba_shells`) for large calls
+        self._numba_shells = device.type == "cpu"
+        self._parity_m_np = self.parity_m.cpu().numpy().astype(np.int64)
+        self._group_start = np.searchsorted(sampling.ring_group,
+                                            np.arange(sampling.n_groups + 1)).astype(np.int64)
+        self.route = choose_route(self._n_plane, sampling.n_rings, self.index.n_harmonics,
                                   order, dtype, device, self.index.size)
-        self._buckets, point_order = _ring_buckets(sampling.ring)
-        self._bucket_rings = [torch.as_tensor(r, device=dev) for _n, r, _o in self._buckets]
-        self._point_order = torch.as_tensor(point_order, device=dev)
-        self._bucket_pos = torch.as_tensor(np.argsort(point_order), device=dev)
-        ring_order = np.concatenate([rings for _size, rings, _off in self._buckets])
-        self._ring_inverse = torch.as_tensor(np.argsort(ring_order), device=dev)
         self._legendre: torch.Tensor | None = None
-        self._folded: torch.Tensor | None = None
         self._gemm_tabs: list[torch.Tensor] | None = None
         if self.route.kernel in ("cached-tables", "ring-gemm"):
             self._legendre = self._compute_legendre(0, sampling.n_rings)
-            self._folded = self._compute_folded(self._point_order)
         if self.route.kernel == "ring-gemm":
             self._build_gemm()
 
     # ------------------------------------------------------------------ tables
+    def _build_planes(self) -> None:
+        r"""The slab-and-circle layout of the azimuthal stage.
+
+        The points lie on *slabs* (equal :math:`z`) and, across slabs, on the same in-plane
+        positions :math:`(x, y)`. A *circle* is a set of in-plane positions that falls in one
+        ring on every slab (found by hashing each position's rings over the slabs, then
+        checked; singletons if the check fails), so that the phase sums of a ring are sums
+        of (slab, circle) *cells*. The phases :math:`e^{-im\varphi}` are then a table of the
+        in-plane positions only, shared by every slab."""
+        s = self.sampling
+        dev = self.device
+        zs, slab = np.unique(s.xyz[:, 2], return_inverse=True)
+        xy, plane = np.unique(s.xyz[:, :2], axis=0, return_inverse=True)
+        slab, plane = slab.reshape(-1), plane.reshape(-1)
+        A, J = zs.shape[0], xy.shape[0]
+        circle = _plane_circles(plane, slab, s.ring, J, A)
+        by_circle = np.argsort(circle, kind="stable")
+        buckets, order = _ring_buckets(circle[by_circle])
+        plane_seq = by_circle[order]  # in-plane positions in bucket order
+        circ_seq = np.concatenate([c for _n, c, _o in buckets])  # circles in bucket order
+        circ_pos = np.empty(circle.max() + 1, dtype=np.int64)
+        circ_pos[circ_seq] = np.arange(circ_seq.size)
+        plane_pos = np.empty(J, dtype=np.int64)
+        plane_pos[plane_seq] = np.arange(J)
+        NC = circ_seq.size
+        # cells (slab a, circle c) that hold points, sorted by slab: flat index a * NC + c
+        cellp = slab * NC + circ_pos[circle[plane]]
+        cells, first = np.unique(cellp, return_index=True)
+        self._n_plane, self._n_slab, self._n_circle = J, A, NC
+        self._plane_buckets = [(n, len(c), o) for n, c, o in buckets]
+        self._slot = torch.as_tensor(slab * J + plane_pos[plane], device=dev)
+        self._cells = torch.as_tensor(cells, device=dev)
+        self._cell_start = np.searchsorted(cells, np.arange(A + 1) * NC)
+        self._cell_ring = torch.as_tensor(s.ring[first], device=dev)
+        self._cell_sign = torch.as_tensor(np.where(zs[cells // NC] < 0, -1.0, 1.0),
+                                          device=dev).to(self.dtype)
+        phi = np.arctan2(xy[plane_seq, 1], xy[plane_seq, 0])
+        ang = torch.as_tensor(phi, device=dev)[:, None] * torch.arange(
+            self.order + 1, dtype=torch.float64, device=dev)
+        self._phases = torch.stack([torch.cos(ang), torch.sin(ang).neg_()], dim=2).reshape(
+            J, -1).to(self.dtype)  # (J, (m, (cos, -sin)))
+
     def _build_gemm(self) -> None:
         r"""The tables of the ``ring-gemm`` route: for each parity and :math:`m`, the matrix
         :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)` over rings :math:`q` and the moments
@@ -216,121 +285,163 @@ class BallEngine:
                                       xyz[a:b, 2].abs()).to(self.dtype)
         return out
 
-    def _compute_folded(self, points: torch.Tensor) -> torch.Tensor:
-        r"""``(e^{-im\varphi_p}, \operatorname{sign}(z_p) e^{-im\varphi_p})`` of ``points``:
-        ``(P, 4 (L + 1))`` laid out ``(parity, m, (cos, -sin))``, in the working dtype."""
-        xyz = self._xyz[points]
-        phi = torch.atan2(xyz[:, 1], xyz[:, 0])
-        m = torch.arange(self.order + 1, dtype=torch.float64, device=self.device)
-        ang = phi[:, None] * m[None, :]
-        out = torch.empty(len(points), 2, self.order + 1, 2, dtype=self.dtype,
-                          device=self.device)
-        out[:, 0, :, 0] = torch.cos(ang)
-        out[:, 0, :, 1] = torch.sin(ang).neg_()
-        sign = torch.where(xyz[:, 2] < 0, -1.0, 1.0).to(self.dtype)[:, None, None]
-        torch.mul(out[:, 0], sign, out=out[:, 1])
-        return out.reshape(len(points), -1)
-
     def legendre(self, q0: int, q1: int) -> torch.Tensor:
         if self._legendre is not None:
             return self._legendre[q0:q1]
         return self._compute_legendre(q0, q1)
 
-    def folded(self, r0: int, r1: int) -> torch.Tensor:
-        """Rows ``r0:r1`` of the folded phases in bucket order (:func:`_ring_buckets`)."""
-        if self._folded is not None:
-            return self._folded[r0:r1]
-        return self._compute_folded(self._point_order[r0:r1])
-
     def _chunks(self, batch: int) -> tuple[int, int]:
-        """Points per chunk (azimuthal stage) and rings per chunk (Legendre stage)."""
+        """Slabs per chunk (azimuthal stage) and rings per chunk (Legendre stage)."""
         item = torch.finfo(self.dtype).bits // 8
         LM, L1 = self.index.n_harmonics, self.order + 1
         s = self.sampling
-        cached = self._folded is not None
-        fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1) * 2 * item
+        cached = self._legendre is not None
+        fixed = batch * (s.n_groups * LM + s.n_rings * 2 * L1 * 2
+                         + self._n_slab * self._n_plane) * 2 * item
         budget = memory_budget(self.device, self.budget)
         what = f"3-D Zernike moments of order {self.order} for a batch of {batch}"
-        per_point = 4 * batch * 2 * L1 * 2 * item + (0 if cached else L1 * 4 * 8)
+        per_slab = batch * (self._n_plane + 3 * self._n_circle * 2 * L1) * item * 2
         per_ring = 3 * batch * LM * 2 * item + (0 if cached else LM * (item + 3 * 8))
-        return (rows_per_chunk(per_point, budget, s.n_points, fixed_bytes=fixed, what=what),
+        step_a = rows_per_chunk(per_slab, budget, self._n_slab, fixed_bytes=fixed, what=what)
+        if torch.get_num_threads() == 1:
+            # the circle sums of a chunk of slabs are gathered into rings right away: keep
+            # them about the size of a cache. With several threads, fewer and larger ops:
+            # every op is a parallel region, and on a busy machine each one waits for its
+            # threads (100^3, order 20, batch 4 on 2 shared cores: 1 s against 3 s)
+            step_a = max(1, min(step_a,
+                                4 * CHUNK_BYTES // (self._n_circle * batch * 2 * L1 * item)))
+        return (step_a,
                 rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
+    def _ring_step(self, batch: int, step_q: int) -> int:
+        """Rings per chunk of the Legendre stage: within the budget's ``step_q`` and small
+        enough that one chunk's products (rings x harmonics x batch) stay in cache
+        (:data:`CHUNK_BYTES`), since that stage is a stream of elementwise products."""
+        item = torch.finfo(self.dtype).bits // 8
+        per_ring = self.index.n_harmonics * batch * 2 * item
+        return max(1, min(step_q, CHUNK_BYTES // per_ring))
+
     # ------------------------------------------------------------------ forward
-    def _bar(self, batch: int, step_p: int | None, step_q: int | None, show: bool | None,
+    def _bar(self, batch: int, step_a: int | None, step_q: int | None, show: bool | None,
              desc: str):
         """A progress bar over the chunks of the stages whose step is given."""
-        s = self.sampling
         total = 0
-        if step_p is not None:
-            total += sum(-(-len(r) // max(1, step_p // n)) for n, r, _o in self._buckets)
+        if step_a is not None:
+            total += -(-self._n_slab // step_a)
         if step_q is not None:
-            total += -(-s.n_rings // step_q)
-        large = batch * s.n_points * self.index.n_harmonics >= PROGRESS_FROM
+            total += -(-self.sampling.n_rings // step_q)
+        large = batch * self.sampling.n_points * self.index.n_harmonics >= PROGRESS_FROM
         return progress_bar(total, desc=desc, show=show, large=large, unit="chunk")
+
+    def _circle_products(self, F: torch.Tensor, adjoint: bool) -> torch.Tensor:
+        """Forward: the phase sums ``(NC, R, 2 (L + 1))`` of the circles from in-plane values
+        ``(R, J)`` (rows: batch x slabs); adjoint: the values from the sums. One batched
+        product per circle size, ``(R, s) @ (s, 2 (L + 1))`` for each circle."""
+        R = F.shape[1] if adjoint else F.shape[0]
+        L2 = 2 * (self.order + 1)
+        out = []
+        c0 = 0
+        for size, n, off in self._plane_buckets:
+            tab = self._phases[off:off + n * size].reshape(n, size, L2)
+            if adjoint:
+                out.append(torch.bmm(F[c0:c0 + n], tab.transpose(1, 2)).transpose(0, 1)
+                           .reshape(R, n * size))
+            else:
+                f = F[:, off:off + n * size].reshape(R, n, size).transpose(0, 1)
+                out.append(torch.bmm(f, tab))
+            c0 += n
+        return torch.cat(out, dim=1 if adjoint else 0)
 
     def azimuthal_sums(self, values: torch.Tensor, progress: bool | None = None
                        ) -> torch.Tensor:
-        """Stage 1a: ``E[b, q, (parity, m), c]`` from weighted point values ``(B, P)``: one
-        batched product per ring size, ``(B, s) @ (s, 4 (L + 1))`` for each ring."""
+        """Stage 1a: ``E[q, (parity, m), (b, c)]`` from weighted point values ``(B, P)``.
+
+        The values are laid out on slabs x in-plane positions (zero where no point is), the
+        phase sums of every circle on every slab are batched products with the shared phase
+        table (:meth:`_circle_products`), and each ring adds up its cells, with the sign of
+        :math:`z` for the odd parity."""
         B = values.shape[0]
         L1 = self.order + 1
-        step_p, _step_q = self._chunks(B)
-        bar = self._bar(B, step_p, None, progress, "3-D Zernike moments")
-        ordered = values[:, self._point_order]
-        outs = []
-        for size, rings, off in self._buckets:
-            step = max(1, step_p // size)
-            for a in range(0, len(rings), step):
-                b = min(len(rings), a + step)
-                r0, r1 = off + a * size, off + b * size
-                f = ordered[:, r0:r1].reshape(B, b - a, size).transpose(0, 1)
-                tab = self.folded(r0, r1).reshape(b - a, size, 4 * L1)
-                outs.append(torch.bmm(f, tab))
-                bar.update()
+        A, J, NC = self._n_slab, self._n_plane, self._n_circle
+        step_a, _step_q = self._chunks(B)
+        bar = self._bar(B, step_a, None, progress, "3-D Zernike moments")
+        F = values.new_zeros(B, A * J).index_copy(1, self._slot, values).reshape(B, A, J)
+        Q = self.sampling.n_rings
+        E0 = values.new_zeros(Q, L1, 2 * B)
+        E1 = values.new_zeros(Q, L1, 2 * B)
+        grad = torch.is_grad_enabled() and values.requires_grad
+        for a0 in range(0, A, step_a):
+            a1 = min(A, a0 + step_a)
+            C = self._circle_products(F[:, a0:a1].reshape(-1, J), False)  # (NC, B Ac, 2 L1)
+            C = C.reshape(NC, B, a1 - a0, L1, 2).permute(2, 0, 3, 1, 4).reshape(-1, L1, 2 * B)
+            k0, k1 = int(self._cell_start[a0]), int(self._cell_start[a1])
+            vals = torch.index_select(C, 0, self._cells[k0:k1] - a0 * NC)
+            ring = self._cell_ring[k0:k1]
+            E0 = _accumulate(E0, ring, vals, grad, dim=0)
+            E1 = _accumulate(E1, ring, vals * self._cell_sign[k0:k1, None, None], grad, dim=0)
+            bar.update()
         bar.close()
-        E = torch.cat(outs)[self._ring_inverse].transpose(0, 1)
-        return E.reshape(B, self.sampling.n_rings, 2 * L1, 2)
+        return torch.cat([E0, E1], dim=1)
 
     def shell_sums(self, E: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
-        """Stage 1b: ``S[b, g, lm, c]`` from the azimuthal sums ``E``."""
-        B = E.shape[0]
+        """Stage 1b: ``S[g, lm, (b, c)]`` from the azimuthal sums ``E[q, (parity, m), (b,
+        c)]``: each ring adds one contiguous row of products to its group."""
+        B = E.shape[2] // 2
         grad = torch.is_grad_enabled() and E.requires_grad
         s = self.sampling
-        _step_p, step_q = self._chunks(B)
+        _step_a, step_q = self._chunks(B)
+        step_q = self._ring_step(B, step_q)
         bar = self._bar(B, None, step_q, progress, "3-D Zernike shells")
-        S = torch.zeros(B, s.n_groups, self.index.n_harmonics, 2, dtype=self.dtype,
-                        device=self.device)
+        if (self._numba_shells and self._legendre is not None and not grad
+                and s.n_rings * self.index.n_harmonics * 2 * B >= NUMBA_SHELL_WORK):
+            return self._shell_sums_numba(E)
+        S = E.new_zeros(s.n_groups, self.index.n_harmonics, 2 * B)
         for q0 in range(0, s.n_rings, step_q):
             q1 = min(s.n_rings, q0 + step_q)
-            e = E[:, q0:q1][:, :, self.parity_m]  # (B, Qc, LM, 2)
-            prod = e * self.legendre(q0, q1)[None, :, :, None]
-            S = _accumulate(S, self.ring_group[q0:q1], prod, grad)
+            prod = torch.index_select(E[q0:q1], 1, self.parity_m)
+            prod = prod.mul_(self.legendre(q0, q1)[:, :, None])
+            S = _accumulate(S, self.ring_group[q0:q1], prod, grad, dim=0)
             bar.update()
         bar.close()
         return S
 
+    def _shell_sums_numba(self, E: torch.Tensor) -> torch.Tensor:
+        """:meth:`shell_sums` on the CPU by the compiled kernel (:mod:`._numba_shells`)."""
+        from . import _numba_shells as kern
+
+        s = self.sampling
+        B2 = E.shape[2]
+        out = np.empty((s.n_groups, self.index.n_harmonics, B2),
+                       dtype=np.float64 if self.dtype == torch.float64 else np.float32)
+        kern.shell_sums(E.detach().contiguous().numpy(), self._legendre.numpy(),
+                        self._parity_m_np, self._group_start, out)
+        return torch.from_numpy(out)
+
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:
-        """Stage 2: moments ``(B, K, 2)`` from shell sums ``(B, G, LM, 2)``."""
+        """Stage 2: moments ``(B, K, 2)`` from shell sums ``(G, LM, 2 B)``: one matrix
+        product ``(n_l, G) @ (G, (l + 1) 2 B)`` per degree."""
+        G, _LM, B2 = S.shape
         out = []
         for l in range(self.order + 1):
             c0 = l * (l + 1) // 2
-            block = torch.einsum("gj,bgmc->bjmc", self.radial[l], S[:, :, c0:c0 + l + 1])
-            out.append(block.reshape(S.shape[0], -1, 2))
-        return torch.cat(out, dim=1)
+            block = self.radial[l].T @ S[:, c0:c0 + l + 1].reshape(G, -1)
+            out.append(block.reshape(-1, B2))
+        coef = torch.cat(out)  # (K, 2 B)
+        return coef.reshape(-1, B2 // 2, 2).transpose(0, 1)
 
     def point_values(self, volumes: torch.Tensor) -> torch.Tensor:
         """Weighted values ``w_p f(voxel(p))`` ``(B, P)`` of flattened volumes ``(B, V)``."""
         return volumes[:, self.voxel] * self.weight
 
     def ring_gemm(self, E: torch.Tensor) -> torch.Tensor:
-        """Stages 1b and 2 at once (route ``ring-gemm``): moments ``(B, K, 2)`` from the
-        azimuthal sums ``(B, Q, 2 (L + 1), 2)``, one matrix product per ``(parity, m)``
+        r"""Stages 1b and 2 at once (route ``ring-gemm``): moments ``(B, K, 2)`` from the
+        azimuthal sums ``E[q, (parity, m), (b, c)]``, one matrix product per ``(parity, m)``
         with the kept tables :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)`."""
-        B = E.shape[0]
-        outs = [torch.einsum("bqc,qk->bkc", E[:, :, col], tab)
-                for col, tab in zip(self._gemm_cols, self._gemm_tabs, strict=True)]
-        return torch.cat(outs, dim=1)[:, self._gemm_inverse].reshape(B, -1, 2)
+        B2 = E.shape[2]
+        outs = [tab.T @ E[:, col] for col, tab in zip(self._gemm_cols, self._gemm_tabs,
+                                                       strict=True)]
+        coef = torch.cat(outs)[self._gemm_inverse]  # (K, 2 B)
+        return coef.reshape(-1, B2 // 2, 2).transpose(0, 1)
 
     def _moments(self, values: torch.Tensor, progress: bool | None) -> torch.Tensor:
         E = self.azimuthal_sums(values, progress)
@@ -348,25 +459,27 @@ class BallEngine:
         return self._moments(values * self.weight, None)
 
     # ------------------------------------------------------------------ synthesis
-    def _shell_synthesis(self, c: torch.Tensor, step_q: int, bar) -> torch.Tensor:
-        """Stages 2 and 1b backwards: ``U[b, q, (parity, m), c]`` from coefficients
-        ``(B, K, 2)``."""
-        B = c.shape[0]
+    def _shell_synthesis(self, ct: torch.Tensor, step_q: int, bar) -> torch.Tensor:
+        """Stages 2 and 1b backwards: ``U[q, (parity, m), (b, c)]`` from coefficients
+        ``(K, 2 B)``."""
+        B2 = ct.shape[1]
         L1 = self.order + 1
         off = self.index.offsets
+        G = self.sampling.n_groups
         T = []
         for l in range(L1):
-            blk = c[:, int(off[l]):int(off[l + 1])].reshape(B, self.index.n_orders(l), l + 1, 2)
-            T.append(torch.einsum("gj,bjmc->bgmc", self.radial[l], blk))
-        T = torch.cat(T, dim=2)  # (B, G, LM, 2)
+            blk = ct[int(off[l]):int(off[l + 1])].reshape(self.index.n_orders(l), -1)
+            T.append((self.radial[l] @ blk).reshape(G, l + 1, B2))
+        T = torch.cat(T, dim=1)  # (G, LM, 2 B)
         U = []
         for q0 in range(0, self.sampling.n_rings, step_q):
             q1 = min(self.sampling.n_rings, q0 + step_q)
-            prod = T[:, self.ring_group[q0:q1]] * self.legendre(q0, q1)[None, :, :, None]
-            u = torch.zeros(B, q1 - q0, 2 * L1, 2, dtype=self.dtype, device=self.device)
-            U.append(u.index_add(2, self.parity_m, prod))
+            prod = torch.index_select(T, 0, self.ring_group[q0:q1])
+            prod = prod.mul_(self.legendre(q0, q1)[:, :, None])
+            u = ct.new_zeros(q1 - q0, 2 * L1, B2)
+            U.append(u.index_add(1, self.parity_m, prod))
             bar.update()
-        return torch.cat(U, dim=1)
+        return torch.cat(U)
 
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         r"""Real values :math:`\mathrm{Re}\sum_K c_K Z_K(x_p)` at the sample points,
@@ -374,33 +487,39 @@ class BallEngine:
         the weights of negative :math:`m` into ``coef``)."""
         B = coef.shape[0]
         c = torch.view_as_real(coef.resolve_conj()).to(self.dtype)
+        ct = c.transpose(0, 1).reshape(-1, 2 * B)  # (K, (b, c))
         s = self.sampling
         L1 = self.order + 1
-        step_p, step_q = self._chunks(B)
+        A, J, NC = self._n_slab, self._n_plane, self._n_circle
+        step_a, step_q = self._chunks(B)
+        step_q = self._ring_step(B, step_q)
         if self._gemm_tabs is not None:  # route ring-gemm: one product per (parity, m)
-            bar = self._bar(B, step_p, None, progress, "3-D Zernike synthesis")
-            parts = [torch.einsum("qk,bkc->bqc", tab, c[:, pos])
-                     for pos, tab in zip(self._gemm_pos, self._gemm_tabs, strict=True)]
-            U = torch.zeros(B, s.n_rings, 2 * L1, 2, dtype=self.dtype, device=self.device)
-            U = U.index_copy(2, self._gemm_col_index, torch.stack(parts, dim=2))
+            bar = self._bar(B, step_a, None, progress, "3-D Zernike synthesis")
+            parts = [tab @ ct[pos] for pos, tab in zip(self._gemm_pos, self._gemm_tabs,
+                                                         strict=True)]
+            U = ct.new_zeros(s.n_rings, 2 * L1, 2 * B)
+            U = U.index_copy(1, self._gemm_col_index, torch.stack(parts, dim=1))
         else:
-            bar = self._bar(B, step_p, step_q, progress, "3-D Zernike synthesis")
-            U = self._shell_synthesis(c, step_q, bar)
-        # Re(U e^{im phi}) = U_re cos - U_im sin: the dot of U (both parities) with the
-        # folded phases (cos, -sin) and sign(z) (cos, -sin); one batched product per ring size
-        U = U.reshape(B, s.n_rings, 4 * L1)
+            bar = self._bar(B, step_a, step_q, progress, "3-D Zernike synthesis")
+            U = self._shell_synthesis(ct, step_q, bar)
+        # Re(U e^{im phi}) = U_re cos - U_im sin: the dot of each cell's U0 + sign(z) U1
+        # with the phases (cos, -sin); one batched product per circle size
+        U0, U1 = U[:, :L1], U[:, L1:]
         out = []
-        for i, (size, rings, off) in enumerate(self._buckets):
-            step = max(1, step_p // size)
-            for a in range(0, len(rings), step):
-                b = min(len(rings), a + step)
-                r0, r1 = off + a * size, off + b * size
-                u = U[:, self._bucket_rings[i][a:b]].transpose(0, 1)
-                tab = self.folded(r0, r1).reshape(b - a, size, 4 * L1)
-                out.append(torch.bmm(u, tab.transpose(1, 2)).transpose(0, 1).reshape(B, -1))
-                bar.update()
+        for a0 in range(0, A, step_a):
+            a1 = min(A, a0 + step_a)
+            k0, k1 = int(self._cell_start[a0]), int(self._cell_start[a1])
+            ring = self._cell_ring[k0:k1]
+            vals = U0[ring] + U1[ring] * self._cell_sign[k0:k1, None, None]  # (cells, L1, 2B)
+            C = ct.new_zeros((a1 - a0) * NC, L1, 2 * B)
+            C = C.index_copy(0, self._cells[k0:k1] - a0 * NC, vals)
+            C = C.reshape(a1 - a0, NC, L1, B, 2).permute(1, 3, 0, 2, 4).reshape(
+                NC, B * (a1 - a0), 2 * L1)
+            out.append(self._circle_products(C, True).reshape(B, a1 - a0, J))
+            bar.update()
         bar.close()
-        return torch.cat(out, dim=1)[:, self._bucket_pos] * SYNTHESIS_SCALE
+        F = torch.cat(out, dim=1).reshape(B, A * J)
+        return F[:, self._slot] * SYNTHESIS_SCALE
 
     def scatter(self, point_values: torch.Tensor) -> torch.Tensor:
         """Sum ``(B, P)`` point values into their voxels: ``(B, V)``."""

@@ -3,12 +3,14 @@ r"""The route table of the 3-D Zernike transforms: decided once, when a plan is 
 One method, ``"shells"`` (the points grouped by exact radius and by ring, :mod:`.engine`), in
 plain torch on the CPU or CUDA. What is decided is, first, whether the Legendre and radial
 stages run as one matrix product per ``(parity, m)`` over kept tables of rings times moments
-(``"ring-gemm"``, when those fit :data:`GEMM_CACHE`: low orders), and otherwise whether the
-plan keeps its angular tables (the Legendre factors of every ring and the phases
-:math:`e^{-im\varphi}` of every point: ``"cached-tables"``, computed once in float64 and cast
-once to the working dtype) or recomputes them chunk by chunk on every call
-(``"recomputed-tables"``), from their size
-against :data:`TABLES_CACHE`. Nothing here depends on timing.
+(``"ring-gemm"``, when those fit :data:`GEMM_CACHE`: small problems), and otherwise whether
+the plan keeps its Legendre table (the factors :math:`\bar P_l^m` of every ring:
+``"cached-tables"``, computed once in float64 and cast once to the working dtype) or
+recomputes it chunk by chunk on every call (``"recomputed-tables"``), from its size (with the
+phase table of the in-plane positions, which is always kept) against :data:`TABLES_CACHE`.
+On the CPU the Legendre stage of a call with at least :data:`NUMBA_SHELL_WORK` products runs a
+compiled loop (:mod:`fastmoments.ball._numba_shells`) when the table is kept and no gradient is
+recorded. Nothing here depends on timing.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import torch
 from .._memory import format_bytes
 from .._route import Route
 
-__all__ = ["GEMM_CACHE", "TABLES_CACHE", "choose_route"]
+__all__ = ["GEMM_CACHE", "NUMBA_SHELL_WORK", "TABLES_CACHE", "choose_route"]
 
 #: Largest angular tables (bytes, working dtype) a plan keeps, per device type. Above it the
 #: tables are recomputed (in float64) for each chunk on each call.
@@ -28,20 +30,31 @@ TABLES_CACHE = {"cpu": 512 * 2**20, "cuda": 4 * 2**30}
 #: working dtype) a plan keeps for the ``ring-gemm`` route, which replaces the Legendre and
 #: radial stages by one matrix product per ``(parity, m)``: more multiplications than the
 #: two stages (rings x moments instead of rings x harmonics + radii x moments), all in
-#: matrix products, so that low orders and large batches run at the speed of the products.
-GEMM_CACHE = {"cpu": 256 * 2**20, "cuda": 2 * 2**30}
+#: matrix products. Each call streams the whole table, so on the CPU, where the two stages
+#: run at memory speed on tables several times smaller, it pays only for small tables
+#: (at 100^3 the two routes take about the same time at order 10, and the two stages 2 to 3
+#: times less at order 20, one thread).
+GEMM_CACHE = {"cpu": 32 * 2**20, "cuda": 2 * 2**30}
 
 
-def choose_route(n_points: int, n_rings: int, n_harmonics: int, order: int,
+#: Products (rings x harmonics x batch x 2) of a CPU call's Legendre stage from which it runs
+#: the compiled loop (:mod:`._numba_shells`) instead of torch's gather, product and indexed
+#: add, when the plan keeps the Legendre table and no gradient is recorded; smaller calls keep
+#: the torch path, so that they do not pay numba's import (0.3-0.6 s). At 100^3, order 20,
+#: one volume is 1.1e7 products.
+NUMBA_SHELL_WORK = 10_000_000
+
+
+def choose_route(n_plane: int, n_rings: int, n_harmonics: int, order: int,
                  dtype: torch.dtype, device: torch.device, n_moments: int = 0) -> Route:
-    """The route of a plan with ``n_points`` sample points in ``n_rings`` rings and
-    ``n_harmonics`` columns ``(l, m >= 0)``.
+    """The route of a plan whose points lie on ``n_plane`` in-plane positions :math:`(x, y)`
+    and in ``n_rings`` rings, with ``n_harmonics`` columns ``(l, m >= 0)``.
 
     >>> str(choose_route(1000, 100, 66, 10, torch.float32, torch.device("cpu"), 286))
     'shells/torch:ring-gemm'
     """
     item = torch.finfo(dtype).bits // 8
-    size = (n_rings * n_harmonics + n_points * (order + 1) * 4) * item
+    size = (n_rings * n_harmonics + n_plane * (order + 1) * 2) * item
     limit = TABLES_CACHE.get(device.type, TABLES_CACHE["cpu"])
     gemm = n_rings * n_moments * item
     gemm_limit = GEMM_CACHE.get(device.type, GEMM_CACHE["cpu"])
