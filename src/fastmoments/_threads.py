@@ -42,10 +42,10 @@ __all__ = ["GRAIN", "cgroup_cpu_quota", "cpu_call", "cpu_threads", "host_values"
 #: waits for a busy CPU at the region's barrier costs a fraction of the region and not a
 #: multiple of it. Measured with ``benchmarks/threads_busy.py`` on 2 CPUs of a 16-core host
 #: (``benchmarks/results/threads_busy_2cpu.md``): with torch's own count (2 threads) and
-#: one CPU busy, calls of 1-50 ms took 8-69x their one-thread time; with this grain the
-#: ratio is 0.8-1.4 for the disk, box and Gaussian calls, and 1.7 for a 32-scale CWT (its
-#: compiled kernel splits 30 ms over 2 threads). Idle, a call that used 2 threads for small
-#: work (Zernike 512², order 20: 14 ms) now takes its one-thread time (24-26 ms).
+#: one CPU busy, calls of 1-50 ms took 8-69x their one-thread time; with this grain (and
+#: the families' work counts) the ratio is 0.8-1.3, except a 32-scale CWT of 10^5 samples
+#: (1.6: its compiled kernel splits 30 ms over 2 threads). Idle, a call that used 2 threads
+#: for small work (Zernike 512², order 20) now takes its one-thread time.
 GRAIN = float(1 << 24)
 
 #: The caller's thread ceiling while a call runs with fewer torch threads (:func:`cpu_threads`).
