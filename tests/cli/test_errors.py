@@ -209,7 +209,7 @@ OPTION_ERRORS = [
     (["reconstruct", "IMG", "--quadrature", "simpson"], "--quadrature"),
     (["reconstruct", "IMG", "--orders", ""], "--orders"),
     (["volume", "phantom", "--size", "0"], "--size"),
-    (["volume", "phantom", "--order", "1.5"], "--order"),
+    (["volume", "phantom", "--orders", "1.5"], "--orders"),
     (["volume", "phantom", "--k", "0"], "--k"),
     (["volume", "phantom", "--alpha", "-5"], "--alpha"),
     (["volume", "phantom", "--beta", "nan"], "--beta"),
