@@ -173,6 +173,26 @@ def _psnr(ref: np.ndarray, est: np.ndarray) -> float:
     return math.inf if mse == 0 else 10.0 * math.log10(peak**2 / mse)
 
 
+def _write_psnr(args: argparse.Namespace, rows: list[dict], title: str, note: str = ""
+                ) -> None:
+    """``psnr.csv`` (one row per k and order) and ``psnr.md`` (a k x order table under
+    ``title``, then ``note``) in the output folder."""
+    with open(os.path.join(args.out, "psnr.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out, "psnr.md"), "w") as fh:
+        fh.write(title)
+        fh.write(_made_by() + "\n\n")
+        fh.write("| k \\ order | " + " | ".join(str(o) for o in args.orders) + " |\n")
+        fh.write("|---" * (len(args.orders) + 1) + "|\n")
+        for k in args.k:
+            vals = [next(r["psnr_db"] for r in rows if r["k"] == k and r["order"] == o)
+                    for o in args.orders]
+            fh.write(f"| {k} | " + " | ".join(f"{v:.2f}" for v in vals) + " |\n")
+        fh.write(note)
+
+
 def run(args: argparse.Namespace) -> int:
     from ._errors import UsageError
     from ._inputs import load_volume_file
@@ -263,21 +283,10 @@ def _study(vol: np.ndarray, source: str, args: argparse.Namespace) -> None:
                 recs[(order, k)] = [J.slice("xy", mid[0]), J.slice("xz", mid[1]),
                                     J.slice("yz", mid[2])]
     bar.close()
-    with open(os.path.join(args.out, "psnr.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "psnr.md"), "w") as fh:
-        fh.write(f"PSNR (dB) of {source} {vol.shape} reconstructed from Jacobi moments, "
-                 f"alpha={args.alpha}, beta={args.beta}, {args.quadrature}, "
-                 f"truncation={args.truncation}, {args.dtype}\n\n")
-        fh.write(_made_by() + "\n\n")
-        fh.write("| k \\ order | " + " | ".join(str(o) for o in args.orders) + " |\n")
-        fh.write("|---" * (len(args.orders) + 1) + "|\n")
-        for k in args.k:
-            vals = [next(r["psnr_db"] for r in rows if r["k"] == k and r["order"] == o)
-                    for o in args.orders]
-            fh.write(f"| {k} | " + " | ".join(f"{v:.2f}" for v in vals) + " |\n")
+    _write_psnr(args, rows,
+                f"PSNR (dB) of {source} {vol.shape} reconstructed from Jacobi moments, "
+                f"alpha={args.alpha}, beta={args.beta}, {args.quadrature}, "
+                f"truncation={args.truncation}, {args.dtype}\n\n")
     if args.clip_plane:
         _clipped(vol, J, args)
     if not args.no_figures:
@@ -358,24 +367,14 @@ def _ball_tables(vol: np.ndarray, source: str, args: argparse.Namespace, rows: l
                  Om: Any, invariants: dict, placed: tuple) -> None:
     """``psnr.csv``, ``psnr.md``, ``invariants.csv`` (one column per k) and ``moments.npz``
     (the moments of the last k: ``nlm``, ``values`` for ``m >= 0``, ``center``, ``radius``)."""
-    with open(os.path.join(args.out, "psnr.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "psnr.md"), "w") as fh:
-        fh.write(f"PSNR (dB) of {source} {vol.shape} reconstructed from 3-D Zernike moments, "
-                 f"{_ball_text(placed)}, {args.quadrature}, {args.dtype}; over the voxels "
-                 f"whose centre lies in the ball\n\n")
-        fh.write(_made_by() + "\n\n")
-        fh.write("| k \\ order | " + " | ".join(str(o) for o in args.orders) + " |\n")
-        fh.write("|---" * (len(args.orders) + 1) + "|\n")
-        for k in args.k:
-            vals = [next(r["psnr_db"] for r in rows if r["k"] == k and r["order"] == o)
-                    for o in args.orders]
-            fh.write(f"| {k} | " + " | ".join(f"{v:.2f}" for v in vals) + " |\n")
-        fh.write(f"\nThe moments are computed once per k at order {max(args.orders)} "
-                 f"(moments_s in psnr.csv); a lower order's reconstruction uses the moments "
-                 f"with n <= its order. Invariants ||Omega_nl|| in invariants.csv.\n")
+    _write_psnr(args, rows,
+                f"PSNR (dB) of {source} {vol.shape} reconstructed from 3-D Zernike moments, "
+                f"{_ball_text(placed)}, {args.quadrature}, {args.dtype}; over the voxels "
+                f"whose centre lies in the ball\n\n",
+                note=f"\nThe moments are computed once per k at order {max(args.orders)} "
+                     f"(moments_s in psnr.csv); a lower order's reconstruction uses the "
+                     f"moments with n <= its order. Invariants ||Omega_nl|| in "
+                     f"invariants.csv.\n")
     with open(os.path.join(args.out, "invariants.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["n", "l", *(f"k={k}" for k in args.k)])

@@ -253,7 +253,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
     """
     from .._array import working_dtype
     from ..disk.label_geometry import CENTRES
-    from ..disk.labels import CONVENTIONS, KINDS
+    from ..disk.labels import CONVENTIONS, KINDS, check_convention
     from ..recognition.extract import _orders
     from ..recognition.objects import NORMALIZATIONS, _by_z00, _select
 
@@ -270,10 +270,7 @@ def object_features(labels: Any, image: Any = None, *, family: str = "zernike",
         raise TypeError(f"compute must be True or False, got {compute!r}")
     if not isinstance(image_name, str):
         raise TypeError(f"image_name must be a string, got {image_name!r}")
-    if convention == "cellprofiler" and (family != "zernike" or centre != "enclosing"):
-        raise ValueError(f"convention='cellprofiler' computes Zernike moments in the minimum "
-                         f"enclosing circle: family must be 'zernike' and centre "
-                         f"'enclosing', got family={family!r}, centre={centre!r}")
+    check_convention(convention, family, centre)
     if normalize is not None:
         normalize = check_choice("normalize", normalize, NORMALIZATIONS)
         if convention == "cellprofiler":

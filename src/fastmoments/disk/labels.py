@@ -159,6 +159,15 @@ class _MomentPlan:
     radial_floats: int  # float scratch per pixel of the radial recurrence
 
 
+def check_convention(convention: str, family: str, centre: str) -> None:
+    """CellProfiler's convention is Zernike moments in the minimum enclosing circle: refuse
+    another family or centre with it (a ``ValueError`` naming both)."""
+    if convention == "cellprofiler" and (family != "zernike" or centre != "enclosing"):
+        raise ValueError(f"convention='cellprofiler' computes Zernike moments in the minimum "
+                         f"enclosing circle: family must be 'zernike' and centre "
+                         f"'enclosing', got family={family!r}, centre={centre!r}")
+
+
 @plan_cache(maxsize=16)
 def _moment_plan(family_name: str, order: int) -> _MomentPlan:
     fam = FAMILIES[family_name]
@@ -518,10 +527,7 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     budget_arg = check_memory_budget(memory_budget)
     if not isinstance(image_name, str):
         raise TypeError(f"image_name must be a string, got {image_name!r}")
-    if convention == "cellprofiler" and (family != "zernike" or centre != "enclosing"):
-        raise ValueError(f"convention='cellprofiler' computes Zernike moments in the minimum "
-                         f"enclosing circle: family must be 'zernike' and centre "
-                         f"'enclosing', got family={family!r}, centre={centre!r}")
+    check_convention(convention, family, centre)
     img = None
     in_dev = lab.device if lab_tensor else None
     numpy_out = not lab_tensor
