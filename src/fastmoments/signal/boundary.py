@@ -22,9 +22,11 @@ import functools
 import numpy as np
 import torch
 
-__all__ = ["MODES", "extend", "extension_indices"]
+__all__ = ["MODES", "MODE_ALIASES", "extend", "extension_indices"]
 
 MODES = ("reflect", "nearest", "mirror", "wrap", "constant")
+#: scipy.ndimage's names of the boundary modes that equal one of ours for a filter
+MODE_ALIASES = {"grid-mirror": "reflect", "grid-constant": "constant", "grid-wrap": "wrap"}
 
 
 @functools.lru_cache(maxsize=64)

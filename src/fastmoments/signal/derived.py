@@ -18,16 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .gaussian_calls import (
-    _deliver,
-    _is_complex,
-    _output_spec,
-    _per_axis,
-    _shape,
-    _widened,
-    filtered_axes,
-    gaussian_filter,
-)
+from .gaussian import _shape
+from .gaussian_calls import gaussian_filter
+from .gaussian_options import filtered_axes, per_axis
+from .output import deliver, is_complex, output_spec, widened
 
 __all__ = ["gaussian_gradient_magnitude", "gaussian_laplace"]
 
@@ -44,17 +38,17 @@ def _terms(x: Any, sigma: Any, order: int, output: Any, mode: Any, cval: Any, ax
         if name in kwargs:
             raise TypeError(f"{name} is not an option of this filter (its orders and axes "
                             f"are set by the filter; use axes=)")
-    array, dtype = _output_spec(output, x)
+    array, dtype = output_spec(output, x)
     want = None if array is None and dtype is None else (
         array.dtype if array is not None else dtype)
-    cplx = _is_complex(x)
+    cplx = is_complex(x)
     data = x if isinstance(x, (np.ndarray, torch.Tensor)) else np.asarray(x)
-    data = _widened(data, want, cplx)
+    data = widened(data, want, cplx)
     shape = _shape(data)
     ax = filtered_axes(axes, None, len(shape))
     k = len(ax)
-    sigmas = _per_axis("sigma", sigma, k)
-    modes = _per_axis("mode", mode, k)
+    sigmas = per_axis("sigma", sigma, k)
+    modes = per_axis("mode", mode, k)
     same = all(s is sigmas[0] or s == sigmas[0] for s in sigmas)
     terms = []
     for i in range(k):
@@ -145,11 +139,11 @@ def gaussian_laplace(input: Any, sigma: float | Sequence[float], output: Any = N
     """
     terms, data, array, dtype = _terms(input, sigma, 2, output, mode, cval, axes, kwargs)
     if not terms:
-        return _deliver(_copy(data), array, dtype)
+        return deliver(_copy(data), array, dtype)
     y = terms[0]
     for t in terms[1:]:
         y = y + t
-    return _deliver(y, array, dtype)
+    return deliver(y, array, dtype)
 
 
 def gaussian_gradient_magnitude(input: Any, sigma: float | Sequence[float], output: Any = None,
@@ -208,7 +202,7 @@ def gaussian_gradient_magnitude(input: Any, sigma: float | Sequence[float], outp
     """
     terms, data, array, dtype = _terms(input, sigma, 1, output, mode, cval, axes, kwargs)
     if not terms:
-        return _deliver(_copy(data), array, dtype)
+        return deliver(_copy(data), array, dtype)
     if isinstance(terms[0], torch.Tensor):
         if terms[0].is_complex():
             y = torch.sqrt(sum(t * t for t in terms[1:]) + terms[0] * terms[0])
@@ -219,4 +213,4 @@ def gaussian_gradient_magnitude(input: Any, sigma: float | Sequence[float], outp
         for t in terms[1:]:
             y = y + t * t
         y = np.sqrt(y)
-    return _deliver(y, array, dtype)
+    return deliver(y, array, dtype)

@@ -5,7 +5,6 @@ cached :class:`~fastmoments.signal.gaussian.GaussianFilter` plan and its route.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from collections.abc import Sequence
@@ -18,15 +17,35 @@ from .._array import as_tensor, to_output
 from .._cuda_graph import GraphCache, plain_key
 from .._progress import check_progress
 from .._threads import cpu_call, per_value
-from .._validate import check_choice, check_int, check_positive_float
+from .._validate import check_choice
 from ..parallel.plans import batched, free_axis
 from ._apply import as_signal, normalize_axis, output_target, require_finite
-from .boundary import MODES
-from .gaussian import METHODS, _cached_plan, _dtype_device, _shape, check_sigma
+from .gaussian import _cached_plan, _dtype_device, _shape
+from .gaussian_options import (
+    MAX_ORDER,
+    TRUNCATE,
+    SequenceLengthError,
+    checked_options,
+    exact_kernel,
+    filtered_axes,
+    per_axis,
+    unsmoothed,
+)
 from .gaussian_paths import _FLOATS, _fast_direct, _run_direct
 from .gaussian_truncated import TruncatedGaussian, check_radius, scipy_radius
 from .nan import MIN_WEIGHT, check_nan_options, smooth_nan
-from .routes import DEEP_FOLD, GAUSSIAN_KERNELS
+from .output import (
+    complex_parts,
+    deliver,
+    dtype_is_complex,
+    dtype_of,
+    is_complex,
+    join_complex,
+    output_spec,
+    widened,
+    writes_directly,
+)
+from .routes import DEEP_FOLD
 from .sliding import ENGINES
 
 __all__ = [
@@ -38,103 +57,6 @@ __all__ = [
     "gaussian_filter1d",
     "plan_filter1d",
 ]
-
-
-class _DefaultTruncate(float):
-    """The default ``truncate`` (4.0), told apart from a ``truncate`` the caller gives."""
-
-    def __repr__(self) -> str:
-        return "4.0"
-
-
-#: The default of ``truncate``: 4.0, scipy.ndimage's, as a distinct object. Left at its
-#: default, ``truncate`` only sets the direct route's radius and each method applies its own
-#: kernel to its stated error; given (even as 4.0), the kernel is truncated at
-#: ``round(truncate σ)`` as in scipy.ndimage and applied exactly
-#: (:mod:`~fastmoments.signal.gaussian_truncated`).
-TRUNCATE = _DefaultTruncate(4.0)
-
-
-#: The highest derivative order of the one-call filters: orders 0-2 run every method, orders
-#: 3 to MAX_ORDER scipy's truncated kernel exactly (:mod:`.gaussian_truncated`; scipy.ndimage
-#: takes any order, but the polynomial's float64 values lose their digits beyond ~20)
-MAX_ORDER = 20
-
-
-class SequenceLengthError(ValueError, RuntimeError):
-    """A per-axis option whose length is not the number of filtered axes: a
-    :class:`ValueError` (the package's) that is also the :class:`RuntimeError` scipy.ndimage
-    raises there."""
-
-
-#: scipy.ndimage's names of the boundary modes that equal one of ours for a filter
-_MODE_ALIASES = {"grid-mirror": "reflect", "grid-constant": "constant", "grid-wrap": "wrap"}
-
-
-def _per_axis(name: str, value: Any, n: int) -> list:
-    if type(value) in _SCALARS:  # the common case, without the ABC checks below
-        return [value] * n
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        if len(value) != n:
-            raise SequenceLengthError(
-                f"{name} must be a scalar or have one entry per axis ({n} filtered), got "
-                f"{len(value)} entries (as scipy.ndimage says: a sequence argument must have "
-                f"length equal to input rank, the axes filtered)")
-        return list(value)
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        return _per_axis(name, value.tolist(), n)
-    if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array is its one value
-        return [value.item()] * n
-    return [value] * n
-
-
-def _unsmoothed(sigma: Any, order: Any, mode: Any, axes: list[int],
-                radius: Any = None) -> tuple:
-    """The axes, σ, orders, modes and radii left once the axes of ``sigma = 0`` are dropped:
-    as in scipy.ndimage, σ = 0 on an axis leaves that axis alone (a channel axis, say)."""
-    k = len(axes)
-    sigmas, orders, modes = (_per_axis("sigma", sigma, k), _per_axis("order", order, k),
-                             _per_axis("mode", mode, k))
-    radii = None if radius is None else _per_axis("radius", radius, k)
-    keep = [i for i, s in enumerate(sigmas)
-            if not (isinstance(s, (int, float, np.integer, np.floating))
-                    and not isinstance(s, (bool, np.bool_)) and s == 0)]
-    if len(keep) == k:
-        return axes, sigma, order, mode, radii
-    return ([axes[i] for i in keep], [sigmas[i] for i in keep], [orders[i] for i in keep],
-            [modes[i] for i in keep], None if radii is None else [radii[i] for i in keep])
-
-
-_SCALARS = (float, int, str)
-
-
-def filtered_axes(axes: Any, channel_axis: Any, ndim: int) -> list[int]:
-    """The axes :func:`gaussian_filter` filters: ``axes`` (checked, non-negative, no repeats),
-    or every axis but ``channel_axis``.
-
-    >>> filtered_axes(None, None, 3), filtered_axes(None, -1, 3), filtered_axes((0, -1), None, 3)
-    ([0, 1, 2], [0, 1], [0, 2])
-    """
-    ch = None if channel_axis is None else normalize_axis(channel_axis, ndim, "channel_axis")
-    if axes is None:
-        return [a for a in range(ndim) if a != ch]
-    if isinstance(axes, (bool, np.bool_)) or isinstance(axes, str):
-        raise TypeError(f"axes must be an integer or a sequence of integers, got {axes!r}")
-    if isinstance(axes, np.ndarray):
-        axes = axes.tolist() if axes.ndim else [axes.item()]
-    if not isinstance(axes, Sequence):
-        axes = (axes,)
-    for a in axes:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-            raise TypeError(f"axes must be integers: {a!r} cannot be interpreted as an "
-                            f"integer")
-    out = [normalize_axis(a, ndim, "axes") for a in axes]
-    if len(set(out)) != len(out):
-        raise ValueError(f"axes must be unique (no axis repeated), got {tuple(axes)}")
-    if ch is not None and ch in out:
-        raise ValueError(f"axes must not include channel_axis={channel_axis} (the colour "
-                         f"channels are not smoothed), got {tuple(axes)}")
-    return out
 
 
 def _split_axis(shape: tuple[int, ...], arguments: dict) -> int | None:
@@ -192,10 +114,10 @@ def _nan_filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mo
                        terms, shift, engine, memory_budget, out, progress, exact)
     t, kind = as_tensor(x, "x", check_finite=False)
     ax = filtered_axes(axes, channel_axis, t.ndim)
-    sigmas, orders, modes, trunc, *_ = _checked(sigma, order, mode, truncate, method, terms,
+    sigmas, orders, modes, trunc, *_ = checked_options(sigma, order, mode, truncate, method, terms,
                                                 shift, len(ax))
     if exact is not None and exact[1] is not None:  # "propagate" dilates by ≥ each radius
-        radii = _per_axis("radius", exact[1], len(ax))
+        radii = per_axis("radius", exact[1], len(ax))
         trunc = max((check_radius(r) + 0.5) / s for r, s in zip(radii, sigmas, strict=True))
 
     def filt(data: torch.Tensor, c: float | None) -> torch.Tensor:
@@ -210,6 +132,32 @@ def _nan_filter(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mo
 _GRAPHS = GraphCache(max_graphs=16)
 
 
+def _lean_direct(x: Any, axes: Any, sigma: Any, order: Any, mode: Any, cval: Any,
+                 truncate: Any, method: Any) -> Any:
+    """The common call's direct route (:func:`_fast_direct`), or ``None`` where it does not
+    apply (``sigma`` 0, an order above 2, a kernel the FIR should not take)."""
+    if sigma == 0 or not 0 <= order <= 2:
+        return None
+    plan = (_cached_plan(float(sigma), order, "auto", None, None, truncate)
+            if method == "auto" else None)
+    return _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method, plan=plan)
+
+
+def _axis_plans(sigmas: list, orders: list, radii: Any, exact: tuple | None, method: str,
+                terms: Any, shift: Any, truncate: float) -> list:
+    """One plan per filtered axis: the truncated kernel applied exactly (the FIR or the
+    folded FFT) where ``exact`` is given, else a plan of the requested method (an ``"auto"``
+    plan widens its direct kernel, :func:`auto_radius`; each axis then takes its plan's
+    route, ``"folded"`` for a kernel that reaches beyond its axis)."""
+    if exact is not None:
+        radii = ([scipy_radius(s, exact[0]) for s in sigmas] if radii is None
+                 else [check_radius(r) for r in radii])
+        return [_truncated_plan(s, o, r, exact[2], method)
+                for s, o, r in zip(sigmas, orders, radii, strict=True)]
+    return [_cached_plan(s, o, method, terms, shift, truncate)
+            for s, o in zip(sigmas, orders, strict=True)]
+
+
 def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any,
                   cval: Any, truncate: Any, method: Any, terms: Any, shift: Any, engine: Any,
                   memory_budget: Any, out: Any, progress: Any, *,
@@ -217,21 +165,18 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     """:func:`_filter` run eagerly (``check_finite=False``: the call inside a graph capture,
     whose finiteness flag the graph computes)."""
     if exact is None and _lean(x, channel_axis, sigma, order, mode, cval, truncate, method,
-                               terms, shift, engine, memory_budget, out, progress) and sigma != 0 \
-            and 0 <= order <= 2:
-        plan = (_cached_plan(float(sigma), order, "auto", None, None, truncate)
-                if method == "auto" else None)
-        y = _fast_direct(x, axes, float(sigma), order, mode, cval, truncate, method, plan=plan)
+                               terms, shift, engine, memory_budget, out, progress):
+        y = _lean_direct(x, axes, sigma, order, mode, cval, truncate, method)
         if y is not None:
             return y
     shape = _shape(x)
     if len(shape) < 1:
         as_signal(x)  # raises the scalar input error
-    axes_list, sigma, order, mode, radii = _unsmoothed(
+    axes_list, sigma, order, mode, radii = unsmoothed(
         sigma, order, mode, filtered_axes(axes, channel_axis, len(shape)),
         None if exact is None else exact[1])
     k = len(axes_list)
-    sigmas, orders, modes, truncate, method, terms, shift = _checked(
+    sigmas, orders, modes, truncate, method, terms, shift = checked_options(
         sigma, order, mode, truncate, method, terms, shift, k)
     if k == 0:  # nothing to filter: a copy of the input, as scipy.ndimage returns
         return _copy(x, engine, out, progress, check_finite)
@@ -240,17 +185,7 @@ def _filter_eager(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, 
     dt, dev = _dtype_device(x)
     size = math.prod(shape)
     grad = isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
-    if exact is not None:  # the truncated kernel, exactly: the FIR or the folded FFT
-        radii = ([scipy_radius(s, exact[0]) for s in sigmas] if radii is None
-                 else [check_radius(r) for r in radii])
-        plans = [_truncated_plan(s, o, r, exact[2], method)
-                 for s, o, r in zip(sigmas, orders, radii, strict=True)]
-    else:
-        # plans of the requested method: an "auto" plan widens its direct kernel
-        # (auto_radius); each axis takes its plan's route (a kernel that reaches beyond its
-        # axis: "folded")
-        plans = [_cached_plan(s, o, method, terms, shift, truncate)
-                 for s, o in zip(sigmas, orders, strict=True)]
+    plans = _axis_plans(sigmas, orders, radii, exact, method, terms, shift, truncate)
     chosen = [p.route_for(shape[ax], batch=size // max(shape[ax], 1), dtype=dt, device=dev,
                           engine=engine if type(engine) is str else "auto", grad=grad).method
               for p, ax in zip(plans, axes_list, strict=True)]
@@ -289,25 +224,6 @@ def _lean(x: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: An
             and type(cval) is float and type(truncate) is float
             and (method == "auto" or method == "direct") and type(sigma) in _PLAIN
             and x.dtype in _FLOATS and x.ndim >= 1)
-
-
-def _checked(sigma: Any, order: Any, mode: Any, truncate: Any, method: Any, terms: Any,
-             shift: Any, k: int) -> tuple:
-    """The options of :func:`gaussian_filter` checked (``sigma``, ``order``, ``mode`` as one
-    value per filtered axis, ``k`` of them)."""
-    sigmas = [check_sigma(s) for s in _per_axis("sigma", sigma, k)]
-    orders = [check_int("order", o, minimum=0, maximum=MAX_ORDER)
-              for o in _per_axis("order", order, k)]
-    modes = [check_choice("mode", _MODE_ALIASES.get(m, m) if isinstance(m, str) else m, MODES)
-             for m in _per_axis("mode", mode, k)]
-    truncate = check_positive_float("truncate", truncate)
-    method = check_choice("method", method, METHODS)
-    terms = None if terms is None else check_int("terms", terms, minimum=1, maximum=64)
-    if shift is not None:
-        if method != "asft":
-            raise ValueError("shift is only used with method='asft'")
-        shift = check_int("shift", shift, minimum=1)
-    return sigmas, orders, modes, truncate, method, terms, shift
 
 
 def _copy(x: Any, engine: Any, out: Any, progress: Any, check_finite: bool) -> Any:
@@ -728,49 +644,36 @@ def _public(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, output
     kernel (``truncate``/``radius`` given, ``kernel="scipy"``) sorted out, then
     :func:`_filter` (or :func:`_nan_filter`) on real data."""
     if (output is None and radius is None and truncate is TRUNCATE and kernel == "moments"
-            and not _is_complex(x)):  # the common call, as before
+            and not is_complex(x)):  # the common call, as before
         return _real(x, axes, channel_axis, sigma, order, mode, cval, 4.0, method, terms,
                      shift, engine, memory_budget, out, progress, nan_policy, min_weight, None)
-    kernel = check_choice("kernel", kernel, GAUSSIAN_KERNELS)
-    given = truncate is not TRUNCATE
-    truncate = check_positive_float("truncate", truncate) if given else 4.0
-    if radius is not None:
-        for r in _per_axis("radius", radius, 1) if not isinstance(
-                radius, (Sequence, np.ndarray)) else list(np.asarray(radius).reshape(-1)):
-            check_radius(r.item() if isinstance(r, np.generic) else r)
-        radius = (tuple(int(r) for r in np.asarray(radius).reshape(-1))
-                  if isinstance(radius, (Sequence, np.ndarray)) else int(radius))
-    exact = ((truncate, radius, kernel) if given or radius is not None or kernel == "scipy"
-             else None)
+    truncate, exact = exact_kernel(truncate, radius, kernel)
     if output is not None and out is not None:
         raise TypeError("give output= (scipy.ndimage's name: an array or a dtype) or out= (an "
                         "array), not both")
-    array, dtype = _output_spec(output if output is not None else out, x)
+    array, dtype = output_spec(output if output is not None else out, x)
     want = None if array is None and dtype is None else (
-        _dtype_of(array) if array is not None else dtype)
-    cplx = _is_complex(x)
-    if want is not None and cplx and not _dtype_is_complex(want):
+        dtype_of(array) if array is not None else dtype)
+    cplx = is_complex(x)
+    if want is not None and cplx and not dtype_is_complex(want):
         raise TypeError(f"output must be complex for complex input (the imaginary part would "
                         f"be lost), got {want}")
-    data = _widened(x, want, cplx)
+    data = widened(x, want, cplx)
     direct = (array is not None and not cplx and data is x and nan_policy == "raise"
-              and min_weight is MIN_WEIGHT and _writes_directly(array, x))
-    if cplx:
-        cre, cim = (cval.real, cval.imag) if isinstance(cval, (complex, np.complexfloating)) \
-            else (cval, 0.0)
-        parts = [_real(part, axes, channel_axis, sigma, order, mode, c, truncate, method,
-                       terms, shift, engine, memory_budget, None, progress, nan_policy,
-                       min_weight, exact)
-                 for part, c in ((data.real, cre), (data.imag, cim))]
-        y = (torch.complex(parts[0], parts[1]) if isinstance(parts[0], torch.Tensor)
-             else parts[0] + 1j * parts[1])
+              and min_weight is MIN_WEIGHT and writes_directly(array, x))
+    if cplx:  # a linear filter: the real and imaginary parts apart, each with its cval
+        cre, cim = complex_parts(cval)
+        y = join_complex(*(_real(part, axes, channel_axis, sigma, order, mode, c, truncate,
+                                 method, terms, shift, engine, memory_budget, None, progress,
+                                 nan_policy, min_weight, exact)
+                           for part, c in ((data.real, cre), (data.imag, cim))))
     else:
         y = _real(data, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
                   shift, engine, memory_budget, array if direct else None, progress,
                   nan_policy, min_weight, exact)
         if direct:
             return array
-    return _deliver(y, array, dtype)
+    return deliver(y, array, dtype)
 
 
 def _real(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: Any, cval: Any,
@@ -783,134 +686,6 @@ def _real(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, mode: An
                            min_weight, exact)
     return _filter(x, axes, channel_axis, sigma, order, mode, cval, truncate, method, terms,
                    shift, engine, memory_budget, out, progress, exact)
-
-
-def _is_complex(x: Any) -> bool:
-    if isinstance(x, torch.Tensor):
-        return x.is_complex()
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind == "c"
-    if not isinstance(x, (list, tuple)):
-        return False
-    try:
-        return bool(np.iscomplexobj(np.asarray(x)))
-    except ValueError:  # ragged: the input checks name the error
-        return False
-
-
-def _output_spec(output: Any, x: Any) -> tuple[Any, Any]:
-    """``(array, dtype)`` of ``output``: an array of ``x``'s kind to write into, or a dtype
-    (NumPy's or torch's) for the result."""
-    if output is None:
-        return None, None
-    if isinstance(output, (np.ndarray, torch.Tensor)):
-        if isinstance(output, torch.Tensor) != isinstance(x, torch.Tensor):
-            want = "torch.Tensor" if isinstance(x, torch.Tensor) else "numpy.ndarray"
-            raise TypeError(f"output must be a {want} for input of that kind, got "
-                            f"{type(output).__name__}")
-        shape = tuple(_shape(x))
-        if tuple(output.shape) != shape:
-            raise ValueError(f"output must have the input's shape {shape}, got "
-                             f"{tuple(output.shape)}")
-        if isinstance(output, np.ndarray) and not output.flags.writeable:
-            raise ValueError("output must be writeable")
-        _check_dtype(_dtype_of(output))
-        return output, None
-    if isinstance(output, torch.dtype):
-        return None, _check_dtype(output)
-    if isinstance(output, str) and (output in MODES or output in _MODE_ALIASES):
-        raise TypeError(f"output must be an array or a dtype, got the mode {output!r}: output "
-                        f"comes before mode among the positional arguments (scipy.ndimage's "
-                        f"order); pass mode={output!r} as a keyword")
-    try:
-        dt = np.dtype(output)
-    except TypeError:
-        raise TypeError(f"output must be an array or a dtype, got {output!r}") from None
-    return None, _check_dtype(dt)
-
-
-def _dtype_of(a: Any) -> Any:
-    return a.dtype
-
-
-def _dtype_is_complex(dt: Any) -> bool:
-    return dt.is_complex if isinstance(dt, torch.dtype) else np.dtype(dt).kind == "c"
-
-
-def _check_dtype(dt: Any) -> Any:
-    ok = (dt.is_floating_point or dt.is_complex or dt in _TORCH_INTS if isinstance(
-        dt, torch.dtype) else np.dtype(dt).kind in "fciu")
-    if not ok:
-        raise TypeError(f"output must have a numeric dtype (float, complex or integer), got "
-                        f"{dt}")
-    return dt
-
-
-_TORCH_INTS = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
-
-
-def _widened(x: Any, want: Any, cplx: bool) -> Any:
-    """``x`` in float64 (complex128) where the result goes to a wider dtype than the
-    package's working dtype: a float64 or integer ``output`` (as scipy.ndimage, which
-    computes in float64)."""
-    if want is None:
-        return x
-    narrow = ((torch.float16, torch.bfloat16, torch.float32, torch.complex64)
-              if isinstance(want, torch.dtype) else ())
-    if isinstance(want, torch.dtype):
-        if want in narrow:
-            return x
-    elif np.dtype(want) in (np.float16, np.float32, np.complex64):
-        return x
-    if isinstance(x, torch.Tensor):
-        target = torch.complex128 if cplx else torch.float64
-        return x if x.dtype == target else x.to(target)
-    a = np.asarray(x)
-    target = np.complex128 if cplx else np.float64
-    return a if a.dtype == target else a.astype(target)
-
-
-def _writes_directly(array: Any, x: Any) -> bool:
-    """Whether the result can be written straight into the ``output`` array: the working
-    dtype of ``x`` and no memory shared with it."""
-    if isinstance(array, torch.Tensor):
-        if not isinstance(x, torch.Tensor) or array.dtype != (
-                torch.float64 if x.dtype == torch.float64 else torch.float32):
-            return False
-        return array.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
-    if not isinstance(x, np.ndarray):
-        return False
-    work = np.float64 if x.dtype == np.float64 else np.float32
-    return array.dtype == work and not np.may_share_memory(array, x)
-
-
-def _deliver(y: Any, array: Any, dtype: Any) -> Any:
-    """The result ``y`` written into ``array`` (cast as scipy.ndimage casts: integers
-    truncated) or cast to ``dtype``."""
-    if array is not None:
-        if isinstance(array, torch.Tensor):
-            with torch.no_grad() if not y.requires_grad else contextlib.nullcontext():
-                array.copy_(y.to(array.device))
-        else:
-            if np.iscomplexobj(y) and array.dtype.kind != "c":
-                raise TypeError(f"output must be complex for complex input, got {array.dtype}")
-            array[...] = y
-        return array
-    if dtype is None:
-        return y
-    if isinstance(y, torch.Tensor):
-        dt = dtype if isinstance(dtype, torch.dtype) else _torch_dtype(np.dtype(dtype))
-        return y if y.dtype == dt else y.to(dt)
-    dt = np.dtype(dtype) if not isinstance(dtype, torch.dtype) else _numpy_dtype(dtype)
-    return y if y.dtype == dt else y.astype(dt)
-
-
-def _torch_dtype(dt: np.dtype) -> torch.dtype:
-    return torch.from_numpy(np.zeros(0, dtype=dt)).dtype
-
-
-def _numpy_dtype(dt: torch.dtype) -> np.dtype:
-    return torch.zeros(0, dtype=dt).numpy().dtype
 
 
 def plan_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0, mode: str = "reflect",
