@@ -71,9 +71,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 from numba import config as _nb_config
-from numba import njit, parallel_chunksize, prange
+from numba import njit, prange
 
-from .._numba import set_threads
+from .._numba import threads as numba_threads
 from .._threads import threads_for
 from ._numba_cwt_tables import DIRECT_MAX, _tables, eligible
 from ._numba_sft import _extend
@@ -769,19 +769,9 @@ def apply_arrays(bank, xnp: np.ndarray, onp: np.ndarray, mode: str, cval: float 
     nt = onp.ctypes.data % 32 == 0 and (onp.shape[-1] * onp.itemsize) % 32 == 0
     args = (xnp, onp, _MODE_CODE[mode], float(cval), gt, coef, qp, r64, taps, tap_ptr, chunk,
             _RESET, v, nt)
-    if threads > 1:
-        from numba import get_num_threads
-        before = get_num_threads()
-        set_threads(threads)
-        try:
-            # four runs of groups per thread, handed out one at a time: a thread whose CPU
-            # is busy takes fewer runs instead of holding the others at the end of the
-            # region (each group's output is the same whatever run computes it)
-            parts = min(gt.shape[0], max(1, -(-4 * threads // xnp.shape[0])))
-            with parallel_chunksize(1):
-                _run_parallel(*args, parts)
-        finally:
-            set_threads(before)
+    if threads > 1:  # four runs of groups per thread, handed out one at a time
+        with numba_threads(threads):  # (each group's output the same whatever run has it)
+            _run_parallel(*args, min(gt.shape[0], max(1, -(-4 * threads // xnp.shape[0]))))
     else:
         _run_serial(*args)
 
