@@ -11,7 +11,7 @@ import torch
 
 import fastmoments as fm
 from fastmoments.disk import PolarHarmonicTransform, ZernikeTransform, get_family
-from fastmoments.disk.transform import INDEX_BYTES_PER_MOMENT, estimate_disk_memory
+from fastmoments.disk.checks import INDEX_BYTES_PER_MOMENT, estimate_disk_memory
 
 
 def test_counts_from_closed_forms_match_the_index():

@@ -172,6 +172,99 @@ def _voxels(lab: torch.Tensor, d0: int, d1: int, ids: torch.Tensor
     return idx, coords, torch.searchsorted(ids, flat[idx])
 
 
+def _check_image3d(image: Any, shape: tuple[int, ...]) -> tuple[torch.Tensor | None, bool]:
+    """The intensity volume in float64 (checked: the labels' shape, real, finite) and whether
+    it came as float64; ``(None, False)`` without one."""
+    if image is None:
+        return None, False
+    is_t = isinstance(image, torch.Tensor)
+    arr = image if is_t else np.asarray(image)
+    if tuple(arr.shape) != shape:
+        raise ValueError(f"image must have the shape of labels {shape}, got "
+                         f"{tuple(arr.shape)}")
+    if (arr.is_complex() if is_t else arr.dtype.kind == "c"):
+        raise TypeError("image must be real, got complex values")
+    if not is_t and arr.dtype.kind not in "biuf":
+        raise TypeError(f"image must hold numbers, got dtype {arr.dtype}")
+    img = (arr if is_t else torch.from_numpy(np.ascontiguousarray(arr))).to(torch.float64)
+    if not bool(torch.isfinite(img).all()):
+        raise ValueError("image contains NaN or infinity")
+    return img, arr.dtype in (torch.float64, np.float64)
+
+
+def _geometry3d(lab: torch.Tensor, ids: torch.Tensor, centre: str, budget: float) -> tuple:
+    """Each object's voxel count, centroid, ball radius and box (corners ``lo``, ``hi``)."""
+    # geometry: counts, coordinate sums (integers, exact in float64), boxes
+    n = len(ids)
+    dev = lab.device
+    D, H, W = lab.shape
+    count = torch.zeros(n, dtype=torch.int64, device=dev)
+    sums = torch.zeros(n, 3, dtype=torch.float64, device=dev)
+    lo = torch.full((n, 3), torch.iinfo(torch.int64).max, dtype=torch.int64, device=dev)
+    hi = torch.full((n, 3), -1, dtype=torch.int64, device=dev)
+    for d0, d1 in _slabs(D, H * W, 96, budget):
+        _, xyz, li = _voxels(lab, d0, d1, ids)
+        if li.numel() == 0:
+            continue
+        count.index_add_(0, li, torch.ones_like(li))
+        sums.index_add_(0, li, xyz)
+        c = xyz.to(torch.int64)
+        lo.scatter_reduce_(0, li[:, None].expand(-1, 3), c, "amin")
+        hi.scatter_reduce_(0, li[:, None].expand(-1, 3), c, "amax")
+    centroid = sums / count.clamp(min=1)[:, None].to(torch.float64)
+    if centre == "volume":
+        radius = (3.0 * count.to(torch.float64) / (4.0 * math.pi)) ** (1.0 / 3.0)
+    else:
+        far = torch.zeros(n, dtype=torch.float64, device=dev)
+        for d0, d1 in _slabs(D, H * W, 96, budget):
+            _, xyz, li = _voxels(lab, d0, d1, ids)
+            if li.numel():
+                e = (xyz - centroid[li]).abs() + 0.5
+                far.scatter_reduce_(0, li, (e * e).sum(1), "amax")
+        radius = torch.sqrt(far)
+    return count, centroid, radius, lo, hi
+
+
+def _moment_sums3d(lab: torch.Tensor, img: torch.Tensor | None, ids: torch.Tensor,
+                   index: Any, order: int, centroid: torch.Tensor, radius: torch.Tensor,
+                   budget: float) -> torch.Tensor:
+    """``(objects, K, 2)`` float64 sums of every voxel's ``f R_nl(r) conj(Y_lm)`` (re, im)
+    per object, slab by slab."""
+    # moments: every voxel's R_nl(r) conj(Y_lm), summed per object
+    n, K, dev = len(ids), len(index.nlm), lab.device
+    D, H, W = lab.shape
+    acc = torch.zeros(n, K, 2, dtype=torch.float64, device=dev)
+    n_harm = index.n_harmonics
+    per_voxel = 8 * (6 * K + 4 * n_harm + 4 * (order + 1) + 32)
+    lsizes = [index.n_orders(l) for l in range(order + 1)]
+    for d0, d1 in _slabs(D, H * W, per_voxel, budget):
+        idx, xyz, li = _voxels(lab, d0, d1, ids)
+        if li.numel() == 0:
+            continue
+        r_obj = radius[li]
+        u = (xyz - centroid[li]) / r_obj[:, None]  # (z, y, x) in ball units
+        r2 = (u * u).sum(1)
+        keep = torch.nonzero(r2 <= 1.0 + ON_SPHERE).reshape(-1)
+        if keep.numel() == 0:
+            continue
+        u, li, r2 = u[keep], li[keep], r2[keep]
+        f = torch.ones(len(keep), dtype=torch.float64, device=dev)
+        if img is not None:
+            f = img[d0:d1].reshape(-1)[idx[keep]]
+        rad = radial_table(order, order, torch.sqrt(r2).clamp(max=1.0))
+        Y = spherical_harmonics(order, u[:, 2], u[:, 1], u[:, 0])  # (G, n_harm, 2)
+        parts = []
+        for l in range(order + 1):
+            y = Y[:, l * (l + 1) // 2: l * (l + 1) // 2 + l + 1]  # (G, l + 1, 2)
+            rr = rad[l][:, : lsizes[l]] * f[:, None]  # (G, n_l)
+            v = rr[:, :, None, None] * y[:, None, :, :]  # (G, n_l, l + 1, 2)
+            parts.append(v.reshape(len(keep), -1, 2))
+        vals = torch.cat(parts, dim=1)
+        vals[..., 1] = -vals[..., 1]  # conj(Y)
+        acc.index_add_(0, li, vals)
+    return acc
+
+
 def object_moments3d(labels: Any, image: Any = None, *, order: int = 8,
                      centre: str = "centroid-enclosing", kind: str = "invariant",
                      dtype: Any = None, device: Any = None,
@@ -232,24 +325,9 @@ def object_moments3d(labels: Any, image: Any = None, *, order: int = 8,
     budget_arg = check_memory_budget(memory_budget)
     in_dev = labels.device if lab_tensor else None
     numpy_out = not lab_tensor
-    img = None
-    float64 = False
-    if image is not None:
-        is_t = isinstance(image, torch.Tensor)
-        arr = image if is_t else np.asarray(image)
-        if tuple(arr.shape) != tuple(lab.shape):
-            raise ValueError(f"image must have the shape of labels {tuple(lab.shape)}, got "
-                             f"{tuple(arr.shape)}")
-        if (arr.is_complex() if is_t else arr.dtype.kind == "c"):
-            raise TypeError("image must be real, got complex values")
-        if not is_t and arr.dtype.kind not in "biuf":
-            raise TypeError(f"image must hold numbers, got dtype {arr.dtype}")
-        float64 = arr.dtype in (torch.float64, np.float64)
-        img = (arr if is_t else torch.from_numpy(np.ascontiguousarray(arr))).to(torch.float64)
-        if not bool(torch.isfinite(img).all()):
-            raise ValueError("image contains NaN or infinity")
-        if is_t:
-            in_dev, numpy_out = arr.device, False
+    img, float64 = _check_image3d(image, tuple(lab.shape))
+    if isinstance(image, torch.Tensor):
+        in_dev, numpy_out = image.device, False
     if dtype is None:
         out_dt = torch.float64 if float64 else torch.float32
     else:
@@ -260,70 +338,13 @@ def object_moments3d(labels: Any, image: Any = None, *, order: int = 8,
     lab = lab.to(dev)
     if img is not None:
         img = img.to(dev)
-    D, H, W = lab.shape
     ids = torch.unique(lab)
     ids = ids[ids > 0]
     n = len(ids)
     index = BallIndex(order)
     nlm = index.nlm
-    K = len(nlm)
-
-    # geometry: counts, coordinate sums (integers, exact in float64), boxes
-    count = torch.zeros(n, dtype=torch.int64, device=dev)
-    sums = torch.zeros(n, 3, dtype=torch.float64, device=dev)
-    lo = torch.full((n, 3), torch.iinfo(torch.int64).max, dtype=torch.int64, device=dev)
-    hi = torch.full((n, 3), -1, dtype=torch.int64, device=dev)
-    for d0, d1 in _slabs(D, H * W, 96, budget):
-        _, xyz, li = _voxels(lab, d0, d1, ids)
-        if li.numel() == 0:
-            continue
-        count.index_add_(0, li, torch.ones_like(li))
-        sums.index_add_(0, li, xyz)
-        c = xyz.to(torch.int64)
-        lo.scatter_reduce_(0, li[:, None].expand(-1, 3), c, "amin")
-        hi.scatter_reduce_(0, li[:, None].expand(-1, 3), c, "amax")
-    centroid = sums / count.clamp(min=1)[:, None].to(torch.float64)
-    if centre == "volume":
-        radius = (3.0 * count.to(torch.float64) / (4.0 * math.pi)) ** (1.0 / 3.0)
-    else:
-        far = torch.zeros(n, dtype=torch.float64, device=dev)
-        for d0, d1 in _slabs(D, H * W, 96, budget):
-            _, xyz, li = _voxels(lab, d0, d1, ids)
-            if li.numel():
-                e = (xyz - centroid[li]).abs() + 0.5
-                far.scatter_reduce_(0, li, (e * e).sum(1), "amax")
-        radius = torch.sqrt(far)
-
-    # moments: every voxel's R_nl(r) conj(Y_lm), summed per object
-    acc = torch.zeros(n, K, 2, dtype=torch.float64, device=dev)
-    n_harm = index.n_harmonics
-    per_voxel = 8 * (6 * K + 4 * n_harm + 4 * (order + 1) + 32)
-    lsizes = [index.n_orders(l) for l in range(order + 1)]
-    for d0, d1 in _slabs(D, H * W, per_voxel, budget):
-        idx, xyz, li = _voxels(lab, d0, d1, ids)
-        if li.numel() == 0:
-            continue
-        r_obj = radius[li]
-        u = (xyz - centroid[li]) / r_obj[:, None]  # (z, y, x) in ball units
-        r2 = (u * u).sum(1)
-        keep = torch.nonzero(r2 <= 1.0 + ON_SPHERE).reshape(-1)
-        if keep.numel() == 0:
-            continue
-        u, li, r2 = u[keep], li[keep], r2[keep]
-        f = torch.ones(len(keep), dtype=torch.float64, device=dev)
-        if img is not None:
-            f = img[d0:d1].reshape(-1)[idx[keep]]
-        rad = radial_table(order, order, torch.sqrt(r2).clamp(max=1.0))
-        Y = spherical_harmonics(order, u[:, 2], u[:, 1], u[:, 0])  # (G, n_harm, 2)
-        parts = []
-        for l in range(order + 1):
-            y = Y[:, l * (l + 1) // 2: l * (l + 1) // 2 + l + 1]  # (G, l + 1, 2)
-            rr = rad[l][:, : lsizes[l]] * f[:, None]  # (G, n_l)
-            v = rr[:, :, None, None] * y[:, None, :, :]  # (G, n_l, l + 1, 2)
-            parts.append(v.reshape(len(keep), -1, 2))
-        vals = torch.cat(parts, dim=1)
-        vals[..., 1] = -vals[..., 1]  # conj(Y)
-        acc.index_add_(0, li, vals)
+    count, centroid, radius, lo, hi = _geometry3d(lab, ids, centre, budget)
+    acc = _moment_sums3d(lab, img, ids, index, order, centroid, radius, budget)
     scale = FORWARD_SCALE / radius ** 3
     values = torch.complex(acc[..., 0], acc[..., 1]) * scale[:, None]
     if kind == "invariant":

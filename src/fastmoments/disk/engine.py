@@ -330,7 +330,7 @@ class DiskEngine:
         """``sum_g R[col, row](r_g) Sr[col, g, :]`` for real ``Sr`` ``(cols, G, NB2)`` and a
         real radial function: the fused kernels, or the blocks of ``table`` at ``radius``."""
         if self.fused:
-            return _FusedForward.apply(Sr, radius, self.ms, self.jn, self.n_rows,
+            return triton_radial.FusedForward.apply(Sr, radius, self.ms, self.jn, self.n_rows,
                                        self.family.name == "zernike", self.jcoef)
         out = torch.zeros(self.n_cols, self.n_rows, Sr.shape[-1], dtype=Sr.dtype,
                           device=self.device)
@@ -343,7 +343,7 @@ class DiskEngine:
         of :meth:`_contract` (every column is in one block, so the result is written
         everywhere)."""
         if self.fused:
-            return _FusedSynthesis.apply(ar, radius, self.ms, self.jn,
+            return triton_radial.FusedSynthesis.apply(ar, radius, self.ms, self.jn,
                                          self.family.name == "zernike", self.jcoef)
         out = torch.empty(self.n_cols, radius.shape[0], ar.shape[-1], dtype=ar.dtype,
                           device=self.device)
@@ -793,36 +793,3 @@ class DiskEngine:
         vm = torch.einsum("qob,qk->bok", gm, self.idft).real
         vals = torch.cat([vp, vm], dim=-1) * (self.usedw if weighted else self.used)[o0:o1]
         return out.index_add(1, self.pix[o0:o1].reshape(-1), vals.reshape(B, -1))
-
-
-class _FusedForward(torch.autograd.Function):
-    """Fused radial contraction; its adjoint (for autograd) is the fused synthesis."""
-
-    @staticmethod
-    def forward(ctx, S, r, ms, jn, n_rows, zernike, coef):
-        ctx.save_for_backward(r, ms, jn, coef)
-        ctx.zernike = zernike
-        return triton_radial.radial_forward(r, S, ms, jn, n_rows, zernike, coef)
-
-    @staticmethod
-    def backward(ctx, grad):
-        r, ms, jn, coef = ctx.saved_tensors
-        return (triton_radial.radial_synthesis(r, grad, ms, jn, ctx.zernike, coef),
-                None, None, None, None, None, None)
-
-
-class _FusedSynthesis(torch.autograd.Function):
-    """Fused radial synthesis; its adjoint is the fused forward contraction."""
-
-    @staticmethod
-    def forward(ctx, a, r, ms, jn, zernike, coef):
-        ctx.save_for_backward(r, ms, jn, coef)
-        ctx.zernike = zernike
-        ctx.n_rows = a.shape[1]
-        return triton_radial.radial_synthesis(r, a, ms, jn, zernike, coef)
-
-    @staticmethod
-    def backward(ctx, grad):
-        r, ms, jn, coef = ctx.saved_tensors
-        return (triton_radial.radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike, coef),
-                None, None, None, None, None)

@@ -32,7 +32,7 @@ import os
 
 import torch
 
-__all__ = ["available", "radial_forward", "radial_synthesis"]
+__all__ = ["FusedForward", "FusedSynthesis", "available", "radial_forward", "radial_synthesis"]
 
 from .._launches import launch
 from .._triton import HAVE_TRITON as _HAVE_TRITON
@@ -318,3 +318,37 @@ def angular_forward(fp: torch.Tensor, fm: torch.Tensor, theta0: torch.Tensor,
            DOUBLE=fpr.dtype == torch.float64, INTERPRET=interp,
            MAXO=max_orbits if interp else 0, num_warps=2)
     return store
+
+
+# ----------------------------------------------------------------- the kernels under autograd
+class FusedForward(torch.autograd.Function):
+    """Fused radial contraction; its adjoint (for autograd) is the fused synthesis."""
+
+    @staticmethod
+    def forward(ctx, S, r, ms, jn, n_rows, zernike, coef):
+        ctx.save_for_backward(r, ms, jn, coef)
+        ctx.zernike = zernike
+        return radial_forward(r, S, ms, jn, n_rows, zernike, coef)
+
+    @staticmethod
+    def backward(ctx, grad):
+        r, ms, jn, coef = ctx.saved_tensors
+        return (radial_synthesis(r, grad, ms, jn, ctx.zernike, coef),
+                None, None, None, None, None, None)
+
+
+class FusedSynthesis(torch.autograd.Function):
+    """Fused radial synthesis; its adjoint is the fused forward contraction."""
+
+    @staticmethod
+    def forward(ctx, a, r, ms, jn, zernike, coef):
+        ctx.save_for_backward(r, ms, jn, coef)
+        ctx.zernike = zernike
+        ctx.n_rows = a.shape[1]
+        return radial_synthesis(r, a, ms, jn, zernike, coef)
+
+    @staticmethod
+    def backward(ctx, grad):
+        r, ms, jn, coef = ctx.saved_tensors
+        return (radial_forward(r, grad, ms, jn, ctx.n_rows, ctx.zernike, coef),
+                None, None, None, None, None)
