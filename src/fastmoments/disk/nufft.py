@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .._memory import memory_budget
+from .sampling import plan_points
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pht_plan import PolarHarmonicTransform
@@ -60,8 +61,6 @@ class _Geometry:
 
     def __init__(self, plan: PolarHarmonicTransform) -> None:
         fam = plan.family
-        from .pht_plan import plan_points
-
         r, theta, w, pix = plan_points(plan)
         self.x = np.ascontiguousarray(fam.freq * r**fam.s)
         self.y = np.ascontiguousarray(theta)

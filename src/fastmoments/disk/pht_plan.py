@@ -25,7 +25,7 @@ from .families import check_family_pairs
 from .indexing import IndexSet
 from .pht_family import KINDS, PolarHarmonicFamily, pht_family
 from .pht_moments import PHTMoments
-from .sampling import sample_points, sampling_points
+from .sampling import plan_points
 from .transform import (
     DiskTransform,
     channels_first,
@@ -417,14 +417,6 @@ def _build_kernel(plan: PolarHarmonicTransform, pixels: np.ndarray) -> torch.Ten
                 WT[K + j:K + j + b] = acc[1].to(dtype)
             j += b
     return WT
-
-
-def plan_points(plan: DiskTransform) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The flattened sample points ``(r, theta, weight, pix)`` of a plan (cached for the
-    default disk of ``N x N`` images)."""
-    if plan.placement is None:
-        return sample_points(plan.size, plan.k, plan.quadrature, plan.rule)
-    return sampling_points(plan.sampling)
 
 
 def check_orders(family: PolarHarmonicFamily, nmax: Any, lmax: Any, nmin: Any, lmin: Any,

@@ -38,7 +38,7 @@ from .._cache import plan_cache
 from .placement import Placement
 
 __all__ = ["QUADRATURES", "RULES", "DiskSampling", "disk_sampling", "pixel_mask",
-           "placed_sampling", "sample_points", "sampling_points"]
+           "placed_sampling", "plan_points", "sample_points", "sampling_points"]
 
 QUADRATURES = ("midpoint", "gauss")
 RULES = ("inscribed", "centre")
@@ -356,3 +356,11 @@ def sampling_points(smp: DiskSampling) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for a in out:
         a.setflags(write=False)
     return out
+
+
+def plan_points(plan: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The flattened sample points ``(r, theta, weight, pix)`` of a disk plan (cached for the
+    default disk of ``N x N`` images)."""
+    if plan.placement is None:
+        return sample_points(plan.size, plan.k, plan.quadrature, plan.rule)
+    return sampling_points(plan.sampling)
