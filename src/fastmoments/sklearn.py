@@ -114,7 +114,37 @@ def _real_input(X: Any) -> Any:
         raise TypeError(f"X must hold numbers, got strings (dtype {X.dtype})")
     return X
 
-class _DiskFeatures(TransformerMixin, BaseEstimator):
+class _MomentTransformer(TransformerMixin, BaseEstimator):
+    """What the moment transformers share: their output names (``_names_out``, set by
+    ``fit``) and their scikit-learn tags (2-D ``X`` accepted, the working dtype kept)."""
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Column labels of :meth:`transform` (:attr:`fastmoments.FeatureSet.names` for the
+        disk transformers; ``"F[n,l]"``, ``"|Om[n,l,m]|"`` or ``"Re Om[n,l,m]"``/``"Im
+        Om[n,l,m]"`` for the 3-D one).
+
+        Parameters
+        ----------
+        input_features : array_like of str, optional
+            Checked against ``feature_names_in_`` as scikit-learn does; the output names do
+            not depend on them (every output column mixes every pixel or voxel).
+
+        Returns
+        -------
+        numpy.ndarray of str (object dtype)
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return self._names_out.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = True
+        tags.transformer_tags.preserves_dtype = [self.dtype] if self.dtype in _DTYPES else []
+        return tags
+
+
+class _DiskFeatures(_MomentTransformer):
     """Shared machinery: validation of ``X``, fit, transform and names (subclasses say which
     family and orders through :meth:`_spec`)."""
 
@@ -257,28 +287,9 @@ class _DiskFeatures(TransformerMixin, BaseEstimator):
             m = m.detach().cpu().numpy()
         return m
 
-    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Column labels of :meth:`transform`: :attr:`fastmoments.FeatureSet.names`.
-
-        Parameters
-        ----------
-        input_features : array_like of str, optional
-            Checked against ``feature_names_in_`` as scikit-learn does; the output names do
-            not depend on them (every output column mixes every pixel).
-
-        Returns
-        -------
-        numpy.ndarray of str (object dtype)
-        """
-        check_is_fitted(self)
-        _check_feature_names_in(self, input_features, generate_names=False)
-        return self._names_out.copy()
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
         tags.input_tags.three_d_array = True
-        tags.transformer_tags.preserves_dtype = [self.dtype] if self.dtype in _DTYPES else []
         return tags
 
 
@@ -437,7 +448,7 @@ class PseudoZernikeFeatures(_OrderFeatures):
 _KINDS_3D = ("invariants", "magnitude", "complex")
 
 
-class Zernike3DFeatures(TransformerMixin, BaseEstimator):
+class Zernike3DFeatures(_MomentTransformer):
     r"""3-D Zernike features of volumes, for a ``Pipeline``.
 
     ``X`` is ``(n_samples, D, H, W)`` volumes, or ``(n_samples, N**3)`` flattened cubes
@@ -650,25 +661,3 @@ class Zernike3DFeatures(TransformerMixin, BaseEstimator):
         vols = self._volumes(X, reset=False)
         return self._matrix(self._moments(vols), vols.shape[0])
 
-    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Column labels of :meth:`transform` (``"F[n,l]"``, ``"|Om[n,l,m]|"`` or
-        ``"Re Om[n,l,m]"``/``"Im Om[n,l,m]"``).
-
-        Parameters
-        ----------
-        input_features : array_like of str, optional
-            Checked against ``feature_names_in_`` as scikit-learn does.
-
-        Returns
-        -------
-        numpy.ndarray of str (object dtype)
-        """
-        check_is_fitted(self)
-        _check_feature_names_in(self, input_features, generate_names=False)
-        return self._names_out.copy()
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = True
-        tags.transformer_tags.preserves_dtype = [self.dtype] if self.dtype in _DTYPES else []
-        return tags
