@@ -102,7 +102,7 @@ def run_line(data: dict, script: str, result: str) -> str:
     e = env_of(data)
     device = (e.get("gpu") or e.get("name") if e.get("device") in ("cuda", "cpu") else None) \
         or e.get("device") or data.get("device") or e.get("gpu") or e.get("cpu") \
-        or e.get("machine") or "?"
+        or e.get("machine") or e.get("device_name") or "?"
     if isinstance(e.get("gpus"), list):
         device = f"{len(e['gpus'])} × {e['gpus'][0]}"
     if str(device).startswith("cpu") or device in ("x86_64", "AMD EPYC"):
@@ -160,7 +160,7 @@ def disk(out: list[str]) -> None:
         checks = {(c["family"], c["dtype"]): c for c in d.get("checks", [])
                   if c.get("method") == "jacobi" and "dtype" in c}
         for r in d.get("rows", []):
-            if r.get("method") != "jacobi":
+            if r.get("method") != "jacobi" or (r["dtype"] == "float64" and r["T"] != 700):
                 continue
             c = checks.get((r["family"], r["dtype"]), {})
             rows.append([gpu, r["family"], r["T"], r["k"], r["dtype"],
@@ -229,6 +229,8 @@ def pht(out: list[str]) -> None:
         dev = env_of(d).get("gpu") if where == "gpu" else "CPU, 2 cores"
         for r in d["rows"]:
             if r.get("method") != "gemm" or ("paper_s" not in r and "paper_gpu_s" not in r):
+                continue
+            if where == "cpu" and r["kind"] != "pcet":
                 continue
             paper = r.get("paper_s", r.get("paper_gpu_s"))
             job = ("128 patches 512²" if r["job"].startswith("patches")
@@ -336,28 +338,25 @@ def box(out: list[str]) -> None:
         out += [run_line(d, "box_cpu.py", "box_cpu"), ""]
 
 
-def _scipy_grid(out: list[str], name: str) -> None:
+def _scipy_grid(name: str) -> list[list]:
+    """One row per dtype of a scipy-grid result, derivative orders pooled."""
     d = load(name)
     if d is None:
-        return
+        return []
     m = d["meta"]
     rows = []
     for dtype in ("float32", "float64"):
-        for order in (0, 1, 2):
-            every = [r for r in d["rows"] if r["dtype"] == dtype and r["order"] == order]
-            sel = [r for r in every if num(r.get("ratio"))]
-            if not sel:
-                continue
-            rs = [r["ratio"] for r in sel]
-            acc = sum(1 for r in every if r["fm_err"] <= 1.0001 * r["scipy_err"] + 1e-15)
-            dev = "CPU, 2 cores" if m["device"] == "cpu" else m.get("name")
-            rows.append([dev, dtype, order, len(sel),
-                         sum(1 for x in rs if x > 1), g(statistics.median(rs)), g(min(rs)),
-                         g(max(rs)), f"{acc} of {len(every)}"])
-    peer = m.get("peer", "scipy.ndimage")
-    out += table(["device", "dtype", "derivative order", "cells timed", f"faster than {peer}",
-                  "median speed-up", "lowest", "highest", "as accurate or better"], rows)
-    out += [run_line(d, "signal_scipy_grid.py", name), ""]
+        every = [r for r in d["rows"] if r["dtype"] == dtype]
+        sel = [r for r in every if num(r.get("ratio"))]
+        if not sel:
+            continue
+        rs = [r["ratio"] for r in sel]
+        acc = sum(1 for r in every if r["fm_err"] <= 1.0001 * r["scipy_err"] + 1e-15)
+        dev = "CPU, 2 cores" if m["device"] == "cpu" else m.get("name")
+        rows.append([dev, m.get("peer", "scipy.ndimage"), dtype, len(sel),
+                     sum(1 for x in rs if x > 1), g(statistics.median(rs)), g(min(rs)),
+                     g(max(rs)), f"{acc} of {len(every)}"])
+    return rows
 
 
 def signal(out: list[str]) -> None:
@@ -371,8 +370,12 @@ def signal(out: list[str]) -> None:
             "exact float64 convolution (for an untimed peer cell, that of its kernel applied "
             "exactly); *as accurate or better* counts the cells, timed or not, where ours is no "
             "further from it than the peer's.", ""]
-    _scipy_grid(out, "signal_scipy_grid_cpu")
-    _scipy_grid(out, "signal_scipy_grid_cuda")
+    names = ("signal_scipy_grid_cpu", "signal_scipy_grid_cuda")
+    out += table(["device", "peer", "dtype", "cells timed", "faster than the peer",
+                  "median speed-up", "lowest", "highest", "as accurate or better"],
+                 [r for name in names for r in _scipy_grid(name)])
+    out += [" ".join(run_line(d, "signal_scipy_grid.py", name) for name in names
+                     if (d := load(name)) is not None), ""]
     d = load("signal_numba")
     if d is not None:
         gs = [r for r in d["rows"] if r["section"] == "gaussian" and r["threads"] == 1]
@@ -407,12 +410,12 @@ def signal(out: list[str]) -> None:
         out += [run_line(d, "signal_numba.py", "signal_numba"), ""]
     d = load("signal_cpu")
     if d is not None:
-        rows = [[r["impl"], r["dtype"], r["threads"], g(r["ms"]), err(r["mag_err_median"])]
-                for r in d["rows"] if not r.get("out") and not r["impl"].startswith("fCWT")]
-        out += ["PyWavelets and ssqueezepy, in an earlier run with fCWT (as above) and two threads "
-                "allowed:", ""]
-        out += table(["implementation", "dtype", "threads", "median ms", "error"], rows)
-        out += [run_line(d, "signal_cpu.py", "signal_cpu"), ""]
+        peers = {r["impl"].split()[0]: r for r in d["rows"]
+                 if r["impl"].split()[0] in ("PyWavelets", "ssqueezepy")}
+        if peers:
+            out += ["In an earlier run (`benchmarks/results/signal_cpu.md`), float64: "
+                    + "; ".join(f"{k} {g(r['ms'])} ms (error {err(r['mag_err_median'])})"
+                                for k, r in sorted(peers.items())) + ".", ""]
     _latency(out)
     _batch(out)
 
@@ -489,6 +492,8 @@ def _batch(out: list[str]) -> None:
     header.append("error")
     rows = []
     for key, r0 in keyed[0].items():
+        if key[0] in (64, 4096) and key[1] == 0:
+            continue
         what = "Morlet" if key[1] is None else f"Gaussian, order {key[1]}"
         row = [g(key[0]), what]
         for k in keyed:
@@ -510,7 +515,8 @@ def features(out: list[str]) -> None:
             continue
         first = first or (d, name)
         for r in d["rows"]:
-            if r["dtype"] != "float32" and "pair" not in r["impl"] and "pdist" not in r["impl"]:
+            pairs = "pair" in r["impl"] or "pdist" in r["impl"]
+            if (r["dtype"] != "float32" and not pairs) or (pairs and r["dtype"] != "float64"):
                 continue
             rows.append([d["meta"]["device"], r["task"], r["impl"], r["dtype"],
                          g(r["median_s"] * 1e3), err(r.get("max_err_rel_to_max"))])
@@ -562,7 +568,8 @@ def scale_out(out: list[str]) -> None:
     if d is not None:
         rows = [[r["job"], r["input"], r["workers"], r["what"].rsplit(", ", 1)[-1],
                  g(r["single_s"]), g(r["dask_s"]),
-                 f"{r['dask_s'] / r['single_s']:.2f}"] for r in d["results"]]
+                 f"{r['dask_s'] / r['single_s']:.2f}"] for r in d["results"]
+                if r["job"] == "features" or "(auto)" in r["what"]]
         out += ["Dask `LocalCluster` against one process on the same 2-core CPU "
                 "(`fastmoments.dask`; the results equal the one-process ones, which the "
                 "tests check):", ""]
@@ -572,11 +579,12 @@ def scale_out(out: list[str]) -> None:
         out += [run_line(d, "dask_cpu.py", "dask_cpu"), ""]
     d = load("scaling_estimate")
     if d is not None:
-        rows = [[r["gpus"], f"{r['images_per_s']:.0f}", g(r["hours_for_1e9_images"]),
-                 f"{100 * r['scheduler_busy_fraction']:.1f} %"] for r in d["rows"]]
-        out += ["An estimate on paper (nothing timed; `benchmarks/scaling_estimate.py` "
-                "extrapolates the two-GPU measurements above):", ""]
-        out += table(["GPUs", "images / s", "hours for 10⁹ images", "scheduler busy"], rows)
+        rows = {r["gpus"]: r for r in d["rows"]}
+        out += ["An estimate on paper, nothing timed (`benchmarks/scaling_estimate.py` "
+                "extrapolates the two-GPU measurements above; its result file has the table): "
+                + "; ".join(f"{n} GPUs {rows[n]['images_per_s']:.0f} images/s, "
+                            f"{g(rows[n]['hours_for_1e9_images'])} h for 10⁹ images"
+                            for n in sorted(rows) if n in (8, 64, 512)) + ".", ""]
 
 
 def ball(out: list[str]) -> None:
