@@ -622,16 +622,24 @@ def first_calls(out: list[str]) -> None:
     rows = []
     for r in d["rows"]:
         first = (r.get("first") or {}).get("median")
-        total = (r.get("in_process") or {}).get("median") or (r.get("process") or {}).get(
-            "median")
-        if first is None and total is None:
+        total = next(((r.get(k) or {}).get("median") for k in ("in_process", "total")
+                      if r.get(k)), None)
+        if r.get("cache") == "off" or r["case"].startswith("import") or (
+                first is None and total is None):
             continue
-        rows.append([r["case"], r.get("cache", "-"), g(first), g(total)])
+        rows.append([r["case"], {"cold": "empty", "warm": "filled"}.get(r.get("cache"), "-"),
+                     g(first), g(total)])
+    m = d["meta"]
     out += ["## First calls in a fresh process", "",
-            "Each case in a new Python process, as a user meets it; *fit cache*: the folder "
-            "where fitted filter coefficients are kept between processes.", ""]
-    out += table(["case", "fit cache", "first call s", "import + first call s"], rows)
-    out += [run_line(d, "first_calls.py", "first_calls"), ""]
+            "Each case in a new Python process, as a user meets it, with empty caches (numba's "
+            "compiled kernels and the fitted filter coefficients: a new installation) and "
+            "filled ones (every later process); *import + first call* includes `import torch` "
+            "and, for the command line, the interpreter's start.", ""]
+    out += table(["case", "caches", "first call s", "import + first call s"], rows)
+    out += [f"*{m.get('machine', 'CPU')}, {m.get('cpu_count', 2)} cores, quiet; "
+            f"{str(m.get('date', '?'))[:10]}; torch {m.get('torch')}. Script "
+            "`benchmarks/first_calls.py`, results `benchmarks/results/first_calls.json` "
+            "(and `.md`).*", ""]
 
 
 def _median(v):
