@@ -619,23 +619,25 @@ def first_calls(out: list[str]) -> None:
     d = load("first_calls")
     if d is None:
         return
-    rows = []
+    cells: dict[str, dict] = {}
     for r in d["rows"]:
+        if r.get("cache") not in ("cold", "warm") or r["case"].startswith("import"):
+            continue
         first = (r.get("first") or {}).get("median")
         total = next(((r.get(k) or {}).get("median") for k in ("in_process", "total")
                       if r.get(k)), None)
-        if r.get("cache") == "off" or r["case"].startswith("import") or (
-                first is None and total is None):
-            continue
-        rows.append([r["case"], {"cold": "empty", "warm": "filled"}.get(r.get("cache"), "-"),
-                     g(first), g(total)])
+        cells.setdefault(r["case"], {})[r["cache"]] = (first, total)
+    rows = [[case, g(c.get("cold", (None,) * 2)[0]), g(c.get("cold", (None,) * 2)[1]),
+             g(c.get("warm", (None,) * 2)[0]), g(c.get("warm", (None,) * 2)[1])]
+            for case, c in cells.items()]
     m = d["meta"]
     out += ["## First calls in a fresh process", "",
             "Each case in a new Python process, as a user meets it, with empty caches (numba's "
             "compiled kernels and the fitted filter coefficients: a new installation) and "
             "filled ones (every later process); *import + first call* includes `import torch` "
             "and, for the command line, the interpreter's start.", ""]
-    out += table(["case", "caches", "first call s", "import + first call s"], rows)
+    out += table(["case", "empty caches: first call s", "import + first call s",
+                  "filled caches: first call s", "import + first call s"], rows)
     out += [f"*{m.get('machine', 'CPU')}, {m.get('cpu_count', 2)} cores, quiet; "
             f"{str(m.get('date', '?'))[:10]}; torch {m.get('torch')}. Script "
             "`benchmarks/first_calls.py`, results `benchmarks/results/first_calls.json` "
