@@ -29,6 +29,8 @@ import numpy as np
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
+from ._threads import cpu_threads, threads_for
+
 __all__ = [
     "ArrayKind",
     "ChannelMove",
@@ -448,7 +450,10 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
     One read pass: NaN and infinity propagate into the minimum or maximum (on CUDA into the
     largest magnitude: two launches instead of five, which matters for the host time of a
     small call). Callers on a GPU can queue their work first and read the flag afterwards
-    (one synchronisation, overlapped).
+    (one synchronisation, overlapped). On the CPU the pass takes one torch thread per
+    :data:`~fastmoments._threads.GRAIN` values: a call that chose two threads for its main
+    work would otherwise open a parallel region for a pass of a few microseconds, which
+    costs milliseconds while another process holds one of the cores.
     """
     if t.numel() == 0:
         return torch.ones((), dtype=torch.bool, device=t.device)
@@ -459,7 +464,8 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
         return torch.ones((), dtype=torch.bool, device=t.device)
     if r.is_cuda:  # max |x| (NaN propagates) and one comparison: two launches, not five
         return torch.linalg.vector_norm(r, ord=math.inf) < math.inf
-    lo, hi = torch.aminmax(r)
+    with cpu_threads(threads_for(r.numel())):  # one pass: parallel only when it is long
+        lo, hi = torch.aminmax(r)
     return torch.isfinite(torch.stack((lo, hi))).all()
 
 
@@ -565,8 +571,9 @@ def _all_finite(t: torch.Tensor) -> bool:
             and not t.requires_grad):
         if t.is_cuda:  # one reduction either way; NaN propagates
             top = torch.linalg.vector_norm(t, ord=math.inf)
-        else:
-            lo, hi = torch.aminmax(t)
+        else:  # one pass: parallel only when it is long (see finite_flag)
+            with cpu_threads(threads_for(t.numel())):
+                lo, hi = torch.aminmax(t)
             top = torch.maximum(hi, -lo)
         value = float(top)  # the one host read (NaN < inf is False)
         keep_largest(t, top, value)
