@@ -671,12 +671,25 @@ def ball_speed(out: list[str]) -> None:
         out += table(["peer", "order", "peer s", "ours float32 s", "ours float64 s",
                       "peer / ours", "difference", "float32 error"], rows)
         out += [run_line(cpu, "ball_moments.py", "ball_moments_cpu"), ""]
+    gp = [r for r in (gpu or {}).get("gpu_peers", []) if "peer_s" in r]
+    if gp:
+        out += ["The same volume on one H200: ZMPY3D's CuPy version, and ours one volume per "
+                f"call and in batches of {gp[0]['batch']} (time per volume).", ""]
+        out += table(["peer", "order", "peer s", "ours s, one", "ours s, batched",
+                      "peer / ours, one", "peer / ours, batched", "difference",
+                      "float32 error"],
+                     [[r["peer"], r["order"], g(r["peer_s"]), g(r["ours32_one_s"]),
+                       g(r["ours32_batched_s"]), ratio(r["peer_s"], r["ours32_one_s"]),
+                       ratio(r["peer_s"], r["ours32_batched_s"]), err(r["peer_difference"]),
+                       err(r["ours32_error"])] for r in gp])
     rows = []
     for d in (cpu, gpu):
         if d is None:
             continue
         dev = d.get("meta", {}).get("device_name", "?")
         for r in d.get("speed", []):
+            if r.get("other_stage"):  # the route not chosen: in the result file only
+                continue
             rows.append([dev, "×".join(map(str, r["shape"])), r["order"], r["batch"],
                          r["dtype"], g(r["volumes_per_s"]), err(r.get("descriptor_error"))])
         pr = d.get("proteins")

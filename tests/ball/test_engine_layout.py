@@ -113,3 +113,50 @@ def test_compiled_legendre_stage_equals_the_torch_path(monkeypatch, dtype):
     calls.clear()
     plan.forward(x).values().abs().sum().backward()
     assert not calls and x.grad is not None
+
+
+@pytest.mark.parametrize(("gemm", "shape", "k", "center"), [
+    (True, (13, 12, 11), 1, None),
+    (False, (13, 12, 11), 1, None),
+    (True, (10, 10, 10), 2, (4.3, 4.6, 4.45)),
+])
+def test_ring_phases_route_equals_the_circle_route(monkeypatch, gemm, shape, k, center):
+    """The azimuthal stage by rings with every point's phases (the CUDA route, forced here on
+    the CPU) against the slab-and-circle stage: forward, adjoint and gradient in float64."""
+    import fastmoments.ball.routes as routes
+
+    if not gemm:
+        monkeypatch.setitem(routes.GEMM_CACHE, "cpu", 0)
+    opts = dict(dtype="float64", k=k, center=center, radius=None if center is None else 4.0)
+    vol = RNG.random((3, *shape))
+    circles = Zernike3DTransform(shape, 9, **opts)
+    monkeypatch.setitem(routes.RING_PHASES_CACHE, "cpu", 2**30)
+    rings = Zernike3DTransform(shape, 9, **opts)
+    assert str(rings.route) == "shells/torch:ring-phases+" + circles.route.kernel
+    assert rings.engine.stages == circles.engine.stages
+    a, b = circles.forward(vol).values(), rings.forward(vol).values()
+    assert np.abs(a - b).max() <= 1e-14 * np.abs(a).max()
+    coef = RNG.standard_normal(circles.index.size) + 1j * RNG.standard_normal(circles.index.size)
+    ra, rb = circles.adjoint(coef), rings.adjoint(coef)
+    assert np.abs(ra - rb).max() <= 1e-13 * np.abs(ra).max()
+    grads = []
+    for plan in (circles, rings):
+        x = torch.as_tensor(vol[0]).requires_grad_()
+        plan.forward(x).values().abs().sum().backward()
+        grads.append(x.grad.numpy())
+    assert np.abs(grads[0] - grads[1]).max() <= 1e-13 * np.abs(grads[0]).max()
+
+
+def test_ring_phases_route_is_chosen_on_cuda_from_its_table_size():
+    import fastmoments.ball.routes as routes
+
+    cuda = torch.device("cuda")
+    # 100^3, order 20, float32: 524,000 points x 84 phases x 4 bytes = 176 MB
+    route = routes.choose_route(7860, 23162, 231, 20, torch.float32, cuda, 946, 523984)
+    assert str(route) == "shells/torch:ring-phases+ring-gemm"
+    assert "RING_PHASES_CACHE" in route.reason
+    big = routes.choose_route(7860, 23162, 231, 20, torch.float32, cuda, 946, 10**8)
+    assert str(big) == "shells/torch:ring-gemm"
+    cpu = routes.choose_route(7860, 23162, 231, 20, torch.float32, torch.device("cpu"), 946,
+                              523984)
+    assert not cpu.kernel.startswith("ring-phases")

@@ -28,7 +28,11 @@ contracts them with the radial table, one matrix product per degree :math:`l`
 (:math:`O(G L^3 / 12)`), with :math:`P` points, :math:`Q \approx P / 20` rings,
 :math:`G \ll Q` distinct radii and :math:`L` the order, instead of :math:`O(P L^3 / 12)`
 for a direct sum. The tables a call streams are the Legendre table (:math:`Q` rows) and the
-small phase table; chunks are sized from the memory budget.
+small phase table; chunks are sized from the memory budget. On CUDA (routes
+``ring-phases+...``, :data:`~fastmoments.ball.routes.RING_PHASES_CACHE`) stage 1a instead
+reads the points ring by ring with a kept table of every point's weighted phases, one
+batched product ``(4 (L + 1), s) @ (s, B)`` per ring size :math:`s`, so that each ring's sums
+are written once (no scatter of cells into rings).
 Only :math:`m \ge 0` is computed: for a real volume
 :math:`\Omega_{nl}^{-m} = (-1)^m \overline{\Omega_{nl}^m}`.
 
@@ -195,13 +199,20 @@ class BallEngine:
         self._group_start = np.searchsorted(sampling.ring_group,
                                             np.arange(sampling.n_groups + 1)).astype(np.int64)
         self.route = choose_route(self._n_plane, sampling.n_rings, self.index.n_harmonics,
-                                  order, dtype, device, self.index.size)
+                                  order, dtype, device, self.index.size, sampling.n_points)
+        #: the azimuthal stage by rings with every point's phases (``ring-phases+`` routes)
+        self._by_ring = self.route.kernel.startswith("ring-phases+")
+        #: the kernel of the Legendre and radial stages
+        self.stages = self.route.kernel.split("+")[-1]
         self._legendre: torch.Tensor | None = None
         self._gemm_tabs: list[torch.Tensor] | None = None
-        if self.route.kernel in ("cached-tables", "ring-gemm"):
+        rows = None
+        if self._by_ring:
+            rows = self._build_ring_phases()
+        if self.stages in ("cached-tables", "ring-gemm"):
             self._legendre = self._compute_legendre(0, sampling.n_rings)
-        if self.route.kernel == "ring-gemm":
-            self._build_gemm()
+        if self.stages == "ring-gemm":
+            self._build_gemm(rows)
 
     # ------------------------------------------------------------------ tables
     def _build_planes(self) -> None:
@@ -246,19 +257,51 @@ class BallEngine:
         self._phases = torch.stack([torch.cos(ang), torch.sin(ang).neg_()], dim=2).reshape(
             J, -1).to(self.dtype)  # (J, (m, (cos, -sin)))
 
-    def _build_gemm(self) -> None:
+    def _build_ring_phases(self) -> torch.Tensor:
+        r"""The tables of the ``ring-phases`` azimuthal stage: the points in order of their
+        ring's size (:func:`_ring_buckets`) and, for each, the row
+        :math:`w_p (e^{-im\varphi_p}, \operatorname{sign}(z_p) e^{-im\varphi_p})` (the
+        forward scale and the point's weight folded in) as (parity, :math:`m`, (cos, -sin)).
+        Returns the rings in that order (the rows of :meth:`ring_phase_sums`)."""
+        s = self.sampling
+        dev = self.device
+        buckets, order = _ring_buckets(s.ring)  # the points are sorted by ring
+        self._ring_buckets = []
+        q0 = 0
+        for size, rings, off in buckets:
+            self._ring_buckets.append((size, len(rings), off, q0))
+            q0 += len(rings)
+        seq = np.concatenate([r for _n, r, _o in buckets])
+        self._point_seq = torch.as_tensor(order, device=dev)
+        self._voxel_seq = torch.as_tensor(s.voxel[order], device=dev)
+        self._ring_seq_inverse = torch.as_tensor(np.argsort(seq), device=dev)
+        xyz = s.xyz[order]
+        phi = torch.as_tensor(np.arctan2(xyz[:, 1], xyz[:, 0]), device=dev)
+        ang = phi[:, None] * torch.arange(self.order + 1, dtype=torch.float64, device=dev)
+        ph = torch.stack([torch.cos(ang), torch.sin(ang).neg_()], dim=2)  # (P, m, c)
+        # the weights folded in: the points' values go in as they are
+        ph *= torch.as_tensor(s.weight[order] * FORWARD_SCALE, device=dev)[:, None, None]
+        sign = torch.as_tensor(s.zsign[order], device=dev, dtype=torch.float64)
+        self._ring_phases = torch.stack([ph, ph * sign[:, None, None]], dim=1).reshape(
+            s.n_points, -1).to(self.dtype)  # (P, (parity, m, c))
+        return torch.as_tensor(seq, device=dev)
+
+    def _build_gemm(self, rows: torch.Tensor | None = None) -> None:
         r"""The tables of the ``ring-gemm`` route: for each parity and :math:`m`, the matrix
-        :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)` over rings :math:`q` and the moments
-        :math:`(n, l, m)` with :math:`l + m` of that parity."""
+        :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)` over rings :math:`q` (in the order ``rows``
+        where given) and the moments :math:`(n, l, m)` with :math:`l + m` of that parity."""
         L1 = self.order + 1
         ring_group = self.ring_group
+        legendre = self._legendre
+        if rows is not None:
+            ring_group, legendre = ring_group[rows], legendre[rows]
         cols, tabs, where = [], [], []
         self._gemm_pos: list[torch.Tensor] = []
         for m in range(L1):
             for par in (0, 1):
                 parts, pos = [], []
                 for l in range(m + par, L1, 2):
-                    p = self._legendre[:, l * (l + 1) // 2 + m]  # (Q,)
+                    p = legendre[:, l * (l + 1) // 2 + m]  # (Q,)
                     parts.append(self.radial[l][ring_group] * p[:, None])  # (Q, n_l)
                     base = int(self.index.offsets[l])
                     pos += [base + j * (l + 1) + m for j in range(self.index.n_orders(l))]
@@ -320,6 +363,14 @@ class BallEngine:
         item = torch.finfo(self.dtype).bits // 8
         per_ring = self.index.n_harmonics * batch * 2 * item
         return max(1, min(step_q, CHUNK_BYTES // per_ring))
+
+    def scratch_bytes(self, batch: int) -> int:
+        """Scratch memory of a forward call of ``batch`` volumes on a ``ring-phases`` route
+        (the points' values, the ring sums, the products and the moments)."""
+        item = torch.finfo(self.dtype).bits // 8
+        s = self.sampling
+        per = s.n_points + s.n_rings * 4 * (self.order + 1) + 4 * self.index.size
+        return batch * per * item
 
     # ------------------------------------------------------------------ forward
     def _bar(self, batch: int, step_a: int | None, step_q: int | None, show: bool | None,
@@ -418,7 +469,7 @@ class BallEngine:
         return torch.from_numpy(out)
 
     def radial_stage(self, S: torch.Tensor) -> torch.Tensor:
-        """Stage 2: moments ``(B, K, 2)`` from shell sums ``(G, LM, 2 B)``: one matrix
+        """Stage 2: moments ``(K, 2 B)`` from shell sums ``(G, LM, 2 B)``: one matrix
         product ``(n_l, G) @ (G, (l + 1) 2 B)`` per degree."""
         G, _LM, B2 = S.shape
         out = []
@@ -426,36 +477,74 @@ class BallEngine:
             c0 = l * (l + 1) // 2
             block = self.radial[l].T @ S[:, c0:c0 + l + 1].reshape(G, -1)
             out.append(block.reshape(-1, B2))
-        coef = torch.cat(out)  # (K, 2 B)
-        return coef.reshape(-1, B2 // 2, 2).transpose(0, 1)
+        return torch.cat(out)  # (K, 2 B)
 
     def point_values(self, volumes: torch.Tensor) -> torch.Tensor:
         """Weighted values ``w_p f(voxel(p))`` ``(B, P)`` of flattened volumes ``(B, V)``."""
         return volumes[:, self.voxel] * self.weight
 
+    def ring_phase_sums(self, v: torch.Tensor) -> torch.Tensor:
+        """Stage 1a by rings (``ring-phases`` routes): ``E[q, (parity, m), (c, b)]`` from
+        the points' values ``(B, P)`` (not weighted) in the table's order (``_point_seq``),
+        the rings in order of their size, each ring's sums written once: one batched product
+        per ring size, ``(4 (L + 1), s) @ (s, B)`` for each ring, with the kept table of
+        every point's weighted phases. The last axis is component-major (``(c, b)``, not
+        ``(b, c)`` as :meth:`azimuthal_sums`)."""
+        B = v.shape[0]
+        Q = self.sampling.n_rings
+        C = self._ring_phases.shape[1]
+        grad = torch.is_grad_enabled() and v.requires_grad
+        E = None if grad else v.new_empty(Q, C, B)
+        outs = []
+        for size, n, off, q0 in self._ring_buckets:
+            f = v[:, off:off + n * size].reshape(B, n, size).permute(1, 2, 0)  # (n, s, B)
+            tab = self._ring_phases[off:off + n * size].reshape(n, size, C).transpose(1, 2)
+            if grad:
+                outs.append(torch.bmm(tab, f))
+            else:
+                torch.bmm(tab, f, out=E[q0:q0 + n])
+        if grad:
+            E = torch.cat(outs)
+        return E.reshape(Q, C // 2, 2 * B)
+
     def ring_gemm(self, E: torch.Tensor) -> torch.Tensor:
-        r"""Stages 1b and 2 at once (route ``ring-gemm``): moments ``(B, K, 2)`` from the
-        azimuthal sums ``E[q, (parity, m), (b, c)]``, one matrix product per ``(parity, m)``
-        with the kept tables :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)`."""
-        B2 = E.shape[2]
+        r"""Stages 1b and 2 at once (route ``ring-gemm``): moments ``(K, 2 B)`` from the
+        azimuthal sums ``E[q, (parity, m), :]``, one matrix product per ``(parity, m)`` with
+        the kept tables :math:`R_{nl}(r_{g(q)}) \bar P_l^m(q)`."""
         outs = [tab.T @ E[:, col] for col, tab in zip(self._gemm_cols, self._gemm_tabs,
                                                        strict=True)]
-        coef = torch.cat(outs)[self._gemm_inverse]  # (K, 2 B)
-        return coef.reshape(-1, B2 // 2, 2).transpose(0, 1)
+        return torch.cat(outs)[self._gemm_inverse]
 
     def _moments(self, values: torch.Tensor, progress: bool | None) -> torch.Tensor:
-        E = self.azimuthal_sums(values, progress)
+        """Moments ``(B, K)`` complex from the points' values: weighted ``(B, P)`` in the
+        sampling's order, or, on ``ring-phases`` routes, not weighted, in the order of
+        :meth:`ring_phase_sums`."""
+        B = values.shape[0]
+        if self._by_ring:
+            E = self.ring_phase_sums(values)
+            if self._gemm_tabs is None:  # the Legendre stage reads the rings in order
+                E = E.index_select(0, self._ring_seq_inverse)
+        else:
+            E = self.azimuthal_sums(values, progress)
         coef = (self.ring_gemm(E) if self._gemm_tabs is not None
-                else self.radial_stage(self.shell_sums(E, progress)))
+                else self.radial_stage(self.shell_sums(E, progress)))  # (K, 2 B)
+        if self._by_ring:  # (c, b)
+            coef = coef.reshape(-1, 2, B).permute(2, 0, 1)
+        else:  # (b, c)
+            coef = coef.reshape(-1, B, 2).transpose(0, 1)
         return torch.view_as_complex(coef.contiguous())
 
     def forward(self, volumes: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
         """Moments ``(B, K)`` complex of flattened real volumes ``(B, V)``."""
+        if self._by_ring:  # one gather, ring by ring (the weights are in the phase table)
+            return self._moments(volumes.index_select(1, self._voxel_seq), progress)
         return self._moments(self.point_values(volumes), progress)
 
     def forward_points(self, values: torch.Tensor) -> torch.Tensor:
         """Moments ``(B, K)`` complex of functions given at the sample points ``(B, P)``
         (for quadrature studies: the values are not tied to voxels)."""
+        if self._by_ring:
+            return self._moments(values.index_select(1, self._point_seq), None)
         return self._moments(values * self.weight, None)
 
     # ------------------------------------------------------------------ synthesis
@@ -499,6 +588,8 @@ class BallEngine:
                                                          strict=True)]
             U = ct.new_zeros(s.n_rings, 2 * L1, 2 * B)
             U = U.index_copy(1, self._gemm_col_index, torch.stack(parts, dim=1))
+            if self._by_ring:  # the tables' rows are the rings in order of size
+                U = U.index_select(0, self._ring_seq_inverse)
         else:
             bar = self._bar(B, step_a, step_q, progress, "3-D Zernike synthesis")
             U = self._shell_synthesis(ct, step_q, bar)

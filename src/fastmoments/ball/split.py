@@ -103,7 +103,7 @@ class BallSplit:
 
     def _costs(self) -> np.ndarray:
         p = self.plan
-        return group_costs(p.sampling, p.order, p.route.kernel == "ring-gemm")
+        return group_costs(p.sampling, p.order, p.engine.stages == "ring-gemm")
 
     def item_cost(self) -> float:
         """Modelled cost of one volume's moments."""
@@ -150,7 +150,7 @@ class BallSplit:
         if self._recon_parts is None:
             p = self.plan
             s = p.recon_engine().sampling
-            costs = group_costs(s, p.order, p.route.kernel == "ring-gemm")
+            costs = group_costs(s, p.order, p.engine.stages == "ring-gemm")
             self._recon_parts = [[i, None, piece] for i, piece in
                                  enumerate(contiguous_blocks(costs, len(owner.devices)))]
         return self._recon_parts

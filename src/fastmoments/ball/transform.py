@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import as_tensor, real_dtype, resolve_device, to_output
+from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
 from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress
@@ -22,8 +22,14 @@ from .moments import Zernike3DMoments
 from .sampling import QUADRATURES, ball_sampling, inscribed_placement
 from .split import BallSplit
 
-__all__ = ["Zernike3DTransform", "cached_transform", "check_placement", "placement",
-           "zernike3d_moments"]
+__all__ = ["GRAPH_SCRATCH", "Zernike3DTransform", "cached_transform", "check_placement",
+           "placement", "zernike3d_moments"]
+
+#: Largest scratch memory (bytes) of a forward call replayed as a CUDA graph
+#: (:mod:`fastmoments._cuda_graph`; ``ring-phases`` routes only): a graph keeps its scratch for
+#: as long as its plan keeps it. Larger calls run eagerly, where their launches are a small
+#: share of their time.
+GRAPH_SCRATCH = 1 << 30
 
 
 def _check_center(center: Any) -> tuple[float, float, float] | None:
@@ -233,11 +239,45 @@ class Zernike3DTransform:
             Input that is not an array of numbers.
         """
         progress = check_progress(progress)
-        x, kind, batch = self._volumes(volume)
-        coef = self.engine.forward(x, progress)
+        replayed = self._replayed_forward(volume, progress)
+        if replayed is not None:
+            coef, kind, batch = replayed
+        else:
+            x, kind, batch = self._volumes(volume)
+            coef = self.engine.forward(x, progress)
         return Zernike3DMoments(coef.reshape(*batch, -1), self, kind)
 
     __call__ = forward
+
+    def _replayed_forward(self, volume: Any, progress: bool | None
+                          ) -> tuple[torch.Tensor, Any, tuple[int, ...]] | None:
+        """The forward transform from a replayed CUDA graph (:mod:`fastmoments._cuda_graph`:
+        captured on the third call of a shape, the NaN check inside the graph), or None to
+        run it eagerly. Only on ``ring-phases`` routes (a fixed sequence of launches, no
+        chunks), for a C-contiguous CUDA tensor already in the plan's dtype, shape and device,
+        and calls whose scratch is at most :data:`GRAPH_SCRATCH` (one volume at a time: about
+        a hundred launches, which the replay issues at once)."""
+        from .._cuda_graph import graph_cache
+
+        eng = self.engine
+        if not (eng._by_ring and type(volume) is torch.Tensor and volume.is_cuda
+                and (progress is None or progress is False) and volume.dtype == self.dtype
+                and _same_device(volume.device, self.device) and volume.ndim >= 3
+                and tuple(volume.shape[-3:]) == self.shape):
+            return None
+        batch = tuple(volume.shape[:-3])
+        B = math.prod(batch)
+        if B == 0 or eng.scratch_bytes(B) > GRAPH_SCRATCH:
+            return None
+        x = volume.reshape(B, math.prod(self.shape))
+        try:
+            res = graph_cache(self).call(x, ("ball-forward",), lambda t: eng.forward(t, False),
+                                         True, B * self.index.size * 2 * x.element_size())
+        except ValueError:  # NaN or infinity: the eager call's check names the parameter
+            return None
+        if res is None:
+            return None
+        return res[0], ArrayKind(False, volume.device), batch
 
     def _coefficients(self, moments: Any, name: str) -> tuple[torch.Tensor, Any, tuple]:
         if isinstance(moments, Zernike3DMoments):
@@ -424,3 +464,13 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
 def _with_kind(moments: Zernike3DMoments, kind: Any) -> Zernike3DMoments:
     moments.kind = kind
     return moments
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one (``cuda`` means the current CUDA device)."""
+    if a.type != b.type:
+        return False
+    if a.type != "cuda":
+        return True
+    current = torch.cuda.current_device()
+    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
