@@ -20,6 +20,8 @@ Run on a CUDA machine from the repository root (about 3 minutes on an H200)::
 Writes ``benchmarks/results/gpu_targets_<device>.json`` and ``.md``. ``--baseline`` keeps an
 earlier result file of the same script (another version of the code on the same GPU kind)
 inside the new one, as its ``before`` run, and puts its times beside the new ones.
+``--skip disk box`` measures the signal rows only and keeps the skipped families' rows of the
+existing result file, each marked with the date and commit of the run that measured it.
 """
 
 from __future__ import annotations
@@ -192,6 +194,28 @@ def signal_rows(dev) -> tuple[list[dict], dict]:
     return rows, {"copy_GB_per_s": copy_gbs}
 
 
+def family(job: str) -> str:
+    """The family a row belongs to (``--skip``'s names), from its job name."""
+    return "disk" if job.startswith("Zernike") else "box" if job.startswith("Jacobi") else (
+        "signal")
+
+
+def kept_rows(path: Path, skip: list[str]) -> list[dict]:
+    """The rows of the skipped families in the existing result file ``path`` (none if it does
+    not exist), each marked with the date and commit of the run that measured it."""
+    if not skip or not path.exists():
+        return []
+    old = json.loads(path.read_text())
+    rows = []
+    for r in old["rows"]:
+        if family(r["job"]) in skip:
+            r = dict(r)
+            r.setdefault("measured", f"{old['meta'].get('date', '')}, commit "
+                                     f"{old['meta'].get('commit', '')}")
+            rows.append(r)
+    return rows
+
+
 def _git() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -213,7 +237,8 @@ def main() -> None:
     meta = {"device": name, "torch": torch.__version__, "fastmoments": fm.__version__,
             "commit": args.commit or _git(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    rows: list[dict] = []
+    stem = args.out or "gpu_targets_" + name.split()[-1].lower()
+    rows: list[dict] = kept_rows(RESULTS / f"{stem}.json", args.skip)
     if "disk" not in args.skip:
         rows += disk_rows(dev)
     if "box" not in args.skip:
@@ -222,7 +247,6 @@ def main() -> None:
         srows, extra = signal_rows(dev)
         rows += srows
         meta.update(extra)
-    stem = args.out or "gpu_targets_" + name.split()[-1].lower()
     RESULTS.mkdir(exist_ok=True)
     result = {"meta": meta, "rows": rows}
     before = {}
@@ -236,6 +260,10 @@ def main() -> None:
              ", ".join(f"{k} {v}" for k, v in meta.items()), ""]
     if before:
         lines += [f"*before*: {meta_before}", ""]
+    kept = sorted({r["measured"] for r in rows if "measured" in r})
+    if kept:
+        lines += [f"Rows of {', '.join(args.skip)} not measured in this run: kept from the "
+                  f"run of {', '.join(kept)}.", ""]
     lines += ["| job | median | spread | target | accuracy | peer | before |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:
