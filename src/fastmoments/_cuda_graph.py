@@ -286,7 +286,6 @@ class GraphCache:
             self._entries.move_to_end(full)
         return entry
 
-
     @staticmethod
     def _record(run: Callable[[torch.Tensor], torch.Tensor], static_in: torch.Tensor,
                 side: torch.cuda.Stream, flag_dtype: torch.dtype | None) -> tuple:
