@@ -285,12 +285,15 @@ def gpu_targets(out: list[str]) -> None:
             "3-D Jacobi moments of a 512³ volume to degree 500 with reconstruction, one "
             "102 400-sample signal per call (the result ready after each call) against "
             "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run, a 64-scale CWT, and a "
-            "1000 × 102 400 batch as a fraction of the card's copy bandwidth. *Before*: the "
-            "same script on the code that replayed recorded launches; *now*: plain CUDA "
-            "graphs (`fastmoments._cuda_graph`). Error: relative to float64 (or, for the "
-            "signals, to the exact convolution).", ""]
+            "1000 × 102 400 batch as a fraction of the card's copy bandwidth. *Before*: an "
+            "earlier run of the same script on the same GPU kind (its code's commit below). "
+            "Error: relative to float64 (or, for the signals, to the exact convolution).", ""]
     out += table(["job", "target", "now", "before", "error", "cupyx (its time / ours)"], rows)
     out += [run_line(after, "gpu_targets.py", "gpu_targets_h200")]
+    kept = sorted({r["measured"] for r in after["rows"] if "measured" in r})
+    if kept:
+        out += ["", f"*Rows not measured in that run (disk, box) are those of the run of "
+                f"{', '.join(kept)}.*"]
     if before is not None:
         e = before["meta"]
         out += ["", f"*Before: {e.get('device')}; {str(e.get('date'))[:10]}; torch "

@@ -6,8 +6,9 @@ one shape, so a plan may keep a :class:`GraphCache`: from the third call of a pl
 caller's options, the input's shape, dtype, device and current stream) it captures the call
 into a graph with a static input buffer and its result, and replays it on later calls: one
 copy in, one replay, one copy out. The NaN/infinity check of the input is captured too (a
-flag the graph computes from the static input), and read after the replay when the caller
-asked for it, so that a bad input still raises.
+flag the graph computes from the static input and copies into a pinned host byte), and read
+after the replay when the caller asked for it, so that a bad input still raises: the stream's
+synchronisation and a read of host memory, with no device-to-host copy of its own.
 
 The replayed kernels are those of the eager call, on the same route (a plan decides its
 route before the call is captured): the result is the eager result, bit for bit. Calls that
@@ -100,15 +101,28 @@ def _finite_flag(t: torch.Tensor) -> torch.Tensor:
 
 
 class _Graph:
-    """One captured call: the graph, its static input and result, and its finiteness flag."""
+    """One captured call: the graph, its static input and result, and its finiteness flag
+    (on the device, and its pinned host copy written by the graph when that could be
+    captured: ``host``, a NumPy view of it, else ``None``)."""
 
-    __slots__ = ("flag", "graph", "lock", "remembered", "static_in", "static_out")
+    __slots__ = ("flag", "graph", "host", "lock", "pinned", "remembered", "static_in",
+                 "static_out")
 
     def __init__(self, graph: torch.cuda.CUDAGraph, static_in: torch.Tensor,
-                 static_out: torch.Tensor, flag: torch.Tensor, remembered: Any) -> None:
+                 static_out: torch.Tensor, flag: torch.Tensor, remembered: Any,
+                 pinned: torch.Tensor | None = None) -> None:
         self.graph, self.static_in, self.static_out = graph, static_in, static_out
         self.flag, self.remembered = flag, remembered
+        self.pinned = pinned  # (kept alive with the graph that writes it)
+        self.host = None if pinned is None else pinned.numpy()
         self.lock = threading.Lock()
+
+    def finite(self, stream: torch.cuda.Stream) -> bool:
+        """Whether the input of the latest replay was finite (waits for ``stream``)."""
+        if self.host is None:
+            return bool(self.flag)
+        stream.synchronize()
+        return bool(self.host[0])
 
 
 class GraphCache:
@@ -185,25 +199,34 @@ class GraphCache:
                 or x.numel() == 0
                 or x.numel() * x.element_size() + result_bytes > MAX_BYTES):
             return None
-        with torch.cuda.device(x.device):
-            if torch.cuda.is_current_stream_capturing():
-                return None  # the caller captures a graph of its own
-            stream = torch.cuda.current_stream()
-            full = (key, tuple(x.shape), x.dtype, x.device.index, stream.cuda_stream)
-            entry = self._lookup(full)
+        index = x.device.index
+        if index != torch.cuda.current_device():  # (the device guard costs a few µs)
+            with torch.cuda.device(index):
+                return self._replay(x, index, key, run, check_finite, remember)
+        return self._replay(x, index, key, run, check_finite, remember)
+
+    def _replay(self, x: torch.Tensor, index: int, key: Hashable,
+                run: Callable[[torch.Tensor], torch.Tensor], check_finite: bool,
+                remember: Callable[[], Any] | None) -> tuple[torch.Tensor, Any] | None:
+        """:meth:`call` on the tensor's device, made current."""
+        if torch.cuda.is_current_stream_capturing():
+            return None  # the caller captures a graph of its own
+        stream = torch.cuda.current_stream(index)
+        full = (key, tuple(x.shape), x.dtype, index, stream.cuda_stream)
+        entry = self._lookup(full)
+        if entry is None:
+            return None
+        if type(entry) is not _Graph:
+            entry = self._capture(x, full, run, stream, remember)
             if entry is None:
                 return None
-            if type(entry) is not _Graph:
-                entry = self._capture(x, full, run, stream, remember)
-                if entry is None:
-                    return None
-            with entry.lock:  # one caller at a time per graph: the static buffers are shared
-                entry.static_in.copy_(x)
-                entry.graph.replay()
-                y = entry.static_out.clone()
-                if check_finite and not bool(entry.flag):
-                    raise ValueError("x contains NaN or infinity")
-            return y, entry.remembered
+        with entry.lock:  # one caller at a time per graph: the static buffers are shared
+            entry.static_in.copy_(x)
+            entry.graph.replay()
+            y = entry.static_out.clone()
+            if check_finite and not entry.finite(stream):
+                raise ValueError("x contains NaN or infinity")
+        return y, entry.remembered
 
     def _lookup(self, full: Hashable) -> _Graph | int | None:
         """The graph of ``full``, or ``WARM_CALLS`` when this call is to capture it, or
@@ -240,16 +263,18 @@ class GraphCache:
             side.wait_stream(stream)
             with torch.cuda.stream(side):
                 run(static_in)
-                _finite_flag(static_in)  # compiles the flag's kernel outside the capture
+                probe = _finite_flag(static_in)  # compiles its kernel outside the capture
             stream.wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
-                out = run(static_in)
-                flag = _finite_flag(static_in)
+            try:  # the flag copied to a pinned host byte by the graph itself
+                graph, out, flag, pinned = self._record(run, static_in, side, probe.dtype)
+            except Exception:  # a device-to-host copy that cannot be captured: read the flag
+                torch.cuda.synchronize(x.device)
+                graph, out, flag, pinned = self._record(run, static_in, side, None)
             if type(out) is not torch.Tensor:
                 raise TypeError(f"the call returned {type(out).__name__}, not a tensor")
             stream.wait_stream(side)
-            entry = _Graph(graph, static_in, out, flag, remember() if remember else None)
+            entry = _Graph(graph, static_in, out, flag, remember() if remember else None,
+                           pinned)
         except Exception as exc:  # a call that cannot be captured stays eager
             torch.cuda.synchronize(x.device)
             with self._lock:
@@ -260,6 +285,24 @@ class GraphCache:
             self._entries[full] = entry
             self._entries.move_to_end(full)
         return entry
+
+    @staticmethod
+    def _record(run: Callable[[torch.Tensor], torch.Tensor], static_in: torch.Tensor,
+                side: torch.cuda.Stream, flag_dtype: torch.dtype | None) -> tuple:
+        """Capture ``run(static_in)`` and the finiteness flag on ``side``; with ``flag_dtype``
+        the graph also copies the flag into a new pinned host tensor (returned last, else
+        ``None``)."""
+        pinned = None
+        if flag_dtype is not None:
+            with torch.inference_mode(False):
+                pinned = torch.ones(1, dtype=flag_dtype, pin_memory=True)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
+            out = run(static_in)
+            flag = _finite_flag(static_in)
+            if pinned is not None:
+                pinned.copy_(flag.reshape(1), non_blocking=True)
+        return graph, out, flag, pinned
 
 
 _CACHES: weakref.WeakSet[GraphCache] = weakref.WeakSet()

@@ -410,3 +410,39 @@ def test_plans_capture_in_a_cuda_graph(rng):
         g.replay()
         torch.cuda.synchronize()
         assert torch.equal(out, ref)
+
+
+def test_flag_pool_reuses_only_flags_read_as_one():
+    """The deferred NaN/inf flags (``_apply._Flags``): a flag given back is taken again, one
+    never given back (cleared, or not read) is not, and the pool keeps a bounded number."""
+    from fastmoments.signal._apply import _Flags
+
+    pool = _Flags(keep=2)
+    dev = torch.device("cpu")
+    a = pool.take(dev)
+    assert a.dtype == torch.uint8 and int(a) == 1
+    pool.give(a)
+    assert pool.take(dev) is a  # reused: no new fill
+    b = pool.take(dev)  # the pool is empty: a new flag holding 1
+    assert b is not a and int(b) == 1
+    for f in (a, b, torch.ones((), dtype=torch.uint8)):
+        pool.give(f)
+    assert len(pool._free[dev]) == 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_reused_flags_on_cuda_good_bad_good(rng, monkeypatch):
+    """Eager fused calls on a GPU reuse their flag byte from call to call: a call with NaN
+    still raises, and the good calls before and after it pass (the cleared flag is dropped)."""
+    pytest.importorskip("triton")
+    monkeypatch.setenv("FASTMOMENTS_CUDA_GRAPHS", "0")
+    x = torch.tensor(rng.standard_normal((2, 6000)), dtype=torch.float32, device="cuda")
+    bad = x.clone()
+    bad[1, 3000] = float("nan")
+    plan = GaussianFilter(40.0, method="sft")
+    ref = plan(x)
+    for _ in range(3):
+        assert torch.equal(plan(x), ref)
+        with pytest.raises(ValueError, match="x contains NaN"):
+            plan(bad)
+        assert torch.equal(plan(x), ref)

@@ -128,6 +128,8 @@ def test_replayed_call_still_refuses_nan(make):
     for _ in range(WARM_CALLS + 2):  # captured at the third call
         plan(x)
     assert len(plan_cache(plan)) == 1, plan_cache(plan).failures
+    (entry,) = [e for e in plan_cache(plan)._entries.values() if hasattr(e, "graph")]
+    assert entry.host is not None  # the graph copies its flag to pinned host memory
     bad = x.clone()
     bad[1234] = float("nan")
     with pytest.raises(ValueError, match="NaN or infinity"):
