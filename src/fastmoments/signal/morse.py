@@ -57,6 +57,7 @@ import numpy as np
 import torch
 
 from .._array import as_tensor, complex_dtype, to_output
+from .._memory import memory_budget as _budget
 from .._validate import check_choice
 from ._apply import output_target
 
@@ -288,9 +289,8 @@ def _reflect_r2r(tl: torch.Tensor, scales: tuple[float, ...], wavelet: Generaliz
             tables[key] = bands
     work = target if target.is_contiguous() else torch.empty(target.shape, dtype=target.dtype)
     res = work.numpy().reshape(len(scales), nsig, n)
-    room = R2R_SCRATCH if memory_budget is None else memory_budget
-    if room <= 1:  # a fraction of the free memory: the default scratch
-        room = R2R_SCRATCH
+    room = (R2R_SCRATCH if memory_budget is None
+            else _budget(torch.device("cpu"), memory_budget))  # (<= 1: a fraction of free)
     block = int(max(1, min(len(scales), room // (3 * rdt.itemsize * nsig * (n + 1)))))
     for j0 in range(0, len(scales), block):
         j1 = min(len(scales), j0 + block)
