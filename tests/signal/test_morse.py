@@ -257,3 +257,16 @@ def test_reflect_route_choices():
     assert plan(x, out=out) is out and plan(x, out=strided) is strided
     np.testing.assert_allclose(strided, full, rtol=0, atol=1e-15)
     assert morse_route("cuda").kernel == "fft"
+
+
+def test_plan_tables_stay_small():
+    """A plan applied to many signal lengths keeps the tables of the latest few only."""
+    from fastmoments.signal import CWT
+    from fastmoments.signal.morse import MAX_TABLES
+
+    plan = CWT([2.0, 7.0], GeneralizedMorse())
+    for n in range(20, 40):
+        x = np.random.default_rng(n).standard_normal(n)
+        np.testing.assert_allclose(plan(x), _period_fft(x, [2.0, 7.0], GeneralizedMorse()),
+                                   rtol=0, atol=1e-13)
+    assert len(plan._morse_tables) <= MAX_TABLES

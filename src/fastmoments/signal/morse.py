@@ -239,6 +239,20 @@ def real_transforms(device: str, mode: str, hop: int, grad: bool) -> bool:
     return device == "cpu" and mode == "reflect" and hop == 1 and not grad
 
 
+#: Tables a plan keeps (:func:`_tables`; bands, scaled responses and device tensors per
+#: signal length): the oldest go first, so a plan applied to many lengths stays small.
+MAX_TABLES = 8
+
+
+def _remember(tables: dict | None, key: tuple, value: Any) -> None:
+    """Keep ``value`` under ``key`` in a plan's ``tables`` (at most :data:`MAX_TABLES`)."""
+    if tables is None:
+        return
+    tables[key] = value
+    while len(tables) > MAX_TABLES:
+        del tables[next(iter(tables))]
+
+
 def _tables(wavelet: GeneralizedMorse, scales: tuple[float, ...], length: int,
             tables: dict | None) -> list[tuple[int, int, np.ndarray]]:
     """Each scale's band ``[lo, hi)`` (:func:`_band`) and float64 response ``√s Ψ(s ω_k)`` on
@@ -251,8 +265,7 @@ def _tables(wavelet: GeneralizedMorse, scales: tuple[float, ...], length: int,
     for s in (float(v) for v in scales):
         lo, hi = _band(wavelet, s, length)
         out.append((lo, hi, wavelet.frequency_response(omega[lo:hi], s).real))
-    if tables is not None:
-        tables[key] = out
+    _remember(tables, key, out)
     return out
 
 
@@ -285,8 +298,7 @@ def _reflect_r2r(tl: torch.Tensor, scales: tuple[float, ...], wavelet: Generaliz
     if bands is None:  # the responses scaled by 1/(4N), in the working precision
         bands = [(lo, min(hi, n), (tab[: max(0, min(hi, n) - lo)] / (4 * n)).astype(rdt))
                  for lo, hi, tab in _tables(wavelet, scales, 2 * n, tables)]  # C[N] = 0
-        if tables is not None:
-            tables[key] = bands
+        _remember(tables, key, bands)
     work = target if target.is_contiguous() else torch.empty(target.shape, dtype=target.dtype)
     res = work.numpy().reshape(len(scales), nsig, n)
     room = (R2R_SCRATCH if memory_budget is None
@@ -383,11 +395,15 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
     # one scale at a time: the product on the wavelet's band only (the rest of the scratch
     # row stays zero), then one inverse FFT, written straight into the result where it can be
     y = torch.zeros((*tl.shape[:-1], rows), dtype=cdt, device=t.device)
-    bands = _tables(wavelet, scales, length, tables)
+    key = ("tensors", length, str(t.device), str(real))
+    bands = None if tables is None else tables.get(key)
+    if bands is None:  # the responses on the device, in the working precision, once
+        bands = [(lo, hi, torch.as_tensor(tab, device=t.device).to(real))
+                 for lo, hi, tab in _tables(wavelet, scales, length, tables)]
+        _remember(tables, key, bands)
     cuda = t.device.type != "cpu"
     kept = []
-    for j, (lo, hi, tab64) in enumerate(bands):
-        tab = torch.as_tensor(tab64, device=t.device).to(real)
+    for j, (lo, hi, tab) in enumerate(bands):
         if grad:  # differentiable: the product padded with zeros, no writes in place
             y = torch.nn.functional.pad(spec[..., lo:hi] * tab, (lo, rows - hi))
         else:
