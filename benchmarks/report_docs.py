@@ -749,9 +749,10 @@ def signal_more(out: list[str]) -> None:
     rows = []
     d = load("signal_icwt")
     for r in (d or {}).get("rows", []):
-        rows.append([f"icwt ({r['signal']}, {r['n_scales']} scales), single integral",
-                     g(_median(r["fm_single-integral_inverse_s"])), "ssqueezepy icwt",
-                     g(_median(r["ssq_inverse_s"])),
+        dtype = f", {r['dtype']}" if "dtype" in r else ""
+        rows.append([f"cwt + icwt ({r['signal']}, {r['n_scales']} scales{dtype}), single "
+                     "integral", g(_median(r["fm_single-integral_round_trip_s"])),
+                     "ssqueezepy cwt + icwt", g(_median(r["ssq_round_trip_s"])),
                      f"SNR {r['fm_single-integral_snr_band']:.1f} vs "
                      f"{r['ssq_snr_band']:.1f} dB (band)"])
     d = load("signal_nan")

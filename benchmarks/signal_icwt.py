@@ -1,5 +1,7 @@
 """Inverse CWT round trips: fastmoments ``cwt`` + ``icwt`` against ssqueezepy's ``cwt`` +
-``icwt`` (Morlet, ξ = μ = 6, the same scales) on the PPG recording and on a chirp.
+``icwt`` (Morlet, ξ = μ = 6, the same scales) on the PPG recording and on a chirp, in
+float64 and in float32 (each library computing in the signal's dtype; ssqueezepy's own
+default is float32).
 
 ssqueezepy's Morlet at scale ``s`` has the transform ``exp(-(sω - μ)²/2)`` (minus its
 admissibility term), ours at σ the same with ξ = μ: the scales are the same numbers. Each
@@ -8,9 +10,11 @@ default; fastmoments: least squares and the single integral). SNR (dB) of the re
 against the signal without its mean (no wavelet transform keeps the mean) and against the
 band-limited signal that the inverse returns in exact arithmetic (``icwt_band`` of the
 method; for ssqueezepy's single integral, the same formula's band as fastmoments').
-Times: median (min-max) of the round trip (forward + inverse) and of the inverse alone.
+Times: median (min-max) of the forward transform alone, of the inverse alone and of the round
+trip (forward + inverse). Both libraries on one thread: ssqueezepy's FFTs (scipy.fft) take
+every core unless ``SSQ_PARALLEL=0``, which this script sets.
 Writes ``results/signal_icwt.json`` and ``.md``.
-Run: ``OMP_NUM_THREADS=1 python benchmarks/signal_icwt.py [--note TEXT]``.
+Run: ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/signal_icwt.py [--note TEXT]``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from signal_common import cpu_times
 
 OUT = Path(__file__).parent / "results"
-
+os.environ.setdefault("SSQ_PARALLEL", "0")  # ssqueezepy on one thread, as fastmoments
 
 
 def _time(fn, repeat: int = 3) -> tuple[float, float, float]:
@@ -54,6 +58,35 @@ def _signals() -> dict[str, np.ndarray]:
     return {"ppg": ppg - ppg.mean(), "chirp": chirp - chirp.mean()}
 
 
+def _row(ssq, name, dtype, x, x64, scales, wav, sq_wavelet, bands) -> dict:
+    """Times and SNRs of one signal in one dtype."""
+    coef, _ = cwt(x, scales, wav)
+    row = {"signal": name, "dtype": dtype, "n": len(x), "n_scales": len(scales),
+           "fm_forward_s": _time(lambda: cwt(x, scales, wav))}
+    for method in ("least-squares", "single-integral"):
+        y = icwt(coef, scales, wav, method=method).astype(np.float64)
+        row[f"fm_{method}_snr_x"] = _snr(y, x64)
+        row[f"fm_{method}_snr_band"] = _snr(y, bands[method])
+        row[f"fm_{method}_inverse_s"] = _time(
+            lambda m=method, c=coef: icwt(c, scales, wav, method=m))
+        row[f"fm_{method}_round_trip_s"] = _time(
+            lambda m=method: icwt(cwt(x, scales, wav)[0], scales, wav, method=m))
+    del coef
+    wx, _ = ssq.cwt(x, sq_wavelet, scales=scales, astensor=False)
+    ys = np.asarray(ssq.icwt(wx, sq_wavelet, scales=scales, one_int=True), dtype=np.float64)
+    row["ssq_dtype"] = str(wx.dtype)
+    row["ssq_snr_x"] = _snr(ys, x64)
+    row["ssq_snr_band"] = _snr(ys, bands["single-integral"])
+    row["ssq_inverse_s"] = _time(
+        lambda w=wx: ssq.icwt(w, sq_wavelet, scales=scales, one_int=True))
+    del wx
+    row["ssq_forward_s"] = _time(lambda: ssq.cwt(x, sq_wavelet, scales=scales, astensor=False))
+    row["ssq_round_trip_s"] = _time(lambda: ssq.icwt(
+        ssq.cwt(x, sq_wavelet, scales=scales, astensor=False)[0], sq_wavelet, scales=scales,
+        one_int=True))
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--note", default="")
@@ -62,37 +95,23 @@ def main() -> None:
 
     scales = np.geomspace(2.0, 1024.0, 145)  # 16 per octave
     wav = Morlet(6.0)
-    sq_wavelet = ssq.Wavelet(("morlet", {"mu": 6.0}))
     rows = []
-    for name, x in _signals().items():
-        bands = {m: icwt_band(x, scales, wav, method=m)
+    for name, x64 in _signals().items():
+        bands = {m: icwt_band(x64, scales, wav, method=m)
                  for m in ("least-squares", "single-integral")}
-        coef, _ = cwt(x, scales, wav)
-        row = {"signal": name, "n": len(x), "n_scales": len(scales)}
-        for method in ("least-squares", "single-integral"):
-            y = icwt(coef, scales, wav, method=method)
-            row[f"fm_{method}_snr_x"] = _snr(y, x)
-            row[f"fm_{method}_snr_band"] = _snr(y, bands[method])
-            row[f"fm_{method}_inverse_s"] = _time(
-                lambda m=method, c=coef: icwt(c, scales, wav, method=m))
-            row[f"fm_{method}_round_trip_s"] = _time(
-                lambda m=method, x=x: icwt(cwt(x, scales, wav)[0], scales, wav, method=m))
-        wx, _ = ssq.cwt(x, sq_wavelet, scales=scales, astensor=False)
-        ys = ssq.icwt(wx, sq_wavelet, scales=scales, one_int=True)
-        row["ssq_snr_x"] = _snr(ys, x)
-        row["ssq_snr_band"] = _snr(ys, bands["single-integral"])
-        row["ssq_inverse_s"] = _time(lambda w=wx: ssq.icwt(w, sq_wavelet, scales=scales,
-                                                           one_int=True))
-        row["ssq_round_trip_s"] = _time(lambda x=x: ssq.icwt(
-            ssq.cwt(x, sq_wavelet, scales=scales, astensor=False)[0], sq_wavelet,
-            scales=scales, one_int=True))
-        rows.append(row)
-        print(row, flush=True)
+        for dtype in ("float64", "float32"):
+            # ssqueezepy computes in float32 unless told: each library in the signal's dtype
+            sq_wavelet = ssq.Wavelet(("morlet", {"mu": 6.0, "dtype": dtype}))
+            x = x64.astype(dtype)
+            rows.append(_row(ssq, name, dtype, x, x64, scales, wav, sq_wavelet, bands))
+            print(rows[-1], flush=True)
     info = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
         "threads": torch.get_num_threads(), "fastmoments": fastmoments.__version__,
-        "ssqueezepy": ssq.__version__, "torch": torch.__version__, "numpy": np.__version__,
+        "ssqueezepy": ssq.__version__, "ssq_parallel": os.environ["SSQ_PARALLEL"],
+        "torch": torch.__version__, "numpy": np.__version__,
+        "load_average": os.getloadavg(),
         "scales": "geomspace(2, 1024, 145)", "note": args.note,
     }
     OUT.mkdir(exist_ok=True)
@@ -100,33 +119,40 @@ def main() -> None:
     lines = [
         "# Inverse CWT round trips: fastmoments against ssqueezepy (Morlet ξ = 6)",
         "",
-        "Scales σ = geomspace(2, 1024, 145) (16 per octave), reflect boundary, float64. SNR in "
+        "Scales σ = geomspace(2, 1024, 145) (16 per octave), reflect boundary; each signal "
+        "in float64 and in float32, each library computing in the signal's dtype "
+        "(ssqueezepy's `Wavelet(..., dtype=...)`: its default is float32). SNR in "
         "dB against the signal without its mean (*x*) and against the band-limited signal "
         "the method returns in exact arithmetic (*band*: `icwt_band`; for ssqueezepy the "
         "single integral's). Times in s, "
-        "median (min-max) of 3 runs after one warm-up.",
+        "median (min-max) of 3 runs after one warm-up; *forward s*: the CWT alone, the same "
+        "for both inverses; *ratio*: ssqueezepy's round trip over this one. Both libraries on "
+        f"one thread (ssqueezepy with SSQ_PARALLEL={info['ssq_parallel']}).",
         "",
         f"Run: {info['date']}, {info['machine']}, {info['threads']} torch thread(s), "
         f"fastmoments {info['fastmoments']}, ssqueezepy {info['ssqueezepy']}, torch "
-        f"{info['torch']}. {args.note}",
+        f"{info['torch']}, load average {info['load_average'][0]:.1f}. {args.note}",
         "",
-        "| signal | inverse | SNR x | SNR band | inverse s | round trip s |",
-        "|---|---|---|---|---|---|",
+        "| signal | dtype | inverse | SNR x | SNR band | forward s | inverse s | round trip s "
+        "| ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
 
     def fmt(t):
         return f"{t[0]:.3f} ({t[1]:.3f}-{t[2]:.3f})"
 
     for r in rows:
-        label = f"{r['signal']} ({r['n']})"
+        label = f"{r['signal']} ({r['n']}) | {r['dtype']}"
         for method in ("least-squares", "single-integral"):
             p = f"fm_{method}"
+            ratio = r["ssq_round_trip_s"][0] / r[p + "_round_trip_s"][0]
             lines.append(f"| {label} | fastmoments {method} | {r[p + '_snr_x']:.1f} | "
-                         f"{r[p + '_snr_band']:.1f} | {fmt(r[p + '_inverse_s'])} | "
-                         f"{fmt(r[p + '_round_trip_s'])} |")
+                         f"{r[p + '_snr_band']:.1f} | {fmt(r['fm_forward_s'])} | "
+                         f"{fmt(r[p + '_inverse_s'])} | {fmt(r[p + '_round_trip_s'])} | "
+                         f"{ratio:.2f} |")
         lines.append(f"| {label} | ssqueezepy one_int | {r['ssq_snr_x']:.1f} | "
-                     f"{r['ssq_snr_band']:.1f} | {fmt(r['ssq_inverse_s'])} | "
-                     f"{fmt(r['ssq_round_trip_s'])} |")
+                     f"{r['ssq_snr_band']:.1f} | {fmt(r['ssq_forward_s'])} | "
+                     f"{fmt(r['ssq_inverse_s'])} | {fmt(r['ssq_round_trip_s'])} | 1 |")
     (OUT / "signal_icwt.md").write_text("\n".join(lines) + "\n")
 
 

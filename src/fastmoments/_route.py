@@ -24,7 +24,8 @@ class Route:
         The algorithm (for example ``"sft"``, ``"fir"``, ``"jacobi"``, ``"gemm"``).
     backend : str
         Where it runs: ``"torch"`` (the plain reference, CPU or CUDA), ``"numba"`` (compiled
-        CPU loops), ``"triton"`` (GPU kernels) or ``"cuda"`` (a CUDA C++ kernel through CuPy).
+        CPU loops), ``"triton"`` (GPU kernels), ``"cuda"`` (a CUDA C++ kernel through CuPy) or
+        ``"scipy"`` (scipy.fft's real transforms on the CPU).
     kernel : str
         The kernel or code path inside the backend, named as in the family's modules.
     reason : str

@@ -197,3 +197,76 @@ def test_gradient():
         ref = cwt(x, [2.0, 5.0], w)[0]
     np.testing.assert_allclose(cwt(x, [2.0, 5.0], w)[0].detach().numpy(), ref.numpy(),
                                rtol=0, atol=1e-14)
+
+
+def _period_fft(x: np.ndarray, scales, w: GeneralizedMorse) -> np.ndarray:
+    """The reflect CWT by a float64 NumPy FFT over the period 2N of (x, reversed x)."""
+    n = x.shape[-1]
+    ext = np.concatenate([x, x[..., ::-1]], axis=-1)
+    omega = 2 * np.pi * np.fft.fftfreq(2 * n)
+    spec = np.fft.fft(ext, axis=-1)
+    return np.stack([np.fft.ifft(spec * w.frequency_response(omega, s), axis=-1)[..., :n]
+                     for s in scales])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 64, 333, 1000])
+def test_reflect_real_transforms_equal_the_period_fft(n):
+    """The CPU route of mode="reflect" (a DCT-II, then a DCT-III and a DST-III per scale)
+    gives the FFT of the period 2N to rounding, for real and complex signals, in blocks of
+    scales, and keeps its tables on the plan."""
+    from fastmoments.signal import CWT
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, n))
+    scales = np.geomspace(0.7, 400.0, 7)
+    w = GeneralizedMorse(20, 3)
+    plan = CWT(scales, w)
+    ours = plan(x)
+    assert plan.route.kernel == "dct"
+    ref = _period_fft(x, scales, w)
+    assert np.abs(ours - ref).max() <= 1e-13 * np.abs(ref).max()
+    assert len(plan._morse_tables) == 2  # the bands, and the scaled float64 responses
+    np.testing.assert_array_equal(plan(x), ours)  # from the kept tables
+    z = x + 1j * rng.standard_normal((2, n))
+    blocks = plan(z, memory_budget=1 << 10)  # one scale per block
+    assert np.abs(blocks - _period_fft(z, scales, w)).max() <= 1e-13 * np.abs(ref).max()
+    single = plan(x.astype(np.float32))
+    assert single.dtype == np.complex64
+    assert np.abs(single - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_reflect_route_choices():
+    """hop > 1, other modes, CUDA tensors and recorded gradients take the FFT route."""
+    from fastmoments.signal import CWT
+
+    plan = CWT([2.0, 9.0], GeneralizedMorse())
+    x = np.random.default_rng(8).standard_normal(200)
+    full = plan(x)
+    assert plan.route == morse_route("cpu", "reflect", 1, False)
+    dec = plan(x, hop=3)
+    assert plan.route.kernel == "fft"
+    assert np.abs(dec - full[:, ::3]).max() <= 1e-13 * np.abs(full).max()
+    plan(x, mode="wrap")
+    assert plan.route.kernel == "fft"
+    t = torch.from_numpy(x).requires_grad_(True)
+    y = plan(t)
+    assert plan.route.kernel == "fft"
+    np.testing.assert_allclose(y.detach().numpy(), full, rtol=0, atol=1e-13)
+    out = np.empty((2, 200), complex)[:, ::1]
+    strided = np.empty((200, 2), complex).T  # not C-contiguous: through a temporary
+    assert plan(x, out=out) is out and plan(x, out=strided) is strided
+    np.testing.assert_allclose(strided, full, rtol=0, atol=1e-15)
+    assert morse_route("cuda").kernel == "fft"
+
+
+def test_plan_tables_stay_small():
+    """A plan applied to many signal lengths keeps the tables of the latest few only."""
+    from fastmoments.signal import CWT
+    from fastmoments.signal.morse import MAX_TABLES
+
+    plan = CWT([2.0, 7.0], GeneralizedMorse())
+    for n in range(20, 40):
+        x = np.random.default_rng(n).standard_normal(n)
+        np.testing.assert_allclose(plan(x), _period_fft(x, [2.0, 7.0], GeneralizedMorse()),
+                                   rtol=0, atol=1e-13)
+    assert len(plan._morse_tables) <= MAX_TABLES

@@ -256,3 +256,27 @@ def test_warm_up_and_tables_are_cached():
     assert _numba_cwt._tables(bank, 64, np.float32) is t1
     assert _numba_cwt._tables(bank, 64, np.float64) is not t1
     assert math.isclose(float(np.abs(t1[1]).max()), float(np.abs(t1[1]).max()))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_periodic_rows_share_one_input(dtype, rng):
+    """The Morlet's SFT rows have ``q^{2K} = 1``: their groups run the shared-input form,
+    which gives the general form's coefficients within the rounding bound; an ASFT bank
+    (attenuated rows) and random rows keep the general form."""
+    bank = _cwt_bank([25.0, 70.0, 300.0])
+    x = rng.standard_normal((1, 3000)).astype(dtype)
+    tables = _numba_cwt._tables(bank, CHUNK, np.dtype(dtype))
+    gt = tables[0]
+    assert gt[:, 10].all() and not gt[:, 8].any()
+    y = numba_cwt_apply(bank, torch.from_numpy(x), "reflect").numpy()
+    gt[:, 10] = 0  # the general form on the same (cached) tables
+    try:
+        y_general = numba_cwt_apply(bank, torch.from_numpy(x), "reflect").numpy()
+    finally:
+        gt[:, 10] = 1
+    tol = _bound(bank, x, CHUNK, EPS[dtype])
+    assert np.all(np.abs(y - y_general) <= tol[None])
+    ref = _reference(bank, x.astype(np.float64), "reflect", 0.0)
+    assert np.all(np.abs(y - ref) <= tol[None])
+    for other in (_cwt_bank([25.0, 70.0], method="asft"), _random_bank(rng, alpha=False)):
+        assert not _numba_cwt._tables(other, CHUNK, np.dtype(dtype))[0][:, 10].any()

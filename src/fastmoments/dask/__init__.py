@@ -18,7 +18,10 @@ chunking advice and thread sizing.
   recording in chunks), each chunk with its neighbours' samples over the plan's kernel support
   (:func:`depth_of`); equal to the one-shot transform, in every boundary mode.
   :func:`gaussian_filter` filters every axis (or ``axes``), as
-  :func:`scipy.ndimage.gaussian_filter`.
+  :func:`scipy.ndimage.gaussian_filter`; :func:`gaussian_laplace` and
+  :func:`gaussian_gradient_magnitude` as scipy.ndimage's. The Gaussian filters take
+  ``dask_image.ndfilters``' positional order (array, sigma, order, mode, cval, truncate;
+  without ``order`` for the Laplacian and gradient magnitude), so they replace its calls.
 * :func:`local_cluster`: a :class:`distributed.LocalCluster` with workers x threads x torch
   threads within the cores, whose workers reuse their freed buffers
   (:mod:`fastmoments.dask.memory`, a worker preload also for real clusters).
@@ -41,7 +44,14 @@ except ImportError as _exc:  # pragma: no cover - depends on the install
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._objects import object_features
-from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
+from ._signal import (
+    cwt,
+    depth_of,
+    gaussian_filter,
+    gaussian_filter1d,
+    gaussian_gradient_magnitude,
+    gaussian_laplace,
+)
 from ._volumes import zernike3d, zernike3d_names
 from ._workers import (
     MEMORY_PRELOAD,
@@ -64,6 +74,8 @@ __all__ = [
     "flat_index",
     "gaussian_filter",
     "gaussian_filter1d",
+    "gaussian_gradient_magnitude",
+    "gaussian_laplace",
     "local_cluster",
     "moments",
     "object_features",

@@ -35,6 +35,19 @@ rounding moves its eigenvalues by about ``κ(M) ε``, and for the Morlet rows ``
 |c|)/(|d| - |c|) ≈ 1.01`` (``M z = c z + d z̄``, ``|c| ≤ 0.006 |d|``). Groups with a row of
 ``κ(M) >`` :data:`_KAPPA_MAX` keep the plain form.
 
+**Periodic rows.** The SFT rows of the Morlet have ``ω_r = π p_r / K`` and no attenuation, so
+``q_r^{2K} = 1`` and the window's last sample has the weight of its first. The sum of the
+first ``2K`` samples, ``S' = S - x̃[n + off + 2K]``, then follows ``S'[n] = u[n] + q S'[n+1]``
+with ``u[n] = x̃[n + off] - x̃[n + off + 2K]`` shared by every row, and in the output basis
+``P = M S'``: ``P[n] = G P[n+1] + m u[n]`` (``m = M e_1``), ``W = Σ_r P_r + x̃[n + off + 2K]
+Σ_r m_r``: 6 multiply-adds and 2 additions per row and sample. Groups whose rows all have
+``|q^{2K} - 1| ≤`` ``_PERIODIC`` (1e-13; 1.4e-14 measured over the default fits) run this
+form (:func:`_near_p3`); treating ``q^{2K}`` as 1 adds at most ``C · 1e-13 Σ_r |m_r|
+max|x̃|`` between two anchors, far below the rounding bound below. Measured on the 145-scale
+CWT of 65536 float64 samples (one thread, σ = 27-150): the near field of a scale took 0.18
+instead of 0.21 ms, beside 0.07 ms of chunk totals, 0.01 ms of anchors and 0.04 ms of
+stores.
+
 **How it runs.** The signal is cut into ``V`` segments of ``⌈N / (V C)⌉`` chunks each, stored
 side by side (``xs[j, l] = x̃[l N_s + j]``), so that one aligned vector load gives sample ``j``
 of the ``V`` segments for every scale and both reads (``off`` and ``off + L``): the ``V``
@@ -443,6 +456,81 @@ def _near_t3(xs, d, big_l, e, cpl, coef, row0, nr, chunk, c, y, v):  # pragma: n
 
 
 @njit(cache=True, nogil=True)
+def _near_p3(xs, d, big_l, e, cpl, coef, row0, nr, chunk, c, y, v):  # pragma: no cover
+    """:func:`_near_t3` for a group whose rows all have ``q^{2K} = 1`` (the SFT rows of the
+    Morlet, ``ω_r = π p / K``, no attenuation): the state ``P = M S'`` of the window's first
+    ``2K`` samples, ``S' = S - x̃[n + off + 2K]``, follows ``P[n] = G P[n+1] + m (x̃[n + off] -
+    x̃[n + off + 2K])``, one input shared by every row (6 multiply-adds and 2 additions per
+    row and sample instead of 8 and 2); the window's last sample enters the output once per
+    sample, ``W = Σ_r P_r + x̃[n + off + 2K] Σ_r m_r``. Three rows at a time, as
+    :func:`_near_t3`."""
+    sr = coef[row0 * 8 + 4] - coef[row0 * 8 + 4]
+    si = sr
+    for k in range(nr):
+        sr += coef[(row0 + k) * 8 + 4]
+        si += coef[(row0 + k) * 8 + 5]
+    msr = _vsplat(sr)
+    msi = _vsplat(si)
+    x0row = (c * chunk + d) * v
+    xerow = x0row + (big_l - 1) * v
+    xend = _vload(xs, xerow + chunk * v)  # x̃[(c + 1) C + off + 2K]: S' = S - xend there
+    for k in range(0, nr, 3):
+        cf = (row0 + k) * 8
+        g000 = _vsplat(coef[cf])
+        g001 = _vsplat(coef[cf + 1])
+        g010 = _vsplat(coef[cf + 2])
+        g011 = _vsplat(coef[cf + 3])
+        m0r = _vsplat(coef[cf + 4])
+        m0i = _vsplat(coef[cf + 5])
+        g100 = _vsplat(coef[cf + 8])
+        g101 = _vsplat(coef[cf + 9])
+        g110 = _vsplat(coef[cf + 10])
+        g111 = _vsplat(coef[cf + 11])
+        m1r = _vsplat(coef[cf + 12])
+        m1i = _vsplat(coef[cf + 13])
+        g200 = _vsplat(coef[cf + 16])
+        g201 = _vsplat(coef[cf + 17])
+        g210 = _vsplat(coef[cf + 18])
+        g211 = _vsplat(coef[cf + 19])
+        m2r = _vsplat(coef[cf + 20])
+        m2i = _vsplat(coef[cf + 21])
+        v0r = _vsub(_vload(e, ((2 * k) * cpl + c) * v), _vmul(m0r, xend))
+        v0i = _vsub(_vload(e, ((2 * k + 1) * cpl + c) * v), _vmul(m0i, xend))
+        v1r = _vsub(_vload(e, ((2 * k + 2) * cpl + c) * v), _vmul(m1r, xend))
+        v1i = _vsub(_vload(e, ((2 * k + 3) * cpl + c) * v), _vmul(m1i, xend))
+        v2r = _vsub(_vload(e, ((2 * k + 4) * cpl + c) * v), _vmul(m2r, xend))
+        v2i = _vsub(_vload(e, ((2 * k + 5) * cpl + c) * v), _vmul(m2i, xend))
+        first = k == 0
+        three = k + 2 < nr  # else the third row is padding (zero): skipped
+        for ii in range(chunk):
+            i = chunk - 1 - ii
+            x0 = _vload(xs, x0row + i * v)
+            xe = _vload(xs, xerow + i * v)
+            u = _vsub(x0, xe)
+            n0 = _vfma(g000, v0r, _vfma(g001, v0i, _vmul(m0r, u)))
+            v0i = _vfma(g010, v0r, _vfma(g011, v0i, _vmul(m0i, u)))
+            v0r = n0
+            n1 = _vfma(g100, v1r, _vfma(g101, v1i, _vmul(m1r, u)))
+            v1i = _vfma(g110, v1r, _vfma(g111, v1i, _vmul(m1i, u)))
+            v1r = n1
+            if three:
+                n2 = _vfma(g200, v2r, _vfma(g201, v2i, _vmul(m2r, u)))
+                v2i = _vfma(g210, v2r, _vfma(g211, v2i, _vmul(m2i, u)))
+                v2r = n2
+            o = i * 2 * v
+            yr = _vadd(_vadd(v0r, v1r), v2r)
+            yi = _vadd(_vadd(v0i, v1i), v2i)
+            if first:
+                yr = _vfma(msr, xe, yr)
+                yi = _vfma(msi, xe, yi)
+            else:
+                yr = _vadd(yr, _vload(y, o))
+                yi = _vadd(yi, _vload(y, o + v))
+            _vstore(y, o, yr)
+            _vstore(y, o + v, yi)
+
+
+@njit(cache=True, nogil=True)
 def _store(y, o, ch, c, chunk, n, ns, v, nt):  # pragma: no cover - compiled
     """Samples of local chunk ``c`` of every lane (``y`` as :func:`_near` leaves it) into row
     ``ch`` of ``o`` (re, im interleaved), up to sample ``n``: transposed in registers
@@ -650,7 +738,9 @@ def _signal(x, o, b, mode, cval, gt, coef, qp, r64, taps, tap_ptr, chunk, reset,
             _totals(xs, d, chunk, rem, qp, row0, nr, npad, n_c, n_c, v, tot, zv)
         _anchors(tot, r64, n_rows, row0, nr, npad, f, cpl, n_c, v, reset, e)
         for c in range(cpl):
-            if gt[g, 9]:
+            if gt[g, 10]:
+                _near_p3(xs, d, big_l, e, cpl, coef, row0, nr, chunk, c, y, v)
+            elif gt[g, 9]:
                 _near_t3(xs, d, big_l, e, cpl, coef, row0, nr, chunk, c, y, v)
             else:
                 _near(xs, d, big_l, e, cpl, coef, row0, nr, chunk, c, y, v)

@@ -11,6 +11,7 @@ from .chunked import _powers
 __all__ = ["DIRECT_MAX", "eligible"]
 
 _KAPPA_MAX = 4.0  # rows whose output map is this well conditioned run in its basis
+_PERIODIC = 1e-13  # rows with |q^{2K} - 1| <= this share one input (._numba_cwt._near_p3)
 _SYMMETRIC = 1e-13  # a direct kernel this close to h[-k] = conj(h[k]) is applied as such
 DIRECT_MAX = 88  # windows up to this length: direct convolution (cheaper below ~11 L/8 ...)
 
@@ -58,7 +59,11 @@ def _tables(bank, chunk: int, dtype: np.dtype):
         mm[:, 0, 0], mm[:, 0, 1], mm[:, 1, 0], mm[:, 1, 1] = a.real, b.real, a.imag, b.imag
         sv = np.linalg.svd(mm, compute_uv=False)
         form = int(bool(np.all(sv[:, 1] > sv[:, 0] / _KAPPA_MAX)))
-        gts.append((row, npad, ch, big_l, shift - half, f, rem, nr, int(direct), form))
+        # rows with q^{2K} = 1 share the input difference of their recursions
+        periodic = form and not direct and bool(np.all(
+            np.abs(_powers(alpha, omega, np.array([2 * half]))[:, 0] - 1.0) <= _PERIODIC))
+        gts.append((row, npad, ch, big_l, shift - half, f, rem, nr, int(direct), form,
+                    int(periodic)))
         c = np.zeros((npad, 8))
         tr = np.zeros((npad, 4))
         if form:  # state V = M S: V[n] = G V[n+1] + M e_1 x0 - M q^L xq, output Σ V
@@ -89,7 +94,7 @@ def _tables(bank, chunk: int, dtype: np.dtype):
             sym = np.abs(h[::-1] - np.conj(h)).max() <= _SYMMETRIC * np.abs(h).max()
             if sym:  # h[K + j] = conj(h[K - j]) up to rounding: pairs of taps share products
                 h = 0.5 * (h + np.conj(h[::-1]))[half:]
-            gts[-1] = (*gts[-1][:9], int(sym))
+            gts[-1] = (*gts[-1][:9], int(sym), 0)
             taps.append(np.stack([h.real, h.imag], axis=-1).reshape(-1))
         else:
             taps.append(np.zeros(0))

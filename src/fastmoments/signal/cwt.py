@@ -328,10 +328,11 @@ class CWT:
         if type(hop) is not int or hop != 1:  # (the common call skips the check)
             hop = check_int("hop", hop, minimum=1)
         if self._morse:
-            self._route = morse_route()
+            self._route = morse_route(_device_of(x), mode, hop, _records_grad(x))
             return morse_cwt(x, self.scales, self.wavelet, axis, mode=mode, hop=hop, out=out,
                              memory_budget=check_budget(memory_budget),
-                             check_finite=check_finite)
+                             check_finite=check_finite,
+                             tables=self.__dict__.setdefault("_morse_tables", {}))
         if is_complex_input(x):
             return self._complex(x, axis=axis, mode=mode, cval=cval, engine=engine,
                                  memory_budget=memory_budget, check_finite=check_finite,
@@ -524,6 +525,16 @@ def _result_room(device: torch.device, budget) -> int:
     if budget is not None or os.environ.get("FASTMOMENTS_MEMORY_BUDGET"):
         return _budget(device, budget)
     return free_memory(device)
+
+
+def _device_of(x: Any) -> str:
+    """The device type of ``x``: a tensor's, ``"cpu"`` for anything else."""
+    return x.device.type if isinstance(x, torch.Tensor) else "cpu"
+
+
+def _records_grad(x: Any) -> bool:
+    """Whether a gradient is recorded for ``x`` (a tensor that requires one)."""
+    return isinstance(x, torch.Tensor) and x.requires_grad and torch.is_grad_enabled()
 
 
 def _engine(bank, engine: str) -> str:

@@ -501,19 +501,28 @@ DIRECT_UP_TO: dict = {
 
 
 # ------------------------------------------------------------------ the Morse wavelets
-def morse_route() -> Route:
+def morse_route(device: str = "cpu", mode: str = "reflect", hop: int = 1,
+                grad: bool = False) -> Route:
     """The route of a CWT with a :class:`~fastmoments.signal.GeneralizedMorse` wavelet: the
-    frequency domain (one FFT of the boundary-extended signal, then a product and an inverse
-    FFT per scale, ``O(N log N)`` per scale), exact up to rounding. No σ-independent fit is
-    used: the Morse kernels decay only algebraically in time, so the window holding all but
-    1e-4 of a kernel's RMS is 16 scales wide on each side at (β, γ) = (20, 3) and 400 at
-    (1, 3) (``benchmarks/signal_dog.py``; :mod:`~fastmoments.signal.morse`, notes).
+    frequency domain, exact up to rounding. On the CPU, for ``mode="reflect"`` and ``hop=1``
+    with no gradient recorded, real transforms of length ``N`` (a DCT-II of the signals once,
+    then per scale a DCT-III and a DST-III: :func:`~fastmoments.signal.morse.real_transforms`)
+    in place of complex FFTs of the period ``2N``; otherwise one FFT of the boundary-extended
+    signal, then a product and an inverse FFT per scale (``O(N log N)`` per scale). No
+    σ-independent fit is used: the Morse kernels decay only algebraically in time, so the
+    window holding all but 1e-4 of a kernel's RMS is 16 scales wide on each side at (β, γ) =
+    (20, 3) and 400 at (1, 3) (``benchmarks/signal_dog.py``; :mod:`~fastmoments.signal.morse`,
+    notes).
 
-    >>> str(morse_route().method)
-    'fft'
+    >>> morse_route().kernel, morse_route("cuda").kernel, morse_route(mode="wrap").kernel
+    ('dct', 'fft', 'fft')
     """
-    return Route("fft", "torch", "fft", "analytic wavelet of algebraic decay: no finite-window "
-                 "fit (signal.morse)")
+    from .morse import real_transforms
+
+    why = "analytic wavelet of algebraic decay: no finite-window fit (signal.morse)"
+    if real_transforms(device, mode, hop, grad):
+        return Route("dct", "scipy", "dct", why + "; reflect on the CPU: real transforms of N")
+    return Route("fft", "torch", "fft", why)
 
 
 def cwt_hop_route(prefix: bool) -> Route:
