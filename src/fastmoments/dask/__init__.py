@@ -41,17 +41,11 @@ except ImportError as _exc:  # pragma: no cover - depends on the install
         "fastmoments.dask needs dask, which is not installed: pip install "
         "\"fastmoments[dask]\" (Dask, distributed, Zarr and pyarrow)", name="dask") from _exc
 
+from ._derived import gaussian_gradient_magnitude, gaussian_laplace
 from ._features import feature_names, features
 from ._moments import flat_index, moments, recipe
 from ._objects import object_features
-from ._signal import (
-    cwt,
-    depth_of,
-    gaussian_filter,
-    gaussian_filter1d,
-    gaussian_gradient_magnitude,
-    gaussian_laplace,
-)
+from ._signal import cwt, depth_of, gaussian_filter, gaussian_filter1d
 from ._volumes import zernike3d, zernike3d_names
 from ._workers import (
     MEMORY_PRELOAD,

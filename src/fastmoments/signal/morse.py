@@ -60,6 +60,7 @@ from .._array import as_tensor, complex_dtype, to_output
 from .._memory import memory_budget as _budget
 from .._validate import check_choice
 from ._apply import output_target
+from .routes import real_transforms
 
 __all__ = ["MORSE_MODES", "GeneralizedMorse"]
 
@@ -228,17 +229,6 @@ def _band(wavelet: GeneralizedMorse, scale: float, length: int) -> tuple[int, in
 R2R_SCRATCH = 32 << 20
 
 
-def real_transforms(device: str, mode: str, hop: int, grad: bool) -> bool:
-    """Whether a Morse CWT runs on real transforms of length ``N`` (:func:`_reflect_r2r`): on
-    the CPU, for ``mode="reflect"`` and ``hop=1``, with no gradient recorded (the route
-    :func:`~fastmoments.signal.routes.morse_route` names).
-
-    >>> real_transforms("cpu", "reflect", 1, False), real_transforms("cpu", "wrap", 1, False)
-    (True, False)
-    """
-    return device == "cpu" and mode == "reflect" and hop == 1 and not grad
-
-
 #: Tables a plan keeps (:func:`_tables`; bands, scaled responses and device tensors per
 #: signal length): the oldest go first, so a plan applied to many lengths stays small.
 MAX_TABLES = 8
@@ -335,6 +325,37 @@ def _ifft(y: torch.Tensor, grad: bool) -> torch.Tensor:
     return torch.from_numpy(sfft.ifft(y.numpy(), axis=-1))
 
 
+def _scales_by_fft(spec: torch.Tensor, bands: list, y: torch.Tensor, target: torch.Tensor,
+                   sizes: tuple[int, int, int, int, int, int], grad: bool) -> list:
+    """The per-scale loop of :func:`morse_cwt`'s frequency-domain route: each scale's product
+    on its band of ``spec`` (in the scratch row ``y``), one inverse FFT, written into
+    ``target[j]``; with ``grad`` the results are returned instead (no writes in place).
+    ``sizes``: ``(N, N_out, hop, L, fold, rows)``."""
+    n, n_out, hop, length, fold, rows = sizes
+    cuda = spec.device.type != "cpu"
+    kept = []
+    for j, (lo, hi, tab) in enumerate(bands):
+        if grad:  # differentiable: the product padded with zeros, no writes in place
+            y = torch.nn.functional.pad(spec[..., lo:hi] * tab, (lo, rows - hi))
+        else:
+            torch.mul(spec[..., lo:hi], tab, out=y[..., lo:hi])
+        if fold != length:
+            folded = y.reshape(*y.shape[:-1], rows // fold, fold).sum(-2)
+            w = _ifft(folded, grad)[..., :n_out] / hop
+        elif length == n and hop == 1 and not grad and target[j].is_contiguous() and cuda:
+            torch.fft.ifft(y, dim=-1, out=target[j])
+            w = None
+        else:
+            w = _ifft(y, grad)[..., :n:hop]
+        if grad:
+            kept.append(w)
+        else:
+            if w is not None:
+                target[j].copy_(w)
+            y[..., lo:hi] = 0
+    return kept
+
+
 def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis: int = -1,
               *, mode: str = "reflect", hop: int = 1, out: Any = None,
               memory_budget: float | None = None, check_finite: bool = True,
@@ -352,10 +373,11 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
     inverse, ``O(L)`` per signal, besides the result.
 
     On the CPU, for ``mode="reflect"``, ``hop=1`` and no gradient recorded, the same
-    coefficients come from real transforms of length ``N`` (:func:`real_transforms`,
-    :func:`_reflect_r2r`), the scales in blocks whose scratch fits ``memory_budget`` (default
-    32 MiB). ``tables``: a plan's dict that keeps each scale's band and float64 response
-    between calls (built on the first call of each length).
+    coefficients come from real transforms of length ``N``
+    (:func:`~fastmoments.signal.routes.real_transforms`, :func:`_reflect_r2r`), the scales
+    in blocks whose scratch fits ``memory_budget`` (default 32 MiB). ``tables``: a plan's dict
+    that keeps each scale's band and float64 response between calls (built on the first call
+    of each length).
     """
     mode = check_choice("mode", mode, MORSE_MODES)
     t, kind = as_tensor(x, "x", min_ndim=1, allow_complex=True, check_finite=check_finite)
@@ -401,27 +423,7 @@ def morse_cwt(x: Any, scales: tuple[float, ...], wavelet: GeneralizedMorse, axis
         bands = [(lo, hi, torch.as_tensor(tab, device=t.device).to(real))
                  for lo, hi, tab in _tables(wavelet, scales, length, tables)]
         _remember(tables, key, bands)
-    cuda = t.device.type != "cpu"
-    kept = []
-    for j, (lo, hi, tab) in enumerate(bands):
-        if grad:  # differentiable: the product padded with zeros, no writes in place
-            y = torch.nn.functional.pad(spec[..., lo:hi] * tab, (lo, rows - hi))
-        else:
-            torch.mul(spec[..., lo:hi], tab, out=y[..., lo:hi])
-        if fold != length:
-            folded = y.reshape(*y.shape[:-1], rows // fold, fold).sum(-2)
-            w = _ifft(folded, grad)[..., :n_out] / hop
-        elif length == n and hop == 1 and not grad and target[j].is_contiguous() and cuda:
-            torch.fft.ifft(y, dim=-1, out=target[j])
-            w = None
-        else:
-            w = _ifft(y, grad)[..., :n:hop]
-        if grad:
-            kept.append(w)
-        else:
-            if w is not None:
-                target[j].copy_(w)
-            y[..., lo:hi] = 0
+    kept = _scales_by_fft(spec, bands, y, target, (n, n_out, hop, length, fold, rows), grad)
     if grad:
         if out is not None:
             raise ValueError("out must not be given while a gradient is recorded for x")

@@ -501,12 +501,23 @@ DIRECT_UP_TO: dict = {
 
 
 # ------------------------------------------------------------------ the Morse wavelets
+def real_transforms(device: str, mode: str, hop: int, grad: bool) -> bool:
+    """Whether a Morse CWT runs on real transforms of length ``N``
+    (:func:`fastmoments.signal.morse.morse_cwt`): on the CPU, for ``mode="reflect"`` and
+    ``hop=1``, with no gradient recorded (the route :func:`morse_route` names).
+
+    >>> real_transforms("cpu", "reflect", 1, False), real_transforms("cpu", "wrap", 1, False)
+    (True, False)
+    """
+    return device == "cpu" and mode == "reflect" and hop == 1 and not grad
+
+
 def morse_route(device: str = "cpu", mode: str = "reflect", hop: int = 1,
                 grad: bool = False) -> Route:
     """The route of a CWT with a :class:`~fastmoments.signal.GeneralizedMorse` wavelet: the
     frequency domain, exact up to rounding. On the CPU, for ``mode="reflect"`` and ``hop=1``
     with no gradient recorded, real transforms of length ``N`` (a DCT-II of the signals once,
-    then per scale a DCT-III and a DST-III: :func:`~fastmoments.signal.morse.real_transforms`)
+    then per scale a DCT-III and a DST-III: :func:`real_transforms`)
     in place of complex FFTs of the period ``2N``; otherwise one FFT of the boundary-extended
     signal, then a product and an inverse FFT per scale (``O(N log N)`` per scale). No
     σ-independent fit is used: the Morse kernels decay only algebraically in time, so the
@@ -517,8 +528,6 @@ def morse_route(device: str = "cpu", mode: str = "reflect", hop: int = 1,
     >>> morse_route().kernel, morse_route("cuda").kernel, morse_route(mode="wrap").kernel
     ('dct', 'fft', 'fft')
     """
-    from .morse import real_transforms
-
     why = "analytic wavelet of algebraic decay: no finite-window fit (signal.morse)"
     if real_transforms(device, mode, hop, grad):
         return Route("dct", "scipy", "dct", why + "; reflect on the CPU: real transforms of N")
