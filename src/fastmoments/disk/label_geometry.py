@@ -395,6 +395,38 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
 
 
+def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
+    """The geometry's parts for ``centre="enclosing"`` in one pass over the image, by the
+    compiled loops of :mod:`._numba_labels` (:func:`~._numba_labels.row_runs`: counts,
+    sums, boxes and each object's row extremes, read run by run; then
+    :func:`~._numba_labels.hulls_from_rows`): ``(ids, count, sums, bbox, points, counts,
+    lut)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls` gives
+    them. None when the labels are not a host array or their largest value, or the number
+    of (object, row) pairs, outgrows the budget."""
+    arr = _as_host_array(lab)
+    if arr is None or (arr.dtype == np.uint64 and arr.size
+                       and int(arr.max()) > np.iinfo(np.int64).max):
+        return None  # the torch path reads it (and says why it cannot)
+    from . import _numba_labels as nk
+
+    per_value = 72  # count, sums, boxes, last entry and lookup table of one label value
+    per_entry = 96  # label, row, extremes of one (object, row) pair, and the hull's scratch
+    status, value, cnt_v, sums_v, low_v, high_v, ent_v, ent_i, ent_lo, ent_hi, n_ent = (
+        nk.row_runs(arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1)))
+    if status == nk.PASS_NEGATIVE:
+        raise ValueError(f"labels must be >= 0 (0 is background), got the label {value}")
+    if status != nk.PASS_OK:
+        return None
+    ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
+    n = len(ids)
+    lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
+    lut[ids] = np.arange(n)
+    bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
+    rows, cols, counts = nk.hulls_from_rows(lut[ent_v[:n_ent]], ent_i[:n_ent], ent_lo[:n_ent],
+                                            ent_hi[:n_ent], n)
+    return ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut
+
+
 def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
                     ) -> tuple[tuple[np.ndarray, ...], np.ndarray | None]:
     """One pass over the labels: ``(ids, count, sums, bbox, obj, col, row_min, row_max)``
@@ -419,17 +451,11 @@ def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
     minimum enclosing circles there, in torch (:func:`.enclosing.
     minimum_enclosing_circles_torch`), instead of with NumPy on the host."""
     n = len(ids)
-    centroid = sums / np.maximum(cnt, 1)[:, None]
     if centre == "enclosing":
-        pts, counts = convex_hulls(obj, col, rmin, rmax, n)
-        if circle_device is not None:
-            c, r = minimum_enclosing_circles_torch(
-                torch.from_numpy(pts.astype(np.float64)).to(circle_device),
-                torch.from_numpy(counts).to(circle_device))
-            cen, rad = c.cpu().numpy(), r.cpu().numpy()
-        else:
-            cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
-    elif centre == "area":
+        return _hull_disks(ids, cnt, sums, bbox, *convex_hulls(obj, col, rmin, rmax, n),
+                           circle_device)
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    if centre == "area":
         cen, rad = centroid.copy(), np.sqrt(cnt / np.pi)
     else:
         # the farthest pixel square from the centroid: a convex function of the pixel
@@ -444,12 +470,35 @@ def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
                          bbox.astype(np.int64), cen, rad, centre)
 
 
+def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
+                pts: np.ndarray, counts: np.ndarray,
+                circle_device: torch.device | None = None) -> LabelGeometry:
+    """The geometry of ``centre="enclosing"`` from the objects' convex hull vertices
+    (:func:`.enclosing.convex_hulls`): each object's minimum enclosing circle."""
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    if circle_device is not None:
+        c, r = minimum_enclosing_circles_torch(
+            torch.from_numpy(pts.astype(np.float64)).to(circle_device),
+            torch.from_numpy(counts).to(circle_device))
+        cen, rad = c.cpu().numpy(), r.cpu().numpy()
+    else:
+        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, "enclosing")
+
+
 def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True,
               circle_device: torch.device | None = None
               ) -> tuple[LabelGeometry, np.ndarray | None]:
     """The geometry, and the label lookup table when the compiled pass made it (None
-    otherwise). ``fused``: the compiled pass may be used (CPU only); ``circle_device``: as
-    for :func:`_disks`."""
+    otherwise). ``fused``: the compiled passes may be used (CPU only; for
+    ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can);
+    ``circle_device``: as for :func:`_disks`."""
+    if fused and dev.type == "cpu" and centre == "enclosing":
+        res = _hull_pass(lab, budget)
+        if res is not None:
+            *parts, lut = res
+            return _hull_disks(*parts, circle_device), lut
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 

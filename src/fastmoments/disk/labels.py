@@ -302,14 +302,26 @@ class ObjectMoments:
                 f"family={self.family} convention={self.convention} route={self.route}>")
 
 
+#: The fused CPU kernel reads each object's pixels from its bounding box
+#: (:func:`._numba_labels.zernike_box_sums`: no scratch, and only the boxes are read) when
+#: the boxes together cover at most this many times the image (objects that hold others in
+#: their box, such as rings or long diagonals, make them overlap); else it sorts the
+#: labelled pixels of bands of rows by object (:func:`._numba_labels.zernike_image_sums`,
+#: two passes over the image). On the 5120 x 5120 nuclei set (boxes 1.4 times the labelled
+#: pixels, 0.4 times the image; one thread) the two take the same time at degree 9 within
+#: this shared machine's noise (0.12-0.16 s each).
+BOX_COVER = 2.0
+
+
 def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
                 dt: torch.dtype, budget: int, show: bool | None, lut: np.ndarray | None,
-                origin: tuple[int, int] = (0, 0)) -> torch.Tensor:
+                origin: tuple[int, int] = (0, 0), boxes: bool = False) -> torch.Tensor:
     """:func:`_kernel_sums` by the fused CPU kernel (sums in float64, cast at the end):
     over the whole image at once when the geometry pass made a label lookup table ``lut``
     (no scratch), else over row blocks of the labelled pixels. ``origin``: where ``lab``
-    lies in the image whose coordinates ``geo`` holds."""
-    from ._numba_labels import zernike_image_sums, zernike_label_sums
+    lies in the image whose coordinates ``geo`` holds. ``boxes``: ``geo`` is the geometry
+    of ``lab`` itself (its bounding boxes may be read, :data:`BOX_COVER`)."""
+    from ._numba_labels import zernike_box_sums, zernike_image_sums, zernike_label_sums
 
     h, w = lab.shape
     dev = torch.device("cpu")
@@ -318,8 +330,16 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
     cdt = torch.complex128 if dt == torch.float64 else torch.complex64
     pix = np.zeros((0, 0)) if img is None else _host_image(img)
+    arr = _as_host_array(lab)
+    if boxes and origin == (0, 0) and arr is not None and pix is not None:
+        box = geo.bbox
+        cover = float(np.sum((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
+        if cover <= BOX_COVER * h * w:
+            zernike_box_sums(arr, geo.labels, box, pix, geo.centre, geo.radius,
+                             plan.index.max_order, convention == "cellprofiler", limit, out)
+            res = torch.from_numpy(out)
+            return torch.complex(res[..., 0], res[..., 1]).to(cdt)
     if lut is not None and pix is not None:
-        arr = _as_host_array(lab)
         zernike_image_sums(arr, lut, pix, geo.centre, geo.radius, plan.index.max_order,
                            convention == "cellprofiler", limit, out, origin[0], origin[1])
         res = torch.from_numpy(out)
@@ -552,7 +572,8 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba",
                          circle_device=dev if on_device else None)
     if route.backend == "numba":
-        sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut)
+        sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
+                           boxes=True)
     else:
         sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
     values, feats, names = _finish(sums, geo, plan, convention, kind, img is not None,
