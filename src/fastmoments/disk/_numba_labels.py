@@ -15,6 +15,11 @@ al.: :math:`R_{nn} = \rho R_{n-1,n-1}`,
 :math:`R_{nm} = \rho (R_{n-1,|m-1|} + R_{n-1,m+1}) - R_{n-2,m}`), and adds
 :math:`f\, R_{nm}(\rho)\, u^m` to its object's sums in float64.
 
+The geometry has its compiled loops here too: one pass over the label image run by run
+(:func:`row_runs`), the convex hulls from the row extremes (:func:`hulls_from_rows`), and
+the steps of Chrystal's algorithm for the minimum enclosing circles (``circle_*``, driven by
+:func:`fastmoments.disk.enclosing.minimum_enclosing_circles`). All run on one thread.
+
 Imported lazily (``import fastmoments`` does not import numba); compiled with
 ``cache=True``.
 """

@@ -38,8 +38,13 @@ Minimum enclosing circle
     object) would otherwise fall on either side of it by rounding.
 
 The circle is a small geometric problem on few points per object (the hull of an object of
-radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs in NumPy on the host, where
-CellProfiler's bits are kept; :func:`minimum_enclosing_circles_torch` runs the same steps in
+radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs on the host, where
+CellProfiler's bits are kept: by default each step goes object by object in compiled loops,
+with NumPy's ``arccos`` applied to all the step's candidates at once and NumPy's sort of all
+their angles made only in a step where the vertices of an object's equal smallest angles
+would give different circles or moves (elsewhere which one is taken does not change a bit);
+``method="numpy"`` runs every object in lock step with array operations, the plain
+reference. :func:`minimum_enclosing_circles_torch` runs the same steps in
 torch on a GPU (the standard convention's route on CUDA, where the last bits of a centre do
 not decide which pixels count).
 """

@@ -9,6 +9,15 @@ coordinate sums go to the objects by ``index_add_``, bounding boxes and each obj
 topmost and bottommost pixel of every column by ``scatter_reduce_``. The minimum enclosing
 circles are computed from those column extremes (:mod:`fastmoments.disk.enclosing`). Used
 by :mod:`fastmoments.disk.labels`; the ``centre=`` choices are described there.
+
+On the CPU, compiled loops (:mod:`fastmoments.disk._numba_labels`) read a host array in
+place instead. For ``centre="enclosing"`` one pass reads each row as runs of equal labels:
+a run adds its pixel count, its integer sums of rows and columns and its ends to its
+label's entries, and each (label, row) pair keeps the first and last column of the label in
+that row; every vertex of an object's convex hull is such a row extreme, so the hulls come
+from them (columns and rows swapped in Andrew's chain). The other centres take the passes
+by pixel (counts, sums and boxes, then the column extremes). Both give the torch passes'
+numbers to the bit.
 """
 
 from __future__ import annotations
