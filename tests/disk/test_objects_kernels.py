@@ -132,3 +132,52 @@ def test_objects_whose_boxes_overlap_much_take_the_band_sums():
     a = object_moments(lab, order=6, kind="complex", method="numba", dtype="float64")
     b = object_moments(lab, order=6, kind="complex", method="torch", dtype="float64")
     np.testing.assert_allclose(a.values, b.values, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------ the geometry in torch operations
+def host_geometry(lab):
+    from fastmoments.disk.label_geometry import _geometry
+
+    return _geometry(lab, "enclosing", torch.device("cpu"), 2**30)[0]
+
+
+def assert_same_circles(g, ref, scale):
+    for field in ("labels", "area", "centroid", "bbox"):
+        np.testing.assert_array_equal(getattr(g, field), getattr(ref, field))
+    # the same circle; its centre and radius to the rounding of coordinates up to ``scale``
+    np.testing.assert_allclose(g.centre, ref.centre, rtol=0, atol=4e-16 * scale)
+    np.testing.assert_allclose(g.radius, ref.radius, rtol=0, atol=4e-16 * scale)
+
+
+@pytest.mark.parametrize("budget", [2**30, 200_000])  # one block, or 2 rows a block
+def test_the_torch_geometry_gives_the_minimum_enclosing_circles(budget):
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    lab = awkward()
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), budget)
+    assert_same_circles(g, host_geometry(lab), max(lab.shape))
+
+
+def test_the_torch_geometry_adds_the_hull_vertices_that_the_directions_miss():
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    # four directions find four extreme pixels of each ellipse: the circles around them are
+    # too small, and the pixels outside them are added until none is
+    lab = ellipses((200, 220), seed=5, step=40)
+    four = ((1, 0), (0, 1), (-1, 0), (0, -1))
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), 2**30, directions=four)
+    assert_same_circles(g, host_geometry(lab), max(lab.shape))
+    none = _device_geometry(torch.zeros(5, 6, dtype=torch.int32), torch.device("cpu"), 2**30)
+    assert len(none) == 0 and none.centre.shape == (0, 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_torch_geometry_on_random_labels(seed):
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 30, size=2))
+    lab = rng.integers(0, 4, size=shape) * (rng.random(shape) < rng.uniform(0.2, 1))
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), 2**30)
+    assert_same_circles(g, host_geometry(lab), max(shape))

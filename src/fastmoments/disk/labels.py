@@ -106,6 +106,7 @@ from .label_geometry import (
     _check_finite,
     _check_image,
     _check_labels,
+    _device_geometry,
     _geometry,
     _Mapper,
     _pixels,
@@ -566,11 +567,7 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         _check_finite(img, dev, budget)
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
-    # on a GPU the standard convention solves the circles there (CellProfiler's keeps its
-    # bits: the host's NumPy steps, as CellProfiler runs them)
-    on_device = dev.type == "cuda" and convention == "standard" and centre == "enclosing"
-    geo, lut = _geometry(lab, centre, dev, budget, fused=route.backend == "numba",
-                         circle_device=dev if on_device else None)
+    geo, lut = _route_geometry(lab, centre, convention, dev, budget, route)
     if route.backend == "numba":
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True)
@@ -582,6 +579,23 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         values, feats = values.cpu().numpy(), feats.cpu().numpy()
     return ObjectMoments(geo, plan.pairs, values, names, feats, convention, family, kind,
                          route)
+
+
+def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, budget: int,
+                    route: Route) -> tuple[LabelGeometry, np.ndarray | None]:
+    """The geometry where the call runs it (and the label lookup table when the compiled
+    pass made one). On a GPU with ``centre="enclosing"``: the standard convention computes
+    it all there (:func:`.label_geometry._device_geometry`, circles equal to the host's to
+    rounding); CellProfiler's copies the labels to the host, whose compiled steps keep
+    CellProfiler's bits. Elsewhere :func:`.label_geometry._geometry` (compiled on the CPU
+    for the numba route)."""
+    if dev.type == "cuda" and centre == "enclosing":
+        if convention == "standard":
+            return _device_geometry(lab, dev, budget), None
+        host = lab.cpu() if isinstance(lab, torch.Tensor) else lab
+        cpu = torch.device("cpu")
+        return _geometry(host, centre, cpu, memory_budget_bytes(cpu, None))[0], None
+    return _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
 
 
 def _finish(sums: torch.Tensor, geo: LabelGeometry, plan: _MomentPlan, convention: str,
