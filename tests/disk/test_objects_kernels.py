@@ -113,8 +113,9 @@ def test_the_box_sums_equal_the_band_sums(convention):
     for f in (np.zeros((0, 0)), img):
         a = np.zeros((len(geo), 30, 2))
         b = np.zeros((len(geo), 30, 2))
+        visit = np.arange(len(geo))[::-1].copy()  # any order: each object's own sums
         nk.zernike_box_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, 9, cp,
-                            limit, a)
+                            limit, a, visit)
         nk.zernike_image_sums(lab, lut, f, geo.centre, geo.radius, 9, cp, limit, b)
         # the same terms (each |R_nm u^m f| <= 1) added in another order, ~100 of them
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)

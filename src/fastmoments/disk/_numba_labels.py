@@ -564,14 +564,15 @@ def hulls_from_rows(obj, row, col_lo, col_hi, n_objects):  # pragma: no cover - 
 
 # ------------------------------------------------------ Zernike sums, object by object
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
-def zernike_box_sums(lab, ids, bbox, img, centre, radius, order, cellprofiler, limit,
-                     out):  # pragma: no cover - compiled
+def zernike_box_sums(lab, ids, bbox, img, centre, radius, order, cellprofiler, limit, out,
+                     visit):  # pragma: no cover - compiled
     r""":func:`zernike_image_sums` object by object: object ``k``'s pixels are those of label
     ``ids[k]`` within its bounding box ``bbox[k]`` (``(min_row, min_col, max_row + 1,
     max_col + 1)``), read in place, a piece of :data:`PIECE` at a time; no pass over the
     whole image, no scratch but the pieces. The same positions, test and kernel values as
     :func:`zernike_image_sums` (:func:`_piece_sums`); the sums are added in another order,
-    so they agree to rounding."""
+    so they agree to rounding. ``visit``: the order in which the objects are taken (by the
+    first row of their boxes, so that the rows they read are still in the caches)."""
     T = order
     H = T // 2 + 2
     S = PIECE
@@ -585,7 +586,8 @@ def zernike_box_sums(lab, ids, bbox, img, centre, radius, order, cellprofiler, l
     pi = np.empty((T + 1, S))
     rad = np.zeros((3, H, S))
     weighted = img.shape[0] > 0
-    for k in range(ids.shape[0]):
+    for e in range(visit.shape[0]):
+        k = visit[e]
         r = radius[k]
         if not r > 0:  # radius 0 or NaN: no pixel passes the test
             continue

@@ -336,8 +336,10 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
         box = geo.bbox
         cover = float(np.sum((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
         if cover <= BOX_COVER * h * w:
+            visit = np.lexsort((box[:, 1], box[:, 0]))  # by the boxes' first row
             zernike_box_sums(arr, geo.labels, box, pix, geo.centre, geo.radius,
-                             plan.index.max_order, convention == "cellprofiler", limit, out)
+                             plan.index.max_order, convention == "cellprofiler", limit, out,
+                             visit)
             res = torch.from_numpy(out)
             return torch.complex(res[..., 0], res[..., 1]).to(cdt)
     if lut is not None and pix is not None:
