@@ -3,10 +3,11 @@
 The 5120² tiling of stardist's nuclei mask (``benchmarks/build_nuclei_set.py``; the 512²
 files of the set suffice, the tiling is made in memory) on the GPU, through
 :func:`fastmoments.disk.labels.object_moments` at degree 9 (CellProfiler's convention and the
-standard one) and degree 20: the whole call (geometry on the host, moments on the GPU), the
-geometry alone (:func:`~fastmoments.disk.labels.label_geometry`), objects per second, the
-peak GPU memory, and the largest difference from the CPU's result under CellProfiler's
-convention. Best of three calls after one warm-up.
+standard one) and degree 20: the whole call, the geometry alone as the call computes it (the
+standard convention: all on the GPU, ``label_geometry._device_geometry``; CellProfiler's:
+the labels copied to the host, whose compiled steps keep CellProfiler's bits), objects per
+second, the peak GPU memory, and the largest difference from the CPU's result (features;
+for the standard convention, also the radii). Best of three calls after one warm-up.
 
 Run on a CUDA machine from the repository root (with the folder ``nuclei_set`` made by
 ``python benchmarks/build_nuclei_set.py``)::
@@ -29,7 +30,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_nuclei_set import load_set
-from fastmoments.disk.labels import label_geometry, object_moments
+from fastmoments.disk.label_geometry import memory_budget_bytes
+from fastmoments.disk.labels import _route_geometry, choose_route, object_moments
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -39,14 +41,17 @@ def markdown(data: dict) -> str:
     lines = [f"# Per-object moments on one GPU ({m['device']})", "",
              f"{m['date']}, torch {m['torch']}; a 5120² label image with "
              f"{data['rows'][0]['objects']} objects (the tiling of stardist's nuclei mask, "
-             "`benchmarks/build_nuclei_set.py`). *geometry*: `label_geometry`, the pass over the "
-             "pixels on the GPU, hulls and minimum enclosing circles on the host; *total*: "
-             "the whole call (the standard convention solves the circles on the GPU).", "",
+             "`benchmarks/build_nuclei_set.py`). *geometry*: the centres and radii as the "
+             "call computes them (standard convention: all on the GPU, each object's extreme "
+             "pixels in 32 directions and Chrystal's steps in torch; CellProfiler's: the "
+             "labels copied to the host, its compiled one-pass geometry and circles, "
+             "CellProfiler's bits); *total*: the whole call; *difference*: the largest "
+             "absolute difference of the features (and of the radii) from the CPU's.", "",
              "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
              "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
-        diff = "–" if r["max_diff_vs_cpu"] != r["max_diff_vs_cpu"] else \
-            f"{r['max_diff_vs_cpu']:.1e}"
+        diff = (f"{r['max_diff_vs_cpu']:.1e} (radii "
+                f"{r.get('max_radius_diff_vs_cpu', float('nan')):.1e})")
         lines.append(f"| {r['order']} | {r['convention']} | {r['total_ms']:.0f} | "
                      f"{r['geometry_ms']:.0f} | {r['objects_per_s']:.0f} | "
                      f"{r['peak_MiB']:.0f} | {diff} |")
@@ -56,10 +61,13 @@ def markdown(data: dict) -> str:
 def main() -> None:
     lab_np, _img = load_set(str(Path(__file__).resolve().parent.parent / "nuclei_set"), 5120)
     lab = torch.from_numpy(lab_np).cuda()
-    ref = object_moments(lab_np, convention="cellprofiler").features
+    dev = torch.device("cuda")
+    budget = memory_budget_bytes(dev, None)
+    route = choose_route("zernike", dev, "auto")
     rows = []
     for order, conv in [(9, "cellprofiler"), (9, "standard"), (20, "standard")]:
         kw = dict(order=order, convention=conv, progress=False)
+        cpu = object_moments(lab_np, dtype="float64", **kw)
         object_moments(lab, **kw)
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -69,16 +77,23 @@ def main() -> None:
             om = object_moments(lab, **kw)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        label_geometry(lab)
-        torch.cuda.synchronize()
-        geometry = time.perf_counter() - t
-        feats = om.features.cpu().numpy() if hasattr(om.features, "cpu") else om.features
-        diff = float(np.abs(feats - ref).max()) if conv == "cellprofiler" else float("nan")
-        rows.append(dict(order=order, convention=conv, objects=len(om),
-                         total_ms=1e3 * min(times), geometry_ms=1e3 * geometry,
-                         objects_per_s=len(om) / min(times),
-                         peak_MiB=torch.cuda.max_memory_allocated() / 2**20,
+        peak = torch.cuda.max_memory_allocated() / 2**20
+        geometry = []
+        for _ in range(3):
+            t = time.perf_counter()
+            _route_geometry(lab, "enclosing", conv, dev, budget, route)
+            torch.cuda.synchronize()
+            geometry.append(time.perf_counter() - t)
+        n_obj = len(om)
+        om = object_moments(lab, dtype="float64", **kw)
+        feats = om.features.cpu().numpy()
+        diff = float(np.abs(feats - cpu.features).max())
+        rdiff = float(np.abs(om.geometry.radius - cpu.geometry.radius).max())
+        rows.append(dict(order=order, convention=conv, objects=n_obj,
+                         total_ms=1e3 * min(times), geometry_ms=1e3 * min(geometry),
+                         max_radius_diff_vs_cpu=rdiff,
+                         objects_per_s=n_obj / min(times),
+                         peak_MiB=peak,
                          max_diff_vs_cpu=diff, route=str(om.route)))
         print(rows[-1], flush=True)
     name = torch.cuda.get_device_name()

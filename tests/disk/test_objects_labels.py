@@ -393,7 +393,8 @@ def test_any_integer_dtype_and_labels_not_contiguous(dtype, method):
     ref = object_moments(lab.astype(np.int64), order=4, dtype="float64")
     om = object_moments(lab, order=4, dtype="float64", method=method)
     np.testing.assert_array_equal(om.labels, [5, 200])
-    np.testing.assert_allclose(om.features, ref.features, rtol=0, atol=1e-15)
+    # the two routes add the ~150 pixels of an object in different orders: N eps apart
+    np.testing.assert_allclose(om.features, ref.features, rtol=0, atol=1e-14)
     img = np.linspace(0, 1, lab.size).reshape(lab.shape)
     a = object_moments(lab, img.astype(">f8"), order=4, method="torch")
     b = object_moments(lab, img.astype(">f8"), order=4, method=method)
@@ -529,7 +530,11 @@ def test_cuda_gives_the_cpu_numbers(convention):
     gpu = object_moments(torch.from_numpy(lab).cuda(), torch.from_numpy(img).cuda(), order=9,
                          convention=convention, dtype="float64")
     assert gpu.features.device.type == "cuda" and gpu.route.backend == "torch"
-    np.testing.assert_array_equal(gpu.geometry.radius, cpu.geometry.radius)
+    if convention == "cellprofiler":  # the host's circles: CellProfiler's bits
+        np.testing.assert_array_equal(gpu.geometry.radius, cpu.geometry.radius)
+    else:  # the circles solved on the GPU: the same, to the rounding of the coordinates
+        np.testing.assert_allclose(gpu.geometry.radius, cpu.geometry.radius, rtol=0,
+                                   atol=1e-13)
     np.testing.assert_allclose(gpu.features.cpu().numpy(), cpu.features, rtol=0, atol=1e-12)
 
 

@@ -15,6 +15,11 @@ al.: :math:`R_{nn} = \rho R_{n-1,n-1}`,
 :math:`R_{nm} = \rho (R_{n-1,|m-1|} + R_{n-1,m+1}) - R_{n-2,m}`), and adds
 :math:`f\, R_{nm}(\rho)\, u^m` to its object's sums in float64.
 
+The geometry has its compiled loops here too: one pass over the label image run by run
+(:func:`row_runs`), the convex hulls from the row extremes (:func:`hulls_from_rows`), and
+the steps of Chrystal's algorithm for the minimum enclosing circles (``circle_*``, driven by
+:func:`fastmoments.disk.enclosing.minimum_enclosing_circles`). All run on one thread.
+
 Imported lazily (``import fastmoments`` does not import numba); compiled with
 ``cache=True``.
 """
@@ -26,8 +31,10 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["column_extremes", "flag_labels", "label_extent", "label_stats",
-           "zernike_image_sums", "zernike_label_sums"]
+__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_start",
+           "column_extremes", "flag_labels", "hulls_from_rows",
+           "label_extent", "label_stats", "row_runs", "zernike_box_sums", "zernike_image_sums",
+           "zernike_label_sums"]
 
 
 @njit(cache=True, error_model="numpy")  # x / 0 gives inf or NaN, as NumPy
@@ -257,24 +264,8 @@ def zernike_image_sums(lab, lut, img, centre, radius, order, cellprofiler, limit
             cj = centre[k, 1]
             for p0 in range(first, first + n_px, S):
                 L = min(S, first + n_px - p0)
-                for t in range(L):
-                    dy = (prow[p0 + t] - ci) / r
-                    dx = (pcol[p0 + t] - cj) / r
-                    rho2 = dx * dx + dy * dy
-                    keep = rho2 <= limit
-                    inside = keep and rho2 > 0
-                    q = math.sqrt(rho2) if inside else 1.0
-                    a = dx
-                    b = dy
-                    if cellprofiler:
-                        a = dy
-                        b = dx
-                    rho[t] = q if inside else 0.0
-                    ur[t] = a / q if inside else 0.0
-                    ui[t] = b / q if inside else 0.0
-                    pr[0, t] = pw[p0 + t] if keep else 0.0
-                    pi[0, t] = 0.0
-                _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad)
+                _piece_sums(L, p0, k, T, H, prow, pcol, pw, ci, cj, r, cellprofiler, limit,
+                            out, ur, ui, rho, pr, pi, rad)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"}, inline="always")
@@ -393,3 +384,432 @@ def all_finite(img):  # pragma: no cover - compiled
         if not ok:
             return False
     return ok
+
+
+# ------------------------------------------------------------ one pass for the geometry
+#: Status codes of :func:`row_runs`.
+PASS_OK, PASS_NEGATIVE, PASS_TOO_LARGE = 0, 1, 2
+
+
+@njit(cache=True)
+def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
+    """Everything the geometry of ``centre="enclosing"`` needs from the pixels, in one pass
+    over a 2-D label image, run by run: each row is read once as runs of equal labels.
+
+    By label value ``v`` (arrays that grow with the largest label met, up to
+    ``max_values`` entries): the pixel count, the sums of rows and of columns (float64,
+    exact for integers below 2**53; a run adds its integer sums), the smallest and largest
+    row and column. And one *entry* per (label, row) that the label meets: the label, the
+    row, the first and the last column of the label in that row (the row extremes), in the
+    order of the rows.
+
+    Returns ``(status, value, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi,
+    n_ent)``: ``status`` :data:`PASS_OK`; :data:`PASS_NEGATIVE` with ``value`` a negative
+    label; or :data:`PASS_TOO_LARGE` when a label is ``>= max_values`` or the entries
+    would pass ``max_entries`` (the arrays are then incomplete).
+    """
+    h, w = lab.shape
+    big = np.iinfo(np.int64).max
+    m = min(1024, max_values)
+    count = np.zeros(m, np.int64)
+    sums = np.zeros((m, 2))
+    low = np.full((m, 2), big, np.int64)
+    high = np.full((m, 2), -1, np.int64)
+    last = np.full(m, -1, np.int64)  # each label's entry of the row it was last met in
+    cap = min(1 << 16, max_entries)
+    ent_v = np.empty(cap, np.int64)
+    ent_i = np.empty(cap, np.int64)
+    ent_lo = np.empty(cap, np.int64)
+    ent_hi = np.empty(cap, np.int64)
+    n_ent = 0
+    for i in range(h):
+        lo = np.int64(0)
+        hi = np.int64(0)
+        for j in range(w):
+            x = np.int64(lab[i, j])
+            lo = min(lo, x)
+            hi = max(hi, x)
+        if lo < 0:
+            return PASS_NEGATIVE, lo, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, 0
+        if hi >= m:  # room for the row's labels
+            if hi >= max_values:
+                return (PASS_TOO_LARGE, hi, count, sums, low, high, ent_v, ent_i, ent_lo,
+                        ent_hi, 0)
+            grown = min(max(2 * m, hi + 1), max_values)
+            count = _grow(count, grown, 0)
+            sums = _grow(sums, grown, 0.0)
+            low = _grow(low, grown, big)
+            high = _grow(high, grown, -1)
+            last = _grow(last, grown, -1)
+            m = grown
+        if n_ent + w > cap:  # room for the row's entries
+            if n_ent + w > max_entries:
+                return (PASS_TOO_LARGE, 0, count, sums, low, high, ent_v, ent_i, ent_lo,
+                        ent_hi, 0)
+            cap = min(max(2 * cap, n_ent + w), max_entries)
+            ent_v = _grow(ent_v[:n_ent], cap, 0)
+            ent_i = _grow(ent_i[:n_ent], cap, 0)
+            ent_lo = _grow(ent_lo[:n_ent], cap, 0)
+            ent_hi = _grow(ent_hi[:n_ent], cap, 0)
+        n_ent = _row_runs(lab, i, w, count, sums, low, high, last, ent_v, ent_i, ent_lo,
+                          ent_hi, n_ent)
+    return PASS_OK, 0, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, n_ent
+
+
+@njit(cache=True)
+def _grow(a, size, fill):  # pragma: no cover - compiled
+    """``a`` (1-D or 2-D) in a new array of ``size`` rows, the new rows set to ``fill``."""
+    shape = (size,) + a.shape[1:]  # noqa: RUF005 (numba: no starred tuples)
+    out = np.empty(shape, a.dtype)
+    out[: a.shape[0]] = a
+    out[a.shape[0]:] = fill
+    return out
+
+
+@njit(cache=True)
+def _row_runs(lab, i, w, count, sums, low, high, last, ent_v, ent_i, ent_lo, ent_hi,
+              n_ent):  # pragma: no cover - compiled
+    """The runs of row ``i`` (:func:`row_runs`); returns the number of entries."""
+    p = np.int64(0)
+    start = 0
+    for j in range(w + 1):
+        v = np.int64(lab[i, j]) if j < w else np.int64(0)
+        if v == p:
+            continue
+        if p != 0:  # the run of p on columns start .. j - 1
+            size = j - start
+            if count[p] == 0:
+                low[p, 0] = i
+            count[p] += size
+            sums[p, 0] += i * size
+            sums[p, 1] += (start + j - 1) * size // 2
+            high[p, 0] = i
+            if start < low[p, 1]:
+                low[p, 1] = start
+            if j - 1 > high[p, 1]:
+                high[p, 1] = j - 1
+            e = last[p]
+            if e >= 0 and ent_i[e] == i:
+                ent_hi[e] = j - 1
+            else:
+                ent_v[n_ent] = p
+                ent_i[n_ent] = i
+                ent_lo[n_ent] = start
+                ent_hi[n_ent] = j - 1
+                last[p] = n_ent
+                n_ent += 1
+        p = v
+        start = j
+    return n_ent
+
+
+@njit(cache=True)
+def hulls_from_rows(obj, row, col_lo, col_hi, n_objects):  # pragma: no cover - compiled
+    """Strict convex hull vertices of every object from its row extremes (the entries of
+    :func:`row_runs`, object indices ``obj``, in the order of the rows), in the order of
+    :func:`fastmoments.disk.enclosing.convex_hulls`: counter-clockwise in the
+    ``(x, y) = (col, row)`` plane from the vertex of smallest ``(col, row)``.
+
+    The entries are put object by object (a counting sort, rows stay in order) and each
+    object's go through Andrew's monotone chain (:func:`convex_hulls_by_object`) with rows
+    and columns swapped; the swap turns the vertices clockwise, so each object's are
+    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(rows,
+    cols, counts)``."""
+    n_e = obj.shape[0]
+    nrow = np.zeros(n_objects, np.int64)
+    for e in range(n_e):
+        nrow[obj[e]] += 1
+    first = np.empty(n_objects, np.int64)
+    acc = 0
+    for k in range(n_objects):
+        first[k] = acc
+        acc += nrow[k]
+    fill = first.copy()
+    srow = np.empty(n_e, np.int64)
+    slo = np.empty(n_e, np.int64)
+    shi = np.empty(n_e, np.int64)
+    for e in range(n_e):
+        k = obj[e]
+        q = fill[k]
+        srow[q] = row[e]
+        slo[q] = col_lo[e]
+        shi[q] = col_hi[e]
+        fill[k] = q + 1
+    out_c = np.empty(2 * n_e, np.int64)  # swapped: the chain's "rows" are columns
+    out_r = np.empty(2 * n_e, np.int64)
+    counts = np.zeros(n_objects, np.int64)
+    convex_hulls_by_object(first, nrow, srow, slo, shi, out_c, out_r, counts)
+    total = 0
+    for k in range(n_objects):
+        total += counts[k]
+    res_r = np.empty(total, np.int64)
+    res_c = np.empty(total, np.int64)
+    at = 0
+    for k in range(n_objects):
+        base = 2 * first[k]
+        c = counts[k]
+        s = 0  # the vertex of smallest (col, row)
+        for t in range(1, c):
+            if (out_c[base + t] < out_c[base + s]
+                    or (out_c[base + t] == out_c[base + s]
+                        and out_r[base + t] < out_r[base + s])):
+                s = t
+        for t in range(c):
+            u = (s - t) % c
+            res_r[at + t] = out_r[base + u]
+            res_c[at + t] = out_c[base + u]
+        at += c
+    return res_r, res_c, counts
+
+
+# ------------------------------------------------------ Zernike sums, object by object
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def zernike_box_sums(lab, ids, bbox, img, centre, radius, order, cellprofiler, limit, out,
+                     visit):  # pragma: no cover - compiled
+    r""":func:`zernike_image_sums` object by object: object ``k``'s pixels are those of label
+    ``ids[k]`` within its bounding box ``bbox[k]`` (``(min_row, min_col, max_row + 1,
+    max_col + 1)``), read in place, a piece of :data:`PIECE` at a time; no pass over the
+    whole image, no scratch but the pieces. The same positions, test and kernel values as
+    :func:`zernike_image_sums` (:func:`_piece_sums`); the sums are added in another order,
+    so they agree to rounding. ``visit``: the order in which the objects are taken (by the
+    first row of their boxes, so that the rows they read are still in the caches)."""
+    T = order
+    H = T // 2 + 2
+    S = PIECE
+    prow = np.empty(S, np.int64)
+    pcol = np.empty(S, np.int64)
+    pw = np.empty(S)
+    ur = np.empty(S)
+    ui = np.empty(S)
+    rho = np.empty(S)
+    pr = np.empty((T + 1, S))
+    pi = np.empty((T + 1, S))
+    rad = np.zeros((3, H, S))
+    weighted = img.shape[0] > 0
+    for e in range(visit.shape[0]):
+        k = visit[e]
+        r = radius[k]
+        if not r > 0:  # radius 0 or NaN: no pixel passes the test
+            continue
+        v = ids[k]
+        t = 0
+        for i in range(bbox[k, 0], bbox[k, 2]):
+            for j in range(bbox[k, 1], bbox[k, 3]):
+                if np.int64(lab[i, j]) == v:
+                    prow[t] = i
+                    pcol[t] = j
+                    pw[t] = np.float64(img[i, j]) if weighted else 1.0
+                    t += 1
+                    if t == S:
+                        _piece_sums(S, 0, k, T, H, prow, pcol, pw, centre[k, 0],
+                                    centre[k, 1], r, cellprofiler, limit, out, ur, ui, rho,
+                                    pr, pi, rad)
+                        t = 0
+        if t:
+            _piece_sums(t, 0, k, T, H, prow, pcol, pw, centre[k, 0], centre[k, 1], r,
+                        cellprofiler, limit, out, ur, ui, rho, pr, pi, rad)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"}, inline="always")
+def _piece_sums(L, p0, k, T, H, prow, pcol, pw, ci, cj, r, cellprofiler, limit, out, ur, ui,
+                rho, pr, pi, rad):  # pragma: no cover - compiled
+    r"""Add the kernel values of the ``L`` pixels ``p0 .. p0 + L - 1`` of ``prow``, ``pcol``,
+    ``pw`` (object ``k``, centre ``(ci, cj)``, radius ``r``) to ``out[k]``: their positions
+    (the operations of :func:`_add_pixel`; a pixel that fails the test :math:`\rho^2 \le`
+    ``limit`` weighs 0), then :func:`_run_sums`."""
+    for t in range(L):
+        dy = (prow[p0 + t] - ci) / r
+        dx = (pcol[p0 + t] - cj) / r
+        rho2 = dx * dx + dy * dy
+        keep = rho2 <= limit
+        inside = keep and rho2 > 0
+        q = math.sqrt(rho2) if inside else 1.0
+        a = dx
+        b = dy
+        if cellprofiler:
+            a = dy
+            b = dx
+        rho[t] = q if inside else 0.0
+        ur[t] = a / q if inside else 0.0
+        ui[t] = b / q if inside else 0.0
+        pr[0, t] = pw[p0 + t] if keep else 0.0
+        pi[0, t] = 0.0
+    _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad)
+
+
+# ------------------------------------------------ minimum enclosing circles, per object
+@njit(cache=True)
+def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - compiled
+    """The circles of objects of one or two hull vertices (the others are left)."""
+    for k in range(counts.shape[0]):
+        s = start[k]
+        if counts[k] == 1:
+            centres[k, 0] = py[s]
+            centres[k, 1] = px[s]
+        elif counts[k] == 2:
+            cy = (py[s] + py[s + 1]) / 2
+            cx = (px[s] + px[s + 1]) / 2
+            centres[k, 0] = cy
+            centres[k, 1] = cx
+            dy = cy - py[s]
+            dx = cx - px[s]
+            radii[k] = math.sqrt(dy * dy + dx * dx)
+
+
+@njit(cache=True)
+def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
+                   row_of):  # pragma: no cover - compiled
+    """One step of Chrystal's algorithm, first part: for every active object (in order) and
+    each of its hull vertices ``V`` but the side's ends ``S0``, ``S1`` (in hull order), the
+    cosines of the angles at ``S1`` and at ``S0`` of the triangle ``S0 S1 V``, computed
+    with the operations of :func:`fastmoments.disk.enclosing._angle`, one flat entry per
+    candidate; ``slot_of``: the vertex of each entry (its slot in its object's hull),
+    ``row_of``: its object's position in ``active``. Returns the number of entries."""
+    e = 0
+    for a in range(active.shape[0]):
+        k = active[a]
+        s = start[k]
+        y0 = py[s + s0[k]]
+        x0 = px[s + s0[k]]
+        y1 = py[s + s1[k]]
+        x1 = px[s + s1[k]]
+        sy = y0 - y1
+        sx = x0 - x1
+        l01 = sy * sy + sx * sx
+        for t in range(counts[k]):
+            if t == s0[k] or t == s1[k]:
+                continue
+            vy = py[s + t] - y1
+            vx = px[s + t] - x1
+            num = sy * vy
+            num += sx * vx
+            cos1[e] = num / math.sqrt(l01 * (vy * vy + vx * vx))
+            vy = py[s + t] - y0
+            vx = px[s + t] - x0
+            num = -sy * vy
+            num += -sx * vx
+            cos0[e] = num / math.sqrt(l01 * (vy * vy + vx * vx))
+            slot_of[e] = t
+            row_of[e] = a
+            e += 1
+    return e
+
+
+@njit(cache=True)
+def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, order,
+                row_of, best):  # pragma: no cover - compiled
+    """One step of Chrystal's algorithm, second part: each active object's candidate of
+    smallest angle ``at_v`` (flat entries of :func:`circle_cosines`; ``ang1``, ``ang0``:
+    the angles at ``S1`` and ``S0``), as the entry's index in ``best``.
+
+    CellProfiler's code takes, among an object's candidates of equal smallest angle, the
+    first in NumPy's sort of all the step's entries. Without ``order`` (an empty array):
+    the smallest of each object's entries, when it is the only one or when every one of
+    the equal smallest gives the same bits (each makes the diameter circle, or each the
+    same circumcircle); else returns False, leaving ``best`` incomplete. With ``order``
+    (that sort, ``np.argsort(at_v)``) and ``row_of`` (:func:`circle_cosines`): each
+    object's first entry in it."""
+    n = active.shape[0]
+    if order.shape[0]:
+        for a in range(n):
+            best[a] = -1
+        for q in range(order.shape[0]):
+            e = order[q]
+            a = row_of[e]
+            if best[a] < 0:
+                best[a] = e
+        return True
+    e = 0
+    for a in range(n):
+        k = active[a]
+        c = counts[k] - 2
+        b = e
+        v = at_v[e]
+        tied = False
+        nan = v != v
+        for q in range(e + 1, e + c):
+            x = at_v[q]
+            if x < v:
+                v = x
+                b = q
+                tied = False
+            elif x == v:
+                tied = True
+            elif x != x:
+                nan = True
+        if nan:
+            return False
+        if tied:
+            s = start[k]
+            kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], at_v[b],
+                                           ang1[b], ang0[b])
+            for q in range(b + 1, e + c):
+                if at_v[q] == v:
+                    kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q],
+                                                       at_v[q], ang1[q], ang0[q])
+                    if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
+                        return False
+        best[a] = b
+        e += c
+    return True
+
+
+@njit(cache=True, inline="always")
+def _circle_case(py, px, s, t0, t1, t2, min_v, b_s1, b_s0):  # pragma: no cover - compiled
+    """What a step of Chrystal's algorithm does with the side ``S0 S1`` (hull slots ``t0``,
+    ``t1`` from ``s``) and the candidate ``V`` (slot ``t2``) of smallest angle ``min_v``
+    (``b_s1``, ``b_s0`` the angles at ``S1`` and ``S0``), with the operations of
+    :func:`fastmoments.disk.enclosing.minimum_enclosing_circles`: ``(0, cy, cx, r)`` the
+    circle on the diameter ``S0 S1``, ``(1, cy, cx, r)`` the circumcircle of ``S0 S1 V``,
+    or ``(2, 0, 0, 0)``: ``V`` replaces an end of the side."""
+    half_pi = np.pi / 2
+    y0 = py[s + t0]
+    x0 = px[s + t0]
+    y1 = py[s + t1]
+    x1 = px[s + t1]
+    if min_v >= half_pi:
+        dy = y0 - y1
+        dx = x0 - x1
+        return 0, (y0 + y1) / 2, (x0 + x1) / 2, math.sqrt(dy * dy + dx * dx) / 2
+    if b_s1 <= half_pi and b_s0 <= half_pi and min_v <= half_pi:
+        y2 = py[s + t2]
+        x2 = px[s + t2]
+        q0 = y0 * y0 + x0 * x0
+        q1 = y1 * y1 + x1 * x1
+        q2 = y2 * y2 + x2 * x2
+        den = 2 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
+        cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
+        cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
+        dy = y0 - cy
+        dx = x0 - cx
+        return 1, cy, cx, math.sqrt(dy * dy + dx * dx)
+    return 2, 0.0, 0.0, 0.0
+
+
+@njit(cache=True)
+def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
+                  slot_of):  # pragma: no cover - compiled
+    """One step of Chrystal's algorithm, last part (:func:`_circle_case` for each active
+    object and its candidate ``best``): the diameter circle, the circumcircle, or the vertex
+    that replaces an end of the side (``S0`` when the angle at ``S0`` is obtuse, else
+    ``S1``). Returns the objects still active, in order."""
+    half_pi = np.pi / 2
+    keep = np.empty(active.shape[0], np.int64)
+    n_keep = 0
+    for a in range(active.shape[0]):
+        k = active[a]
+        e = best[a]
+        kind, cy, cx, r = _circle_case(py, px, start[k], s0[k], s1[k], slot_of[e], at_v[e],
+                                       ang1[e], ang0[e])
+        if kind < 2:
+            centres[k, 0] = cy
+            centres[k, 1] = cx
+            radii[k] = r
+        else:
+            if ang0[e] > half_pi:
+                s0[k] = slot_of[e]
+            else:
+                s1[k] = slot_of[e]
+            keep[n_keep] = k
+            n_keep += 1
+    return keep[:n_keep]

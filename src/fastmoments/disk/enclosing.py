@@ -38,8 +38,13 @@ Minimum enclosing circle
     object) would otherwise fall on either side of it by rounding.
 
 The circle is a small geometric problem on few points per object (the hull of an object of
-radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs in NumPy on the host, where
-CellProfiler's bits are kept; :func:`minimum_enclosing_circles_torch` runs the same steps in
+radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs on the host, where
+CellProfiler's bits are kept: by default each step goes object by object in compiled loops,
+with NumPy's ``arccos`` applied to all the step's candidates at once and NumPy's sort of all
+their angles made only in a step where the vertices of an object's equal smallest angles
+would give different circles or moves (elsewhere which one is taken does not change a bit);
+``method="numpy"`` runs every object in lock step with array operations, the plain
+reference. :func:`minimum_enclosing_circles_torch` runs the same steps in
 torch on a GPU (the standard convention's route on CUDA, where the last bits of a centre do
 not decide which pixels count).
 """
@@ -142,8 +147,8 @@ def _hulls_compiled(ncol: np.ndarray, col: np.ndarray, row_min: np.ndarray,
     return np.stack([out_row[at], out_col[at]], axis=1), counts
 
 
-def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
-                              ) -> tuple[np.ndarray, np.ndarray]:
+def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
+                              method: str = "numba") -> tuple[np.ndarray, np.ndarray]:
     """Centre ``(row, col)`` and radius of the smallest circle through or around each
     object's hull vertices, by Chrystal's algorithm (module notes).
 
@@ -153,6 +158,13 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         ``(P, 2)`` hull vertices from :func:`convex_hulls`.
     counts : numpy.ndarray
         ``(n,)`` vertices per object (each at least 1).
+    method : {"numba", "numpy"}
+        ``"numba"``: each step object by object in compiled loops, with NumPy's ``arccos``
+        on all the step's candidates at once, and NumPy's sort of all the candidates' angles
+        only in a step where an object has two equal smallest angles (the module notes say
+        why that sort decides); ``"numpy"``: every object in lock step with array
+        operations, the plain reference. The same operations in the same order: the same
+        bits.
 
     Returns
     -------
@@ -160,7 +172,18 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         ``(n, 2)`` float64.
     radii : numpy.ndarray
         ``(n,)`` float64; 0 for an object of one pixel.
+
+    Examples
+    --------
+    >>> pts = np.array([[0.0, 0.0], [0.0, 4.0], [3.0, 4.0], [3.0, 0.0]])
+    >>> c, r = minimum_enclosing_circles(pts, np.array([4]))
+    >>> c.tolist(), r.tolist()
+    ([[1.5, 2.0]], [2.5])
     """
+    if method not in ("numba", "numpy"):
+        raise ValueError(f"method must be 'numba' or 'numpy', got {method!r}")
+    if method == "numba":
+        return _circles_compiled(points, counts)
     n = len(counts)
     kmax = max(int(counts.max()), 2) if n else 0  # room for a side even if none has one
     centres = np.zeros((n, 2))
@@ -224,6 +247,48 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray
         s0[k[replace_s0]] = best[move][replace_s0]
         s1[k[~replace_s0]] = best[move][~replace_s0]
         active = k
+    return centres, radii
+
+
+def _circles_compiled(points: np.ndarray, counts: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`minimum_enclosing_circles` by the compiled steps of
+    :mod:`fastmoments.disk._numba_labels` (``circle_*``)."""
+    from . import _numba_labels as nk
+
+    n = len(counts)
+    centres = np.zeros((n, 2))
+    radii = np.zeros(n)
+    if n == 0:
+        return centres, radii
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    py = np.ascontiguousarray(points[:, 0], dtype=np.float64)
+    px = np.ascontiguousarray(points[:, 1], dtype=np.float64)
+    start = np.cumsum(counts) - counts
+    nk.circle_start(py, px, start, counts, centres, radii)
+    s0 = np.zeros(n, np.int64)
+    s1 = np.ones(n, np.int64)
+    active = np.flatnonzero(counts > 2)
+    size = int(np.maximum(counts - 2, 0).sum())
+    cos1, cos0 = np.empty(size), np.empty(size)
+    slot, row_of = np.empty(size, np.int64), np.empty(size, np.int64)
+    best = np.empty(n, np.int64)
+    no_order = np.zeros(0, np.int64)
+    while active.size:
+        m = nk.circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot,
+                              row_of)
+        at_s1, at_s0 = cos1[:m], cos0[:m]
+        for a in (at_s1, at_s0):  # as _angle: |arccos|, NumPy's
+            np.arccos(a, out=a)
+            np.abs(a, out=a)
+        at_v = np.pi - at_s1
+        at_v -= at_s0
+        if not nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0,
+                              slot, no_order, row_of, best):
+            nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0, slot,
+                           np.argsort(at_v), row_of, best)
+        active = nk.circle_finish(active, py, px, start, s0, s1, at_v, at_s1, at_s0, best,
+                                  centres, radii, slot)
     return centres, radii
 
 

@@ -9,6 +9,15 @@ coordinate sums go to the objects by ``index_add_``, bounding boxes and each obj
 topmost and bottommost pixel of every column by ``scatter_reduce_``. The minimum enclosing
 circles are computed from those column extremes (:mod:`fastmoments.disk.enclosing`). Used
 by :mod:`fastmoments.disk.labels`; the ``centre=`` choices are described there.
+
+On the CPU, compiled loops (:mod:`fastmoments.disk._numba_labels`) read a host array in
+place instead. For ``centre="enclosing"`` one pass reads each row as runs of equal labels:
+a run adds its pixel count, its integer sums of rows and columns and its ends to its
+label's entries, and each (label, row) pair keeps the first and last column of the label in
+that row; every vertex of an object's convex hull is such a row extreme, so the hulls come
+from them (columns and rows swapped in Andrew's chain). The other centres take the passes
+by pixel (counts, sums and boxes, then the column extremes). Both give the torch passes'
+numbers to the bit.
 """
 
 from __future__ import annotations
@@ -261,6 +270,156 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
             rmax.cpu().numpy())
 
 
+#: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every
+#: projection is an exact integer, in increasing angle) in which :func:`_device_geometry`
+#: takes each object's extreme pixel: 32 of them, at most about 18 degrees apart.
+DIRECTIONS = ((1, 0), (3, 1), (2, 1), (3, 2), (1, 1), (2, 3), (1, 2), (1, 3),
+              (0, 1), (-1, 3), (-1, 2), (-2, 3), (-1, 1), (-3, 2), (-2, 1), (-3, 1),
+              (-1, 0), (-3, -1), (-2, -1), (-3, -2), (-1, -1), (-2, -3), (-1, -2), (-1, -3),
+              (0, -1), (1, -3), (1, -2), (2, -3), (1, -1), (3, -2), (2, -1), (3, -1))
+
+
+def _boundary(blk: torch.Tensor, above: torch.Tensor | None, below: torch.Tensor | None
+              ) -> torch.Tensor:
+    """Labelled pixels of a row block with a 4-neighbour of another label (or on the image's
+    edge): every vertex of an object's convex hull is one. ``above``, ``below``: the rows
+    next to the block (None at the image's edges)."""
+    up = torch.cat([above if above is not None else torch.full_like(blk[:1], -1), blk[:-1]])
+    down = torch.cat([blk[1:], below if below is not None else torch.full_like(blk[:1], -1)])
+    edge = (blk != up) | (blk != down)
+    edge[:, 0] = True
+    edge[:, -1] = True
+    edge[:, 1:] |= blk[:, 1:] != blk[:, :-1]
+    edge[:, :-1] |= blk[:, :-1] != blk[:, 1:]
+    return edge & (blk != 0)
+
+
+def _device_geometry(lab: Any, dev: torch.device, budget: int,
+                     directions: tuple[tuple[int, int], ...] = DIRECTIONS) -> LabelGeometry:
+    """``centre="enclosing"`` computed where ``lab`` is, in torch operations (the standard
+    convention's route on a GPU; it runs on the CPU too), with no per-object loop on the host.
+
+    * counts, sums and bounding boxes of the labelled pixels by ``index_add_`` and
+      ``scatter_reduce_`` over their object indices, as :func:`_geometry_pass`;
+    * each object's extreme pixel in each of the ``directions`` (:data:`DIRECTIONS`:
+      integer vectors with components of at most 3, in increasing angle; the largest
+      projection, ties to the largest projection on the perpendicular: a vertex of the
+      object's convex hull), from its boundary pixels (:func:`_boundary`), by one
+      ``scatter_reduce_`` of an exact integer key per direction;
+    * those vertices (a subset of the hull's, in convex position), put in order of their
+      angle about the centroid, go through Chrystal's steps
+      (:func:`.enclosing.minimum_enclosing_circles_torch`): the smallest circle around them;
+    * a check of every boundary pixel against its object's circle: where one lies outside
+      (a hull vertex between two directions decides the circle), the farthest boundary
+      pixel (a hull vertex) joins the object's points and its circle is solved again, until
+      none lies outside.
+
+    The circle is each object's minimum enclosing circle, up to rounding (the host's
+    :func:`.enclosing.minimum_enclosing_circles` gives CellProfiler's bits)."""
+    h, w = lab.shape
+    ids = _present_labels(lab, dev, budget)
+    n = len(ids)
+    mapper = _Mapper(ids, dev, budget)
+    big = torch.iinfo(torch.int64).max
+    count = torch.zeros(n, dtype=torch.int64, device=dev)
+    sums = torch.zeros(n, 2, dtype=torch.float64, device=dev)
+    lo = torch.full((n, 2), big, dtype=torch.int64, device=dev)
+    hi = torch.full((n, 2), -1, dtype=torch.int64, device=dev)
+    dirs = torch.tensor(directions, dtype=torch.int64, device=dev)  # (D, 2): (x, y) steps
+    D = len(directions)
+    reach = 6 * (max(h, w) + 1)  # |projection| < reach: the components are at most 3
+    ext = torch.full((n, D), -big, dtype=torch.int64, device=dev)
+    edge_rows, edge_cols, edge_obj = [], [], []
+    per_pixel = 64 + 16 * D
+    blocks = list(_row_blocks(h, w, per_pixel, _block_budget(dev, budget, w, per_pixel),
+                              "the geometry of the labels"))
+    for r0, r1 in blocks:
+        _, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
+        if li.numel() == 0:
+            continue
+        count.index_add_(0, li, torch.ones_like(li))
+        rc = torch.stack([rows, cols], 1)
+        sums.index_add_(0, li, rc.to(torch.float64))
+        lo.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amin")
+        hi.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amax")
+        blk = _block(lab, r0, r1, dev)
+        above = _block(lab, r0 - 1, r0, dev) if r0 > 0 else None
+        below = _block(lab, r1, r1 + 1, dev) if r1 < h else None
+        flat = torch.nonzero(_boundary(blk, above, below).reshape(-1)).reshape(-1)
+        er = torch.div(flat, w, rounding_mode="floor") + r0
+        ec = flat % w
+        eo = mapper(blk.reshape(-1)[flat])
+        # key: projection on the direction, then on its perpendicular (a quarter turn
+        # counter-clockwise), both exact integers
+        proj = ec[:, None] * dirs[None, :, 0] + er[:, None] * dirs[None, :, 1]
+        perp = -ec[:, None] * dirs[None, :, 1] + er[:, None] * dirs[None, :, 0]
+        key = proj * (2 * reach) + (perp + reach)
+        ext.scatter_reduce_(0, eo[:, None].expand(-1, D), key, "amax")
+        edge_rows.append(er)
+        edge_cols.append(ec)
+        edge_obj.append(eo)
+    centroid = sums / count.clamp(min=1)[:, None]
+    if n == 0:
+        empty = np.zeros((0, 2))
+        return LabelGeometry(ids.astype(np.int64), np.zeros(0, np.int64), empty,
+                             np.zeros((0, 4), np.int64), empty, np.zeros(0), "enclosing")
+    er, ec, eo = torch.cat(edge_rows), torch.cat(edge_cols), torch.cat(edge_obj)
+    # back from the keys to the pixels: proj = a x + b y, perp = -b x + a y
+    proj = torch.div(ext, 2 * reach, rounding_mode="floor")
+    perp = ext - proj * (2 * reach) - reach
+    a, b = dirs[:, 0], dirs[:, 1]
+    norm = a * a + b * b
+    px = torch.div(a * proj - b * perp, norm, rounding_mode="floor")
+    py = torch.div(b * proj + a * perp, norm, rounding_mode="floor")
+    cand_obj = torch.arange(n, device=dev)[:, None].expand(-1, D).reshape(-1)
+    cand_row, cand_col = py.reshape(-1), px.reshape(-1)
+    centre, radius = _circles_of_points(cand_obj, cand_row, cand_col, centroid, n, h, w)
+    erf, ecf = er.to(torch.float64), ec.to(torch.float64)
+    while True:  # each round adds a hull vertex to each object it solves again
+        d2 = (erf - centre[eo, 0]) ** 2 + (ecf - centre[eo, 1]) ** 2
+        far = torch.zeros(n, dtype=torch.float64, device=dev)
+        far.scatter_reduce_(0, eo, d2, "amax")
+        bad = far > radius * radius * (1 + 1e-12)
+        if not bool(bad.any()):
+            break
+        pick = bad[eo] & (d2 == far[eo])
+        cand_obj = torch.cat([cand_obj, eo[pick]])
+        cand_row = torch.cat([cand_row, er[pick]])
+        cand_col = torch.cat([cand_col, ec[pick]])
+        # solve again the objects that had a pixel outside, with all their points
+        redo = torch.nonzero(bad).reshape(-1)
+        renum = torch.full((n,), -1, dtype=torch.int64, device=dev)
+        renum[redo] = torch.arange(len(redo), device=dev)
+        sel = bad[cand_obj]
+        c2, r2 = _circles_of_points(renum[cand_obj[sel]], cand_row[sel], cand_col[sel],
+                                    centroid[redo], len(redo), h, w)
+        centre[redo], radius[redo] = c2, r2
+    bbox = torch.cat([lo, hi + 1], dim=1)
+    return LabelGeometry(ids.astype(np.int64), count.cpu().numpy(), centroid.cpu().numpy(),
+                         bbox.cpu().numpy(), centre.cpu().numpy(), radius.cpu().numpy(),
+                         "enclosing")
+
+
+def _circles_of_points(obj: torch.Tensor, row: torch.Tensor, col: torch.Tensor,
+                       centroid: torch.Tensor, n: int, h: int, w: int
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The smallest circle around each object's points (hull vertices of it, with
+    repeats): the distinct points, in order of their angle about the object's centroid
+    (convex position), through :func:`.enclosing.minimum_enclosing_circles_torch`."""
+    key = (obj * (h + 1) + row) * (w + 1) + col
+    key = torch.unique(key)  # sorted: object by object
+    o = torch.div(key, (h + 1) * (w + 1), rounding_mode="floor")
+    rest = key - o * (h + 1) * (w + 1)
+    r = torch.div(rest, w + 1, rounding_mode="floor")
+    c = rest - r * (w + 1)
+    ang = torch.atan2(r.to(torch.float64) - centroid[o, 0], c.to(torch.float64) - centroid[o, 1])
+    order = torch.argsort(ang, stable=True)
+    order = order[torch.argsort(o[order], stable=True)]
+    pts = torch.stack([r[order], c[order]], 1).to(torch.float64)
+    counts = torch.bincount(o, minlength=n)
+    return minimum_enclosing_circles_torch(pts, counts)
+
+
 def _column_extremes(keys: torch.Tensor, rows: torch.Tensor
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     uk, inv = torch.unique(keys, return_inverse=True)
@@ -395,6 +554,38 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
 
 
+def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
+    """The geometry's parts for ``centre="enclosing"`` in one pass over the image, by the
+    compiled loops of :mod:`._numba_labels` (:func:`~._numba_labels.row_runs`: counts,
+    sums, boxes and each object's row extremes, read run by run; then
+    :func:`~._numba_labels.hulls_from_rows`): ``(ids, count, sums, bbox, points, counts,
+    lut)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls` gives
+    them. None when the labels are not a host array or their largest value, or the number
+    of (object, row) pairs, outgrows the budget."""
+    arr = _as_host_array(lab)
+    if arr is None or (arr.dtype == np.uint64 and arr.size
+                       and int(arr.max()) > np.iinfo(np.int64).max):
+        return None  # the torch path reads it (and says why it cannot)
+    from . import _numba_labels as nk
+
+    per_value = 72  # count, sums, boxes, last entry and lookup table of one label value
+    per_entry = 96  # label, row, extremes of one (object, row) pair, and the hull's scratch
+    status, value, cnt_v, sums_v, low_v, high_v, ent_v, ent_i, ent_lo, ent_hi, n_ent = (
+        nk.row_runs(arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1)))
+    if status == nk.PASS_NEGATIVE:
+        raise ValueError(f"labels must be >= 0 (0 is background), got the label {value}")
+    if status != nk.PASS_OK:
+        return None
+    ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
+    n = len(ids)
+    lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
+    lut[ids] = np.arange(n)
+    bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
+    rows, cols, counts = nk.hulls_from_rows(lut[ent_v[:n_ent]], ent_i[:n_ent], ent_lo[:n_ent],
+                                            ent_hi[:n_ent], n)
+    return ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut
+
+
 def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
                     ) -> tuple[tuple[np.ndarray, ...], np.ndarray | None]:
     """One pass over the labels: ``(ids, count, sums, bbox, obj, col, row_min, row_max)``
@@ -419,17 +610,11 @@ def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
     minimum enclosing circles there, in torch (:func:`.enclosing.
     minimum_enclosing_circles_torch`), instead of with NumPy on the host."""
     n = len(ids)
-    centroid = sums / np.maximum(cnt, 1)[:, None]
     if centre == "enclosing":
-        pts, counts = convex_hulls(obj, col, rmin, rmax, n)
-        if circle_device is not None:
-            c, r = minimum_enclosing_circles_torch(
-                torch.from_numpy(pts.astype(np.float64)).to(circle_device),
-                torch.from_numpy(counts).to(circle_device))
-            cen, rad = c.cpu().numpy(), r.cpu().numpy()
-        else:
-            cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
-    elif centre == "area":
+        return _hull_disks(ids, cnt, sums, bbox, *convex_hulls(obj, col, rmin, rmax, n),
+                           circle_device)
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    if centre == "area":
         cen, rad = centroid.copy(), np.sqrt(cnt / np.pi)
     else:
         # the farthest pixel square from the centroid: a convex function of the pixel
@@ -444,12 +629,35 @@ def _disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
                          bbox.astype(np.int64), cen, rad, centre)
 
 
+def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.ndarray,
+                pts: np.ndarray, counts: np.ndarray,
+                circle_device: torch.device | None = None) -> LabelGeometry:
+    """The geometry of ``centre="enclosing"`` from the objects' convex hull vertices
+    (:func:`.enclosing.convex_hulls`): each object's minimum enclosing circle."""
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    if circle_device is not None:
+        c, r = minimum_enclosing_circles_torch(
+            torch.from_numpy(pts.astype(np.float64)).to(circle_device),
+            torch.from_numpy(counts).to(circle_device))
+        cen, rad = c.cpu().numpy(), r.cpu().numpy()
+    else:
+        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, "enclosing")
+
+
 def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool = True,
               circle_device: torch.device | None = None
               ) -> tuple[LabelGeometry, np.ndarray | None]:
     """The geometry, and the label lookup table when the compiled pass made it (None
-    otherwise). ``fused``: the compiled pass may be used (CPU only); ``circle_device``: as
-    for :func:`_disks`."""
+    otherwise). ``fused``: the compiled passes may be used (CPU only; for
+    ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can);
+    ``circle_device``: as for :func:`_disks`."""
+    if fused and dev.type == "cpu" and centre == "enclosing":
+        res = _hull_pass(lab, budget)
+        if res is not None:
+            *parts, lut = res
+            return _hull_disks(*parts, circle_device), lut
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 

@@ -1,0 +1,184 @@
+"""The compiled per-object passes of fastmoments.disk.labels against their references: the
+one-pass geometry (run by run, hulls from the row extremes) against the column-extreme pass
+and hulls, the compiled minimum enclosing circles against the lock-step NumPy ones (to the
+bit), and the Zernike sums read from each object's bounding box against the band sums."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastmoments.disk.enclosing import convex_hulls, minimum_enclosing_circles
+from fastmoments.disk.label_geometry import _fused_pass, _hull_pass
+from fastmoments.disk.labels import object_moments
+
+from .test_objects_labels import ellipses
+
+
+def awkward(dtype=np.int32):
+    """Ellipses, one-pixel objects, lines (a row, a column, diagonals), squares (four pixel
+    centres on one circle: tied angles), ragged blobs, labels above 1024 (the tables grow)
+    and an object in two pieces."""
+    rng = np.random.default_rng(8)
+    lab = ellipses((120, 130), seed=8, step=10).astype(dtype)
+    lab[0, 0] = 500
+    lab[5, 3:9] = 501
+    lab[100:110, 127] = 502
+    lab[np.arange(110, 118), np.arange(110, 118)] = 503
+    lab[np.arange(110, 116), np.arange(126, 120, -1)] = 504
+    lab[60:66, 60:66] = 2000
+    lab[70:75, 2:9] = 3001
+    lab[119, 129] = 3001  # far from the rest of it
+    for t in range(6):
+        r, c = rng.integers(0, 112, 2)
+        lab[r:r + 6, c:c + 6][rng.random((6, 6)) < 0.5] = 600 + t
+    return lab
+
+
+def column_pass(lab):
+    """The geometry parts of the column-extreme pass, with its hulls."""
+    ids, cnt, sums, bbox, obj, col, rmin, rmax, _lut = _fused_pass(lab, 2**30)
+    pts, counts = convex_hulls(obj, col, rmin, rmax, len(ids))
+    return ids, cnt, sums, bbox, pts, counts
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16])
+def test_the_one_pass_geometry_equals_the_column_extreme_pass(dtype):
+    lab = awkward(dtype)
+    ids, cnt, sums, bbox, pts, counts, lut = _hull_pass(lab, 2**30)
+    ref = column_pass(lab)
+    for a, b in zip((ids, cnt, sums, bbox, pts, counts), ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(lut[ids], np.arange(len(ids)))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_one_pass_geometry_equals_the_column_extreme_pass_on_random_labels(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 24, size=2))
+    lab = rng.integers(0, 5, size=shape) * (rng.random(shape) < rng.uniform(0.2, 1))
+    lab = lab * int(rng.integers(1, 400))
+    res = _hull_pass(lab, 2**30)
+    if not lab.any():
+        assert len(res[0]) == 0 and len(res[4]) == 0
+        return
+    for a, b in zip(res[:6], column_pass(lab), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_one_pass_geometry_refuses_negative_labels_and_gives_way_to_large_ones():
+    lab = awkward(np.int64)
+    lab[50, 50] = -3
+    with pytest.raises(ValueError, match="got the label -3"):
+        _hull_pass(lab, 2**30)
+    lab[50, 50] = 2**40  # too large for a table in this budget: the other passes take it
+    assert _hull_pass(lab, 2**20) is None
+    assert _hull_pass(awkward(), 4000) is None  # (object, row) pairs past the budget
+
+
+@pytest.mark.parametrize("seed, step", [(1, 40), (8, 10), (11, 12)])
+def test_the_compiled_circles_equal_the_lock_step_ones_to_the_bit(seed, step):
+    # ellipses and squares: many objects have vertices that see the side under the same
+    # computed angle, where NumPy's sort of all the angles decides (module notes)
+    lab = ellipses((240, 260), seed=seed, step=step)
+    lab[0, 0] = 900
+    lab[60, 2:9] = 901
+    for t in range(8):
+        lab[200 + 4 * t : 203 + 4 * t, 3 + 9 * t : 3 + 9 * t + t + 1] = 910 + t
+    *_, pts, counts = column_pass(lab)
+    a = minimum_enclosing_circles(pts.astype(float), counts, method="numba")
+    b = minimum_enclosing_circles(pts.astype(float), counts, method="numpy")
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    empty = minimum_enclosing_circles(np.zeros((0, 2)), np.zeros(0, np.int64))
+    assert empty[0].shape == (0, 2) and empty[1].shape == (0,)
+    with pytest.raises(ValueError, match="method"):
+        minimum_enclosing_circles(pts.astype(float), counts, method="scipy")
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+def test_the_box_sums_equal_the_band_sums(convention):
+    from fastmoments.disk import _numba_labels as nk
+    from fastmoments.disk.label_geometry import _geometry
+
+    lab = awkward()
+    img = np.random.default_rng(3).random(lab.shape)
+    geo, lut = _geometry(lab, "enclosing", torch.device("cpu"), 2**30)
+    cp = convention == "cellprofiler"
+    limit = 1.0 if cp else 1.0 + 1e-10
+    for f in (np.zeros((0, 0)), img):
+        a = np.zeros((len(geo), 30, 2))
+        b = np.zeros((len(geo), 30, 2))
+        visit = np.arange(len(geo))[::-1].copy()  # any order: each object's own sums
+        nk.zernike_box_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, 9, cp,
+                            limit, a, visit)
+        nk.zernike_image_sums(lab, lut, f, geo.centre, geo.radius, 9, cp, limit, b)
+        # the same terms (each |R_nm u^m f| <= 1) added in another order, ~100 of them
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+        assert np.isfinite(a).all()
+
+
+def test_objects_whose_boxes_overlap_much_take_the_band_sums():
+    # three diagonals across the image: their boxes cover it three times over
+    lab = np.zeros((64, 64), np.int32)
+    idx = np.arange(64)
+    lab[idx, idx] = 1
+    lab[idx[:-2], idx[2:]] = 2
+    lab[idx[2:], idx[:-2]] = 3
+    lab[20:30, 40:50] = 4
+    a = object_moments(lab, order=6, kind="complex", method="numba", dtype="float64")
+    b = object_moments(lab, order=6, kind="complex", method="torch", dtype="float64")
+    np.testing.assert_allclose(a.values, b.values, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------ the geometry in torch operations
+def host_geometry(lab):
+    from fastmoments.disk.label_geometry import _geometry
+
+    return _geometry(lab, "enclosing", torch.device("cpu"), 2**30)[0]
+
+
+def assert_same_circles(g, ref, scale):
+    for field in ("labels", "area", "centroid", "bbox"):
+        np.testing.assert_array_equal(getattr(g, field), getattr(ref, field))
+    # the same circle; its centre and radius to the rounding of coordinates up to ``scale``
+    np.testing.assert_allclose(g.centre, ref.centre, rtol=0, atol=4e-16 * scale)
+    np.testing.assert_allclose(g.radius, ref.radius, rtol=0, atol=4e-16 * scale)
+
+
+@pytest.mark.parametrize("budget", [2**30, 200_000])  # one block, or 2 rows a block
+def test_the_torch_geometry_gives_the_minimum_enclosing_circles(budget):
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    lab = awkward()
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), budget)
+    assert_same_circles(g, host_geometry(lab), max(lab.shape))
+
+
+def test_the_torch_geometry_adds_the_hull_vertices_that_the_directions_miss():
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    # four directions find four extreme pixels of each ellipse: the circles around them are
+    # too small, and the pixels outside them are added until none is
+    lab = ellipses((200, 220), seed=5, step=40)
+    four = ((1, 0), (0, 1), (-1, 0), (0, -1))
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), 2**30, directions=four)
+    assert_same_circles(g, host_geometry(lab), max(lab.shape))
+    none = _device_geometry(torch.zeros(5, 6, dtype=torch.int32), torch.device("cpu"), 2**30)
+    assert len(none) == 0 and none.centre.shape == (0, 2)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_torch_geometry_on_random_labels(seed):
+    from fastmoments.disk.label_geometry import _device_geometry
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 30, size=2))
+    lab = rng.integers(0, 4, size=shape) * (rng.random(shape) < rng.uniform(0.2, 1))
+    g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), 2**30)
+    assert_same_circles(g, host_geometry(lab), max(shape))
