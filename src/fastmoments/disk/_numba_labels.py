@@ -16,9 +16,9 @@ al.: :math:`R_{nn} = \rho R_{n-1,n-1}`,
 :math:`f\, R_{nm}(\rho)\, u^m` to its object's sums in float64.
 
 The geometry has its compiled loops here too: one pass over the label image run by run
-(:func:`row_runs`), the convex hulls from the row extremes (:func:`hulls_from_rows`), and
-the steps of Chrystal's algorithm for the minimum enclosing circles (``circle_*``, driven by
-:func:`fastmoments.disk.enclosing.minimum_enclosing_circles`). All run on one thread.
+(:func:`row_runs`) and the convex hulls from the row extremes (:func:`hulls_from_rows`);
+the steps of the minimum enclosing circles are in :mod:`._numba_circles`. All run on one
+thread.
 
 Imported lazily (``import fastmoments`` does not import numba); compiled with
 ``cache=True``.
@@ -31,8 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_start",
-           "column_extremes", "flag_labels", "hulls_from_rows",
+__all__ = ["column_extremes", "flag_labels", "hulls_from_rows",
            "label_extent", "label_stats", "row_runs", "zernike_box_sums", "zernike_image_sums",
            "zernike_label_sums"]
 
@@ -635,181 +634,3 @@ def _piece_sums(L, p0, k, T, H, prow, pcol, pw, ci, cj, r, cellprofiler, limit, 
         pr[0, t] = pw[p0 + t] if keep else 0.0
         pi[0, t] = 0.0
     _run_sums(L, k, T, H, out, ur, ui, rho, pr, pi, rad)
-
-
-# ------------------------------------------------ minimum enclosing circles, per object
-@njit(cache=True)
-def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - compiled
-    """The circles of objects of one or two hull vertices (the others are left)."""
-    for k in range(counts.shape[0]):
-        s = start[k]
-        if counts[k] == 1:
-            centres[k, 0] = py[s]
-            centres[k, 1] = px[s]
-        elif counts[k] == 2:
-            cy = (py[s] + py[s + 1]) / 2
-            cx = (px[s] + px[s + 1]) / 2
-            centres[k, 0] = cy
-            centres[k, 1] = cx
-            dy = cy - py[s]
-            dx = cx - px[s]
-            radii[k] = math.sqrt(dy * dy + dx * dx)
-
-
-@njit(cache=True)
-def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
-                   row_of):  # pragma: no cover - compiled
-    """One step of Chrystal's algorithm, first part: for every active object (in order) and
-    each of its hull vertices ``V`` but the side's ends ``S0``, ``S1`` (in hull order), the
-    cosines of the angles at ``S1`` and at ``S0`` of the triangle ``S0 S1 V``, computed
-    with the operations of :func:`fastmoments.disk.enclosing._angle`, one flat entry per
-    candidate; ``slot_of``: the vertex of each entry (its slot in its object's hull),
-    ``row_of``: its object's position in ``active``. Returns the number of entries."""
-    e = 0
-    for a in range(active.shape[0]):
-        k = active[a]
-        s = start[k]
-        y0 = py[s + s0[k]]
-        x0 = px[s + s0[k]]
-        y1 = py[s + s1[k]]
-        x1 = px[s + s1[k]]
-        sy = y0 - y1
-        sx = x0 - x1
-        l01 = sy * sy + sx * sx
-        for t in range(counts[k]):
-            if t == s0[k] or t == s1[k]:
-                continue
-            vy = py[s + t] - y1
-            vx = px[s + t] - x1
-            num = sy * vy
-            num += sx * vx
-            cos1[e] = num / math.sqrt(l01 * (vy * vy + vx * vx))
-            vy = py[s + t] - y0
-            vx = px[s + t] - x0
-            num = -sy * vy
-            num += -sx * vx
-            cos0[e] = num / math.sqrt(l01 * (vy * vy + vx * vx))
-            slot_of[e] = t
-            row_of[e] = a
-            e += 1
-    return e
-
-
-@njit(cache=True)
-def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, order,
-                row_of, best):  # pragma: no cover - compiled
-    """One step of Chrystal's algorithm, second part: each active object's candidate of
-    smallest angle ``at_v`` (flat entries of :func:`circle_cosines`; ``ang1``, ``ang0``:
-    the angles at ``S1`` and ``S0``), as the entry's index in ``best``.
-
-    CellProfiler's code takes, among an object's candidates of equal smallest angle, the
-    first in NumPy's sort of all the step's entries. Without ``order`` (an empty array):
-    the smallest of each object's entries, when it is the only one or when every one of
-    the equal smallest gives the same bits (each makes the diameter circle, or each the
-    same circumcircle); else returns False, leaving ``best`` incomplete. With ``order``
-    (that sort, ``np.argsort(at_v)``) and ``row_of`` (:func:`circle_cosines`): each
-    object's first entry in it."""
-    n = active.shape[0]
-    if order.shape[0]:
-        for a in range(n):
-            best[a] = -1
-        for q in range(order.shape[0]):
-            e = order[q]
-            a = row_of[e]
-            if best[a] < 0:
-                best[a] = e
-        return True
-    e = 0
-    for a in range(n):
-        k = active[a]
-        c = counts[k] - 2
-        b = e
-        v = at_v[e]
-        tied = False
-        nan = v != v
-        for q in range(e + 1, e + c):
-            x = at_v[q]
-            if x < v:
-                v = x
-                b = q
-                tied = False
-            elif x == v:
-                tied = True
-            elif x != x:
-                nan = True
-        if nan:
-            return False
-        if tied:
-            s = start[k]
-            kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], at_v[b],
-                                           ang1[b], ang0[b])
-            for q in range(b + 1, e + c):
-                if at_v[q] == v:
-                    kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q],
-                                                       at_v[q], ang1[q], ang0[q])
-                    if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
-                        return False
-        best[a] = b
-        e += c
-    return True
-
-
-@njit(cache=True, inline="always")
-def _circle_case(py, px, s, t0, t1, t2, min_v, b_s1, b_s0):  # pragma: no cover - compiled
-    """What a step of Chrystal's algorithm does with the side ``S0 S1`` (hull slots ``t0``,
-    ``t1`` from ``s``) and the candidate ``V`` (slot ``t2``) of smallest angle ``min_v``
-    (``b_s1``, ``b_s0`` the angles at ``S1`` and ``S0``), with the operations of
-    :func:`fastmoments.disk.enclosing.minimum_enclosing_circles`: ``(0, cy, cx, r)`` the
-    circle on the diameter ``S0 S1``, ``(1, cy, cx, r)`` the circumcircle of ``S0 S1 V``,
-    or ``(2, 0, 0, 0)``: ``V`` replaces an end of the side."""
-    half_pi = np.pi / 2
-    y0 = py[s + t0]
-    x0 = px[s + t0]
-    y1 = py[s + t1]
-    x1 = px[s + t1]
-    if min_v >= half_pi:
-        dy = y0 - y1
-        dx = x0 - x1
-        return 0, (y0 + y1) / 2, (x0 + x1) / 2, math.sqrt(dy * dy + dx * dx) / 2
-    if b_s1 <= half_pi and b_s0 <= half_pi and min_v <= half_pi:
-        y2 = py[s + t2]
-        x2 = px[s + t2]
-        q0 = y0 * y0 + x0 * x0
-        q1 = y1 * y1 + x1 * x1
-        q2 = y2 * y2 + x2 * x2
-        den = 2 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
-        cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
-        cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
-        dy = y0 - cy
-        dx = x0 - cx
-        return 1, cy, cx, math.sqrt(dy * dy + dx * dx)
-    return 2, 0.0, 0.0, 0.0
-
-
-@njit(cache=True)
-def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
-                  slot_of):  # pragma: no cover - compiled
-    """One step of Chrystal's algorithm, last part (:func:`_circle_case` for each active
-    object and its candidate ``best``): the diameter circle, the circumcircle, or the vertex
-    that replaces an end of the side (``S0`` when the angle at ``S0`` is obtuse, else
-    ``S1``). Returns the objects still active, in order."""
-    half_pi = np.pi / 2
-    keep = np.empty(active.shape[0], np.int64)
-    n_keep = 0
-    for a in range(active.shape[0]):
-        k = active[a]
-        e = best[a]
-        kind, cy, cx, r = _circle_case(py, px, start[k], s0[k], s1[k], slot_of[e], at_v[e],
-                                       ang1[e], ang0[e])
-        if kind < 2:
-            centres[k, 0] = cy
-            centres[k, 1] = cx
-            radii[k] = r
-        else:
-            if ang0[e] > half_pi:
-                s0[k] = slot_of[e]
-            else:
-                s1[k] = slot_of[e]
-            keep[n_keep] = k
-            n_keep += 1
-    return keep[:n_keep]

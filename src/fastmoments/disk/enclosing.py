@@ -253,8 +253,8 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
 def _circles_compiled(points: np.ndarray, counts: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`minimum_enclosing_circles` by the compiled steps of
-    :mod:`fastmoments.disk._numba_labels` (``circle_*``)."""
-    from . import _numba_labels as nk
+    :mod:`fastmoments.disk._numba_circles`."""
+    from . import _numba_circles as nk
 
     n = len(counts)
     centres = np.zeros((n, 2))
