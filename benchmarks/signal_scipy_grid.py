@@ -459,3 +459,7 @@ def write_md(path, meta, rows, shapes, sigmas, orders) -> None:
             lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
