@@ -43,9 +43,9 @@ def markdown(data: dict) -> str:
              f"{data['rows'][0]['objects']} objects (the tiling of stardist's nuclei mask, "
              "`benchmarks/build_nuclei_set.py`). *geometry*: the centres and radii as the "
              "call computes them (standard convention: all on the GPU, each object's extreme "
-             "pixels in 32 directions and Chrystal's steps in torch; CellProfiler's: the "
-             "labels copied to the host, its compiled one-pass geometry and circles, "
-             "CellProfiler's bits); *total*: the whole call; *difference*: the largest "
+             "pixels in 32 directions and Chrystal's steps in torch; CellProfiler's: counts, "
+             "sums and column extremes on the GPU, the hulls and circles by the host's "
+             "compiled steps, CellProfiler's bits); *total*: the whole call; *difference*: the largest "
              "absolute difference of the features (and of the radii) from the CPU's.", "",
              "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
              "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
