@@ -45,8 +45,9 @@ def markdown(data: dict) -> str:
              "call computes them (standard convention: all on the GPU, each object's extreme "
              "pixels in 32 directions and Chrystal's steps in torch; CellProfiler's: counts, "
              "sums and column extremes on the GPU, the hulls and circles by the host's "
-             "compiled steps, CellProfiler's bits); *total*: the whole call; *difference*: the largest "
-             "absolute difference of the features (and of the radii) from the CPU's.", "",
+             "compiled steps, CellProfiler's bits); *total*: the whole call; *difference*: "
+             "the largest absolute difference of the features (and of the radii) from the "
+             "CPU's.", "",
              "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
              "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
