@@ -45,6 +45,7 @@ __all__ = [
     "real_dtype",
     "resolve_device",
     "restore_channels",
+    "same_device",
     "to_output",
     "working_dtype",
 ]
@@ -442,6 +443,20 @@ def _nonfinite_message(name: str, source: Any, t: torch.Tensor) -> str:
         return (f"{name} has values too large for {t.dtype} (largest magnitude {big:.3g}); "
                 f"rescale it or compute in float64")
     return f"{name} contains NaN or infinity"
+
+
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one (``cuda`` with no index means the current CUDA device).
+
+    >>> same_device(torch.device("cpu"), torch.device("cpu"))
+    True
+    """
+    if a.type != b.type:
+        return False
+    if a.type != "cuda":
+        return True
+    current = torch.cuda.current_device()
+    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
 def finite_flag(t: torch.Tensor) -> torch.Tensor:

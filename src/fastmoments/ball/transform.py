@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, to_output
+from .._array import ArrayKind, as_tensor, real_dtype, resolve_device, same_device, to_output
 from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress
@@ -262,7 +262,7 @@ class Zernike3DTransform:
         eng = self.engine
         if not (eng._by_ring and type(volume) is torch.Tensor and volume.is_cuda
                 and (progress is None or progress is False) and volume.dtype == self.dtype
-                and _same_device(volume.device, self.device) and volume.ndim >= 3
+                and same_device(volume.device, self.device) and volume.ndim >= 3
                 and tuple(volume.shape[-3:]) == self.shape):
             return None
         batch = tuple(volume.shape[:-3])
@@ -464,13 +464,3 @@ def zernike3d_moments(volume: Any, order: int, *, k: int = 1, quadrature: str = 
 def _with_kind(moments: Zernike3DMoments, kind: Any) -> Zernike3DMoments:
     moments.kind = kind
     return moments
-
-
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    """Whether two devices are one (``cuda`` means the current CUDA device)."""
-    if a.type != b.type:
-        return False
-    if a.type != "cuda":
-        return True
-    current = torch.cuda.current_device()
-    return (current if a.index is None else a.index) == (current if b.index is None else b.index)

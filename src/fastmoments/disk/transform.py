@@ -19,6 +19,7 @@ from .._array import (
     numeric_array,
     real_dtype,
     resolve_device,
+    same_device,
     to_output,
 )
 from .._cache import plan_cache
@@ -281,7 +282,7 @@ class DiskTransform:
         # progress=False asks for no bar, which a replay never shows: eligible like None
         if not (type(image) is torch.Tensor and image.is_cuda
                 and (progress is None or progress is False) and image.dtype == self.dtype
-                and _same_device(image.device, self.device) and image.ndim >= 2
+                and same_device(image.device, self.device) and image.ndim >= 2
                 and tuple(image.shape[-2:]) == self.shape):
             return None
         batch = tuple(image.shape[:-2])
@@ -417,16 +418,6 @@ class PseudoZernikeTransform(DiskTransform):
 
     def __init__(self, size: int | tuple[int, int], order: int = 0, **kwargs: Any) -> None:
         super().__init__("pseudo-zernike", size, order, **kwargs)
-
-
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    """Whether two devices are one (``cuda`` means the current CUDA device)."""
-    if a.type != b.type:
-        return False
-    if a.type != "cuda":
-        return True
-    current = torch.cuda.current_device()
-    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
 @plan_cache(maxsize=8)
