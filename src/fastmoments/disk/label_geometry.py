@@ -232,6 +232,19 @@ def _pixels(lab: Any, r0: int, r1: int, mapper: _Mapper, dev: torch.device
     return idx, rows, cols, mapper(flat[idx])
 
 
+def _add_moments(li: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                 count: torch.Tensor, sums: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor
+                 ) -> None:
+    """Add a block's pixels (object ``li`` at ``rows``, ``cols``) to the objects' pixel
+    counts, sums of rows and columns (exact integers in float64) and bounding boxes, in
+    place."""
+    count.index_add_(0, li, torch.ones_like(li))
+    rc = torch.stack([rows, cols], 1)
+    sums.index_add_(0, li, rc.to(torch.float64))
+    lo.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amin")
+    hi.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amax")
+
+
 def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device, budget: int
                    ) -> tuple[np.ndarray, ...]:
     h, w = lab.shape
@@ -247,11 +260,7 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
         _, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
         if li.numel() == 0:
             continue
-        count.index_add_(0, li, torch.ones_like(li))
-        rc = torch.stack([rows, cols], 1)
-        sums.index_add_(0, li, rc.to(torch.float64))
-        lo.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amin")
-        hi.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amax")
+        _add_moments(li, rows, cols, count, sums, lo, hi)
         ext.append(_column_extremes(li * w + cols, rows))
     if ext:
         keys = torch.cat([e[0] for e in ext])
@@ -337,11 +346,7 @@ def _device_geometry(lab: Any, dev: torch.device, budget: int,
         _, rows, cols, li = _pixels(lab, r0, r1, mapper, dev)
         if li.numel() == 0:
             continue
-        count.index_add_(0, li, torch.ones_like(li))
-        rc = torch.stack([rows, cols], 1)
-        sums.index_add_(0, li, rc.to(torch.float64))
-        lo.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amin")
-        hi.scatter_reduce_(0, li[:, None].expand(-1, 2), rc, "amax")
+        _add_moments(li, rows, cols, count, sums, lo, hi)
         blk = _block(lab, r0, r1, dev)
         above = _block(lab, r0 - 1, r0, dev) if r0 > 0 else None
         below = _block(lab, r1, r1 + 1, dev) if r1 < h else None
