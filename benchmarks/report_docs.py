@@ -408,7 +408,8 @@ def signal(out: list[str]) -> None:
     d = load("signal_numba")
     if d is not None:
         rows = [[r["impl"], r["threads"], g(r["ms"]), f"{g(r['ms_min'])}–{g(r['ms_max'])}",
-                 err(r["mag_err"])] for r in d["rows"] if r["section"] == "cwt"]
+                 err(r["mag_err"])] for r in d["rows"] if r["section"] == "cwt"
+                and "engine=numba" not in r["impl"] and "FFTW_MEASURE" not in r["impl"]]
         out += table(["implementation", "threads", "median ms", "range ms", "error"], rows)
         out += [run_line(d, "signal_numba.py", "signal_numba"), ""]
     d = load("signal_cpu")
@@ -519,7 +520,8 @@ def features(out: list[str]) -> None:
         first = first or (d, name)
         for r in d["rows"]:
             pairs = "pair" in r["impl"] or "pdist" in r["impl"]
-            if (r["dtype"] != "float32" and not pairs) or (pairs and r["dtype"] != "float64"):
+            if ((r["dtype"] != "float32" and not pairs) or (pairs and r["dtype"] != "float64")
+                    or "algorithm=engine" in r["impl"]):
                 continue
             rows.append([d["meta"]["device"], r["task"], r["impl"], r["dtype"],
                          g(r["median_s"] * 1e3), err(r.get("max_err_rel_to_max"))])
@@ -572,7 +574,8 @@ def scale_out(out: list[str]) -> None:
         rows = [[r["job"], r["input"], r["workers"], r["what"].rsplit(", ", 1)[-1],
                  g(r["single_s"]), g(r["dask_s"]),
                  f"{r['dask_s'] / r['single_s']:.2f}"] for r in d["results"]
-                if r["job"] == "features" or "(auto)" in r["what"]]
+                if r["workers"] == "2 processes x 1 thread"
+                and (r["job"] == "features" or "(auto)" in r["what"])]
         out += ["Dask `LocalCluster` against one process on the same 2-core CPU "
                 "(`fastmoments.dask`; the results equal the one-process ones, which the "
                 "tests check):", ""]
@@ -779,7 +782,7 @@ def signal_more(out: list[str]) -> None:
                      f"max difference {err(r['max_abs_diff'] / r['max_abs_ref'])}"])
     d = load("signal_hop")
     for r in (d or {}).get("rows", []):
-        if r["hop"] == 1:
+        if r["hop"] != 16:
             continue
         base = next((b for b in d["rows"] if b["wavelet"] == r["wavelet"] and b["hop"] == 1),
                     None)
@@ -906,11 +909,9 @@ def papers(out: list[str]) -> None:
     pages = sorted((RESULTS / "papers").glob("*.md"))
     if pages:
         out += ["Every table and figure of each paper, cell by cell, with the accuracy of "
-                "each cell (`python benchmarks/papers.py PAPER --run` rewrites them):", ""]
-        for page in pages:
-            title = page.read_text().splitlines()[0].lstrip("# ").strip()
-            out.append(f"- {title}: `benchmarks/results/papers/{page.name}`")
-        out.append("")
+                "each cell, is in `benchmarks/results/papers/` ("
+                + ", ".join(f"`{page.name}`" for page in pages)
+                + "; `python benchmarks/papers.py PAPER --run` rewrites them).", ""]
 
 
 def main() -> int:
