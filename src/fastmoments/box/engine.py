@@ -343,7 +343,7 @@ def _zero_(t: torch.Tensor, mask: torch.Tensor) -> None:
     On the CPU one ``torch.where`` pass (1.5-2x faster there than ``masked_fill_``); on CUDA,
     and while autograd records (``out=`` is not differentiable), ``masked_fill_``: on an
     H100 the ``torch.where`` form made batches slower (the ``torch.where`` variant in
-    ``benchmarks/results/box_batches_gpu.md``).
+    ``git show a8e7402:benchmarks/results/box_batches_gpu.md``).
     """
     if t.is_cuda or _recording(t):
         t.masked_fill_(mask, 0.0)
@@ -534,7 +534,8 @@ def _analyze_halves(x: torch.Tensor | triton_gemm.Halves, ops: list[AxisOp], ord
     their scale's bound, the low half's float16 rounding: at most :math:`2^{-25}` in scaled
     units, i.e. :math:`2^{-40}` of the bound :math:`2^{15 - e}`. Against float64 the 512^3,
     order-500 job measured 3.1e-7 (moments) and 7.7e-7 (reconstruction) relative 2-norm
-    errors (``benchmarks/results/box_tensor_cores.md``); the tests hold every job below 1e-6."""
+    errors (``benchmarks/box_tensor_cores.py``; its last results: ``git show
+    e675642:benchmarks/results/box_tensor_cores.md``); the tests hold every job below 1e-6."""
     data = x if isinstance(x, triton_gemm.Halves) else triton_gemm.split_scaled(x, top=top)
     if data is None or not _scales_fit(data, ops):
         return False

@@ -5,7 +5,8 @@ With :math:`\alpha = \beta` the box engine folds its input into :math:`2^d` pari
 the even or the odd rows of every axis's table: half of the multiply-adds of the plain
 products. Run class by class, a 512^3 volume's classes are small products (one wave of
 tiles or less on an H100) and a few hundred launches, slower than no parity at all
-(``benchmarks/results/box_tensor_cores.md``). Here the classes are one batch instead:
+(``git show e675642:benchmarks/results/box_tensor_cores.md``). Here the classes are one
+batch instead:
 
 * every axis's two tables are stacked into one :class:`StackedOp`, the odd one padded with
   zero rows and columns to the even one's size, split into float16 halves with one scale

@@ -50,7 +50,8 @@ __all__ = ["BLOCK_PARITY_OR_HALVES", "BLOCK_VOLUMES", "HALVES_MIN", "default_blo
 #: whose result the host reads, and a pass) and sets each product's scales (two small
 #: kernels): on an H100 that made one 512^3 volume 1.4x faster but a batch of 64 volumes of
 #: 64^3 (2^24 samples) about 1.7x slower than the kernel that splits its data tiles itself
-#: (``benchmarks/box_tensor_cores.py``, ``benchmarks/box_batches_gpu.py``).
+#: (``benchmarks/box_tensor_cores.py``, and ``box_batches_gpu.py``, whose script and results
+#: are in git at a8e7402).
 HALVES_MIN = 1 << 26
 
 #: Degrees per block of the total-degree saving for volumes with parity or ``"fp16x3"``
@@ -75,7 +76,7 @@ def halves_job(elements: int) -> bool:
 def default_precision(ndim: int, dtype: torch.dtype, device: torch.device) -> str:
     """``"fp16x3"`` for float32 volumes where the Triton kernels run (CUDA), else
     ``"float32"``: images' small products measured faster with cuBLAS
-    (``benchmarks/box_batches_gpu.py``), and volumes 2.3x faster on the tensor cores
+    (``box_batches_gpu.py``, in git at a8e7402), and volumes 2.3x faster on the tensor cores
     (``benchmarks/box_tensor_cores.py``: 4.4-4.9 against 10.6-11.6 ms on an H100 and an
     H200)."""
     if (ndim == 3 and device.type == "cuda" and dtype == torch.float32

@@ -48,7 +48,9 @@ COMPRESSION_RADII_PER_NODE = 4
 #: kernel (:mod:`._numba_angular`, about 4x faster warm); smaller jobs keep the torch path,
 #: so that a first call of that size does not pay numba's import (0.3-0.6 s, with scipy's),
 #: more than the torch path takes (a 256² image at T = 100, k = 3 is 5.9e6 terms, 0.25 s;
-#: ``benchmarks/first_call_disk.py``, ``benchmarks/results/first_call_disk.md``).
+#: measured by ``first_call_disk.py``, in git at a8e7402: ``git show
+#: a8e7402:benchmarks/results/first_call_disk.md``; ``benchmarks/first_calls.py`` times the
+#: same case now).
 NUMBA_ANGULAR_WORK = 10_000_000
 
 #: The radial table is cached when it takes at most ``1 / TABLE_SHARE`` of the memory budget

@@ -149,9 +149,10 @@ def _interpreting() -> bool:
 
 #: Radius block of the forward kernel's programs (None: ``max(64, 8192 // block_b)``, one
 #: reduction over many radii per order and program) and its warps: the defaults were the
-#: fastest of the last sweep of ``benchmarks/disk_sweep.py`` (camera 512 x 512, T = 700,
-#: float32, H100: 4.9 ms against 5.1-11.8 ms for the other blocks and warps; results in
-#: ``benchmarks/results/disk_sweep.json``). A sweep sets these module constants.
+#: fastest of the last sweep of ``disk_sweep.py`` (camera 512 x 512, T = 700, float32,
+#: H100: 4.9 ms against 5.1-11.8 ms for the other blocks and warps; the script and its
+#: results are in git at a8e7402: ``git show a8e7402:benchmarks/results/disk_sweep.json``).
+#: A sweep sets these module constants.
 FORWARD_BLOCK_G: int | None = None
 FORWARD_WARPS = 8
 

@@ -115,8 +115,9 @@ def deferred_flag(t: torch.Tensor, engine: str, check_finite: bool = True
                   ) -> torch.Tensor | None:
     """The NaN/inf flag on ``t`` for :func:`apply_bank` to clear, when the chunked engine runs
     ``t`` on a GPU: a ``uint8`` device byte holding 1, which its fused kernels clear as they
-    read the samples, instead of a separate pass over the input (measured on an H100 in
-    ``benchmarks/results/signal_batch_public.md``); reused from call to call (:class:`_Flags`:
+    read the samples, instead of a separate pass over the input (measured on an H100:
+    ``git show a8e7402:benchmarks/results/signal_batch_public.md``, a result removed from the
+    tree with the benchmark's other runs); reused from call to call (:class:`_Flags`:
     read it with :func:`require_finite` and give it back with :func:`give_flag`). ``None``
     elsewhere (or without the check): the caller checks with
     :func:`~fastmoments._array.finite_flag`."""
