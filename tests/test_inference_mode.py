@@ -1,11 +1,11 @@
 """Inference tensors (made under :func:`torch.inference_mode`) as input, and calls made under
 inference mode.
 
-An inference tensor has no version counter. The package keeps values for tensors until they
-change (the input check's largest magnitude, a box plan's split tables), and it reads that
-counter to tell a change. Reading it on an inference tensor raised ``RuntimeError``, so every
-box and disk call failed on such input. Now nothing is kept for inference tensors, and every
-public call gives the result that an ordinary tensor with the same values gives.
+An inference tensor has no version counter. The package kept values for tensors until they
+changed (a box plan's split tables), and it read that counter to tell a change. Reading it
+on an inference tensor raised ``RuntimeError``, so every box and disk call failed on such
+input. Now nothing is kept for inference tensors, and every public call gives the result
+that an ordinary tensor with the same values gives.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pytest
 import torch
 
 import fastmoments as fm
-from fastmoments._array import keep_largest, kept_largest, largest_magnitude
 
 
 def _values(r):
@@ -67,16 +66,6 @@ def test_inference_tensors_give_the_ordinary_result(name, rng):
                 assert len(got) == len(want)
                 for g, w in zip(got, want, strict=True):
                     torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12)
-
-
-def test_nothing_is_kept_for_an_inference_tensor():
-    with torch.inference_mode():
-        t = torch.tensor([1.0, -3.0, 2.0])
-    keep_largest(t, torch.tensor(3.0), 3.0)
-    assert kept_largest(t) is None
-    with torch.inference_mode():
-        t.mul_(2)  # a change nothing could tell
-    assert float(largest_magnitude(t)) == 6.0
 
 
 @pytest.mark.parametrize("build", ["inference", "ordinary"])

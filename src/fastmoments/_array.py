@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.weak import WeakIdKeyDictionary
 
 from ._threads import cpu_threads, threads_for
 
@@ -484,90 +483,6 @@ def finite_flag(t: torch.Tensor) -> torch.Tensor:
     return torch.isfinite(torch.stack((lo, hi))).all()
 
 
-#: The largest magnitude the input check (:func:`_all_finite`) computed for a contiguous real
-#: tensor, with the tensor's version counter then (kept while the tensor lives): ``(version,
-#: 0-d tensor, float)`` (the float is the value the check read to the host).
-_LARGEST: WeakIdKeyDictionary = WeakIdKeyDictionary()  # by identity (tensors' == is elementwise)
-
-
-def _largest_kept(t: torch.Tensor) -> tuple | None:
-    """The entry of :data:`_LARGEST` for ``t``, or for the tensor ``t`` is a whole view of,
-    when neither has changed since; else ``None``."""
-    for src in (t, t._base):
-        hit = _LARGEST.get(src) if src is not None else None
-        if (hit is not None and not src.is_inference() and hit[0] == src._version
-                and src.data_ptr() == t.data_ptr()
-                and src.numel() == t.numel() and src.dtype == t.dtype and t.is_contiguous()):
-            return hit
-    return None
-
-
-def largest_magnitude(t: torch.Tensor) -> torch.Tensor:
-    """``max |t|`` as a 0-d tensor on ``t``'s device (NaN propagates): the value that the
-    input check (:func:`_all_finite`) computed for ``t``, or for the tensor ``t`` is a whole
-    view of, when neither has changed since; else one reduction."""
-    hit = _largest_kept(t)
-    if hit is not None:
-        return _reduced(hit[1])
-    return torch.linalg.vector_norm(t.detach(), ord=math.inf)
-
-
-def _reduced(top: torch.Tensor) -> torch.Tensor:
-    """A kept largest magnitude as a 0-d tensor (a kernel keeps partial maxima)."""
-    return top if top.ndim == 0 else top.max()
-
-
-def largest_magnitude_value(t: torch.Tensor, keep: bool = False) -> float:
-    """``float(largest_magnitude(t))``, without a second host read (a synchronisation on CUDA)
-    when the input check already read the value to the host. ``keep``: when it is read
-    here, keep it for later calls on ``t`` or on whole views of it, as the input check
-    does (a contiguous real tensor without gradient)."""
-    hit = _largest_kept(t)
-    if hit is not None:
-        if len(hit) > 2:
-            return hit[2]
-        top = _reduced(hit[1])
-        value = float(top)  # read once: kept with it from now on
-        keep_largest(t, top, value)
-        return value
-    top = torch.linalg.vector_norm(t.detach(), ord=math.inf)
-    value = float(top)
-    if keep and t.numel() and t.is_floating_point() and t.is_contiguous() and not t.requires_grad:
-        keep_largest(t, top, value)
-    return value
-
-
-def keep_largest(t: torch.Tensor, top: torch.Tensor, value: float | None = None) -> None:
-    """Keep ``max |t|`` for ``t`` and for the tensor ``t`` is a whole view of, until either
-    changes: ``top`` a tensor on ``t``'s device whose largest entry is that magnitude (NaN
-    if ``t`` holds one), ``value`` its value when it was read to the host already (else it
-    is read at its first use). For code that gets the value on the way, e.g. a kernel that
-    writes ``t`` and keeps partial maxima. Nothing is kept for an inference tensor (made
-    under :func:`torch.inference_mode`): it has no version counter to tell a change."""
-    if t.is_inference():
-        return
-    entry = (t._version, top) if value is None else (t._version, top, value)
-    _LARGEST[t] = entry
-    base = t._base  # views share the root's storage (and its version counter)
-    if base is not None and base.data_ptr() == t.data_ptr() and base.numel() == t.numel():
-        _LARGEST[base] = (base._version, *entry[1:])
-
-
-def forget_largest(t: torch.Tensor) -> None:
-    """Drop what is kept for ``t`` and for the tensor ``t`` is a whole view of: the next
-    :func:`largest_magnitude` reads ``t`` again."""
-    for src in (t, t._base):
-        if src is not None:
-            _LARGEST.pop(src, None)
-
-
-def kept_largest(t: torch.Tensor) -> torch.Tensor | None:
-    """The tensor kept for ``t`` by :func:`keep_largest` or the input check (its largest
-    entry is ``max |t|``), or ``None``."""
-    hit = _largest_kept(t)
-    return None if hit is None else hit[1]
-
-
 def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
     """Clear the device flag byte ``flag`` (``uint8``, 1 = finite so far) when ``t`` holds NaN
     or infinity, with one :func:`finite_flag` pass and nothing waiting for it: how the
@@ -577,22 +492,8 @@ def clear_unless_finite(flag: torch.Tensor, t: torch.Tensor) -> None:
 
 
 def _all_finite(t: torch.Tensor) -> bool:
-    """Whether every entry of ``t`` is finite (one host read). For a contiguous real float
-    tensor the largest magnitude is computed on the way and kept for
-    :func:`largest_magnitude`. It always reads ``t`` again: memory written by other
-    libraries (CuPy, DLPack, a kernel's ``out``) keeps torch's version counter, so a value
-    kept from an earlier call could be stale."""
-    if (t.numel() and t.is_floating_point() and t.is_contiguous()
-            and not t.requires_grad):
-        if t.is_cuda:  # one reduction either way; NaN propagates
-            top = torch.linalg.vector_norm(t, ord=math.inf)
-        else:  # one pass: parallel only when it is long (see finite_flag)
-            with cpu_threads(threads_for(t.numel())):
-                lo, hi = torch.aminmax(t)
-            top = torch.maximum(hi, -lo)
-        value = float(top)  # the one host read (NaN < inf is False)
-        keep_largest(t, top, value)
-        return value < math.inf
+    """Whether every entry of ``t`` is finite (one pass and one host read; NaN and infinity
+    propagate into the minimum or maximum)."""
     return bool(finite_flag(t))
 
 
