@@ -655,7 +655,9 @@ def monomial_table(order: int, cellprofiler: bool) -> tuple[np.ndarray, np.ndarr
                         key = (2 * K + j % 2, p * (order + 1) + q)
                         acc[key] = acc.get(key, 0) + v
             K += 1
-    items = sorted((key, v) for key, v in acc.items() if v)
+    # by moment, then sum: consecutive entries add to different sums (no chain of
+    # read-modify-writes of one sum)
+    items = sorted(((key, v) for key, v in acc.items() if v), key=lambda e: e[0][::-1])
     dst = np.array([key[0] for key, _ in items], np.int64)
     src = np.array([key[1] for key, _ in items], np.int64)
     coef = np.array([float(v) for _, v in items])
