@@ -43,6 +43,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -578,6 +579,11 @@ def hulls_from_rows(obj, row, col_lo, col_hi, n_objects):  # pragma: no cover - 
 
 
 # ------------------------------------------------------ Zernike sums, object by object
+#: LLVM's name of its prefetch for a pointer of address space 0: mangled with the pointee
+#: type while pointers were typed (LLVM before 16, numba before 0.61), not since.
+_PREFETCH = ("llvm.prefetch.p0" if llvm_version_info[0] >= 16 else "llvm.prefetch.p0i8")
+
+
 @intrinsic
 def _prefetch(typingctx, a, i, j):  # pragma: no cover - compiled
     """Ask the processor to bring element ``(i, j)`` of the 2-D array ``a`` into the caches
@@ -593,7 +599,7 @@ def _prefetch(typingctx, a, i, j):  # pragma: no cover - compiled
         i32 = ir.IntType(32)
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch.p0")
+            _PREFETCH)
         # read, highest locality, data cache
         builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
