@@ -1,9 +1,13 @@
 """The compiled per-object passes of fastmoments.disk.labels against their references: the
 one-pass geometry (run by run, hulls from the row extremes) against the column-extreme pass
 and hulls, the compiled minimum enclosing circles against the lock-step NumPy ones (to the
-bit), and the Zernike sums read from each object's bounding box against the band sums."""
+bit), the Zernike sums read from each object's bounding box against the band sums, and the
+row-by-row monomial sums against the pixel-by-pixel ones, their coefficients against the
+explicit radial polynomials."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -120,6 +124,68 @@ def test_the_box_sums_equal_the_band_sums(convention):
         # the same terms (each |R_nm u^m f| <= 1) added in another order, ~100 of them
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
         assert np.isfinite(a).all()
+
+
+@pytest.mark.parametrize("cellprofiler", [False, True])
+@pytest.mark.parametrize("order", [0, 1, 9, 12])
+def test_the_monomial_table_gives_the_zernike_kernels(order, cellprofiler):
+    from fastmoments.disk import _numba_labels as nk
+
+    dst, src, coef = nk.monomial_table(order, cellprofiler)
+    rng = np.random.default_rng(order)
+    rho = np.sqrt(rng.random(200))
+    theta = rng.uniform(-np.pi, np.pi, 200)
+    x, y = rho * np.cos(theta), rho * np.sin(theta)
+    P = order + 1
+    mono = np.stack([x ** (s // P) * y ** (s % P) for s in range(P * P)])
+    got = np.zeros((2 * sum(n // 2 + 1 for n in range(P)), 200))
+    np.add.at(got, dst, coef[:, None] * mono[src])
+    u = (y + 1j * x) / rho if cellprofiler else (x + 1j * y) / rho
+    K = 0
+    for n in range(P):
+        for m in range(n % 2, n + 1, 2):
+            s = (n - m) // 2
+            radial = sum((-1) ** k * math.factorial(n - k) * rho ** (n - 2 * k)
+                         / (math.factorial(k) * math.factorial((n + m) // 2 - k)
+                            * math.factorial(s - k)) for k in range(s + 1))
+            ref = radial * u**m
+            # the coefficients' sizes (840 at degree 9, 27,720 at 12) bound the rounding
+            tol = 1e-14 * max(1.0, float(np.abs(coef).max()))
+            np.testing.assert_allclose(got[2 * K], ref.real, rtol=0, atol=tol)
+            np.testing.assert_allclose(got[2 * K + 1], ref.imag, rtol=0, atol=tol)
+            K += 1
+    assert np.array_equal(coef, np.round(coef))  # exact integers
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+@pytest.mark.parametrize("order", [0, 3, 9, 10])
+def test_the_row_sums_equal_the_pixel_sums(convention, order):
+    from fastmoments.disk import _numba_labels as nk
+    from fastmoments.disk.label_geometry import _geometry
+
+    lab = awkward()
+    img = np.random.default_rng(4).random(lab.shape)
+    img[lab == 0] = np.nan  # read in the boxes, never added
+    geo, _lut = _geometry(lab, "enclosing", torch.device("cpu"), 2**30)
+    cp = convention == "cellprofiler"
+    limit = 1.0 if cp else 1.0 + 1e-10
+    K = sum(n // 2 + 1 for n in range(order + 1))
+    visit = np.arange(len(geo))[::-1].copy()  # any order: each object's own sums
+    for f in (np.zeros((0, 0)), img, img.astype(np.float32)):
+        a = np.zeros((len(geo), K, 2))
+        b = np.zeros((len(geo), K, 2))
+        nk.zernike_row_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order,
+                            limit, a, visit, *nk.monomial_table(order, cp))
+        nk.zernike_box_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order, cp,
+                            limit, b, visit)
+        assert np.isfinite(a).all()
+        # each term |R_nm u^m f| <= 1; the monomial route's rounding grows with the
+        # coefficients (840 at degree 9, 3,780 at 10): a bound per pixel of each object
+        tol = 1e-15 * max(1.0, float(np.abs(nk.monomial_table(order, cp)[2]).max()))
+        err = np.abs(a - b).max(axis=(1, 2))
+        assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
+        one = geo.radius == 0  # one-pixel objects: no pixel passes, as pixel by pixel
+        assert one.any() and not a[one].any()
 
 
 def test_objects_whose_boxes_overlap_much_take_the_band_sums():
