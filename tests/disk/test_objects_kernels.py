@@ -129,9 +129,9 @@ def test_the_box_sums_equal_the_band_sums(convention):
 @pytest.mark.parametrize("cellprofiler", [False, True])
 @pytest.mark.parametrize("order", [0, 1, 9, 12])
 def test_the_monomial_table_gives_the_zernike_kernels(order, cellprofiler):
-    from fastmoments.disk import _numba_labels as nk
+    from fastmoments.disk import _numba_rowsums as rs
 
-    dst, src, coef = nk.monomial_table(order, cellprofiler)
+    dst, src, coef = rs.monomial_table(order, cellprofiler)
     rng = np.random.default_rng(order)
     rho = np.sqrt(rng.random(200))
     theta = rng.uniform(-np.pi, np.pi, 200)
@@ -161,6 +161,7 @@ def test_the_monomial_table_gives_the_zernike_kernels(order, cellprofiler):
 @pytest.mark.parametrize("order", [0, 3, 9, 10])
 def test_the_row_sums_equal_the_pixel_sums(convention, order):
     from fastmoments.disk import _numba_labels as nk
+    from fastmoments.disk import _numba_rowsums as rs
     from fastmoments.disk.label_geometry import _geometry
 
     lab = awkward()
@@ -174,14 +175,14 @@ def test_the_row_sums_equal_the_pixel_sums(convention, order):
     for f in (np.zeros((0, 0)), img, img.astype(np.float32)):
         a = np.zeros((len(geo), K, 2))
         b = np.zeros((len(geo), K, 2))
-        nk.zernike_row_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order,
-                            limit, a, visit, *nk.monomial_table(order, cp))
+        rs.zernike_row_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order,
+                            limit, a, visit, *rs.monomial_table(order, cp))
         nk.zernike_box_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order, cp,
                             limit, b, visit)
         assert np.isfinite(a).all()
         # each term |R_nm u^m f| <= 1; the monomial route's rounding grows with the
         # coefficients (840 at degree 9, 3,780 at 10): a bound per pixel of each object
-        tol = 1e-15 * max(1.0, float(np.abs(nk.monomial_table(order, cp)[2]).max()))
+        tol = 1e-15 * max(1.0, float(np.abs(rs.monomial_table(order, cp)[2]).max()))
         err = np.abs(a - b).max(axis=(1, 2))
         assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
         one = geo.radius == 0  # one-pixel objects: no pixel passes, as pixel by pixel

@@ -1,0 +1,199 @@
+r"""The per-object Zernike sums of :mod:`._numba_labels` by rows of monomial moments, for
+degrees up to :data:`fastmoments.disk.labels.ROW_ORDER`: each kernel is a polynomial in
+:math:`\hat x, \hat y` with integer coefficients (:func:`monomial_table`), so an object's
+sums are its monomial moments :math:`M_{pq} = \sum f \hat x^p \hat y^q` times those
+coefficients; :math:`\hat y` is one number a row, so a row costs ``degree + 1`` dot
+products of its pixels with the column powers of :math:`\hat x` (:func:`zernike_row_sums`).
+While an object computes, the rows of the next object's box are asked for ahead
+(:func:`_prefetch`, LLVM's prefetch hint through numba's public ``intrinsic`` extension).
+
+Imported lazily; compiled with ``cache=True``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from llvmlite import ir
+from llvmlite.binding import llvm_version_info
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["monomial_table", "zernike_row_sums"]
+
+
+#: LLVM's name of its prefetch for a pointer of address space 0: mangled with the pointee
+#: type while pointers were typed (LLVM before 16, numba before 0.61), not since.
+_PREFETCH = ("llvm.prefetch.p0" if llvm_version_info[0] >= 16 else "llvm.prefetch.p0i8")
+
+
+@intrinsic
+def _prefetch(typingctx, a, i, j):  # pragma: no cover - compiled
+    """Ask the processor to bring element ``(i, j)`` of the 2-D array ``a`` into the caches
+    (LLVM's ``llvm.prefetch``: a hint, no load, no fault; nothing is returned)."""
+    sig = types.void(a, i, j)
+
+    def codegen(context, builder, signature, args):
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [args[1], args[2]],
+                                       wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            _PREFETCH)
+        # read, highest locality, data cache
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _prefetch_box(lab, img, weighted, b0, b1, c0, c1):  # pragma: no cover - compiled
+    """:func:`_prefetch` the rows ``b0 .. b1 - 1``, columns ``c0 .. c1 - 1`` of ``lab``
+    (and of ``img`` when ``weighted``), a cache line (64 bytes) at a time."""
+    sl = max(1, 64 // lab.itemsize)
+    for i in range(b0, b1):
+        for j in range(c0, c1, sl):
+            _prefetch(lab, i, j)
+        _prefetch(lab, i, c1 - 1)
+    if weighted:
+        si = max(1, 64 // img.itemsize)
+        for i in range(b0, b1):
+            for j in range(c0, c1, si):
+                _prefetch(img, i, j)
+            _prefetch(img, i, c1 - 1)
+
+
+@functools.lru_cache(maxsize=32)
+def monomial_table(order: int, cellprofiler: bool) -> tuple[np.ndarray, np.ndarray,
+                                                            np.ndarray]:
+    r"""The Zernike kernels up to degree ``order`` as polynomials in
+    :math:`\hat x, \hat y`: ``(dst, src, coef)``, one entry per nonzero coefficient, such
+    that sum ``dst = 2 K + part`` (``K`` the pair's place in ``(n, m)`` order, ``part`` 0
+    real, 1 imaginary) gains ``coef`` times the moment ``src = p (order + 1) + q`` of
+    :math:`\hat x^p \hat y^q`.
+
+    With :math:`a + i b` the direction's numerator (:math:`\hat x + i \hat y`, or
+    :math:`\hat y + i \hat x` for CellProfiler's convention) and :math:`s = (n - m)/2`,
+
+    .. math:: R_{nm}(\rho)\, u^m = \sum_{k=0}^{s} c_{nmk}\, (a^2 + b^2)^{s-k}
+              (a + i b)^m, \qquad
+              c_{nmk} = \frac{(-1)^k (n-k)!}{k!\, (\tfrac{n+m}{2}-k)!\, (s-k)!},
+
+    expanded by the binomial theorem in exact integers, then rounded to float64 (each is
+    an integer below :math:`2^{53}` for the degrees used)."""
+    from math import comb, factorial
+
+    acc: dict[tuple[int, int], int] = {}
+    K = 0
+    for n in range(order + 1):
+        for m in range(n % 2, n + 1, 2):
+            s = (n - m) // 2
+            for k in range(s + 1):
+                c = ((-1) ** k * factorial(n - k)
+                     // (factorial(k) * factorial((n + m) // 2 - k) * factorial(s - k)))
+                e = s - k
+                for t in range(e + 1):  # (a^2 + b^2)^e
+                    for j in range(m + 1):  # (a + i b)^m: C(m, j) a^(m - j) (i b)^j
+                        v = c * comb(e, t) * comb(m, j) * (1, 1, -1, -1)[j % 4]
+                        pa, pb = 2 * t + m - j, 2 * (e - t) + j
+                        p, q = (pb, pa) if cellprofiler else (pa, pb)
+                        key = (2 * K + j % 2, p * (order + 1) + q)
+                        acc[key] = acc.get(key, 0) + v
+            K += 1
+    # by moment, then sum: consecutive entries add to different sums (no chain of
+    # read-modify-writes of one sum)
+    items = sorted(((key, v) for key, v in acc.items() if v), key=lambda e: e[0][::-1])
+    dst = np.array([key[0] for key, _ in items], np.int64)
+    src = np.array([key[1] for key, _ in items], np.int64)
+    coef = np.array([float(v) for _, v in items])
+    return dst, src, coef
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, visit, dst, src,
+                     coef):  # pragma: no cover - compiled
+    r""":func:`zernike_image_sums` object by object, row by row: object ``k``'s pixels are
+    those of label ``ids[k]`` within its bounding box ``bbox[k]`` (``(min_row, min_col,
+    max_row + 1, max_col + 1)``), read in place. The same positions and test as
+    :func:`._numba_labels._add_pixel` (:math:`\hat x` computed once a column, :math:`\hat y` once a
+    row), but the kernel values are not evaluated at each pixel: a row of the box adds
+    :math:`S_p = \sum f \hat x^p` over its pixels (a pixel that is not the object's or
+    fails the test weighs 0), the object's moments :math:`M_{pq} = \sum_{\text{rows}}
+    S_p \hat y^q` (:math:`p + q \le` ``order``) gain them, and its Zernike sums are
+    :math:`M` times the kernels' monomial coefficients (:func:`monomial_table`: ``dst``,
+    ``src``, ``coef``). The sums agree with the per-pixel evaluation to rounding.
+    ``visit``: the order in which the objects are taken (by the first row of their boxes,
+    so that the rows they read are still in the caches)."""
+    T = order
+    P = T + 1
+    wmax = 1
+    for k in range(bbox.shape[0]):
+        wmax = max(wmax, bbox[k, 3] - bbox[k, 1])
+    x2 = np.empty(wmax)
+    X = np.empty((max(P, 2), wmax))  # X[p, t] = x_t^p, 0 in the columns no pixel can pass
+    wt = np.empty(wmax)
+    S = np.empty(P)
+    M = np.empty(P * P)
+    flat = out.reshape(-1)
+    K2 = out.shape[1] * 2
+    weighted = img.shape[0] > 0
+    n_visit = visit.shape[0]
+    for e in range(n_visit):
+        # the box of the next object is asked for row by row while this one computes
+        nx = visit[e + 1] if e + 1 < n_visit else visit[e]
+        na0 = bbox[nx, 0]
+        na1 = bbox[nx, 2] if e + 1 < n_visit else na0
+        k = visit[e]
+        r = radius[k]
+        if not r > 0:  # radius 0 or NaN: no pixel passes the test
+            _prefetch_box(lab, img, weighted, na0, na1, bbox[nx, 1], bbox[nx, 3])
+            continue
+        v = ids[k]
+        ci = centre[k, 0]
+        cj = centre[k, 1]
+        j0 = bbox[k, 1]
+        W = bbox[k, 3] - j0
+        for t in range(W):
+            dx = (j0 + t - cj) / r
+            d2 = dx * dx
+            x2[t] = d2
+            ok = d2 <= limit  # else x^2 + y^2 > limit in the whole column
+            X[0, t] = 1.0 if ok else 0.0
+            X[1, t] = dx if ok else 0.0
+        for p in range(2, P):
+            for t in range(W):
+                X[p, t] = X[p - 1, t] * X[1, t]
+        M[:] = 0.0
+        for i in range(bbox[k, 0], bbox[k, 2]):
+            ia = na0 + i - bbox[k, 0]
+            if ia < na1:
+                _prefetch_box(lab, img, weighted, ia, ia + 1, bbox[nx, 1], bbox[nx, 3])
+            dy = (i - ci) / r
+            dy2 = dy * dy
+            if not dy2 <= limit:  # no pixel of the row passes
+                continue
+            for t in range(W):
+                keep = (np.int64(lab[i, j0 + t]) == v) & (x2[t] + dy2 <= limit)
+                f = np.float64(img[i, j0 + t]) if weighted else 1.0
+                wt[t] = f if keep else 0.0
+            for p in range(P):
+                a = 0.0
+                for t in range(W):
+                    a += wt[t] * X[p, t]
+                S[p] = a
+            yq = 1.0
+            for q in range(P):
+                for p in range(P - q):
+                    M[p * P + q] += S[p] * yq
+                yq *= dy
+        _prefetch_box(lab, img, weighted, max(na0, na0 + bbox[k, 2] - bbox[k, 0]), na1,
+                      bbox[nx, 1], bbox[nx, 3])
+        base = k * K2
+        for c in range(dst.shape[0]):
+            flat[base + dst[c]] += coef[c] * M[src[c]]
