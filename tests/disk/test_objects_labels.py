@@ -535,7 +535,36 @@ def test_cuda_gives_the_cpu_numbers(convention):
     else:  # the circles solved on the GPU: the same, to the rounding of the coordinates
         np.testing.assert_allclose(gpu.geometry.radius, cpu.geometry.radius, rtol=0,
                                    atol=1e-13)
-    np.testing.assert_allclose(gpu.features.cpu().numpy(), cpu.features, rtol=0, atol=1e-12)
+    assert_same_features(gpu.features.cpu().numpy(), cpu, 1e-12)
+
+
+def assert_same_features(got: np.ndarray, ref, atol: float) -> None:
+    """``got`` equals ``ref.features`` to ``atol``; for CellProfiler's intensity features
+    the phases to ``atol`` over the magnitude (a phase moves by its sum's error over the
+    sum's size, and the CPU's monomial route rounds the sums to ~1e-14 of the pixel count)."""
+    K = len(ref.pairs)
+    if not (ref.convention == "cellprofiler" and ref.features.shape[1] == 2 * K):
+        np.testing.assert_allclose(got, ref.features, rtol=0, atol=atol)
+        return
+    mag = ref.features[:, :K]
+    np.testing.assert_allclose(got[:, :K], mag, rtol=0, atol=atol)
+    dphi = np.abs(np.angle(np.exp(1j * (got[:, K:] - ref.features[:, K:]))))
+    ok = np.isfinite(mag) & (mag > 0)
+    assert (dphi[ok] <= atol / mag[ok] + atol).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref.features))
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+def test_the_torch_route_gives_the_compiled_numbers(convention):
+    """What the CUDA test above compares, on the CPU: the torch route (the one CUDA runs)
+    against the compiled one, to the same bounds."""
+    lab = ellipses(seed=18)
+    img = np.random.default_rng(12).random(lab.shape)
+    cpu = object_moments(lab, img, order=9, convention=convention, dtype="float64")
+    tor = object_moments(lab, img, order=9, convention=convention, dtype="float64",
+                         method="torch")
+    assert cpu.route.backend == "numba" and tor.route.backend == "torch"
+    assert_same_features(np.asarray(tor.features), cpu, 1e-12)
 
 
 # ------------------------------------------------------------- property-based checks
