@@ -559,14 +559,34 @@ def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
 
 
-def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
+@dataclass(frozen=True, eq=False)
+class ObjectRows:
+    """Each object's rows as the one-pass geometry met them (:func:`_hull_pass`).
+
+    Attributes
+    ----------
+    first, count : numpy.ndarray
+        ``(n,)`` object ``k``'s rows are entries ``first[k] .. first[k] + count[k] - 1``.
+    runs : numpy.ndarray
+        ``(4, E)`` int64 per entry: the row, the first and the last column of the object in
+        that row, and its number of pixels there (one run when it is ``last - first + 1``);
+        each object's rows in increasing order.
+    """
+
+    first: np.ndarray
+    count: np.ndarray
+    runs: np.ndarray
+
+
+def _hull_pass(lab: Any, budget: int) -> tuple[Any, ...] | None:
     """The geometry's parts for ``centre="enclosing"`` in one pass over the image, by the
     compiled loops of :mod:`._numba_labels` (:func:`~._numba_labels.row_runs`: counts,
     sums, boxes and each object's row extremes, read run by run; then
     :func:`~._numba_labels.hulls_from_rows`): ``(ids, count, sums, bbox, points, counts,
-    lut)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls` gives
-    them. None when the labels are not a host array or their largest value, or the number
-    of (object, row) pairs, outgrows the budget."""
+    lut, rows)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls`
+    gives them and its rows (:class:`ObjectRows`). None when the labels are not a host
+    array or their largest value, or the number of (object, row) pairs, outgrows the
+    budget."""
     arr = _as_host_array(lab)
     if arr is None or (arr.dtype == np.uint64 and arr.size
                        and int(arr.max()) > np.iinfo(np.int64).max):
@@ -574,9 +594,9 @@ def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     from . import _numba_labels as nk
 
     per_value = 72  # count, sums, boxes, last entry and lookup table of one label value
-    per_entry = 96  # label, row, extremes of one (object, row) pair, and the hull's scratch
-    status, value, cnt_v, sums_v, low_v, high_v, ent_v, ent_i, ent_lo, ent_hi, n_ent = (
-        nk.row_runs(arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1)))
+    per_entry = 112  # label, row, extremes, pixels of one (object, row) pair, and scratch
+    status, value, cnt_v, sums_v, low_v, high_v, *ent, n_ent = nk.row_runs(
+        arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1))
     if status == nk.PASS_NEGATIVE:
         raise ValueError(f"labels must be >= 0 (0 is background), got the label {value}")
     if status != nk.PASS_OK:
@@ -586,9 +606,13 @@ def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
     lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
     lut[ids] = np.arange(n)
     bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
-    rows, cols, counts = nk.hulls_from_rows(lut[ent_v[:n_ent]], ent_i[:n_ent], ent_lo[:n_ent],
-                                            ent_hi[:n_ent], n)
-    return ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut
+    rows, cols, counts, first, nrow, runs = nk.hulls_from_rows(*ent, n_ent, lut, n)
+    return (ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut,
+            ObjectRows(first, nrow, runs))
+
+
+#: The error of an intensity image that holds NaN or infinity.
+NOT_FINITE = "image contains NaN or infinity"
 
 
 def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
@@ -661,23 +685,41 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
     if fused and dev.type == "cpu" and centre == "enclosing":
         res = _hull_pass(lab, budget)
         if res is not None:
-            *parts, lut = res
+            *parts, lut, _rows = res
             return _hull_disks(*parts, circle_device), lut
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 
 
+def _cpu_geometry(lab: Any, centre: str, budget: int
+                  ) -> tuple[LabelGeometry, np.ndarray | None, ObjectRows | None]:
+    """:func:`_geometry` by the compiled passes on the CPU, with the label lookup table and,
+    from the one pass of ``centre="enclosing"``, each object's rows (else None)."""
+    if centre == "enclosing":
+        res = _hull_pass(lab, budget)
+        if res is not None:
+            *parts, lut, rows = res
+            return _hull_disks(*parts), lut, rows
+    parts, lut = _geometry_parts(lab, torch.device("cpu"), budget, True)
+    return _disks(*parts, centre), lut, None
+
+
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
+    """Raise :data:`NOT_FINITE` when the float image ``img`` holds NaN or infinity (an
+    integer image is finite)."""
+    if not (img.is_floating_point() if isinstance(img, torch.Tensor)
+            else img.dtype.kind == "f"):
+        return
     arr = _as_host_array(img)
-    if arr is not None and arr.dtype.kind == "f" and arr.dtype.itemsize >= 4:
+    if arr is not None and arr.dtype.itemsize >= 4:
         from ._numba_labels import all_finite
 
         if not all_finite(arr):  # one compiled pass, no scratch
-            raise ValueError("image contains NaN or infinity")
+            raise ValueError(NOT_FINITE)
         return
     h, w = img.shape
     for r0, r1 in _row_blocks(h, w, 16, _block_budget(dev, budget, w, 16),
                               "checking the image"):
         blk = _block(img, r0, r1, dev)
-        if blk.is_floating_point() and not bool(torch.isfinite(blk).all()):
-            raise ValueError("image contains NaN or infinity")
+        if not bool(torch.isfinite(blk).all()):
+            raise ValueError(NOT_FINITE)
