@@ -259,12 +259,12 @@ def test_the_one_pass_rows_are_each_objects_rows(dtype):
         mask = lab == v
         at = np.flatnonzero(mask.any(axis=1))
         g = slice(rows.first[k], rows.first[k] + rows.count[k])
-        row, lo, hi, npx = rows.runs[:, g]
+        row, lo, hi, npx = rows.row[g], rows.lo[g], rows.hi[g], rows.pixels[g]
         np.testing.assert_array_equal(row, at)
         np.testing.assert_array_equal(lo, [np.flatnonzero(mask[i])[0] for i in at])
         np.testing.assert_array_equal(hi, [np.flatnonzero(mask[i])[-1] for i in at])
         np.testing.assert_array_equal(npx, mask[at].sum(axis=1))
-    assert (rows.runs[3] < rows.runs[2] - rows.runs[1] + 1).any()  # rows of several runs
+    assert (rows.pixels < rows.hi - rows.lo + 1).any()  # rows of several runs
 
 
 @pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
@@ -282,7 +282,8 @@ def test_the_shape_sums_from_the_rows_equal_the_row_sums(convention, order):
     a = np.zeros((len(geo), K, 2))
     b = np.zeros((len(geo), K, 2))
     rs.zernike_run_sums(lab, geo.labels, geo.bbox, geo.centre, geo.radius, order, limit, a,
-                        rows.first, rows.count, rows.runs, *table)
+                        rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels,
+                        *table)
     rs.zernike_row_sums(lab, geo.labels, geo.bbox, np.zeros((0, 0)), geo.centre, geo.radius,
                         order, limit, b, np.arange(len(geo)), *table)
     # the same terms added in another order (differences of prefix sums of powers

@@ -200,14 +200,14 @@ def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, vis
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
-def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, nrow, runs,
-                     dst, src, coef):  # pragma: no cover - compiled
+def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, nrow, row, lo,
+                     hi, npx, dst, src, coef):  # pragma: no cover - compiled
     r"""The shape sums (weight 1) of :func:`zernike_row_sums` from each object's rows as
     the one-pass geometry found them (:func:`._numba_labels.hulls_from_rows`: object
-    ``k``'s rows are entries ``first[k] .. first[k] + nrow[k] - 1`` of ``runs``, each its
-    row, the first and the last column of the label in it, and its number of pixels
-    there): the label image is read only in the rows where the object's pixels are not one
-    run.
+    ``k``'s rows are entries ``first[k] .. first[k] + nrow[k] - 1`` of ``row``, ``lo``,
+    ``hi``, ``npx``: the row, the first and the last column of the label in it, and its
+    number of pixels there): the label image is read only in the rows where the object's
+    pixels are not one run.
 
     The same positions and test as :func:`zernike_row_sums`. The columns of a row that pass
     :math:`\hat x^2 + \hat y^2 \le` ``limit`` are an interval (each step of the test's
@@ -253,20 +253,20 @@ def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, n
                 C[t + 1, p] = C[t, p] + X[p, t]
         M[:] = 0.0
         for g in range(first[k], first[k] + nrow[k]):
-            i = runs[0, g]
+            i = row[g]
             dy = (i - ci) / r
             dy2 = dy * dy
             if not dy2 <= limit:  # no pixel of the row passes
                 continue
-            a = runs[1, g] - j0
-            b = runs[2, g] - j0
+            a = lo[g] - j0
+            b = hi[g] - j0
             while a <= b and not x2[a] + dy2 <= limit:
                 a += 1
             while b >= a and not x2[b] + dy2 <= limit:
                 b -= 1
             if a > b:
                 continue
-            if runs[3, g] == runs[2, g] - runs[1, g] + 1:  # one run: nothing to look up
+            if npx[g] == hi[g] - lo[g] + 1:  # one run: nothing to look up
                 for p in range(P):
                     S[p] = C[b + 1, p] - C[a, p]
             else:

@@ -567,15 +567,18 @@ class ObjectRows:
     ----------
     first, count : numpy.ndarray
         ``(n,)`` object ``k``'s rows are entries ``first[k] .. first[k] + count[k] - 1``.
-    runs : numpy.ndarray
-        ``(4, E)`` int64 per entry: the row, the first and the last column of the object in
-        that row, and its number of pixels there (one run when it is ``last - first + 1``);
-        each object's rows in increasing order.
+    row, lo, hi, pixels : numpy.ndarray
+        ``(E,)`` int64 per entry: the row, the first and the last column of the object in
+        that row, and its number of pixels there (one run when it is ``hi - lo + 1``); each
+        object's rows in increasing order.
     """
 
     first: np.ndarray
     count: np.ndarray
-    runs: np.ndarray
+    row: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    pixels: np.ndarray
 
 
 def _hull_pass(lab: Any, budget: int) -> tuple[Any, ...] | None:
@@ -606,9 +609,9 @@ def _hull_pass(lab: Any, budget: int) -> tuple[Any, ...] | None:
     lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
     lut[ids] = np.arange(n)
     bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
-    rows, cols, counts, first, nrow, runs = nk.hulls_from_rows(*ent, n_ent, lut, n)
+    rows, cols, counts, *entries = nk.hulls_from_rows(*ent, n_ent, lut, n)
     return (ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut,
-            ObjectRows(first, nrow, runs))
+            ObjectRows(*entries))
 
 
 #: The error of an intensity image that holds NaN or infinity.

@@ -353,7 +353,8 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
         # shape moments: each row's runs from the geometry's pass, the labels read only
         # where a row holds more than one run of the object
         zernike_run_sums(arr, geo.labels, geo.bbox, geo.centre, geo.radius, T, limit, out,
-                         rows.first, rows.count, rows.runs, *monomial_table(T, cp))
+                         rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels,
+                         *monomial_table(T, cp))
         return _complex(out, cdt)
     if boxes and origin == (0, 0) and arr is not None and pix is not None:
         box = geo.bbox
