@@ -544,8 +544,9 @@ def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
     The entries are put object by object (a counting sort, rows stay in order) and each
     object's go through Andrew's monotone chain (:func:`convex_hulls_by_object`) with rows
     and columns swapped; the swap turns the vertices clockwise, so each object's are
-    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(rows,
-    cols, counts, first, nrow, row, lo, hi, npx)``: the vertices, their number per object,
+    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(points,
+    counts, first, nrow, row, lo, hi, npx)``: the vertices (``(2, P)`` float64 rows and
+    columns, exact), their number per object,
     and the entries object by object (object ``k``'s are ``first[k] .. first[k] + nrow[k]
     - 1`` of ``row``, ``lo``, ``hi``, ``npx``: the row, its first and last column of the
     object, the object's pixels in it)."""
@@ -570,31 +571,32 @@ def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
         shi[q] = ent_hi[e]
         sn[q] = ent_n[e]
         fill[k] = q + 1
-    out_c = np.empty(2 * n_e, np.int64)  # swapped: the chain's "rows" are columns
-    out_r = np.empty(2 * n_e, np.int64)
-    counts = np.zeros(n_objects, np.int64)
-    convex_hulls_by_object(first, nrow, srow, slo, shi, out_c, out_r, counts)
-    total = 0
+    mrow = 1
     for k in range(n_objects):
-        total += counts[k]
-    res_r = np.empty(total, np.int64)
-    res_c = np.empty(total, np.int64)
+        mrow = max(mrow, nrow[k])
+    out_c = np.empty(2 * mrow, np.int64)  # one object's; swapped: its "rows" are columns
+    out_r = np.empty(2 * mrow, np.int64)
+    one = np.zeros(1, np.int64)
+    cnt = np.zeros(1, np.int64)
+    counts = np.zeros(n_objects, np.int64)
+    pts = np.empty((2, 2 * n_e))  # the vertices' rows and columns (exact in float64)
     at = 0
     for k in range(n_objects):
-        base = 2 * first[k]
-        c = counts[k]
+        g = slice(first[k], first[k] + nrow[k])
+        convex_hulls_by_object(one, nrow[k:k + 1], srow[g], slo[g], shi[g], out_c, out_r, cnt)
+        c = cnt[0]
         s = 0  # the vertex of smallest (col, row)
         for t in range(1, c):
-            if (out_c[base + t] < out_c[base + s]
-                    or (out_c[base + t] == out_c[base + s]
-                        and out_r[base + t] < out_r[base + s])):
+            if (out_c[t] < out_c[s]
+                    or (out_c[t] == out_c[s] and out_r[t] < out_r[s])):
                 s = t
         for t in range(c):
             u = (s - t) % c
-            res_r[at + t] = out_r[base + u]
-            res_c[at + t] = out_c[base + u]
+            pts[0, at + t] = out_r[u]
+            pts[1, at + t] = out_c[u]
+        counts[k] = c
         at += c
-    return res_r, res_c, counts, first, nrow, srow, slo, shi, sn
+    return pts[:, :at], counts, first, nrow, srow, slo, shi, sn
 
 
 # ------------------------------------------------------ Zernike sums, object by object

@@ -609,9 +609,9 @@ def _hull_pass(lab: Any, budget: int) -> tuple[Any, ...] | None:
     lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
     lut[ids] = np.arange(n)
     bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
-    rows, cols, counts, *entries = nk.hulls_from_rows(*ent, n_ent, lut, n)
-    return (ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut,
-            ObjectRows(*entries))
+    pts, counts, *entries = nk.hulls_from_rows(*ent, n_ent, lut, n)
+    # (P, 2) with contiguous columns, as the circles read them
+    return ids, cnt_v[ids], sums_v[ids], bbox, pts.T, counts, lut, ObjectRows(*entries)
 
 
 #: The error of an intensity image that holds NaN or infinity.
@@ -673,7 +673,7 @@ def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.nda
             torch.from_numpy(counts).to(circle_device))
         cen, rad = c.cpu().numpy(), r.cpu().numpy()
     else:
-        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+        cen, rad = minimum_enclosing_circles(np.asarray(pts, dtype=np.float64), counts)
     return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
                          bbox.astype(np.int64), cen, rad, "enclosing")
 
