@@ -293,3 +293,15 @@ def test_the_shape_sums_from_the_rows_equal_the_row_sums(convention, order):
     assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
     one = geo.radius == 0
     assert one.any() and not a[one].any()
+
+
+def test_an_integer_image_needs_no_finiteness_check_and_gives_its_float_features():
+    lab = awkward()
+    img = np.random.default_rng(5).integers(0, 65536, lab.shape).astype(np.uint16)
+    a = object_moments(lab, img, order=6, convention="cellprofiler")
+    b = object_moments(lab, img.astype(np.float64), order=6, convention="cellprofiler")
+    np.testing.assert_array_equal(a.features, b.features)
+    bad = img.astype(np.float32)
+    bad[tuple(np.argwhere(lab == 0)[-1])] = np.nan  # a background pixel: still refused
+    with pytest.raises(ValueError, match="image contains NaN or infinity"):
+        object_moments(lab, bad, order=6, convention="cellprofiler")
