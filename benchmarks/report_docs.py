@@ -420,60 +420,7 @@ def signal(out: list[str]) -> None:
             out += ["In an earlier run (`benchmarks/results/signal_cpu.md`), float64: "
                     + "; ".join(f"{k} {g(r['ms'])} ms (error {err(r['mag_err_median'])})"
                                 for k, r in sorted(peers.items())) + ".", ""]
-    _latency(out)
     _batch(out)
-
-
-def _latency(out: list[str]) -> None:
-    rows, first = [], None
-    for name in ("signal_latency_h200", "signal_latency"):
-        d = load(name)
-        if d is None:
-            continue
-        first = first or (d, name)
-        for dtype in ("float32", "float64"):
-            ours = {(r["sigma"], r["order"]): r for r in d["rows"]
-                    if r["call"] == "gaussian_filter1d" and r["dtype"] == dtype}
-            peer = {(r["sigma"], r["order"]): r for r in d["rows"]
-                    if r["call"].startswith("cupyx") and r["dtype"] == dtype}
-            keys = sorted(set(ours) & set(peer))
-            if not keys:
-                continue
-            faster = sum(1 for k in keys if ours[k]["graphs_us"] < peer[k]["peer_us"])
-            rows.append([d["meta"]["device"], dtype, len(keys), faster,
-                         g(statistics.median(ours[k]["graphs_us"] for k in keys)),
-                         g(statistics.median(peer[k]["peer_us"] for k in keys)),
-                         err(max(ours[k]["rel_err_vs_f64"] for k in keys)),
-                         err(max(peer[k]["rel_err_vs_f64"] for k in keys))])
-    if not rows:
-        return
-    sig = sorted({r["sigma"] for r in first[0]["rows"] if r["call"] == "gaussian_filter1d"})
-    out += ["### One signal on a GPU: time per call", "",
-            "`gaussian_filter1d` on one GPU signal of 102 400 samples, the result ready after "
-            f"each call (what a loop over signals sees), for {len(sig)} values of σ from "
-            f"{g(min(sig))} to {g(max(sig))} × orders 0–2, against "
-            "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run; ours is the call with "
-            "its default options. "
-            "Errors: largest relative error against float64.", ""]
-    out += table(["GPU", "dtype", "calls", "faster than cupyx", "median µs, ours",
-                  "median µs, cupyx", "largest error, ours", "largest error, cupyx"], rows)
-    d = first[0]
-    sel = [r for r in d["rows"] if r["dtype"] == "float32" and r.get("order") == 0]
-
-    def draw(ax):
-        for call, style, label in (("gaussian_filter1d", "-o", "fastmoments"),
-                                   ("cupyx gaussian_filter1d", "--s", "cupyx")):
-            s = sorted((r["sigma"], r.get("graphs_us") or r.get("peer_us"))
-                       for r in sel if r["call"] == call)
-            ax.plot([x[0] for x in s], [x[1] for x in s], style, ms=3, label=label)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("σ (samples)")
-        ax.set_ylabel("µs per call")
-        ax.set_title(f"gaussian_filter1d, 102 400 float32 samples, {d['meta']['device']}",
-                     fontsize=9)
-    fig = plot("bench_signal_gpu_latency", draw)
-    out += ([fig, ""] if fig else []) + [run_line(d, "signal_latency.py", first[1]), ""]
 
 
 def _batch(out: list[str]) -> None:
