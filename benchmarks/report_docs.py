@@ -738,12 +738,16 @@ def objects_speed(out: list[str]) -> None:
                   "difference"], rows)
     out += [run_line(cpu, "objects_cpu.py", "objects_cpu"), ""]
     if gpu:
-        rows = [[r["objects"], r["convention"], g(r["total_ms"]), g(r["geometry_ms"]),
-                 g(r["objects_per_s"]),
+        rows = [[r["objects"], r.get("order", 9), r["convention"], g(r["total_ms"]),
+                 g(r["geometry_ms"]), g(r.get("sums_ms")), g(r["objects_per_s"]),
+                 g(r.get("torch_route_ms")),
                  "–" if r.get("max_diff_vs_cpu") is None else err(r["max_diff_vs_cpu"])]
                 for r in gpu["rows"]]
-        out += table(["objects", "convention", "total ms", "geometry ms", "objects/s",
-                      "difference from CPU"], rows)
+        out += ["The same on one GPU: the whole call, its geometry (centres and radii) and "
+                "its moment sums, against the torch route (`method=\"torch\"`) in the same "
+                "run.", ""]
+        out += table(["objects", "degree", "convention", "total ms", "geometry ms",
+                      "sums ms", "objects/s", "torch route ms", "difference from CPU"], rows)
         out += [run_line(gpu, "objects_gpu.py", "objects_gpu_h200"), ""]
 
 
