@@ -5,9 +5,12 @@ files of the set suffice, the tiling is made in memory) on the GPU, through
 :func:`fastmoments.disk.labels.object_moments` at degree 9 (CellProfiler's convention and the
 standard one) and degree 20: the whole call, the geometry alone as the call computes it (the
 standard convention: all on the GPU, ``label_geometry._device_geometry``; CellProfiler's:
-the labels copied to the host, whose compiled steps keep CellProfiler's bits), objects per
-second, the peak GPU memory, and the largest difference from the CPU's result (features;
-for the standard convention, also the radii). Best of three calls after one warm-up.
+counts, sums and column extremes on the GPU, the hulls and circles by the host's compiled
+steps, which keep CellProfiler's bits), the moment sums alone (``labels._kernel_sums``),
+objects per second, the peak GPU memory, the largest difference from the CPU's result
+(features; for the standard convention, also the radii), and the same call by the torch
+route (``method="torch"``: torch passes over row blocks, the geometry of the standard
+convention in torch too) as the peer. Best of five calls after one warm-up.
 
 Run on a CUDA machine from the repository root (with the folder ``nuclei_set`` made by
 ``python benchmarks/build_nuclei_set.py``)::
@@ -31,7 +34,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_nuclei_set import load_set
 from fastmoments.disk.label_geometry import memory_budget_bytes
-from fastmoments.disk.labels import _route_geometry, choose_route, object_moments
+from fastmoments.disk.labels import (
+    _kernel_sums,
+    _moment_plan,
+    _route_geometry,
+    choose_route,
+    object_moments,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -39,22 +48,29 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def markdown(data: dict) -> str:
     m = data["meta"]
     lines = [f"# Per-object moments on one GPU ({m['device']})", "",
-             f"{m['date']}, torch {m['torch']}; a 5120² label image with "
-             f"{data['rows'][0]['objects']} objects (the tiling of stardist's nuclei mask, "
-             "`benchmarks/build_nuclei_set.py`). *geometry*: the centres and radii as the "
-             "call computes them (standard convention: all on the GPU, each object's extreme "
-             "pixels in 32 directions and Chrystal's steps in torch; CellProfiler's: counts, "
-             "sums and column extremes on the GPU, the hulls and circles by the host's "
-             "compiled steps, CellProfiler's bits); *total*: the whole call; *difference*: "
-             "the largest absolute difference of the features (and of the radii) from the "
-             "CPU's.", "",
-             "| degree | convention | total ms | geometry ms | objects/s | peak GPU MiB "
-             "| largest difference from the CPU |", "|---|---|---|---|---|---|---|"]
+             f"{m['date']}, torch {m['torch']}, triton {m.get('triton', '–')}; a 5120² "
+             f"label image with {data['rows'][0]['objects']} objects (the tiling of "
+             "stardist's nuclei mask, `benchmarks/build_nuclei_set.py`), shape features "
+             "(float32 sums in the standard convention, float64 in CellProfiler's). "
+             "*geometry*: the centres and radii as the call computes them (standard "
+             "convention: all on the GPU, Triton kernels: counts, sums and boxes run by run, "
+             "then each object's minimum enclosing circle in one program; CellProfiler's: "
+             "counts, sums and column extremes by the Triton kernels, the hulls and circles "
+             "by the host's compiled steps, CellProfiler's bits); *sums*: the moment sums "
+             "alone (one Triton program per object's box); *total*: the whole call; *torch "
+             "route*: the same call with `method=\"torch\"` (torch passes over row blocks); "
+             "*difference*: the largest absolute difference of the float64 features (and of "
+             "the radii) from the CPU's.", "",
+             "| degree | convention | total ms | geometry ms | sums ms | objects/s "
+             "| torch route ms | × | peak GPU MiB | largest difference from the CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
         diff = (f"{r['max_diff_vs_cpu']:.1e} (radii "
                 f"{r.get('max_radius_diff_vs_cpu', float('nan')):.1e})")
-        lines.append(f"| {r['order']} | {r['convention']} | {r['total_ms']:.0f} | "
-                     f"{r['geometry_ms']:.0f} | {r['objects_per_s']:.0f} | "
+        lines.append(f"| {r['order']} | {r['convention']} | {r['total_ms']:.1f} | "
+                     f"{r['geometry_ms']:.1f} | {r['sums_ms']:.1f} | "
+                     f"{r['objects_per_s']:.0f} | {r['torch_route_ms']:.0f} | "
+                     f"{r['torch_route_ms'] / r['total_ms']:.1f} | "
                      f"{r['peak_MiB']:.0f} | {diff} |")
     return "\n".join(lines) + "\n"
 
@@ -73,18 +89,32 @@ def main() -> None:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         times = []
-        for _ in range(3):
+        for _ in range(5):
             t = time.perf_counter()
             om = object_moments(lab, **kw)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t)
         peak = torch.cuda.max_memory_allocated() / 2**20
         geometry = []
-        for _ in range(3):
+        for _ in range(5):
             t = time.perf_counter()
-            _route_geometry(lab, "enclosing", conv, dev, budget, route)
+            geo, _ = _route_geometry(lab, "enclosing", conv, dev, budget, route)
             torch.cuda.synchronize()
             geometry.append(time.perf_counter() - t)
+        plan = _moment_plan("zernike", order)
+        dt = torch.float64 if conv == "cellprofiler" else torch.float32
+        sums = []
+        for _ in range(5):
+            t = time.perf_counter()
+            _kernel_sums(lab, None, geo, plan, conv, dt, dev, budget, False, route=route)
+            torch.cuda.synchronize()
+            sums.append(time.perf_counter() - t)
+        peer = []
+        for _ in range(3):
+            t = time.perf_counter()
+            object_moments(lab, method="torch", **kw)
+            torch.cuda.synchronize()
+            peer.append(time.perf_counter() - t)
         n_obj = len(om)
         om = object_moments(lab, dtype="float64", **kw)
         feats = om.features.cpu().numpy()
@@ -92,13 +122,20 @@ def main() -> None:
         rdiff = float(np.abs(om.geometry.radius - cpu.geometry.radius).max())
         rows.append(dict(order=order, convention=conv, objects=n_obj,
                          total_ms=1e3 * min(times), geometry_ms=1e3 * min(geometry),
+                         sums_ms=1e3 * min(sums), torch_route_ms=1e3 * min(peer),
                          max_radius_diff_vs_cpu=rdiff,
                          objects_per_s=n_obj / min(times),
                          peak_MiB=peak,
                          max_diff_vs_cpu=diff, route=str(om.route)))
         print(rows[-1], flush=True)
     name = torch.cuda.get_device_name()
-    data = {"meta": {"device": name, "torch": torch.__version__,
+    try:
+        import triton
+
+        tver = triton.__version__
+    except ImportError:
+        tver = None
+    data = {"meta": {"device": name, "torch": torch.__version__, "triton": tver,
                      "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                          timespec="seconds")}, "rows": rows}
     stem = f"objects_gpu_{name.split()[-1].lower()}"

@@ -24,9 +24,18 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from disk_common import (
+    PHT_PAPER,
+    RESULTS,
+    pht_environment,
+    real_patches,
+    rel_err,
+    timeit,
+    wall,
+    write_json,
+)
 from fastmoments.disk.pht import PolarHarmonicTransform
 from fastmoments.disk.sampling import sample_points
-from pht_common import PAPER, RESULTS, environment, real_patches, rel_err, timeit, wall, write_json
 
 dev = torch.device("cpu")
 log = print
@@ -44,7 +53,7 @@ def job_a(rows: list[dict]) -> None:
             _, build = wall(lambda p=plan: p.forward(x[:1]), dev)
             err = rel_err(plan.forward(x[:4]).values(), ref)
             t = timeit(lambda p=plan: p.forward(x), dev, warmup=0, repeat=REPEAT)
-            paper = PAPER["patches_512"][kind]
+            paper = PHT_PAPER["patches_512"][kind]
             rows.append({"job": "patches_512", "kind": kind, "method": method, "dtype": "float32",
                          "batch": 128, "moments": plan.index.size, "first_call_s": build, **t,
                          "rel_err": err, "reference": "float64 engine, 4 patches",
@@ -115,7 +124,7 @@ def markdown(env: dict, rows: list[dict]) -> str:
 
 
 def main() -> None:
-    env = environment(dev)
+    env = pht_environment(dev)
     env["loadavg"] = os.getloadavg()
     rows: list[dict] = []
     job_b(rows)

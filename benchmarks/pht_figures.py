@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pht_common import FIGURES, PAPER, RESULTS
+from disk_common import FIGURES, PHT_PAPER, RESULTS
 
 
 def _bars(ax, series: dict, kinds: tuple, title: str, ylim: tuple) -> None:
@@ -39,7 +39,7 @@ def main() -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 
     ax = axes[0]
-    series = {"paper (GTX 1060)": [PAPER["patches_512"][k] for k in kinds]}
+    series = {"paper (GTX 1060)": [PHT_PAPER["patches_512"][k] for k in kinds]}
     for label, src, method in (("H100 gemm", gpu, "gemm"), ("H100 engine", gpu, "engine"),
                                ("CPU 2 threads gemm", cpu, "gemm"),
                                ("CPU 2 threads nufft", cpu, "nufft")):
@@ -49,7 +49,7 @@ def main() -> None:
     ax.set_ylabel("seconds (median)")
 
     ax = axes[1]
-    series = {"paper (GTX 1060)": [PAPER["synthetic_2048"][k] for k in kinds],
+    series = {"paper (GTX 1060)": [PHT_PAPER["synthetic_2048"][k] for k in kinds],
               "H100 gemm": [next(r["median_s"] for r in gpu["rows"]
                                  if r["job"] == "synthetic_2048" and r["kind"] == k
                                  and r["method"] == "gemm-plain") for k in kinds]}

@@ -23,8 +23,17 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from disk_common import (
+    PHT_PAPER,
+    RESULTS,
+    pht_environment,
+    real_patches,
+    rel_err,
+    timeit,
+    wall,
+    write_json,
+)
 from fastmoments.disk.pht import PolarHarmonicTransform
-from pht_common import PAPER, RESULTS, environment, real_patches, rel_err, timeit, wall, write_json
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -68,7 +77,8 @@ def job(name: str, kind: str, x: torch.Tensor, nmax: int, lmax: int, nmin: int, 
             core = {"core_median_s": timeit(lambda p=plan, x2=x2: p._gemm_forward(x2), dev,
                                             warmup=1, repeat=repeat)["median_s"]}
         # the paper's time for this many images (its batches: 128 patches, 1000 images)
-        paper = PAPER[name][kind] * x.shape[0] / {"patches_512": 128, "synthetic_2048": 1000}[name]
+        per_batch = {"patches_512": 128, "synthetic_2048": 1000}[name]
+        paper = PHT_PAPER[name][kind] * x.shape[0] / per_batch
         row = {"job": name, "kind": kind, "method": label, "batch": int(x.shape[0]),
                "size": size, "moments": K, "build_s": build, **t, **core,
                "rel_err_vs_f64": err,
@@ -124,7 +134,7 @@ def job_b_uint8(xb8: torch.Tensor) -> None:
     plan = PolarHarmonicTransform("pcet", SB, 16, 15, nmin=11, lmin=11, method="gemm",
                                   device=dev)
     t = timeit(lambda: plan.forward(xb8), dev, warmup=1, repeat=5)
-    paper = PAPER["synthetic_2048"]["pcet"] * NB / 1000
+    paper = PHT_PAPER["synthetic_2048"]["pcet"] * NB / 1000
     rows.append({"job": "synthetic_2048", "kind": "pcet", "method": "gemm (uint8 input)",
                  "batch": NB, "size": SB, "moments": plan.index.size, **t, "paper_s": paper,
                  "speedup_vs_paper": paper / t["median_s"]})
@@ -132,7 +142,7 @@ def job_b_uint8(xb8: torch.Tensor) -> None:
 
 
 def main() -> None:
-    env = environment(dev)
+    env = pht_environment(dev)
     env["ceilings"] = ceilings()
     torch.cuda.empty_cache() if dev.type == "cuda" else None
     log(env, flush=True)

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch
 
 import fastmoments as fm
+from disk_common import FIGURES, RESULTS, pht_environment, write_json
 from fastmoments.data import sample_image
 from fastmoments.disk import pixel_mask
-from pht_common import FIGURES, RESULTS, environment, write_json
 
 N = 256
 TMAX = 60
@@ -36,7 +36,7 @@ KINDS = ("pcet", "pct", "pst")
 
 
 def main() -> None:
-    env = environment(torch.device("cpu"))
+    env = pht_environment(torch.device("cpu"))
     mask = pixel_mask(N)
     rows = []
     recons: dict = {}

@@ -222,7 +222,7 @@ def pht(out: list[str]) -> None:
             "The paper's two jobs: 128 real 512 × 512 patches with 1 ≤ n, l ≤ 25 (625 moments) "
             "and 1000 synthetic 2048 × 2048 images with 30 moments; the paper's times are "
             "from a GeForce GTX 1060. Error: relative error against our float64 plan.", ""]
-    rows = []
+    cells: dict[tuple, dict] = {}
     for d, where in ((gpu, "gpu"), (cpu, "cpu")):
         if d is None:
             continue
@@ -230,19 +230,24 @@ def pht(out: list[str]) -> None:
         for r in d["rows"]:
             if r.get("method") != "gemm" or ("paper_s" not in r and "paper_gpu_s" not in r):
                 continue
-            if where == "cpu" and r["kind"] != "pcet":
-                continue
-            paper = r.get("paper_s", r.get("paper_gpu_s"))
             job = ("128 patches 512²" if r["job"].startswith("patches")
                    else "1000 images 2048²")
-            rows.append([dev, job, r["kind"].upper(), g(r["median_s"]),
-                         err(r.get("rel_err_vs_f64", r.get("rel_err"))), g(paper),
-                         ratio(paper, r["median_s"])])
-    out += table(["device", "job", "transform", "ours s", "rel. error", "paper s (GTX 1060)",
-                  "paper / ours"], rows)
-    for d, script, name in ((gpu, "pht_gpu.py", "pht_gpu"), (cpu, "pht_cpu.py", "pht_cpu")):
-        if d is not None:
-            out += [run_line(d, script, name), ""]
+            cells.setdefault((dev, job), {})[r["kind"]] = (
+                r["median_s"], r.get("rel_err_vs_f64", r.get("rel_err")),
+                r.get("paper_s", r.get("paper_gpu_s")))
+    rows = []
+    for (dev, job), c in cells.items():
+        kinds = [k for k in ("pcet", "pct", "pst") if k in c]
+        speed = [c[k][2] / c[k][0] for k in kinds]
+        rows.append([dev, job, *(g(c[k][0]) if k in c else "–" for k in ("pcet", "pct", "pst")),
+                     err(max(c[k][1] for k in kinds)),
+                     " / ".join(g(c[k][2]) for k in kinds),
+                     f"{g(min(speed))}–{g(max(speed))}×" if len(speed) > 1
+                     else f"{g(speed[0])}×"])
+    out += table(["device", "job", "PCET s", "PCT s", "PST s", "largest rel. error",
+                  "paper s (GTX 1060)", "paper / ours"], rows)
+    out += [" ".join(run_line(d, script, name) for d, script, name in (
+        (gpu, "pht_gpu.py", "pht_gpu"), (cpu, "pht_cpu.py", "pht_cpu")) if d is not None), ""]
 
 
 def gpu_targets(out: list[str]) -> None:
@@ -262,7 +267,12 @@ def gpu_targets(out: list[str]) -> None:
         return f"{g(r['median_us'])} µs"
 
     rows = []
+    single = [r for r in after["rows"] if "one signal" in r["job"] and "cupyx_median_us" in r]
     for r in after["rows"]:
+        if single and r is single[0]:
+            rows.append(_single_signals(single, old))
+        if any(r is x for x in single):
+            continue
         if "target_ms" in r:
             target = f"≤ {g(r['target_ms'])} ms"
         elif "target_us" in r:
@@ -287,18 +297,40 @@ def gpu_targets(out: list[str]) -> None:
             "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run, a 64-scale CWT, and a "
             "1000 × 102 400 batch as a fraction of the card's copy bandwidth. *Before*: an "
             "earlier run of the same script on the same GPU kind (its code's commit below). "
-            "Error: relative to float64 (or, for the signals, to the exact convolution).", ""]
+            "The one-signal calls at seven values of σ are summed up in one row (each σ: the "
+            "result file). Error: relative to float64 (or, for the signals, to the exact "
+            "convolution).", ""]
     out += table(["job", "target", "now", "before", "error", "cupyx (its time / ours)"], rows)
-    out += [run_line(after, "gpu_targets.py", "gpu_targets_h200")]
+    line = run_line(after, "gpu_targets.py", "gpu_targets_h200")
     kept = sorted({r["measured"] for r in after["rows"] if "measured" in r})
     if kept:
-        out += ["", f"*Rows not measured in that run (disk, box) are those of the run of "
-                f"{', '.join(kept)}.*"]
+        line += (f" *Rows not measured in that run (disk, box) are those of the run of "
+                 f"{', '.join(kept)}.*")
     if before is not None:
         e = before["meta"]
-        out += ["", f"*Before: {e.get('device')}; {str(e.get('date'))[:10]}; torch "
-                f"{e.get('torch')}; code at commit {e.get('commit')}.*"]
-    out += [""]
+        line += (f" *Before: {e.get('device')}; {str(e.get('date'))[:10]}; torch "
+                 f"{e.get('torch')}; code at commit {e.get('commit')}.*")
+    out += [line, ""]
+
+
+def _single_signals(rows: list[dict], old: dict) -> list[str]:
+    """One line for the one-signal calls at every σ: medians, ranges and the peer."""
+    def span(v: list[float]) -> str:
+        return f"{g(statistics.median(v))} µs ({g(min(v))}–{g(max(v))})"
+
+    now = [r["median_us"] for r in rows]
+    then = [old[r["job"]]["median_us"] for r in rows if r["job"] in old]
+    peer = [r["cupyx_median_us"] for r in rows]
+    fast = [p / t for p, t in zip(peer, now, strict=True)]
+    sig = [r["job"].rsplit("σ=", 1)[-1] for r in rows]
+    target = rows[0]["target_us"]
+    return [f"gaussian_filter1d, one signal of 102400, σ = {sig[0]}…{sig[-1]} ({len(rows)} "
+            f"values): median (range)", f"≤ {g(target)} µs",
+            f"{span(now)}; {sum(t <= target for t in now)} of {len(now)} ≤ target",
+            span(then) if then else "–",
+            err(max(max(v for k, v in r.items() if k.startswith("rel_err")) for r in rows)),
+            f"{g(min(peer))}–{g(max(peer))} µs ({g(min(fast))}–{g(max(fast))}×; faster at "
+            f"{sum(f > 1 for f in fast)} of {len(fast)})"]
 
 
 def box(out: list[str]) -> None:
@@ -420,60 +452,7 @@ def signal(out: list[str]) -> None:
             out += ["In an earlier run (`benchmarks/results/signal_cpu.md`), float64: "
                     + "; ".join(f"{k} {g(r['ms'])} ms (error {err(r['mag_err_median'])})"
                                 for k, r in sorted(peers.items())) + ".", ""]
-    _latency(out)
     _batch(out)
-
-
-def _latency(out: list[str]) -> None:
-    rows, first = [], None
-    for name in ("signal_latency_h200", "signal_latency"):
-        d = load(name)
-        if d is None:
-            continue
-        first = first or (d, name)
-        for dtype in ("float32", "float64"):
-            ours = {(r["sigma"], r["order"]): r for r in d["rows"]
-                    if r["call"] == "gaussian_filter1d" and r["dtype"] == dtype}
-            peer = {(r["sigma"], r["order"]): r for r in d["rows"]
-                    if r["call"].startswith("cupyx") and r["dtype"] == dtype}
-            keys = sorted(set(ours) & set(peer))
-            if not keys:
-                continue
-            faster = sum(1 for k in keys if ours[k]["graphs_us"] < peer[k]["peer_us"])
-            rows.append([d["meta"]["device"], dtype, len(keys), faster,
-                         g(statistics.median(ours[k]["graphs_us"] for k in keys)),
-                         g(statistics.median(peer[k]["peer_us"] for k in keys)),
-                         err(max(ours[k]["rel_err_vs_f64"] for k in keys)),
-                         err(max(peer[k]["rel_err_vs_f64"] for k in keys))])
-    if not rows:
-        return
-    sig = sorted({r["sigma"] for r in first[0]["rows"] if r["call"] == "gaussian_filter1d"})
-    out += ["### One signal on a GPU: time per call", "",
-            "`gaussian_filter1d` on one GPU signal of 102 400 samples, the result ready after "
-            f"each call (what a loop over signals sees), for {len(sig)} values of σ from "
-            f"{g(min(sig))} to {g(max(sig))} × orders 0–2, against "
-            "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run; ours is the call with "
-            "its default options. "
-            "Errors: largest relative error against float64.", ""]
-    out += table(["GPU", "dtype", "calls", "faster than cupyx", "median µs, ours",
-                  "median µs, cupyx", "largest error, ours", "largest error, cupyx"], rows)
-    d = first[0]
-    sel = [r for r in d["rows"] if r["dtype"] == "float32" and r.get("order") == 0]
-
-    def draw(ax):
-        for call, style, label in (("gaussian_filter1d", "-o", "fastmoments"),
-                                   ("cupyx gaussian_filter1d", "--s", "cupyx")):
-            s = sorted((r["sigma"], r.get("graphs_us") or r.get("peer_us"))
-                       for r in sel if r["call"] == call)
-            ax.plot([x[0] for x in s], [x[1] for x in s], style, ms=3, label=label)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("σ (samples)")
-        ax.set_ylabel("µs per call")
-        ax.set_title(f"gaussian_filter1d, 102 400 float32 samples, {d['meta']['device']}",
-                     fontsize=9)
-    fig = plot("bench_signal_gpu_latency", draw)
-    out += ([fig, ""] if fig else []) + [run_line(d, "signal_latency.py", first[1]), ""]
 
 
 def _batch(out: list[str]) -> None:
@@ -512,19 +491,27 @@ def _batch(out: list[str]) -> None:
 
 
 def features(out: list[str]) -> None:
-    rows, first = [], None
+    cells: dict[tuple, dict] = {}
     for name in ("features_cuda", "features_cpu"):
         d = load(name)
         if d is None:
             continue
-        first = first or (d, name)
         for r in d["rows"]:
             pairs = "pair" in r["impl"] or "pdist" in r["impl"]
             if ((r["dtype"] != "float32" and not pairs) or (pairs and r["dtype"] != "float64")
                     or "algorithm=engine" in r["impl"]):
                 continue
-            rows.append([d["meta"]["device"], r["task"], r["impl"], r["dtype"],
-                         g(r["median_s"] * 1e3), err(r.get("max_err_rel_to_max"))])
+            side = "peer" if "peer" in r["impl"] else "ours"
+            cells.setdefault((d["meta"]["device"], r["task"], r["dtype"]), {})[side] = r
+    rows = []
+    for (dev, task, dtype), c in cells.items():
+        ours, peer = c.get("ours"), c.get("peer")
+        if ours is None or peer is None:
+            continue
+        rows.append([dev, task, dtype, peer["impl"].replace(" (peer, CPU)", " (CPU)")
+                     .replace(" (peer)", ""), g(peer["median_s"] * 1e3),
+                     g(ours["median_s"] * 1e3), ratio(peer["median_s"], ours["median_s"]),
+                     err(ours.get("max_err_rel_to_max")), err(peer.get("max_err_rel_to_max"))])
     if not rows:
         return
     out += ["## Moment features: the GB2312 character experiment", "",
@@ -532,13 +519,13 @@ def features(out: list[str]) -> None:
             "features, and the all-pairs distance histogram, against a dense matrix product "
             "and SciPy in the same run. Error: largest error relative to the largest "
             "feature (float64 rows: `benchmarks/results/features_*.md`).", ""]
-    out += table(["device", "task", "implementation", "dtype", "median ms", "error"], rows)
-    for name in ("features_cuda", "features_cpu"):
-        d = load(name)
-        if d is not None:
-            out += [f"Whole experiment (`fastmoments characters`): "
-                    f"{g(d['experiment']['wall_s'])} s on {d['meta']['device']}. "
-                    + run_line(d, "features_characters.py", name), ""]
+    out += table(["device", "task", "dtype", "peer", "peer ms", "ours ms", "peer / ours",
+                  "our error", "peer error"], rows)
+    runs = [(name, d) for name in ("features_cuda", "features_cpu")
+            if (d := load(name)) is not None]
+    out += [" ".join(f"Whole experiment (`fastmoments characters`): "
+                     f"{g(d['experiment']['wall_s'])} s on {d['meta']['device']}. "
+                     + run_line(d, "features_characters.py", name) for name, d in runs), ""]
 
 
 def scale_out(out: list[str]) -> None:
@@ -688,24 +675,23 @@ def ball_speed(out: list[str]) -> None:
                        g(r["ours32_batched_s"]), ratio(r["peer_s"], r["ours32_one_s"]),
                        ratio(r["peer_s"], r["ours32_batched_s"]), err(r["peer_difference"]),
                        err(r["ours32_error"])] for r in gp])
-    rows = []
+    cells: dict[tuple, list] = {}
     for d in (cpu, gpu):
         if d is None:
             continue
         dev = d.get("meta", {}).get("device_name", "?")
-        for r in d.get("speed", []):
-            if r.get("other_stage"):  # the route not chosen: in the result file only
-                continue
-            rows.append([dev, "×".join(map(str, r["shape"])), r["order"], r["batch"],
-                         r["dtype"], g(r["volumes_per_s"]), err(r.get("descriptor_error"))])
-        pr = d.get("proteins")
-        if pr:
-            rows.append([dev, "×".join(map(str, pr["shape"])) + " proteins", pr["order"],
-                         pr["batch"], pr["dtype"], g(pr["volumes_per_s"]),
-                         err(pr.get("descriptor_error"))])
+        speed = [r for r in d.get("speed", []) if not r.get("other_stage")]  # not chosen:
+        pr = d.get("proteins")  # in the result file only
+        for r in speed + ([{**pr, "proteins": True}] if pr else []):
+            key = (dev, "×".join(map(str, r["shape"])) + (" proteins" if "proteins" in r
+                                                          else ""), r["order"], r["dtype"])
+            cells.setdefault(key, []).append(r)
+    rows = [[*key[:3], key[3], "; ".join(f"{r['batch']}: {g(r['volumes_per_s'])}" for r in rs),
+             err(max(r.get("descriptor_error") or 0 for r in rs))]
+            for key, rs in cells.items()]
     if rows:
         out += ["Batches of volumes (random, or rotated protein densities):", ""]
-        out += table(["device", "volume", "order", "batch", "dtype", "volumes/s",
+        out += table(["device", "volume", "order", "dtype", "batch: volumes/s",
                       "descriptor error"], rows)
     if gpu and gpu.get("high_order"):
         rows = []
@@ -715,7 +701,7 @@ def ball_speed(out: list[str]) -> None:
             rows.append(["×".join(map(str, r["shape"])), r["order"], r["k"], r["dtype"],
                          g(r["forward_s"]), g(r.get("reconstruct_s_each")),
                          f"{float(nmse[top]):.2e} (order {top})" if top else "–"])
-        out += ["", "High orders on one GPU: forward time and the reconstruction's NMSE.", ""]
+        out += ["High orders on one GPU: forward time and the reconstruction's NMSE.", ""]
         out += table(["volume", "order", "k", "dtype", "forward s", "reconstruction s",
                       "NMSE"], rows)
         out += [run_line(gpu, "ball_moments.py", "ball_moments_h200"), ""]
@@ -729,21 +715,39 @@ def objects_speed(out: list[str]) -> None:
     out += ["## Per-object features", "",
             "Zernike features of every nucleus of stardist's nuclei image (512², 125 objects) "
             "and its 5120² tiling (12,500 objects), degree 9, CellProfiler's convention, one "
-            "thread; *× fastmoments*: the tool's time over ours; *difference*: largest "
-            "absolute difference from the reference tool.", ""]
-    rows = [[r["tool"], r["features"], f"{r['size']}²", g(r["median_s"]),
-             g(r.get("ratio_to_fastmoments"), 3), r.get("reference", "–"),
-             err(r.get("max_abs_diff"))] for r in cpu["rows"] if "median_s" in r]
-    out += table(["tool", "features", "image", "s", "× fastmoments", "reference",
-                  "difference"], rows)
+            "thread; *difference*: our largest absolute difference from the reference tool "
+            "(centrosome, CellProfiler's code, where it runs; its memory grows past the "
+            "machine's at 5120²).", ""]
+    cells: dict[tuple, dict] = {}
+    for r in cpu["rows"]:
+        cells.setdefault((r["size"], r["features"]), {})[r["tool"]] = r
+    rows = []
+    for (size, features), c in cells.items():
+        ours = c.get("fastmoments")
+        if ours is None or "median_s" not in ours:
+            continue
+        timed = [c[t] for t in ("centrosome", "cp_measure") if "median_s" in c.get(t, {})]
+        best = min(timed, key=lambda r: r["median_s"]) if timed else None
+        rows.append([f"{size}²", features, g(ours["median_s"]),
+                     *(g(c[t]["median_s"]) if "median_s" in c.get(t, {}) else "not run"
+                       for t in ("centrosome", "cp_measure")),
+                     f"{g(best['median_s'] / ours['median_s'])}× ({best['tool']})" if best
+                     else "–", f"{err(ours.get('max_abs_diff'))} ({ours.get('reference')})"])
+    out += table(["image", "features", "ours s", "centrosome s", "cp_measure s",
+                  "faster peer / ours", "our difference (from)"], rows)
     out += [run_line(cpu, "objects_cpu.py", "objects_cpu"), ""]
     if gpu:
-        rows = [[r["objects"], r["convention"], g(r["total_ms"]), g(r["geometry_ms"]),
-                 g(r["objects_per_s"]),
+        rows = [[r.get("order", 9), r["convention"], g(r["total_ms"]), g(r["geometry_ms"]),
+                 g(r.get("sums_ms")), g(r["objects_per_s"]), g(r.get("torch_route_ms")),
                  "–" if r.get("max_diff_vs_cpu") is None else err(r["max_diff_vs_cpu"])]
                 for r in gpu["rows"]]
-        out += table(["objects", "convention", "total ms", "geometry ms", "objects/s",
-                      "difference from CPU"], rows)
+        out += [f"The 5120² image ({gpu['rows'][0]['objects']} objects) on one GPU: the whole "
+                "call, its centres and radii (*geometry*) and its moment sums, against the "
+                "torch route (`method=\"torch\"`) in the same run; *difference*: largest "
+                "absolute difference of the features from the CPU's (target: ≤ 20 ms at "
+                "degree 9).", ""]
+        out += table(["degree", "convention", "total ms", "geometry ms", "sums ms",
+                      "objects/s", "torch route ms", "difference from CPU"], rows)
         out += [run_line(gpu, "objects_gpu.py", "objects_gpu_h200"), ""]
 
 
@@ -753,8 +757,8 @@ def signal_more(out: list[str]) -> None:
     d = load("signal_icwt")
     for r in (d or {}).get("rows", []):
         dtype = f", {r['dtype']}" if "dtype" in r else ""
-        rows.append([f"cwt + icwt ({r['signal']}, {r['n_scales']} scales{dtype}), single "
-                     "integral", g(_median(r["fm_single-integral_round_trip_s"])),
+        rows.append([f"cwt + icwt (single integral), {r['signal']}, {r['n_scales']} "
+                     f"scales{dtype}", g(_median(r["fm_single-integral_round_trip_s"])),
                      "ssqueezepy cwt + icwt", g(_median(r["ssq_round_trip_s"])),
                      f"SNR {r['fm_single-integral_snr_band']:.1f} vs "
                      f"{r['ssq_snr_band']:.1f} dB (band)"])
@@ -796,8 +800,26 @@ def signal_more(out: list[str]) -> None:
             "CPU, one thread, the peer in the same run (result files `signal_icwt`, "
             "`signal_nan`, `signal_dog`, `signal_stream`, `signal_hop`; each names its "
             "machine and load).", ""]
-    out += table(["job", "fastmoments s", "peer", "peer s", "accuracy"], rows)
-    out.append("")
+    out += table(["job", "fastmoments s", "peer", "peer s", "accuracy"], _pair_dtypes(rows))
+
+
+def _pair_dtypes(rows: list[list[str]]) -> list[list[str]]:
+    """Rows that differ only by a trailing ``, float64`` / ``, float32`` in one row each, their
+    cells ``a / b`` where they differ."""
+    out, seen = [], {}
+    for r in rows:
+        stem, _, dtype = r[0].rpartition(", ")
+        if dtype not in ("float32", "float64") or stem not in seen:
+            if dtype in ("float32", "float64"):
+                seen[stem] = len(out)
+            out.append(list(r))
+            continue
+        first = out[seen.pop(stem)]
+        first[0] = f"{stem}, {first[0].rpartition(', ')[2]} / {dtype}"
+        for i in range(1, len(r)):
+            if first[i] != r[i]:
+                first[i] = f"{first[i]} / {r[i]}"
+    return out
 
 
 def busy_machine(out: list[str]) -> None:

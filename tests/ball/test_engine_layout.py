@@ -160,3 +160,32 @@ def test_ring_phases_route_is_chosen_on_cuda_from_its_table_size():
     cpu = routes.choose_route(7860, 23162, 231, 20, torch.float32, torch.device("cpu"), 946,
                               523984)
     assert not cpu.kernel.startswith("ring-phases")
+
+
+def test_recomputed_legendre_table_once_per_budget_chunk(monkeypatch):
+    """On the recomputed-tables route the Legendre recurrence runs once per chunk of the
+    budget, however small the cache-sized pieces of the products are; the results equal
+    those of the kept table."""
+    import fastmoments.ball.routes as routes
+
+    vol = RNG.random((2, 12, 12, 12))
+    ref = Zernike3DTransform((12, 12, 12), 8, dtype="float64")
+    a = ref.forward(vol).values()
+    coef = RNG.standard_normal(ref.index.size) + 1j * RNG.standard_normal(ref.index.size)
+    ra = ref.adjoint(coef)
+    monkeypatch.setitem(routes.TABLES_CACHE, "cpu", 0)
+    monkeypatch.setitem(routes.GEMM_CACHE, "cpu", 0)
+    monkeypatch.setattr(engine, "CHUNK_BYTES", 1)  # pieces of one ring
+    plan = Zernike3DTransform((12, 12, 12), 8, dtype="float64", memory_budget=2**18)
+    assert plan.route.kernel == "recomputed-tables"
+    calls = []
+    compute = BallEngine._compute_legendre
+    monkeypatch.setattr(BallEngine, "_compute_legendre",
+                        lambda self, q0, q1: calls.append(q1 - q0) or compute(self, q0, q1))
+    b = plan.forward(vol).values()
+    step_q = plan.engine._chunks(2)[1]
+    n_rings = plan.engine.sampling.n_rings
+    assert 1 < step_q < n_rings  # several chunks of several rings each
+    assert calls == [min(step_q, n_rings - q) for q in range(0, n_rings, step_q)]
+    assert np.abs(a - b).max() <= 1e-14 * np.abs(a).max()
+    assert np.abs(ra - plan.adjoint(coef)).max() <= 1e-13 * np.abs(ra).max()

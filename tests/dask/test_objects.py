@@ -138,3 +138,21 @@ def test_a_zarr_backed_label_image(tmp_path):
     assert dl.chunks != ((90,), (100,))
     ref = object_features(lab, convention="cellprofiler")
     assert_same(fmd.object_features(dl, convention="cellprofiler"), ref, 1e-13)
+
+
+def test_chunks_take_the_per_pixel_route_where_memory_would_take_the_box_kernel(monkeypatch):
+    """A chunk cannot run the box kernel (an object's box reaches past its chunk): where the
+    in-memory call would take it, the chunks and the result name the torch route."""
+    import torch
+
+    import fastmoments.disk.labels as labels
+    from fastmoments.dask._objects import _chunk_route
+
+    monkeypatch.setattr(labels, "triton_ok", lambda device: True)
+    cuda = torch.device("cuda")
+    assert labels.choose_route("zernike", cuda, "auto").backend == "triton"
+    route = _chunk_route("zernike", cuda)
+    assert (route.backend, route.kernel) == ("torch", "pixels:index_add")
+    assert "chunk" in route.reason
+    cpu = torch.device("cpu")
+    assert _chunk_route("zernike", cpu) == labels.choose_route("zernike", cpu, "auto")

@@ -357,12 +357,31 @@ class BallEngine:
                 rows_per_chunk(per_ring, budget, s.n_rings, fixed_bytes=fixed, what=what))
 
     def _ring_step(self, batch: int, step_q: int) -> int:
-        """Rings per chunk of the Legendre stage: within the budget's ``step_q`` and small
-        enough that one chunk's products (rings x harmonics x batch) stay in cache
-        (:data:`CHUNK_BYTES`), since that stage is a stream of elementwise products."""
+        """Rings per piece of the Legendre stage on the CPU: within the budget's ``step_q``
+        and small enough that one piece's products (rings x harmonics x batch) stay in cache
+        (:data:`CHUNK_BYTES`), since that stage is a stream of elementwise products. On a
+        GPU, where each piece is a few kernel launches, the budget's chunk."""
+        if self.device.type != "cpu":
+            return step_q
         item = torch.finfo(self.dtype).bits // 8
         per_ring = self.index.n_harmonics * batch * 2 * item
         return max(1, min(step_q, CHUNK_BYTES // per_ring))
+
+    def _ring_pieces(self, batch: int, step_q: int, bar):
+        """``(q0, q1, P)`` over the rings: the Legendre table ``P`` of rings ``q0:q1``, read
+        (kept table) or computed (``recomputed-tables``) once per chunk of the budget's
+        ``step_q`` rings, then handed out in pieces of :meth:`_ring_step` rings. (Computing
+        it per piece would run its recurrence, some 15 operations per degree, for every
+        piece: with pieces of one ring at high order, hours instead of seconds.)"""
+        n_rings = self.sampling.n_rings
+        piece = self._ring_step(batch, step_q)
+        for c0 in range(0, n_rings, step_q):
+            c1 = min(n_rings, c0 + step_q)
+            P = self.legendre(c0, c1)
+            for q0 in range(c0, c1, piece):
+                q1 = min(c1, q0 + piece)
+                yield q0, q1, P[q0 - c0:q1 - c0]
+            bar.update()
 
     def scratch_bytes(self, batch: int) -> int:
         """Scratch memory of a forward call of ``batch`` volumes on a ``ring-phases`` route
@@ -441,18 +460,15 @@ class BallEngine:
         grad = torch.is_grad_enabled() and E.requires_grad
         s = self.sampling
         _step_a, step_q = self._chunks(B)
-        step_q = self._ring_step(B, step_q)
-        bar = self._bar(B, None, step_q, progress, "3-D Zernike shells")
         if (self._numba_shells and self._legendre is not None and not grad
                 and s.n_rings * self.index.n_harmonics * 2 * B >= NUMBA_SHELL_WORK):
             return self._shell_sums_numba(E)
+        bar = self._bar(B, None, step_q, progress, "3-D Zernike shells")
         S = E.new_zeros(s.n_groups, self.index.n_harmonics, 2 * B)
-        for q0 in range(0, s.n_rings, step_q):
-            q1 = min(s.n_rings, q0 + step_q)
+        for q0, q1, P in self._ring_pieces(B, step_q, bar):
             prod = torch.index_select(E[q0:q1], 1, self.parity_m)
-            prod = prod.mul_(self.legendre(q0, q1)[:, :, None])
+            prod = prod.mul_(P[:, :, None])
             S = _accumulate(S, self.ring_group[q0:q1], prod, grad, dim=0)
-            bar.update()
         bar.close()
         return S
 
@@ -561,13 +577,11 @@ class BallEngine:
             T.append((self.radial[l] @ blk).reshape(G, l + 1, B2))
         T = torch.cat(T, dim=1)  # (G, LM, 2 B)
         U = []
-        for q0 in range(0, self.sampling.n_rings, step_q):
-            q1 = min(self.sampling.n_rings, q0 + step_q)
+        for q0, q1, P in self._ring_pieces(B2 // 2, step_q, bar):
             prod = torch.index_select(T, 0, self.ring_group[q0:q1])
-            prod = prod.mul_(self.legendre(q0, q1)[:, :, None])
+            prod = prod.mul_(P[:, :, None])
             u = ct.new_zeros(q1 - q0, 2 * L1, B2)
             U.append(u.index_add(1, self.parity_m, prod))
-            bar.update()
         return torch.cat(U)
 
     def synthesize(self, coef: torch.Tensor, progress: bool | None = None) -> torch.Tensor:
@@ -581,7 +595,6 @@ class BallEngine:
         L1 = self.order + 1
         A, J, NC = self._n_slab, self._n_plane, self._n_circle
         step_a, step_q = self._chunks(B)
-        step_q = self._ring_step(B, step_q)
         if self._gemm_tabs is not None:  # route ring-gemm: one product per (parity, m)
             bar = self._bar(B, step_a, None, progress, "3-D Zernike synthesis")
             parts = [tab @ ct[pos] for pos, tab in zip(self._gemm_pos, self._gemm_tabs,

@@ -114,12 +114,28 @@ def _finish_geometry(parts: Sequence[_Parts], centre: str) -> Any:
 
 
 # ------------------------------------------------------------------------------- moments
+def _chunk_route(family: str, dev: torch.device) -> Any:
+    """The route of a chunk's sums: the in-memory call's (:func:`~fastmoments.disk.labels.
+    choose_route`), except that the Triton kernel, which reads each object's whole bounding
+    box, gives way to the per-pixel torch path (an object's box reaches past its chunk)."""
+    from .._route import Route
+    from ..disk.labels import choose_route
+
+    route = choose_route(family, dev, "auto")
+    if route.backend == "triton":
+        torch_route = choose_route(family, dev, "torch")
+        return Route(torch_route.method, torch_route.backend, torch_route.kernel,
+                     "chunks of a Dask array: each pixel summed into its object (an "
+                     "object's bounding box reaches past its chunk)")
+    return route
+
+
 def _chunk_sums(block: np.ndarray, image: np.ndarray | None, row0: int, col0: int, geo: Any,
                 family: str, order: int, convention: str, dtype: str, device: str | None
                 ) -> _Parts:
     """One chunk's per-object sums (float64 real and imaginary parts), by label."""
     from ..disk.label_geometry import LabelGeometry, memory_budget_bytes
-    from ..disk.labels import _kernel_sums, _moment_plan, _numba_sums, choose_route
+    from ..disk.labels import _kernel_sums, _moment_plan, _numba_sums
 
     configure_threads()
     dev = torch.device(device or "cpu")
@@ -138,7 +154,7 @@ def _chunk_sums(block: np.ndarray, image: np.ndarray | None, row0: int, col0: in
                         geo.radius[k], geo.centre_kind)
     img = None if image is None else np.ascontiguousarray(image)
     budget = memory_budget_bytes(dev, None)
-    route = choose_route(family, dev, "auto")
+    route = _chunk_route(family, dev)
     if route.backend == "numba":
         lut = None
         if (int(ids[-1]) + 1) * 8 <= budget // 4:
@@ -172,7 +188,7 @@ def _tree(parts: list[Any], combine: Any) -> list[Any]:
 def _finish(sums_parts: Sequence[_Parts], geo: Any, family: str, order: int, convention: str,
             kind: str, intensity: bool, image_name: str, dtype: str, device: str | None
             ) -> Any:
-    from ..disk.labels import ObjectMoments, _finish, _moment_plan, choose_route
+    from ..disk.labels import ObjectMoments, _finish, _moment_plan
 
     p = _combine_sums(sums_parts)
     n = len(geo)
@@ -185,7 +201,7 @@ def _finish(sums_parts: Sequence[_Parts], geo: Any, family: str, order: int, con
     sums = torch.complex(t[..., 0], t[..., 1]).to(device=dev, dtype=cdt)
     values, feats, names = _finish(sums, geo, plan, convention, kind, intensity, image_name,
                                    dev)
-    route = choose_route(family, dev, "auto")
+    route = _chunk_route(family, dev)
     return ObjectMoments(geo, plan.pairs, values.cpu().numpy(), names, feats.cpu().numpy(),
                          convention, family, kind, route)
 

@@ -10,6 +10,12 @@ topmost and bottommost pixel of every column by ``scatter_reduce_``. The minimum
 circles are computed from those column extremes (:mod:`fastmoments.disk.enclosing`). Used
 by :mod:`fastmoments.disk.labels`; the ``centre=`` choices are described there.
 
+On a CUDA GPU with Triton, the kernels of :mod:`fastmoments.disk._triton_labels` take the
+counts, sums and boxes in one pass that reads each row as runs of equal labels, and (for
+``centre="enclosing"``) each object's minimum enclosing circle in one program per object
+(:func:`_triton_geometry`; the column extremes of CellProfiler's convention likewise,
+:func:`_triton_geometry_pass`); the torch passes stay as their reference.
+
 On the CPU, compiled loops (:mod:`fastmoments.disk._numba_labels`) read a host array in
 place instead. For ``centre="enclosing"`` one pass reads each row as runs of equal labels:
 a run adds its pixel count, its integer sums of rows and columns and its ends to its
@@ -32,6 +38,7 @@ import torch
 from .._array import resolve_device
 from .._memory import check_memory_budget, memory_budget, rows_per_chunk
 from .._validate import check_choice
+from ._host_geometry import ObjectRows, _as_host_array, _fused_pass, _hull_pass
 from .enclosing import convex_hulls, minimum_enclosing_circles, minimum_enclosing_circles_torch
 
 __all__ = ["CENTRES", "CPU_BLOCK_BYTES", "LabelGeometry", "label_geometry"]
@@ -247,6 +254,12 @@ def _add_moments(li: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
 
 def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device, budget: int
                    ) -> tuple[np.ndarray, ...]:
+    """Counts, sums, boxes and column extremes of the objects ``ids`` (the parts of
+    :func:`_geometry_parts` after the labels): by the Triton kernels
+    (:func:`_triton_geometry_pass`) where they run, else by torch passes over row blocks."""
+    res = _triton_geometry_pass(lab, ids, dev, budget)
+    if res is not None:
+        return res
     h, w = lab.shape
     n = len(ids)
     count = torch.zeros(n, dtype=torch.int64, device=dev)
@@ -279,8 +292,42 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
             rmax.cpu().numpy())
 
 
+def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
+                          ) -> tuple[np.ndarray, ...] | None:
+    """:func:`_geometry_pass` by :func:`._triton_labels.label_stats` (counts, sums, boxes of
+    every label value, run by run) and :func:`._triton_labels.column_extremes` (one program
+    per object over the columns of its box); the same integers. None where they cannot run
+    (as :func:`_triton_geometry`)."""
+    from . import _triton_labels as tk
+
+    if not tk.available(dev) or len(ids) == 0:
+        return None
+    h, w = lab.shape
+    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
+    on_device = isinstance(lab, torch.Tensor) and lab.device == dev
+    top = int(ids[-1])
+    if (not on_device and h * w * item > budget // 2) or (top + 1) * 48 > budget // 4:
+        return None
+    t = _block(lab, 0, h, dev).contiguous()
+    if t.dtype not in tk.LABEL_DTYPES:
+        return None
+    count, srow, scol, box = tk.label_stats(t, top)
+    idx = torch.from_numpy(ids).to(dev)
+    box = box[idx]
+    offset, rmin, rmax = tk.column_extremes(t, idx, box)
+    width = (box[:, 3] - box[:, 1] + 1).to(torch.int64)
+    obj = torch.repeat_interleave(torch.arange(len(ids), device=dev), width)
+    col = torch.arange(len(obj), device=dev) - offset[obj] + box[obj, 1]
+    keep = rmax >= 0
+    sums = torch.stack([srow[idx], scol[idx]], 1).to(torch.float64)
+    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
+    return (count[idx].cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(),
+            obj[keep].cpu().numpy(), col[keep].cpu().numpy(),
+            rmin[keep].to(torch.int64).cpu().numpy(), rmax[keep].to(torch.int64).cpu().numpy())
+
+
 #: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every
-#: projection is an exact integer, in increasing angle) in which :func:`_device_geometry`
+#: projection is an exact integer, in increasing angle) in which :func:`_torch_geometry`
 #: takes each object's extreme pixel: 32 of them, at most about 18 degrees apart.
 DIRECTIONS = ((1, 0), (3, 1), (2, 1), (3, 2), (1, 1), (2, 3), (1, 2), (1, 3),
               (0, 1), (-1, 3), (-1, 2), (-2, 3), (-1, 1), (-3, 2), (-2, 1), (-3, 1),
@@ -303,10 +350,79 @@ def _boundary(blk: torch.Tensor, above: torch.Tensor | None, below: torch.Tensor
     return edge & (blk != 0)
 
 
+#: The Triton geometry (:func:`_triton_geometry`) solves each object's circle in one
+#: program that scans the object's bounding box a few times; an object whose box holds more
+#: pixels than this goes to the torch steps instead (they read each pixel once).
+TRITON_BOX_PIXELS = 2**22
+
+
 def _device_geometry(lab: Any, dev: torch.device, budget: int,
-                     directions: tuple[tuple[int, int], ...] = DIRECTIONS) -> LabelGeometry:
-    """``centre="enclosing"`` computed where ``lab`` is, in torch operations (the standard
-    convention's route on a GPU; it runs on the CPU too), with no per-object loop on the host.
+                     directions: tuple[tuple[int, int], ...] = DIRECTIONS,
+                     triton: bool = True) -> LabelGeometry:
+    """``centre="enclosing"`` computed where ``lab`` is: by the Triton kernels of
+    :mod:`._triton_labels` (:func:`_triton_geometry`) where they run (``triton``, a CUDA
+    device, the default ``directions``), else by :func:`_torch_geometry`."""
+    if triton and directions == DIRECTIONS:
+        geo = _triton_geometry(lab, dev, budget)
+        if geo is not None:
+            return geo
+    return _torch_geometry(lab, dev, budget, directions)
+
+
+def _triton_geometry(lab: Any, dev: torch.device, budget: int) -> LabelGeometry | None:
+    """``centre="enclosing"`` by the Triton kernels of :mod:`._triton_labels`: the counts,
+    sums and boxes of every label value in one pass over the image (run by run), then each
+    object's minimum enclosing circle in one program (Elzinga and Hearn's steps over the
+    pixels of its box). None when they cannot run here: not a CUDA device (or the
+    interpreter), the labels not on the device and larger than half the budget, a label
+    value table over the budget, a box over :data:`TRITON_BOX_PIXELS`, or an object whose
+    steps did not end (the torch steps then solve every object)."""
+    from . import _triton_labels as tk
+
+    if not tk.available(dev):
+        return None
+    h, w = lab.shape
+    on_device = isinstance(lab, torch.Tensor) and lab.device == dev
+    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
+    if not on_device and h * w * item > budget // 2:
+        return None
+    t = _block(lab, 0, h, dev).contiguous()
+    if t.dtype not in tk.LABEL_DTYPES:
+        return None
+    empty = LabelGeometry(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2)),
+                          np.zeros((0, 4), np.int64), np.zeros((0, 2)), np.zeros(0),
+                          "enclosing")
+    if t.numel() == 0:
+        return empty
+    lo, hi = (int(x) for x in torch.stack(torch.aminmax(t)).tolist())
+    if lo < 0:
+        raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
+    if hi < 1:
+        return empty
+    if (hi + 1) * 48 > budget // 4:
+        return None
+    count, srow, scol, box = tk.label_stats(t, hi)
+    ids = torch.nonzero(count).reshape(-1)
+    box = box[ids]
+    size = (box[:, 2] - box[:, 0] + 1).to(torch.int64) * (box[:, 3] - box[:, 1] + 1)
+    if int(size.max()) > TRITON_BOX_PIXELS:
+        return None
+    cnt = count[ids]
+    centroid = torch.stack([srow[ids], scol[ids]], 1).to(torch.float64) / cnt[:, None]
+    centre, radius, ok = tk.circles(t, ids, box, centroid)
+    if not ok:
+        return None
+    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
+    return LabelGeometry(ids.cpu().numpy(), cnt.cpu().numpy(), centroid.cpu().numpy(),
+                         bbox.cpu().numpy(), centre.cpu().numpy(), radius.cpu().numpy(),
+                         "enclosing")
+
+
+def _torch_geometry(lab: Any, dev: torch.device, budget: int,
+                    directions: tuple[tuple[int, int], ...] = DIRECTIONS) -> LabelGeometry:
+    """``centre="enclosing"`` computed where ``lab`` is, in torch operations (the reference
+    of :func:`_triton_geometry`; it runs on the CPU too), with no per-object loop on the
+    host.
 
     * counts, sums and bounding boxes of the labelled pixels by ``index_add_`` and
       ``scatter_reduce_`` over their object indices, as :func:`_geometry_pass`;
@@ -492,126 +608,6 @@ def label_geometry(labels: Any, *, centre: str = "enclosing", device: Any = None
 def memory_budget_bytes(dev: torch.device, budget: float | None) -> int:
     """The budget in bytes (:func:`fastmoments._memory.memory_budget`)."""
     return memory_budget(dev, budget)
-
-
-def _as_host_array(x: Any) -> np.ndarray | None:
-    """``x`` as a NumPy array without a copy when it is one or a CPU tensor, else None."""
-    if isinstance(x, torch.Tensor):
-        if x.device.type != "cpu" or x.dtype in (torch.uint16, torch.uint32, torch.uint64):
-            return None
-        return x.numpy()
-    return x if x.dtype.isnative else None
-
-
-def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
-    """The geometry pass by the compiled whole-image loops (:mod:`._numba_labels`): the
-    labels' counts, sums and boxes by label value (or, for large labels, the labels flagged
-    in a table, then those by object), then the column extremes, each one pass over the
-    image with no scratch but per-label arrays. None when the labels are
-    not on the host or the largest label is too large for a lookup table in the budget."""
-    arr = _as_host_array(lab)
-    if arr is None:
-        return None
-    from . import _numba_labels as nk
-
-    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-        return None  # the torch path says why
-    lo, top = nk.label_extent(arr)
-    if lo < 0:
-        raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
-    if (top + 1) * 8 > budget // 4:
-        return None
-    big = np.iinfo(np.int64).max
-    if (top + 1) * 64 <= budget // 4:
-        # counts, sums and boxes by label value in the same pass that finds the labels
-        m = top + 1
-        cnt_v, sums_v = np.zeros(m, np.int64), np.zeros((m, 2))
-        low_v, high_v = np.full((m, 2), big, np.int64), np.full((m, 2), -1, np.int64)
-        nk.label_stats(arr, np.arange(m, dtype=np.int64), cnt_v, sums_v, low_v, high_v)
-        ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
-        cnt, sums, low, high = cnt_v[ids], sums_v[ids], low_v[ids], high_v[ids]
-        n = len(ids)
-        lut = np.full(m, -1, dtype=np.int64)
-        lut[ids] = np.arange(n)
-    else:
-        seen = np.zeros(top + 1, dtype=np.bool_)
-        nk.flag_labels(arr, seen)
-        seen[0] = False
-        ids = np.flatnonzero(seen)
-        n = len(ids)
-        lut = np.full(top + 1, -1, dtype=np.int64)
-        lut[ids] = np.arange(n)
-        cnt = np.zeros(n, np.int64)
-        sums = np.zeros((n, 2))
-        low = np.full((n, 2), big, np.int64)
-        high = np.full((n, 2), -1, np.int64)
-        nk.label_stats(arr, lut, cnt, sums, low, high)
-    widths = high[:, 1] - low[:, 1] + 1
-    offset = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
-    total = int(widths.sum())
-    rmin = np.full(total, big, np.int64)
-    rmax = np.full(total, -1, np.int64)
-    nk.column_extremes(arr, lut, low[:, 1].copy(), offset, rmin, rmax)
-    obj = np.repeat(np.arange(n), widths)
-    col = np.arange(total) - offset[obj] + low[obj, 1]
-    keep = rmax >= 0
-    bbox = np.concatenate([low, high + 1], axis=1)
-    return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
-
-
-@dataclass(frozen=True, eq=False)
-class ObjectRows:
-    """Each object's rows as the one-pass geometry met them (:func:`_hull_pass`).
-
-    Attributes
-    ----------
-    first, count : numpy.ndarray
-        ``(n,)`` object ``k``'s rows are entries ``first[k] .. first[k] + count[k] - 1``.
-    row, lo, hi, pixels : numpy.ndarray
-        ``(E,)`` int64 per entry: the row, the first and the last column of the object in
-        that row, and its number of pixels there (one run when it is ``hi - lo + 1``); each
-        object's rows in increasing order.
-    """
-
-    first: np.ndarray
-    count: np.ndarray
-    row: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    pixels: np.ndarray
-
-
-def _hull_pass(lab: Any, budget: int) -> tuple[Any, ...] | None:
-    """The geometry's parts for ``centre="enclosing"`` in one pass over the image, by the
-    compiled loops of :mod:`._numba_labels` (:func:`~._numba_labels.row_runs`: counts,
-    sums, boxes and each object's row extremes, read run by run; then
-    :func:`~._numba_labels.hulls_from_rows`): ``(ids, count, sums, bbox, points, counts,
-    lut, rows)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls`
-    gives them and its rows (:class:`ObjectRows`). None when the labels are not a host
-    array or their largest value, or the number of (object, row) pairs, outgrows the
-    budget."""
-    arr = _as_host_array(lab)
-    if arr is None or (arr.dtype == np.uint64 and arr.size
-                       and int(arr.max()) > np.iinfo(np.int64).max):
-        return None  # the torch path reads it (and says why it cannot)
-    from . import _numba_labels as nk
-
-    per_value = 72  # count, sums, boxes, last entry and lookup table of one label value
-    per_entry = 112  # label, row, extremes, pixels of one (object, row) pair, and scratch
-    status, value, cnt_v, sums_v, low_v, high_v, *ent, n_ent = nk.row_runs(
-        arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1))
-    if status == nk.PASS_NEGATIVE:
-        raise ValueError(f"labels must be >= 0 (0 is background), got the label {value}")
-    if status != nk.PASS_OK:
-        return None
-    ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
-    n = len(ids)
-    lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
-    lut[ids] = np.arange(n)
-    bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
-    pts, counts, *entries = nk.hulls_from_rows(*ent, n_ent, lut, n)
-    # (P, 2) with contiguous columns, as the circles read them
-    return ids, cnt_v[ids], sums_v[ids], bbox, pts.T, counts, lut, ObjectRows(*entries)
 
 
 #: The error of an intensity image that holds NaN or infinity.

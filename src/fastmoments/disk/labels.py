@@ -28,6 +28,10 @@ Moments (a second pass over the pixels)
     * ``numba`` (Zernike on the CPU, the default there): compiled loops that read the label
       image in place and keep each pixel's values in registers
       (:mod:`fastmoments.disk._numba_labels`), sums in float64.
+    * ``triton`` (Zernike on a CUDA GPU where Triton is installed, the default there): one
+      program per object's bounding box sums its pixels' kernel values, the radial
+      functions from the Jacobi recurrence (:mod:`fastmoments.disk._triton_labels`), in the
+      working dtype.
 
 ``convention="standard"`` (default)
     .. math:: A_{nm} = \frac{c_{nm}}{R^2} \sum_{p \in L,\ \rho_p \le 1}
@@ -95,6 +99,7 @@ from .._cache import plan_cache
 from .._memory import check_memory_budget
 from .._progress import check_progress, progress_bar
 from .._route import Route
+from .._triton import available as triton_ok
 from .._validate import check_choice, check_int
 from .families import FAMILIES
 from .label_geometry import (
@@ -208,7 +213,9 @@ def _moment_plan(family_name: str, order: int) -> _MomentPlan:
 def choose_route(family: str, device: torch.device, method: str) -> Route:
     """The route of the pixel sums, decided once per call from the options (never from
     timing): the fused numba kernel (:mod:`._numba_labels`) for Zernike moments on the CPU,
-    else the torch path (every family, CPU and CUDA)."""
+    the Triton kernel (:func:`._triton_labels.zernike_box_sums`) for Zernike moments on a
+    CUDA device where Triton is installed, else the torch path (every family, CPU and
+    CUDA; ``method="torch"`` asks for it)."""
     if method == "numba":
         if device.type != "cpu" or family != "zernike":
             raise ValueError(f"method='numba' computes Zernike moments on the CPU, got "
@@ -217,6 +224,9 @@ def choose_route(family: str, device: torch.device, method: str) -> Route:
     if method == "auto" and device.type == "cpu" and family == "zernike":
         return Route("deng", "numba", "zernike_label_sums",
                      "Zernike on the CPU: one fused pass over the pixels")
+    if method == "auto" and device.type == "cuda" and family == "zernike" and triton_ok(device):
+        return Route("jacobi", "triton", "object_box_sums",
+                     "Zernike on a GPU: one program per object's bounding box")
     reason = "method='torch'" if method == "torch" else (
         "every labelled pixel once, its moments summed per object")
     return Route(FAMILIES[family].default_method, "torch", "pixels:index_add", reason)
@@ -413,14 +423,29 @@ def _host_image(img: Any) -> np.ndarray | None:
 
 def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
                  dt: torch.dtype, dev: torch.device, budget: int, show: bool | None,
-                 origin: tuple[int, int] = (0, 0)) -> torch.Tensor:
+                 origin: tuple[int, int] = (0, 0), route: Route | None = None
+                 ) -> torch.Tensor:
     """Per object, the sums of ``f_p * kernel(p)`` over its pixels with rho^2 <= 1:
     ``(n, K)`` complex in the working dtype (unnormalised). ``origin``: where ``lab`` lies
-    in the image whose coordinates ``geo`` holds."""
+    in the image whose coordinates ``geo`` holds. ``route``: :func:`choose_route`'s; its
+    Triton route (with ``geo`` the geometry of ``lab`` itself) runs
+    :func:`._triton_labels.zernike_box_sums` over each object's bounding box, else the
+    torch passes below run."""
     h, w = lab.shape
     n = len(geo)
     K = len(plan.pairs)
     cdt = torch.complex128 if dt == torch.float64 else torch.complex64
+    # CellProfiler keeps rho^2 <= 1 as computed; the standard convention keeps the pixels on
+    # the circle (those that define the minimum enclosing circle) whatever the rounding
+    limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
+    if route is not None and route.backend == "triton" and origin == (0, 0):
+        from ._triton_labels import zernike_box_sums
+
+        t = _block(lab, 0, h, dev).contiguous()
+        f = None if img is None else _block(img, 0, h, dev, dt).contiguous()
+        sums = zernike_box_sums(t, f, geo.labels, geo.bbox, geo.centre, geo.radius,
+                                plan.pairs, convention == "cellprofiler", limit, dt)
+        return torch.view_as_complex(sums)
     out = torch.zeros(n, K, 2, dtype=dt, device=dev)  # real and imaginary parts
     if n == 0 or h * w == 0:
         return torch.view_as_complex(out)
@@ -431,9 +456,6 @@ def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conv
     mapper = _Mapper(geo.labels, dev, budget)
     cen = torch.from_numpy(geo.centre).to(dev)
     rad = torch.from_numpy(geo.radius).to(dev)
-    # CellProfiler keeps rho^2 <= 1 as computed; the standard convention keeps the pixels on
-    # the circle (those that define the minimum enclosing circle) whatever the rounding
-    limit = 1.0 if convention == "cellprofiler" else 1.0 + ON_CIRCLE
     blocks = list(_row_blocks(h, w, per_pixel, _block_budget(dev, budget, w, per_pixel),
                               "object moments"))
     bar = progress_bar(len(blocks), desc="object moments", show=show, large=len(blocks) > 8)
@@ -608,7 +630,8 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
                            boxes=True, rows=rows)
     else:
         geo, lut = _route_geometry(lab, centre, convention, dev, budget, route)
-        sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show)
+        sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show,
+                            route=route)
     values, feats, names = _finish(sums, geo, plan, convention, kind, img is not None,
                                    image_name, dev)
     if numpy_out:
@@ -621,14 +644,15 @@ def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, b
                     route: Route) -> tuple[LabelGeometry, np.ndarray | None]:
     """The geometry where the call runs it (and the label lookup table when the compiled
     pass made one). On a GPU with ``centre="enclosing"``: the standard convention computes
-    it all there (:func:`.label_geometry._device_geometry`, circles equal to the host's to
-    rounding); CellProfiler's sums, boxes and column extremes there (exact integers) and
-    the hulls and circles on the host, whose compiled steps keep CellProfiler's bits
-    (measured on an H200 with ``benchmarks/objects_gpu.py``: copying the labels to the host
-    for its one-pass geometry took 208 ms of the call at 5120², 12,500 objects). Elsewhere
+    it all there (:func:`.label_geometry._device_geometry`: Triton kernels on the Triton
+    route, torch operations on the torch route; circles equal to the host's to rounding);
+    CellProfiler's sums, boxes and column extremes there (exact integers) and the hulls and
+    circles on the host, whose compiled steps keep CellProfiler's bits (measured on an H200
+    with ``benchmarks/objects_gpu.py``: copying the labels to the host for its one-pass
+    geometry took 208 ms of the call at 5120², 12,500 objects). Elsewhere
     :func:`.label_geometry._geometry` (compiled on the CPU for the numba route)."""
     if dev.type == "cuda" and centre == "enclosing" and convention == "standard":
-        return _device_geometry(lab, dev, budget), None
+        return _device_geometry(lab, dev, budget, triton=route.backend == "triton"), None
     return _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
 
 

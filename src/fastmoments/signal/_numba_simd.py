@@ -162,8 +162,7 @@ def _vstore_cplx(typingctx, o, idx, re, im, nt):
         re_, im_ = args[2], args[3]
         cnt = re_.type.count
         vty = re_.type
-        align = re_.type.element.get_abi_size(ctx.target_data) if False else \
-            (4 if re_.type.element == ir.FloatType() else 8)
+        align = 4 if re_.type.element == ir.FloatType() else 8
         lo = builder.shuffle_vector(re_, im_, _i32s([j // 2 + (cnt if j % 2 else 0)
                                                      for j in range(cnt)]))
         hi = builder.shuffle_vector(re_, im_, _i32s([cnt // 2 + j // 2 + (cnt if j % 2 else 0)
