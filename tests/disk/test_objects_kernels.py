@@ -52,7 +52,7 @@ def column_pass(lab):
 @pytest.mark.parametrize("dtype", [np.int32, np.uint16])
 def test_the_one_pass_geometry_equals_the_column_extreme_pass(dtype):
     lab = awkward(dtype)
-    ids, cnt, sums, bbox, pts, counts, lut = _hull_pass(lab, 2**30)
+    ids, cnt, sums, bbox, pts, counts, lut, _rows = _hull_pass(lab, 2**30)
     ref = column_pass(lab)
     for a, b in zip((ids, cnt, sums, bbox, pts, counts), ref, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -249,3 +249,59 @@ def test_the_torch_geometry_on_random_labels(seed):
     lab = rng.integers(0, 4, size=shape) * (rng.random(shape) < rng.uniform(0.2, 1))
     g = _device_geometry(torch.from_numpy(lab), torch.device("cpu"), 2**30)
     assert_same_circles(g, host_geometry(lab), max(shape))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16])
+def test_the_one_pass_rows_are_each_objects_rows(dtype):
+    lab = awkward(dtype)
+    ids, *_, rows = _hull_pass(lab, 2**30)
+    for k, v in enumerate(ids):
+        mask = lab == v
+        at = np.flatnonzero(mask.any(axis=1))
+        g = slice(rows.first[k], rows.first[k] + rows.count[k])
+        row, lo, hi, npx = rows.row[g], rows.lo[g], rows.hi[g], rows.pixels[g]
+        np.testing.assert_array_equal(row, at)
+        np.testing.assert_array_equal(lo, [np.flatnonzero(mask[i])[0] for i in at])
+        np.testing.assert_array_equal(hi, [np.flatnonzero(mask[i])[-1] for i in at])
+        np.testing.assert_array_equal(npx, mask[at].sum(axis=1))
+    assert (rows.pixels < rows.hi - rows.lo + 1).any()  # rows of several runs
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+@pytest.mark.parametrize("order", [0, 3, 9, 10])
+def test_the_shape_sums_from_the_rows_equal_the_row_sums(convention, order):
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    cp = convention == "cellprofiler"
+    limit = 1.0 if cp else 1.0 + 1e-10
+    K = sum(n // 2 + 1 for n in range(order + 1))
+    table = rs.monomial_table(order, cp)
+    a = np.zeros((len(geo), K, 2))
+    b = np.zeros((len(geo), K, 2))
+    rs.zernike_run_sums(lab, geo.labels, geo.bbox, geo.centre, geo.radius, order, limit, a,
+                        rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels,
+                        *table)
+    rs.zernike_row_sums(lab, geo.labels, geo.bbox, np.zeros((0, 0)), geo.centre, geo.radius,
+                        order, limit, b, np.arange(len(geo)), *table)
+    # the same terms added in another order (differences of prefix sums of powers
+    # |x|^p <= 1), rounding that grows with the coefficients: a bound per pixel
+    tol = 1e-15 * max(1.0, float(np.abs(table[2]).max()))
+    err = np.abs(a - b).max(axis=(1, 2))
+    assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
+    one = geo.radius == 0
+    assert one.any() and not a[one].any()
+
+
+def test_an_integer_image_needs_no_finiteness_check_and_gives_its_float_features():
+    lab = awkward()
+    img = np.random.default_rng(5).integers(0, 65536, lab.shape).astype(np.uint16)
+    a = object_moments(lab, img, order=6, convention="cellprofiler")
+    b = object_moments(lab, img.astype(np.float64), order=6, convention="cellprofiler")
+    np.testing.assert_array_equal(a.features, b.features)
+    bad = img.astype(np.float32)
+    bad[tuple(np.argwhere(lab == 0)[-1])] = np.nan  # a background pixel: still refused
+    with pytest.raises(ValueError, match="image contains NaN or infinity"):
+        object_moments(lab, bad, order=6, convention="cellprofiler")

@@ -77,7 +77,8 @@ def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
                 row_of, best):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, second part: each active object's candidate of
     smallest angle ``at_v`` (flat entries of :func:`circle_cosines`; ``ang1``, ``ang0``:
-    the angles at ``S1`` and ``S0``), as the entry's index in ``best``.
+    the angles at ``S1`` and ``S0``; ``at_v`` is written first, as ``(pi - ang1) - ang0``,
+    the reference's two subtractions), as the entry's index in ``best``.
 
     CellProfiler's code takes, among an object's candidates of equal smallest angle, the
     first in NumPy's sort of all the step's entries. Without ``order`` (an empty array):
@@ -87,6 +88,8 @@ def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
     (that sort, ``np.argsort(at_v)``) and ``row_of`` (:func:`circle_cosines`): each
     object's first entry in it."""
     n = active.shape[0]
+    for e in range(at_v.shape[0]):
+        at_v[e] = (np.pi - ang1[e]) - ang0[e]
     if order.shape[0]:
         for a in range(n):
             best[a] = -1

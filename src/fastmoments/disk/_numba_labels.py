@@ -390,24 +390,30 @@ def all_finite(img):  # pragma: no cover - compiled
 # ------------------------------------------------------------ one pass for the geometry
 #: Status codes of :func:`row_runs`.
 PASS_OK, PASS_NEGATIVE, PASS_TOO_LARGE = 0, 1, 2
+#: :func:`row_runs` compares this many pixels of a row with the current run's label at
+#: once, and passes over them when they all hold it (a few vector instructions). One
+#: thread, the nuclei set: 512²: 0.17 ms with 8 or 16, 0.24 with 32, 0.30 with 64; 5120²:
+#: 21-24 ms with 8 to 32, 25 pixel by pixel.
+RUN_BLOCK = 16
 
 
 @njit(cache=True)
 def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
     """Everything the geometry of ``centre="enclosing"`` needs from the pixels, in one pass
-    over a 2-D label image, run by run: each row is read once as runs of equal labels.
+    over a 2-D label image, run by run: each row is read once as runs of equal labels
+    (:func:`_row_runs`).
 
     By label value ``v`` (arrays that grow with the largest label met, up to
     ``max_values`` entries): the pixel count, the sums of rows and of columns (float64,
     exact for integers below 2**53; a run adds its integer sums), the smallest and largest
     row and column. And one *entry* per (label, row) that the label meets: the label, the
-    row, the first and the last column of the label in that row (the row extremes), in the
-    order of the rows.
+    row, the first and the last column of the label in that row (the row extremes) and its
+    number of pixels in that row, in the order of the rows.
 
-    Returns ``(status, value, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi,
+    Returns ``(status, value, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, ent_n,
     n_ent)``: ``status`` :data:`PASS_OK`; :data:`PASS_NEGATIVE` with ``value`` a negative
-    label; or :data:`PASS_TOO_LARGE` when a label is ``>= max_values`` or the entries
-    would pass ``max_entries`` (the arrays are then incomplete).
+    label; or :data:`PASS_TOO_LARGE` when a label is ``>= max_values`` or the entries would
+    pass ``max_entries`` (the arrays are then incomplete).
     """
     h, w = lab.shape
     big = np.iinfo(np.int64).max
@@ -422,6 +428,7 @@ def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
     ent_i = np.empty(cap, np.int64)
     ent_lo = np.empty(cap, np.int64)
     ent_hi = np.empty(cap, np.int64)
+    ent_n = np.empty(cap, np.int64)
     n_ent = 0
     for i in range(h):
         lo = np.int64(0)
@@ -431,30 +438,34 @@ def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
             lo = min(lo, x)
             hi = max(hi, x)
         if lo < 0:
-            return PASS_NEGATIVE, lo, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, 0
+            return (PASS_NEGATIVE, lo, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi,
+                    ent_n, 0)
+        if hi == 0:
+            continue
         if hi >= m:  # room for the row's labels
             if hi >= max_values:
-                return (PASS_TOO_LARGE, hi, count, sums, low, high, ent_v, ent_i, ent_lo,
-                        ent_hi, 0)
-            grown = min(max(2 * m, hi + 1), max_values)
-            count = _grow(count, grown, 0)
-            sums = _grow(sums, grown, 0.0)
-            low = _grow(low, grown, big)
-            high = _grow(high, grown, -1)
-            last = _grow(last, grown, -1)
-            m = grown
+                return (PASS_TOO_LARGE, i, count, sums, low, high, ent_v, ent_i, ent_lo,
+                        ent_hi, ent_n, 0)
+            m = min(max(2 * m, hi + 1), max_values)
+            count = _grow(count, m, 0)
+            sums = _grow(sums, m, 0.0)
+            low = _grow(low, m, big)
+            high = _grow(high, m, -1)
+            last = _grow(last, m, -1)
         if n_ent + w > cap:  # room for the row's entries
             if n_ent + w > max_entries:
-                return (PASS_TOO_LARGE, 0, count, sums, low, high, ent_v, ent_i, ent_lo,
-                        ent_hi, 0)
-            cap = min(max(2 * cap, n_ent + w), max_entries)
+                return (PASS_TOO_LARGE, i, count, sums, low, high, ent_v, ent_i, ent_lo,
+                        ent_hi, ent_n, 0)
+            # grow by half (each new page is a page fault: no more than needed)
+            cap = min(max(cap + cap // 2, n_ent + w), max_entries)
             ent_v = _grow(ent_v[:n_ent], cap, 0)
             ent_i = _grow(ent_i[:n_ent], cap, 0)
             ent_lo = _grow(ent_lo[:n_ent], cap, 0)
             ent_hi = _grow(ent_hi[:n_ent], cap, 0)
-        n_ent = _row_runs(lab, i, w, count, sums, low, high, last, ent_v, ent_i, ent_lo,
-                          ent_hi, n_ent)
-    return PASS_OK, 0, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, n_ent
+            ent_n = _grow(ent_n[:n_ent], cap, 0)
+        n_ent = _row_runs(lab[i], i, count, sums, low, high, last, ent_v, ent_i, ent_lo,
+                          ent_hi, ent_n, n_ent)
+    return PASS_OK, 0, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, ent_n, n_ent
 
 
 @njit(cache=True)
@@ -468,58 +479,80 @@ def _grow(a, size, fill):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _row_runs(lab, i, w, count, sums, low, high, last, ent_v, ent_i, ent_lo, ent_hi,
+def _row_runs(row, i, count, sums, low, high, last, ent_v, ent_i, ent_lo, ent_hi, ent_n,
               n_ent):  # pragma: no cover - compiled
-    """The runs of row ``i`` (:func:`row_runs`); returns the number of entries."""
-    p = np.int64(0)
+    """The runs of ``row``, row ``i`` of the labels (:func:`row_runs`); returns the number
+    of entries. Blocks of :data:`RUN_BLOCK` pixels that all continue the current run are
+    passed over at once."""
+    w = row.shape[0]
+    zero = row[0] ^ row[0]  # in the labels' type
+    p = zero
     start = 0
-    for j in range(w + 1):
-        v = np.int64(lab[i, j]) if j < w else np.int64(0)
-        if v == p:
-            continue
-        if p != 0:  # the run of p on columns start .. j - 1
-            size = j - start
-            if count[p] == 0:
-                low[p, 0] = i
-            count[p] += size
-            sums[p, 0] += i * size
-            sums[p, 1] += (start + j - 1) * size // 2
-            high[p, 0] = i
-            if start < low[p, 1]:
-                low[p, 1] = start
-            if j - 1 > high[p, 1]:
-                high[p, 1] = j - 1
-            e = last[p]
-            if e >= 0 and ent_i[e] == i:
-                ent_hi[e] = j - 1
-            else:
-                ent_v[n_ent] = p
-                ent_i[n_ent] = i
-                ent_lo[n_ent] = start
-                ent_hi[n_ent] = j - 1
-                last[p] = n_ent
-                n_ent += 1
-        p = v
-        start = j
+    j = 0
+    while j <= w:
+        end = min(j + RUN_BLOCK, w + 1)
+        if end - j == RUN_BLOCK:
+            blk = row[j:end]
+            acc = zero
+            for t in range(RUN_BLOCK):
+                acc |= blk[t] ^ p
+            if acc == 0:  # the run goes on through the block
+                j = end
+                continue
+        for c in range(j, end):
+            v = row[c] if c < w else zero  # the row ends a run
+            if v == p:
+                continue
+            if p != 0:  # the run of p on columns start .. c - 1
+                q = np.int64(p)
+                size = c - start
+                if count[q] == 0:
+                    low[q, 0] = i
+                count[q] += size
+                sums[q, 0] += i * size
+                sums[q, 1] += (start + c - 1) * size // 2
+                high[q, 0] = i
+                low[q, 1] = min(low[q, 1], start)
+                high[q, 1] = max(high[q, 1], c - 1)
+                e = last[q]
+                if e >= 0 and ent_i[e] == i:
+                    ent_hi[e] = c - 1
+                    ent_n[e] += size
+                else:
+                    ent_v[n_ent] = q
+                    ent_i[n_ent] = i
+                    ent_lo[n_ent] = start
+                    ent_hi[n_ent] = c - 1
+                    ent_n[n_ent] = size
+                    last[q] = n_ent
+                    n_ent += 1
+            p = v
+            start = c
+        j = end
     return n_ent
 
 
 @njit(cache=True)
-def hulls_from_rows(obj, row, col_lo, col_hi, n_objects):  # pragma: no cover - compiled
-    """Strict convex hull vertices of every object from its row extremes (the entries of
-    :func:`row_runs`, object indices ``obj``, in the order of the rows), in the order of
+def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
+                    n_objects):  # pragma: no cover - compiled
+    """Strict convex hull vertices of every object from its row extremes (the first
+    ``n_e`` entries of :func:`row_runs`, in the order of the rows; ``lut``: the object
+    index of each label), in the order of
     :func:`fastmoments.disk.enclosing.convex_hulls`: counter-clockwise in the
     ``(x, y) = (col, row)`` plane from the vertex of smallest ``(col, row)``.
 
     The entries are put object by object (a counting sort, rows stay in order) and each
     object's go through Andrew's monotone chain (:func:`convex_hulls_by_object`) with rows
     and columns swapped; the swap turns the vertices clockwise, so each object's are
-    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(rows,
-    cols, counts)``."""
-    n_e = obj.shape[0]
+    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(points,
+    counts, first, nrow, row, lo, hi, npx)``: the vertices (``(2, P)`` float64 rows and
+    columns, exact), their number per object,
+    and the entries object by object (object ``k``'s are ``first[k] .. first[k] + nrow[k]
+    - 1`` of ``row``, ``lo``, ``hi``, ``npx``: the row, its first and last column of the
+    object, the object's pixels in it)."""
     nrow = np.zeros(n_objects, np.int64)
     for e in range(n_e):
-        nrow[obj[e]] += 1
+        nrow[lut[ent_v[e]]] += 1
     first = np.empty(n_objects, np.int64)
     acc = 0
     for k in range(n_objects):
@@ -529,38 +562,41 @@ def hulls_from_rows(obj, row, col_lo, col_hi, n_objects):  # pragma: no cover - 
     srow = np.empty(n_e, np.int64)
     slo = np.empty(n_e, np.int64)
     shi = np.empty(n_e, np.int64)
+    sn = np.empty(n_e, np.int64)
     for e in range(n_e):
-        k = obj[e]
+        k = lut[ent_v[e]]
         q = fill[k]
-        srow[q] = row[e]
-        slo[q] = col_lo[e]
-        shi[q] = col_hi[e]
+        srow[q] = ent_i[e]
+        slo[q] = ent_lo[e]
+        shi[q] = ent_hi[e]
+        sn[q] = ent_n[e]
         fill[k] = q + 1
-    out_c = np.empty(2 * n_e, np.int64)  # swapped: the chain's "rows" are columns
-    out_r = np.empty(2 * n_e, np.int64)
-    counts = np.zeros(n_objects, np.int64)
-    convex_hulls_by_object(first, nrow, srow, slo, shi, out_c, out_r, counts)
-    total = 0
+    mrow = 1
     for k in range(n_objects):
-        total += counts[k]
-    res_r = np.empty(total, np.int64)
-    res_c = np.empty(total, np.int64)
+        mrow = max(mrow, nrow[k])
+    out_c = np.empty(2 * mrow, np.int64)  # one object's; swapped: its "rows" are columns
+    out_r = np.empty(2 * mrow, np.int64)
+    one = np.zeros(1, np.int64)
+    cnt = np.zeros(1, np.int64)
+    counts = np.zeros(n_objects, np.int64)
+    pts = np.empty((2, 2 * n_e))  # the vertices' rows and columns (exact in float64)
     at = 0
     for k in range(n_objects):
-        base = 2 * first[k]
-        c = counts[k]
+        g = slice(first[k], first[k] + nrow[k])
+        convex_hulls_by_object(one, nrow[k:k + 1], srow[g], slo[g], shi[g], out_c, out_r, cnt)
+        c = cnt[0]
         s = 0  # the vertex of smallest (col, row)
         for t in range(1, c):
-            if (out_c[base + t] < out_c[base + s]
-                    or (out_c[base + t] == out_c[base + s]
-                        and out_r[base + t] < out_r[base + s])):
+            if (out_c[t] < out_c[s]
+                    or (out_c[t] == out_c[s] and out_r[t] < out_r[s])):
                 s = t
         for t in range(c):
             u = (s - t) % c
-            res_r[at + t] = out_r[base + u]
-            res_c[at + t] = out_c[base + u]
+            pts[0, at + t] = out_r[u]
+            pts[1, at + t] = out_c[u]
+        counts[k] = c
         at += c
-    return res_r, res_c, counts
+    return pts[:, :at], counts, first, nrow, srow, slo, shi, sn
 
 
 # ------------------------------------------------------ Zernike sums, object by object

@@ -7,6 +7,15 @@ products of its pixels with the column powers of :math:`\hat x` (:func:`zernike_
 While an object computes, the rows of the next object's box are asked for ahead
 (:func:`_prefetch`, LLVM's prefetch hint through numba's public ``intrinsic`` extension).
 
+Without an image (shape moments) each object's rows come from the one-pass geometry
+(:func:`zernike_run_sums`): a row of one run adds the differences of two prefix sums of the
+column powers, a few operations whatever its length, and the labels are read only in the
+rows where the object has several runs. With an image the pixels of a row must be weighed
+one by one, and the box rows stay faster: dot products of a box's full width (about 35
+columns on the nuclei) vectorise, those of a run's (about 22) fall to the scalar remainder
+of the compiled loops (measured: 43-47 ms for the box rows, 50-110 ms for four layouts of
+run-restricted sums on the 5120² nuclei, one thread).
+
 Imported lazily; compiled with ``cache=True``.
 """
 
@@ -197,3 +206,101 @@ def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, vis
         base = k * K2
         for c in range(dst.shape[0]):
             flat[base + dst[c]] += coef[c] * M[src[c]]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, nrow, row, lo,
+                     hi, npx, dst, src, coef):  # pragma: no cover - compiled
+    r"""The shape sums (weight 1) of :func:`zernike_row_sums` from each object's rows as
+    the one-pass geometry found them (:func:`._numba_labels.hulls_from_rows`: object
+    ``k``'s rows are entries ``first[k] .. first[k] + nrow[k] - 1`` of ``row``, ``lo``,
+    ``hi``, ``npx``: the row, the first and the last column of the label in it, and its
+    number of pixels there): the label image is read only in the rows where the object's
+    pixels are not one run.
+
+    The same positions and test as :func:`zernike_row_sums`. The columns of a row that pass
+    :math:`\hat x^2 + \hat y^2 \le` ``limit`` are an interval (each step of the test's
+    arithmetic is monotone in :math:`|\hat x|`), found from the row's ends inwards; a run
+    of the object's columns ``a .. b`` that pass adds :math:`S_p = C_p(b + 1) - C_p(a)`,
+    from the object's prefix sums :math:`C_p` of the column powers :math:`\hat x^p` (a few
+    operations a row, whatever its length). The sums agree with the pixel-by-pixel
+    evaluation to rounding."""
+    T = order
+    P = T + 1
+    wmax = 1
+    for k in range(bbox.shape[0]):
+        wmax = max(wmax, bbox[k, 3] - bbox[k, 1])
+    x2 = np.empty(wmax)
+    X = np.empty((max(P, 2), wmax))  # X[p, t] = x_t^p, 0 in the columns no pixel can pass
+    C = np.empty((wmax + 1, P))  # C[t, p] = sum of X[p, :t]
+    S = np.empty(P)
+    M = np.empty(P * P)  # M[p P + q]
+    flat = out.reshape(-1)
+    K2 = out.shape[1] * 2
+    for k in range(radius.shape[0]):
+        r = radius[k]
+        if not r > 0:  # radius 0 or NaN: no pixel passes the test
+            continue
+        ci = centre[k, 0]
+        cj = centre[k, 1]
+        j0 = bbox[k, 1]
+        W = bbox[k, 3] - j0
+        for t in range(W):
+            dx = (j0 + t - cj) / r
+            d2 = dx * dx
+            x2[t] = d2
+            ok = d2 <= limit  # else x^2 + y^2 > limit in the whole column
+            X[0, t] = 1.0 if ok else 0.0
+            X[1, t] = dx if ok else 0.0
+        for p in range(2, P):
+            for t in range(W):
+                X[p, t] = X[p - 1, t] * X[1, t]
+        for p in range(P):
+            C[0, p] = 0.0
+        for t in range(W):  # the powers side by side: independent additions
+            for p in range(P):
+                C[t + 1, p] = C[t, p] + X[p, t]
+        M[:] = 0.0
+        for g in range(first[k], first[k] + nrow[k]):
+            i = row[g]
+            dy = (i - ci) / r
+            dy2 = dy * dy
+            if not dy2 <= limit:  # no pixel of the row passes
+                continue
+            a = lo[g] - j0
+            b = hi[g] - j0
+            while a <= b and not x2[a] + dy2 <= limit:
+                a += 1
+            while b >= a and not x2[b] + dy2 <= limit:
+                b -= 1
+            if a > b:
+                continue
+            if npx[g] == hi[g] - lo[g] + 1:  # one run: nothing to look up
+                for p in range(P):
+                    S[p] = C[b + 1, p] - C[a, p]
+            else:
+                _runs_of(lab, i, j0, a, b, ids[k], C, S, P)
+            yq = 1.0
+            for q in range(P):
+                for p in range(P - q):
+                    M[p * P + q] += S[p] * yq
+                yq *= dy
+        base = k * K2
+        for c in range(dst.shape[0]):
+            flat[base + dst[c]] += coef[c] * M[src[c]]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
+def _runs_of(lab, i, j0, a, b, v, C, S, P):  # pragma: no cover - compiled
+    """``S[p]``: the sums of the column powers (prefix sums ``C``) over the runs of label
+    ``v`` in columns ``j0 + a .. j0 + b`` of row ``i``."""
+    S[:P] = 0.0
+    s = -1
+    for t in range(a, b + 2):
+        inside = t <= b and np.int64(lab[i, j0 + t]) == v
+        if inside and s < 0:
+            s = t
+        elif not inside and s >= 0:
+            for p in range(P):
+                S[p] += C[t, p] - C[s, p]
+            s = -1

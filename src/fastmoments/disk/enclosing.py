@@ -270,19 +270,18 @@ def _circles_compiled(points: np.ndarray, counts: np.ndarray
     s1 = np.ones(n, np.int64)
     active = np.flatnonzero(counts > 2)
     size = int(np.maximum(counts - 2, 0).sum())
-    cos1, cos0 = np.empty(size), np.empty(size)
+    cos = np.empty((2, size))
+    at_v_all = np.empty(size)
     slot, row_of = np.empty(size, np.int64), np.empty(size, np.int64)
     best = np.empty(n, np.int64)
     no_order = np.zeros(0, np.int64)
     while active.size:
-        m = nk.circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot,
+        m = nk.circle_cosines(active, py, px, start, counts, s0, s1, cos[0], cos[1], slot,
                               row_of)
-        at_s1, at_s0 = cos1[:m], cos0[:m]
-        for a in (at_s1, at_s0):  # as _angle: |arccos|, NumPy's
-            np.arccos(a, out=a)
-            np.abs(a, out=a)
-        at_v = np.pi - at_s1
-        at_v -= at_s0
+        # as _angle: NumPy's arccos (its absolute value is itself: arccos >= +0 or NaN),
+        # both cosines in one call
+        angles = np.arccos(cos[:, :m], out=cos[:, :m])
+        at_s1, at_s0, at_v = angles[0], angles[1], at_v_all[:m]
         if not nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0,
                               slot, no_order, row_of, best):
             nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0, slot,

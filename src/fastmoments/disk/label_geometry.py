@@ -38,6 +38,7 @@ import torch
 from .._array import resolve_device
 from .._memory import check_memory_budget, memory_budget, rows_per_chunk
 from .._validate import check_choice
+from ._host_geometry import ObjectRows, _as_host_array, _fused_pass, _hull_pass
 from .enclosing import convex_hulls, minimum_enclosing_circles, minimum_enclosing_circles_torch
 
 __all__ = ["CENTRES", "CPU_BLOCK_BYTES", "LabelGeometry", "label_geometry"]
@@ -609,101 +610,8 @@ def memory_budget_bytes(dev: torch.device, budget: float | None) -> int:
     return memory_budget(dev, budget)
 
 
-def _as_host_array(x: Any) -> np.ndarray | None:
-    """``x`` as a NumPy array without a copy when it is one or a CPU tensor, else None."""
-    if isinstance(x, torch.Tensor):
-        if x.device.type != "cpu" or x.dtype in (torch.uint16, torch.uint32, torch.uint64):
-            return None
-        return x.numpy()
-    return x if x.dtype.isnative else None
-
-
-def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
-    """The geometry pass by the compiled whole-image loops (:mod:`._numba_labels`): the
-    labels' counts, sums and boxes by label value (or, for large labels, the labels flagged
-    in a table, then those by object), then the column extremes, each one pass over the
-    image with no scratch but per-label arrays. None when the labels are
-    not on the host or the largest label is too large for a lookup table in the budget."""
-    arr = _as_host_array(lab)
-    if arr is None:
-        return None
-    from . import _numba_labels as nk
-
-    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-        return None  # the torch path says why
-    lo, top = nk.label_extent(arr)
-    if lo < 0:
-        raise ValueError(f"labels must be >= 0 (0 is background), got the label {lo}")
-    if (top + 1) * 8 > budget // 4:
-        return None
-    big = np.iinfo(np.int64).max
-    if (top + 1) * 64 <= budget // 4:
-        # counts, sums and boxes by label value in the same pass that finds the labels
-        m = top + 1
-        cnt_v, sums_v = np.zeros(m, np.int64), np.zeros((m, 2))
-        low_v, high_v = np.full((m, 2), big, np.int64), np.full((m, 2), -1, np.int64)
-        nk.label_stats(arr, np.arange(m, dtype=np.int64), cnt_v, sums_v, low_v, high_v)
-        ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
-        cnt, sums, low, high = cnt_v[ids], sums_v[ids], low_v[ids], high_v[ids]
-        n = len(ids)
-        lut = np.full(m, -1, dtype=np.int64)
-        lut[ids] = np.arange(n)
-    else:
-        seen = np.zeros(top + 1, dtype=np.bool_)
-        nk.flag_labels(arr, seen)
-        seen[0] = False
-        ids = np.flatnonzero(seen)
-        n = len(ids)
-        lut = np.full(top + 1, -1, dtype=np.int64)
-        lut[ids] = np.arange(n)
-        cnt = np.zeros(n, np.int64)
-        sums = np.zeros((n, 2))
-        low = np.full((n, 2), big, np.int64)
-        high = np.full((n, 2), -1, np.int64)
-        nk.label_stats(arr, lut, cnt, sums, low, high)
-    widths = high[:, 1] - low[:, 1] + 1
-    offset = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
-    total = int(widths.sum())
-    rmin = np.full(total, big, np.int64)
-    rmax = np.full(total, -1, np.int64)
-    nk.column_extremes(arr, lut, low[:, 1].copy(), offset, rmin, rmax)
-    obj = np.repeat(np.arange(n), widths)
-    col = np.arange(total) - offset[obj] + low[obj, 1]
-    keep = rmax >= 0
-    bbox = np.concatenate([low, high + 1], axis=1)
-    return ids, cnt, sums, bbox, obj[keep], col[keep], rmin[keep], rmax[keep], lut
-
-
-def _hull_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:
-    """The geometry's parts for ``centre="enclosing"`` in one pass over the image, by the
-    compiled loops of :mod:`._numba_labels` (:func:`~._numba_labels.row_runs`: counts,
-    sums, boxes and each object's row extremes, read run by run; then
-    :func:`~._numba_labels.hulls_from_rows`): ``(ids, count, sums, bbox, points, counts,
-    lut)`` with each object's convex hull vertices as :func:`.enclosing.convex_hulls` gives
-    them. None when the labels are not a host array or their largest value, or the number
-    of (object, row) pairs, outgrows the budget."""
-    arr = _as_host_array(lab)
-    if arr is None or (arr.dtype == np.uint64 and arr.size
-                       and int(arr.max()) > np.iinfo(np.int64).max):
-        return None  # the torch path reads it (and says why it cannot)
-    from . import _numba_labels as nk
-
-    per_value = 72  # count, sums, boxes, last entry and lookup table of one label value
-    per_entry = 96  # label, row, extremes of one (object, row) pair, and the hull's scratch
-    status, value, cnt_v, sums_v, low_v, high_v, ent_v, ent_i, ent_lo, ent_hi, n_ent = (
-        nk.row_runs(arr, max(budget // 4 // per_value, 1), max(budget // 4 // per_entry, 1)))
-    if status == nk.PASS_NEGATIVE:
-        raise ValueError(f"labels must be >= 0 (0 is background), got the label {value}")
-    if status != nk.PASS_OK:
-        return None
-    ids = np.flatnonzero(cnt_v)  # label 0 is skipped: its count stays 0
-    n = len(ids)
-    lut = np.full(int(ids[-1]) + 1 if n else 1, -1, dtype=np.int64)
-    lut[ids] = np.arange(n)
-    bbox = np.concatenate([low_v[ids], high_v[ids] + 1], axis=1)
-    rows, cols, counts = nk.hulls_from_rows(lut[ent_v[:n_ent]], ent_i[:n_ent], ent_lo[:n_ent],
-                                            ent_hi[:n_ent], n)
-    return ids, cnt_v[ids], sums_v[ids], bbox, np.stack([rows, cols], axis=1), counts, lut
+#: The error of an intensity image that holds NaN or infinity.
+NOT_FINITE = "image contains NaN or infinity"
 
 
 def _geometry_parts(lab: Any, dev: torch.device, budget: int, fused: bool = True
@@ -761,7 +669,7 @@ def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.nda
             torch.from_numpy(counts).to(circle_device))
         cen, rad = c.cpu().numpy(), r.cpu().numpy()
     else:
-        cen, rad = minimum_enclosing_circles(pts.astype(np.float64), counts)
+        cen, rad = minimum_enclosing_circles(np.asarray(pts, dtype=np.float64), counts)
     return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
                          bbox.astype(np.int64), cen, rad, "enclosing")
 
@@ -776,23 +684,41 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
     if fused and dev.type == "cpu" and centre == "enclosing":
         res = _hull_pass(lab, budget)
         if res is not None:
-            *parts, lut = res
+            *parts, lut, _rows = res
             return _hull_disks(*parts, circle_device), lut
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 
 
+def _cpu_geometry(lab: Any, centre: str, budget: int
+                  ) -> tuple[LabelGeometry, np.ndarray | None, ObjectRows | None]:
+    """:func:`_geometry` by the compiled passes on the CPU, with the label lookup table and,
+    from the one pass of ``centre="enclosing"``, each object's rows (else None)."""
+    if centre == "enclosing":
+        res = _hull_pass(lab, budget)
+        if res is not None:
+            *parts, lut, rows = res
+            return _hull_disks(*parts), lut, rows
+    parts, lut = _geometry_parts(lab, torch.device("cpu"), budget, True)
+    return _disks(*parts, centre), lut, None
+
+
 def _check_finite(img: Any, dev: torch.device, budget: int) -> None:
+    """Raise :data:`NOT_FINITE` when the float image ``img`` holds NaN or infinity (an
+    integer image is finite)."""
+    if not (img.is_floating_point() if isinstance(img, torch.Tensor)
+            else img.dtype.kind == "f"):
+        return
     arr = _as_host_array(img)
-    if arr is not None and arr.dtype.kind == "f" and arr.dtype.itemsize >= 4:
+    if arr is not None and arr.dtype.itemsize >= 4:
         from ._numba_labels import all_finite
 
         if not all_finite(arr):  # one compiled pass, no scratch
-            raise ValueError("image contains NaN or infinity")
+            raise ValueError(NOT_FINITE)
         return
     h, w = img.shape
     for r0, r1 in _row_blocks(h, w, 16, _block_budget(dev, budget, w, 16),
                               "checking the image"):
         blk = _block(img, r0, r1, dev)
-        if blk.is_floating_point() and not bool(torch.isfinite(blk).all()):
-            raise ValueError("image contains NaN or infinity")
+        if not bool(torch.isfinite(blk).all()):
+            raise ValueError(NOT_FINITE)
