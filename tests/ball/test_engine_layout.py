@@ -189,3 +189,16 @@ def test_recomputed_legendre_table_once_per_budget_chunk(monkeypatch):
     assert calls == [min(step_q, n_rings - q) for q in range(0, n_rings, step_q)]
     assert np.abs(a - b).max() <= 1e-14 * np.abs(a).max()
     assert np.abs(ra - plan.adjoint(coef)).max() <= 1e-13 * np.abs(ra).max()
+
+
+def test_unique_rows_equal_numpy_row_unique():
+    from fastmoments.ball.engine import _unique_rows
+
+    lattice = (np.arange(-7, 8) + 0.5) / 7.5
+    a = RNG.choice(lattice, size=(5000, 2))
+    a[::7, 1] = a[::7, 0]  # repeated rows and shared values across the columns
+    rows, inverse = _unique_rows(a)
+    ref_rows, ref_inverse = np.unique(a, axis=0, return_inverse=True)
+    assert np.array_equal(rows, ref_rows)
+    assert np.array_equal(inverse, ref_inverse.reshape(-1))
+    assert np.array_equal(rows[inverse], a)
