@@ -698,12 +698,14 @@ def ball_speed(out: list[str]) -> None:
         for r in gpu["high_order"]:
             nmse = r.get("nmse_by_order", {})
             top = max(nmse, key=int) if nmse else None
+            peak = r.get("peak_device_bytes")
             rows.append(["×".join(map(str, r["shape"])), r["order"], r["k"], r["dtype"],
-                         g(r["forward_s"]), g(r.get("reconstruct_s_each")),
+                         g(r["build_s"]), g(r["forward_s"]), g(r.get("reconstruct_s_each")),
+                         g(peak / 2**30) if peak else "–",
                          f"{float(nmse[top]):.2e} (order {top})" if top else "–"])
         out += ["High orders on one GPU: forward time and the reconstruction's NMSE.", ""]
-        out += table(["volume", "order", "k", "dtype", "forward s", "reconstruction s",
-                      "NMSE"], rows)
+        out += table(["volume", "order", "k", "dtype", "build s", "forward s",
+                      "reconstruction s", "peak GiB", "NMSE"], rows)
         out += [run_line(gpu, "ball_moments.py", "ball_moments_h200"), ""]
 
 
