@@ -45,8 +45,10 @@ working dtype. Moments are stored in a flat axis, degree-major: for each :math:`
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import torch
@@ -380,7 +382,8 @@ class BallEngine:
         per_ring = self.index.n_harmonics * batch * 2 * item
         return max(1, min(step_q, CHUNK_BYTES // per_ring))
 
-    def _ring_pieces(self, batch: int, step_q: int, bar):
+    def _ring_pieces(self, batch: int, step_q: int, bar: Any
+                     ) -> Iterator[tuple[int, int, torch.Tensor]]:
         """``(q0, q1, P)`` over the rings: the Legendre table ``P`` of rings ``q0:q1``, read
         (kept table) or computed (``recomputed-tables``) once per chunk of the budget's
         ``step_q`` rings, then handed out in pieces of :meth:`_ring_step` rings. (Computing
