@@ -541,6 +541,30 @@ def test_cuda_gives_the_cpu_numbers(convention):
     assert_same_features(gpu.features.cpu().numpy(), cpu, 1e-12)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+def test_host_labels_cross_to_the_gpu_once(convention, monkeypatch):
+    """NumPy labels on a GPU: the geometry and the sums read one copy of them there."""
+    from fastmoments.disk import label_geometry, labels
+
+    lab = ellipses(seed=19)
+    copies = []
+    real = label_geometry._block
+
+    def counting(x, r0, r1, device, dtype=None):
+        if isinstance(x, np.ndarray) and x.dtype == lab.dtype and device.type == "cuda":
+            copies.append((r0, r1))
+        return real(x, r0, r1, device, dtype)
+
+    monkeypatch.setattr(label_geometry, "_block", counting)
+    monkeypatch.setattr(labels, "_block", counting)
+    got = object_moments(lab, order=9, convention=convention, device="cuda", dtype="float64")
+    cpu = object_moments(lab, order=9, convention=convention, dtype="float64")
+    assert_same_features(got.features, cpu, 1e-12)
+    if got.route.backend == "triton":
+        assert copies == [(0, lab.shape[0])]
+
+
 def assert_same_features(got: np.ndarray, ref, atol: float) -> None:
     """``got`` equals ``ref.features`` to ``atol``; for CellProfiler's intensity features
     the phases to ``atol`` over the magnitude (a phase moves by its sum's error over the

@@ -629,6 +629,8 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True, rows=rows)
     else:
+        if _geometry_on_device(lab, dev, budget, centre, convention, route):
+            lab = _block(lab, 0, lab.shape[0], dev).contiguous()  # one copy for both passes
         geo, lut = _route_geometry(lab, centre, convention, dev, budget, route)
         sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show,
                             route=route)
@@ -638,6 +640,20 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         values, feats = values.cpu().numpy(), feats.cpu().numpy()
     return ObjectMoments(geo, plan.pairs, values, names, feats, convention, family, kind,
                          route)
+
+
+def _geometry_on_device(lab: Any, dev: torch.device, budget: int, centre: str,
+                        convention: str, route: Route) -> bool:
+    """Whether host labels go to the GPU once, before the geometry: on the Triton route with
+    the standard convention's enclosing circles both the geometry kernels and the box sums
+    read the whole label image there (copied twice otherwise); CellProfiler's geometry reads
+    the host labels, and labels over half the budget stay where they are."""
+    if route.backend != "triton" or centre != "enclosing" or convention != "standard":
+        return False
+    if isinstance(lab, torch.Tensor) and lab.device == dev:
+        return False
+    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
+    return lab.shape[0] * lab.shape[1] * item <= budget // 2
 
 
 def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, budget: int,
