@@ -10,7 +10,9 @@ b. one 2048 x 2048 image, Zernike moments to order 2000, the moment set split ov
    experiment run here;
 c. a Gaussian smoothing of a batch of long signals (host data in, host data out);
 d. 3-D box (Legendre) moments: one 512^3 volume to order 500 split by blocks of degrees, and
-   a batch of volumes split over the GPUs.
+   a batch of volumes split over the GPUs;
+e. 3-D Zernike moments: a batch of 100^3 volumes to order 20 split by volumes, and one 150^3
+   volume to order 300 split by shells of the ball.
 
 Every row times the 1-GPU and the 2-GPU call in the same process: medians of CUDA-event
 times on the first GPU after warm-up (each call returns only when every GPU has finished,
@@ -42,10 +44,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
+from fastmoments.ball import Zernike3DTransform
 from fastmoments.box import JacobiTransform
+from fastmoments.box.split import BoxSplit
 from fastmoments.disk import ZernikeTransform
 from fastmoments.disk.api import order_pairs
-from fastmoments.parallel import plans
 from fastmoments.recognition import features
 from fastmoments.signal import gaussian_filter1d
 
@@ -56,6 +59,10 @@ torch.backends.cudnn.allow_tf32 = False
 #: GeForce 9800GX2, proposed method, ms on one GPU and on its two GPUs.
 PAPER_TABLE8 = {4: (2.35, 1.35), 8: (3.02, 1.76), 12: (3.96, 2.29), 16: (5.18, 2.97),
                 20: (6.63, 3.81), 24: (8.45, 4.79), 28: (10.40, 5.91), 32: (12.74, 7.1)}
+
+
+#: The order of the jobs' rows in the result files.
+JOB_ORDER = ["a", "b", "b'", "c", "d", "e"]
 
 
 def sync(devs: list[torch.device]) -> None:
@@ -69,10 +76,12 @@ def timed(fn: Callable[[], Any], devs: list[torch.device], warm: int, reps: int
     """Milliseconds per call (CUDA events on the first device; wall clock on a CPU)."""
     out = None
     for _ in range(warm):
+        out = None
         out = fn()
     sync(devs)
     times = []
     for _ in range(reps):
+        out = None  # one output alive at a time (the signal batch's are 40 GB)
         sync(devs)
         if devs[0].type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -90,10 +99,24 @@ def timed(fn: Callable[[], Any], devs: list[torch.device], warm: int, reps: int
 
 
 def rel(a: Any, b: Any) -> float:
-    a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-    b = b.detach().cpu().numpy() if isinstance(b, torch.Tensor) else np.asarray(b)
-    scale = float(np.abs(b).max()) or 1.0
-    return float(np.abs(a - b).max() / scale)
+    """Largest difference of ``a`` from ``b`` relative to ``b``'s largest magnitude (by
+    blocks of the first axis, so that 40 GB results need no 40 GB temporaries)."""
+    def host(x: Any) -> np.ndarray:
+        return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+    if not isinstance(a, torch.Tensor):
+        a = np.asarray(a)
+    if not isinstance(b, torch.Tensor):
+        b = np.asarray(b)
+    if a.ndim == 0:
+        a, b = a.reshape(1), b.reshape(1)
+    step = max(1, 2**26 // max(1, int(np.prod(a.shape[1:]))))
+    err = scale = 0.0
+    for i in range(0, a.shape[0], step):
+        x, y = host(a[i:i + step]), host(b[i:i + step])
+        err = max(err, float(np.abs(x - y).max(initial=0.0)))
+        scale = max(scale, float(np.abs(y).max(initial=0.0)))
+    return err / (scale or 1.0)
 
 
 def row(job: str, what: str, t1: list[float], t2: list[float], err: float,
@@ -157,7 +180,7 @@ def job_big_zernike(one, two, size: int, order: int, reps: int) -> list[dict]:
     ts, _ = timed(lambda: p1.synthesize(coef, gamma), one, 1, reps)
     alone = []
     for slot, (i, _, cols) in enumerate(p2.parts()):
-        part = p2._partial_disk(slot)
+        part = p2._split._partial(p2, slot)  # the part's own plan, as the split runs it
         dev = two[i]
         c = torch.as_tensor(cols, device=one[0])
         pc = coef[:, c, :part.index.n_rows].to(dev)
@@ -200,19 +223,69 @@ def job_table8(one, two, reps: int, size: int = 1024) -> list[dict]:
     return rows
 
 
-def job_gaussian(one, two, rows_: int, length: int, sigma: float, reps: int) -> list[dict]:
+def job_gaussian(one, two, rows_: int, length: int, sigma: float, reps: int,
+                 device_rows: int) -> list[dict]:
     print(f"c. gaussian_filter1d of {rows_} x {length} float32 (host), sigma={sigma}", flush=True)
     g = torch.Generator().manual_seed(3)
-    x = torch.randn((rows_, length), generator=g, dtype=torch.float32).numpy()
-    t1, y1 = timed(lambda: gaussian_filter1d(x, sigma, device=one), one, 1, reps)
-    t2, y2 = timed(lambda: gaussian_filter1d(x, sigma, device=two), two, 1, reps)
-    rows = [row("c", f"gaussian_filter1d {rows_} x {length}, sigma={sigma} (NumPy in and out)",
-                t1, t2, rel(y2, y1))]
-    xd = torch.from_numpy(x).to(one[0])
+    base = torch.randn(length, generator=g, dtype=torch.float32).numpy()
+    x = np.empty((rows_, length), dtype=np.float32)  # rows: one random signal, rolled
+    for i in range(rows_):
+        x[i] = np.roll(base, 7919 * i)
+    for devs in (one, two):  # plans built outside the timing, on two rows
+        gaussian_filter1d(x[:2], sigma, device=devs)
+    t1, y1 = timed(lambda: gaussian_filter1d(x, sigma, device=one), one, 0, reps)
+    t2, y2 = timed(lambda: gaussian_filter1d(x, sigma, device=two), two, 0, reps)
+    gb = 2 * x.nbytes / 1e9
+    rows = [row("c", f"gaussian_filter1d {rows_} x {length}, sigma={sigma} (host NumPy in)",
+                t1, t2, rel(y2, y1), None,
+                f"{gb:.0f} GB moved in and out: {gb / (statistics.median(t1) / 1e3):.1f} GB/s "
+                f"on 1 GPU, {gb / (statistics.median(t2) / 1e3):.1f} GB/s on 2")]
+    y1 = y2 = None  # free 80 GB before the device copy
+    xd = torch.from_numpy(x[:device_rows]).to(one[0])
+    x = None
     t1, y1 = timed(lambda: gaussian_filter1d(xd, sigma), one, 1, reps)
     t2, y2 = timed(lambda: gaussian_filter1d(xd, sigma, device=two), two, 1, reps)
-    rows.append(row("c", f"gaussian_filter1d {rows_} x {length}, sigma={sigma} (tensor on GPU 0)",
-                    t1, t2, rel(y2, y1)))
+    rows.append(row("c", f"gaussian_filter1d {device_rows} x {length}, sigma={sigma} "
+                         "(tensor on GPU 0)", t1, t2, rel(y2, y1)))
+    return rows
+
+
+def job_ball(one, two, batch: int, side: int, order: int, big_side: int, big_order: int,
+             reps: int) -> list[dict]:
+    print(f"e. 3-D Zernike: {batch} x {side}^3 to order {order}; one {big_side}^3 to order "
+          f"{big_order}", flush=True)
+    g = torch.Generator().manual_seed(5)
+    vols = torch.rand((batch,) + (side,) * 3, generator=g, dtype=torch.float32).numpy()
+    shape = (side,) * 3
+    plain = Zernike3DTransform(shape, order, device=one[0])
+    p1 = Zernike3DTransform(shape, order, device=one)
+    p2 = Zernike3DTransform(shape, order, device=two)
+    rows = []
+    t_plain, a_plain = timed(lambda: plain.forward(vols), one, 1, reps)
+    t1, _ = timed(lambda: p1.forward(vols), one, 1, reps)
+    t2, a2 = timed(lambda: p2.forward(vols), two, 1, reps)
+    best1 = t1 if statistics.median(t1) <= statistics.median(t_plain) else t_plain
+    rows.append(row("e", f"3-D Zernike moments of {batch} volumes {side}^3, order {order} "
+                         "(host NumPy in)", best1, t2, rel(a2.values(), a_plain.values()), None,
+                    f"1 GPU: the faster of device='{one[0]}' "
+                    f"({statistics.median(t_plain):.1f} ms) and device=['{one[0]}'] "
+                    f"({statistics.median(t1):.1f} ms)"))
+    dev_vols = torch.from_numpy(vols).to(one[0])
+    vols = None
+    t1, a1 = timed(lambda: plain.forward(dev_vols), one, 1, reps)
+    t2, a2 = timed(lambda: p2.forward(dev_vols), two, 1, reps)
+    rows.append(row("e", f"3-D Zernike moments of {batch} volumes {side}^3, order {order} "
+                         "(tensor on GPU 0)", t1, t2, rel(a2.values(), a1.values())))
+    dev_vols = a1 = a2 = a_plain = None
+    big = torch.rand((big_side,) * 3, generator=g, dtype=torch.float32).to(one[0])
+    q1 = Zernike3DTransform((big_side,) * 3, big_order, device=one[0])
+    q2 = Zernike3DTransform((big_side,) * 3, big_order, device=two)
+    t1, b1 = timed(lambda: q1.forward(big), one, 1, reps)
+    t2, b2 = timed(lambda: q2.forward(big, split="work"), two, 1, reps)
+    shells = [p[2] for p in q2.parts()]
+    rows.append(row("e", f"3-D Zernike moments of one {big_side}^3 volume, order {big_order}",
+                    t1, t2, rel(b2.values(), b1.values()), None,
+                    f"radius groups per GPU {shells}, split by shells of the ball"))
     return rows
 
 
@@ -225,21 +298,19 @@ def job_box(one, two, side: int, order: int, batch: int, bside: int, border: int
     p1 = JacobiTransform((side,) * 3, order, device=one[0])
     p2 = JacobiTransform((side,) * 3, order, device=two)
     rows = []
-    # measure the split itself (split="auto" keeps jobs under MIN_WORK_SPLIT on one GPU)
-    saved = dict(plans.MIN_WORK_SPLIT)
-    plans.MIN_WORK_SPLIT["box"] = 0.0
+    # the split itself, asked for (split="auto" keeps jobs under BoxSplit.min_cost on one GPU)
     t1, a1 = timed(lambda: p1.forward(vol), one, 1, reps)
-    t2, a2 = timed(lambda: p2.forward(vol), two, 1, reps)
+    t2, a2 = timed(lambda: p2.forward(vol, split="work"), two, 1, reps)
     blocks = [p[2] for p in p2.parts()]
     rows.append(row("d", f"Legendre moments of one {side}^3 volume, order {order}", t1, t2,
-                    rel(a2.data, a1.data), None, f"degree blocks {blocks}"))
+                    rel(a2.data, a1.data), None,
+                    f"degree blocks {blocks}; split asked for (modelled cost "
+                    f"{BoxSplit(p1).item_cost():.2g}; split='auto' spreads from "
+                    f"{BoxSplit.min_cost:.0e})"))
     t1, r1 = timed(lambda: a1.reconstruct(), one, 1, reps)
     t2, r2 = timed(lambda: a2.reconstruct(), two, 1, reps)
     rows.append(row("d", f"reconstruction of one {side}^3 volume from order {order}", t1, t2,
                     rel(r2, r1)))
-    plans.MIN_WORK_SPLIT.update(saved)
-    rows[-2]["note"] += f"; split forced (modelled cost {p2._job_cost(1):.2g}, auto splits " \
-                        f"from {saved['box']:.0e})"
     vols = torch.rand((batch,) + (bside,) * 3, generator=g, dtype=torch.float32).numpy()
     q1 = JacobiTransform((bside,) * 3, border, device=one)
     q2 = JacobiTransform((bside,) * 3, border, device=two)
@@ -307,37 +378,50 @@ def write_md(path: Path, env: dict, rows: list[dict], errors: list[str]) -> None
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of other jobs already in OUT/multigpu.json")
     ap.add_argument("--small", action="store_true", help="quick check on the CPU")
     ap.add_argument("--images", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--jobs", default="a,b,t8,c,d")
+    ap.add_argument("--jobs", default="a,b,t8,d,e,c")
     args = ap.parse_args()
     if args.small or torch.cuda.device_count() < 2:
         if not args.small:
             print("fewer than two GPUs: running the small CPU check", flush=True)
         one, two = [torch.device("cpu")], [torch.device("cpu")] * 2
         cfg = dict(n_img=64, size=32, order=10, big=64, big_order=40, g_rows=8, g_len=4096,
-                   side=24, border_=12, batch=4, bside=16, border=8, t8=128)
+                   g_dev_rows=4, side=24, border_=12, batch=4, bside=16, border=8, t8=128,
+                   z_batch=4, z_side=16, z_order=6, z_big=20, z_big_order=12)
     else:
         one, two = [torch.device("cuda", 0)], [torch.device("cuda", 0), torch.device("cuda", 1)]
         cfg = dict(n_img=args.images, size=128, order=100, big=2048, big_order=2000,
-                   g_rows=64, g_len=2**22, side=512, border_=500, batch=16, bside=256,
-                   border=100, t8=1024)
+                   g_rows=1000, g_len=10**7, g_dev_rows=250, side=512, border_=500, batch=16,
+                   bside=256, border=100, t8=1024, z_batch=2048, z_side=100, z_order=20,
+                   z_big=150, z_big_order=300)
     env = environment(two)
     print(json.dumps(env), flush=True)
     jobs = args.jobs.split(",")
     rows: list[dict] = []
     errors: list[str] = []
+    out = Path(args.out)
+    if args.merge and (out / "multigpu.json").is_file():  # another run's other jobs
+        prev = json.loads((out / "multigpu.json").read_text())
+        mine = {"t8" if j == "b'" else j for j in jobs}
+        rows = [r for r in prev["rows"] if ("t8" if r["job"] == "b'" else r["job"]) not in mine]
+        errors = [e for e in prev["errors"] if e.split(":")[0] not in mine]
+        env["earlier_run"] = {k: prev["environment"].get(k) for k in ("date", "elapsed_s")}
     runs = {
         "a": lambda: job_features(one, two, cfg["n_img"], cfg["size"], cfg["order"],
                                   args.reps),
         "b": lambda: job_big_zernike(one, two, cfg["big"], cfg["big_order"], args.reps),
         "t8": lambda: job_table8(one, two, max(args.reps, 5), cfg["t8"]),
-        "c": lambda: job_gaussian(one, two, cfg["g_rows"], cfg["g_len"], 50.0, args.reps),
+        "c": lambda: job_gaussian(one, two, cfg["g_rows"], cfg["g_len"], 50.0,
+                                  min(args.reps, 2), cfg["g_dev_rows"]),
         "d": lambda: job_box(one, two, cfg["side"], cfg["border_"], cfg["batch"], cfg["bside"],
                              cfg["border"], args.reps),
+        "e": lambda: job_ball(one, two, cfg["z_batch"], cfg["z_side"], cfg["z_order"],
+                              cfg["z_big"], cfg["z_big_order"], args.reps),
     }
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     for name in jobs:
@@ -352,6 +436,7 @@ def main() -> None:
             if d.type == "cuda":
                 torch.cuda.empty_cache()
         env["elapsed_s"] = time.perf_counter() - t_start
+        rows.sort(key=lambda r: JOB_ORDER.index(r["job"]))
         (out / "multigpu.json").write_text(json.dumps(
             {"environment": env, "config": cfg, "rows": rows, "errors": errors}, indent=1))
         write_md(out / "multigpu.md", env, rows, errors)
