@@ -100,6 +100,28 @@ def test_cpu_call_leaves_gpu_work_alone():
     assert work(None, meta) is None
 
 
+def test_moments_objects_count_by_their_data_without_a_copy(monkeypatch):
+    """A plan's reconstruction takes its moments object: the threads' rule counts its data
+    tensor and never converts the object (on a GPU ``np.asarray`` would copy the moments to
+    the host on every reconstruction)."""
+    import numpy as np
+
+    import fastmoments as fm
+
+    moments = fm.JacobiTransform((8, 8, 8), 4).forward(np.ones((8, 8, 8)))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the moments were converted to count them")
+
+    monkeypatch.setattr(type(moments), "__array__", refuse, raising=False)
+    assert _threads.host_values(moments) == moments.data.numel()
+    on_gpu = type("OnGpu", (), {"data": torch.empty(10, device="meta"), "__array__": refuse})()
+    assert _threads.host_values(on_gpu) is None
+    zm = fm.ZernikeTransform(16, 6).forward(np.ones((16, 16)))
+    monkeypatch.setattr(type(zm), "__array__", refuse, raising=False)
+    zm.reconstruct()
+
+
 def test_public_calls_restore_the_callers_threads():
     import numpy as np
 

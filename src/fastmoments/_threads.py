@@ -263,7 +263,12 @@ def per_value(cost: float | Callable[..., float], *, arg: int = 0) -> Callable[.
 
 def host_values(x: Any) -> int | None:
     """Values of an array the CPU computes on: ``x.size`` of NumPy input (or anything else
-    array-like), ``x.numel()`` of a CPU tensor, ``None`` for a tensor on another device."""
+    array-like), ``x.numel()`` of a CPU tensor, ``None`` for a tensor on another device.
+    A moments object counts by its ``data`` tensor (never converted: on a GPU that would copy
+    the moments to the host)."""
+    data = getattr(x, "data", None)
+    if isinstance(data, torch.Tensor) and not isinstance(x, torch.Tensor):
+        x = data
     if isinstance(x, torch.Tensor):
         return None if x.device.type != "cpu" else x.numel()
     size = getattr(x, "size", None)
