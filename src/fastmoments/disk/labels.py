@@ -629,7 +629,7 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True, rows=rows)
     else:
-        if _geometry_on_device(lab, dev, budget, centre, convention, route):
+        if _geometry_on_device(lab, dev, budget, route):
             lab = _block(lab, 0, lab.shape[0], dev).contiguous()  # one copy for both passes
         geo, lut = _route_geometry(lab, centre, convention, dev, budget, route)
         sums = _kernel_sums(lab, img, geo, plan, convention, dt, dev, budget, show,
@@ -642,15 +642,12 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
                          route)
 
 
-def _geometry_on_device(lab: Any, dev: torch.device, budget: int, centre: str,
-                        convention: str, route: Route) -> bool:
-    """Whether host labels go to the GPU once, before the geometry: on the Triton route with
-    the standard convention's enclosing circles both the geometry kernels and the box sums
-    read the whole label image there (copied twice otherwise); CellProfiler's geometry reads
-    the host labels, and labels over half the budget stay where they are."""
-    if route.backend != "triton" or centre != "enclosing" or convention != "standard":
-        return False
-    if isinstance(lab, torch.Tensor) and lab.device == dev:
+def _geometry_on_device(lab: Any, dev: torch.device, budget: int, route: Route) -> bool:
+    """Whether host labels go to the GPU once, before the geometry: on the Triton route the
+    geometry's passes (the labels present, the run statistics, the column extremes) and the
+    box sums all read the whole label image there, which was copied for each of them.
+    Labels over half the budget stay on the host (the passes then read row blocks)."""
+    if route.backend != "triton" or (isinstance(lab, torch.Tensor) and lab.device == dev):
         return False
     item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
     return lab.shape[0] * lab.shape[1] * item <= budget // 2
