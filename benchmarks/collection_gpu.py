@@ -40,6 +40,13 @@ def _versions() -> dict:
     import importlib.metadata as md
 
     out = {"python": platform.python_version()}
+    try:  # a source tree on the path (not installed): its commit
+        import subprocess
+
+        out["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                                       capture_output=True, text=True).stdout.strip() or None
+    except OSError:
+        out["commit"] = None
     for pkg in ("fastmoments", "torch", "numpy", "zarr", "dask", "distributed", "dask-cuda"):
         try:
             out[pkg] = md.version(pkg)

@@ -339,6 +339,11 @@ def environment(devs: list[torch.device]) -> dict[str, Any]:
     return env
 
 
+def _span(r: list[float] | None) -> str:
+    """`` (min-max)`` of a row's times, or nothing where the run did not record them."""
+    return "" if r is None else f" ({r[0]:.2f}-{r[1]:.2f})"
+
+
 def write_md(path: Path, env: dict, rows: list[dict], errors: list[str]) -> None:
     gpus = ", ".join(env.get("gpus", env["devices"]))
     lines = [f"# Several GPUs in one process ({gpus})", "",
@@ -351,13 +356,17 @@ def write_md(path: Path, env: dict, rows: list[dict], errors: list[str]) -> None
              "value (float32).", "",
              "| job | what | 1 GPU (ms) | 2 GPUs (ms) | speed-up | target | rel. err | note |",
              "|---|---|---|---|---|---|---|---|"]
+    runs = [f"- jobs {', '.join(run['jobs'])}: {run['date']}"
+            + (f", commit {run['commit']}" if run.get("commit") else "")
+            + (f"; {run['note']}" if run.get("note") else "") for run in env.get("runs", [])]
+    if runs:
+        lines[4:4] = ["The rows come from several runs of this script:", "", *runs, ""]
     for r in rows:
         tgt = "" if r["target"] is None else (
             f"{r['target']}x {'met' if r['speedup'] >= r['target'] else 'NOT met'}")
-        lines.append(f"| {r['job']} | {r['what']} | {r['ms_1gpu']:.2f} "
-                     f"({r['ms_1gpu_range'][0]:.2f}-{r['ms_1gpu_range'][1]:.2f}) | "
-                     f"{r['ms_2gpu']:.2f} ({r['ms_2gpu_range'][0]:.2f}-"
-                     f"{r['ms_2gpu_range'][1]:.2f}) | {r['speedup']:.2f}x | {tgt} | "
+        t1 = f"{r['ms_1gpu']:.2f}{_span(r['ms_1gpu_range'])}"
+        t2 = f"{r['ms_2gpu']:.2f}{_span(r['ms_2gpu_range'])}"
+        lines.append(f"| {r['job']} | {r['what']} | {t1} | {t2} | {r['speedup']:.2f}x | {tgt} | "
                      f"{r['rel_err_2_vs_1']:.1e} | {r['note']} |")
     t8 = [r for r in rows if "paper_ms_1gpu" in r]
     if t8:
@@ -409,7 +418,10 @@ def main() -> None:
         mine = {"t8" if j == "b'" else j for j in jobs}
         rows = [r for r in prev["rows"] if ("t8" if r["job"] == "b'" else r["job"]) not in mine]
         errors = [e for e in prev["errors"] if e.split(":")[0] not in mine]
-        env["earlier_run"] = {k: prev["environment"].get(k) for k in ("date", "elapsed_s")}
+        pe = prev["environment"]
+        runs = pe.get("runs") or [{"date": pe["date"], "jobs": sorted({r["job"] for r in rows})}]
+        env["runs"] = [{"date": r["date"], "jobs": [j for j in r["jobs"] if j not in mine]}
+                       for r in runs] + [{"date": env["date"], "jobs": sorted(mine)}]
     runs = {
         "a": lambda: job_features(one, two, cfg["n_img"], cfg["size"], cfg["order"],
                                   args.reps),
