@@ -6,6 +6,9 @@ same name) and ``benchmarks/results/papers/`` (written by ``benchmarks/papers.py
 accuracy beside each time, the device and date of each run, and the papers' published times
 beside ours with the papers' hardware named; plus the plots in ``docs/_generated/``. Every
 number on the page is read from those files; a file that is missing leaves its table out.
+Rows that repeat one job with one thing changed (``k``, σ, the input's place, ...) are
+gathered into one row whose cells read ``a / b``, or into columns side by side, so that the page
+stays within about 300 lines without leaving a value out.
 The Sphinx build runs this script (``docs/conf.py``); run it by hand to refresh the page::
 
     python3 benchmarks/report_docs.py
@@ -84,6 +87,81 @@ def ratio(a, b) -> str:
     return f"{r:.0f}×" if r >= 10 else f"{r:.2g}×"
 
 
+def joined(values: list) -> str:
+    """One cell for several variants of a job: the one value where they agree, else
+    ``a / b`` in the variants' order."""
+    values = [str(v) for v in values]
+    return values[0] if len(set(values)) == 1 else " / ".join(values)
+
+
+def merged(rows: list[list]) -> list[str]:
+    """Rows of the variants of one job as one row, cell by cell (see :func:`joined`)."""
+    return [joined(list(cells)) for cells in zip(*rows, strict=True)]
+
+
+def grouped(items: list, key) -> dict:
+    """``items`` grouped by ``key(item)``, the groups in the order of their first item."""
+    out: dict = {}
+    for item in items:
+        out.setdefault(key(item), []).append(item)
+    return out
+
+
+def merge_label(labels: list[str], keyed: bool = True) -> str | None:
+    """Labels that differ in one comma-separated part as one label with that part ``a / b``
+    (``k=1 / 11`` for parts ``k=1`` and ``k=11``); None where they differ otherwise. With
+    ``keyed``, only parts of the form ``name=number`` may differ."""
+    parts = [label.split(", ") for label in labels]
+    if len({len(p) for p in parts}) != 1:
+        return None
+    diff = [i for i in range(len(parts[0])) if len({p[i] for p in parts}) > 1]
+    if len(diff) != 1:
+        return None
+    i = diff[0]
+    vals = [p[i] for p in parts]
+    sides = [v.partition("=") for v in vals]
+    same_name = len({lhs.strip() for lhs, _, _ in sides}) == 1 and all(eq for _, eq, _ in sides)
+    numeric = same_name and all(rhs.strip().replace(".", "").isdigit() for _, _, rhs in sides)
+    if keyed and not numeric:
+        return None
+    if same_name:
+        lhs = sides[0][0]
+        eq = " = " if lhs.endswith(" ") else "="
+        part = lhs.strip() + eq + " / ".join(rhs.strip() for _, _, rhs in sides)
+    else:
+        part = " / ".join(vals)
+    return ", ".join([*parts[0][:i], part, *parts[0][i + 1:]])
+
+
+def merge_runs(rows: list[list[str]], keyed: bool = True, same: tuple[int, ...] = ()
+               ) -> list[list[str]]:
+    """Consecutive rows whose first cells name variants of one job (:func:`merge_label`) and
+    that agree in the columns ``same`` as one row each (see :func:`merged`); a row whose cells
+    already hold ``a / b`` stays as it is."""
+    def alone(r: list[str]) -> bool:
+        return any(" / " in str(c) for c in r)
+
+    out: list[list[str]] = []
+    run: list[list[str]] = []
+
+    def flush() -> None:
+        if len(run) > 1:
+            out.append([merge_label([r[0] for r in run], keyed), *merged([r[1:] for r in run])])
+        else:
+            out.extend(run)
+
+    for r in rows:
+        if (run and not alone(r) and not alone(run[0])
+                and all(r[i] == run[0][i] for i in same)
+                and merge_label([x[0] for x in run] + [r[0]], keyed) is not None):
+            run.append(r)
+            continue
+        flush()
+        run = [r]
+    flush()
+    return out
+
+
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -105,9 +183,11 @@ def run_line(data: dict, script: str, result: str) -> str:
         or e.get("machine") or e.get("device_name") or "?"
     if isinstance(e.get("gpus"), list):
         device = f"{len(e['gpus'])} × {e['gpus'][0]}"
-    if str(device).startswith("cpu") or device in ("x86_64", "AMD EPYC"):
-        threads = e.get("threads") or e.get("torch_threads") or e.get("cpu_threads")
-        device = f"CPU x86_64, 2 cores{f', {threads} threads' if threads else ''}"
+    if str(device).startswith(("cpu", "Linux-")) or device in ("x86_64", "AMD EPYC"):
+        threads = e.get("threads") or e.get("torch_threads") or e.get("cpu_threads") \
+            or e.get("omp_num_threads")
+        plural = "" if str(threads) == "1" else "s"
+        device = f"CPU x86_64, 2 cores{f', {threads} thread{plural}' if threads else ''}"
     versions = dict(e.get("versions") or data.get("versions") or {})
     for k in ("torch", "cuda", "triton", "cupy", "scipy", "numba"):
         if e.get(k) or data.get(k):
@@ -174,6 +254,7 @@ def disk(out: list[str]) -> None:
                 "with k × k sub-pixel points; the thesis's time is its own GPU's (TITAN V) "
                 "for the same job. Error: largest relative error of the moments against our "
                 "float64 plan.", ""]
+        rows = [merged(rs) for rs in grouped(rows, lambda r: (*r[:3], r[4])).values()]
         out += table(["GPU", "moments", "order T", "k", "dtype", "forward ms",
                       "reconstruction ms", "rel. error", "thesis s (TITAN V)",
                       "thesis / ours"], rows)
@@ -300,7 +381,8 @@ def gpu_targets(out: list[str]) -> None:
             "The one-signal calls at seven values of σ are summed up in one row (each σ: the "
             "result file). Error: relative to float64 (or, for the signals, to the exact "
             "convolution).", ""]
-    out += table(["job", "target", "now", "before", "error", "cupyx (its time / ours)"], rows)
+    out += table(["job", "target", "now", "before", "error", "cupyx (its time / ours)"],
+                 merge_runs(rows))
     line = run_line(after, "gpu_targets.py", "gpu_targets_h200")
     kept = sorted({r["measured"] for r in after["rows"] if "measured" in r})
     if kept:
@@ -350,9 +432,11 @@ def box(out: list[str]) -> None:
                          yn[r.get("tma")], yn[r.get("replay")], g(r["forward"]["median_ms"]),
                          g(r["inverse"]["median_ms"]), g(r["both"]["median_ms"]),
                          err(r["rel_err_moments"]), err(r["rel_err_recon"])])
+    d = load("box_cpu")
+    if rows or d is not None:
+        out += ["## Box: Legendre, Gegenbauer and Jacobi moments", ""]
     if rows:
-        out += ["## Box: Legendre, Gegenbauer and Jacobi moments", "",
-                "One 512³ volume (the 3-D Shepp–Logan phantom), Jacobi moments of total "
+        out += ["One 512³ volume (the 3-D Shepp–Logan phantom), Jacobi moments of total "
                 "degree ≤ 500 with 23 × 23 × 23 sub-samples per voxel (α = β = 0.3), moments "
                 "and reconstruction, float32 data; the products as cuBLAS float32 (the peer "
                 "in the same run) or on tensor cores. Errors: relative errors of the moments "
@@ -361,13 +445,15 @@ def box(out: list[str]) -> None:
                       "reconstruction ms", "both ms", "moments error",
                       "reconstruction error"], rows)
         out += [run_line(first[0], "box_tensor_cores.py", first[1]), ""]
-    d = load("box_cpu")
     if d is not None:
-        rows = [["×".join(map(str, r["shape"])), r["order"], r["k"], f"{r['alpha']}, {r['beta']}",
-                 g(r["forward_ms"]), g(r["inverse_ms"]), err(r["rel_err_moments_vs_f64"]),
-                 g(r["psnr_db"])]
+        rows = [["×".join(map(str, r["shape"])), r["order"], r["k"],
+                 f"({r['alpha']}, {r['beta']})", g(r["forward_ms"]), g(r["inverse_ms"]),
+                 err(r["rel_err_moments_vs_f64"]), g(r["psnr_db"])]
                 for r in d["speed"] if r["variant"].startswith("engine (default")]
-        out += ["On the CPU (images; moments and reconstruction timed separately):", ""]
+        rows = [merged(rs) for rs in grouped(rows, lambda r: tuple(r[:3])).values()]
+        out += ["On the CPU: Jacobi moments of scikit-image's camera photograph, float32, "
+                "k × k points per pixel, α and β the Jacobi parameters; moments and "
+                "reconstruction timed separately; PSNR of the reconstruction.", ""]
         out += table(["image", "order", "k", "α, β", "moments ms", "reconstruction ms",
                       "moments error", "PSNR dB"], rows)
         out += [run_line(d, "box_cpu.py", "box_cpu"), ""]
@@ -443,15 +529,15 @@ def signal(out: list[str]) -> None:
                  err(r["mag_err"])] for r in d["rows"] if r["section"] == "cwt"
                 and "engine=numba" not in r["impl"] and "FFTW_MEASURE" not in r["impl"]]
         out += table(["implementation", "threads", "median ms", "range ms", "error"], rows)
-        out += [run_line(d, "signal_numba.py", "signal_numba"), ""]
-    d = load("signal_cpu")
-    if d is not None:
-        peers = {r["impl"].split()[0]: r for r in d["rows"]
+        line = run_line(d, "signal_numba.py", "signal_numba")
+        c = load("signal_cpu")
+        peers = {r["impl"].split()[0]: r for r in (c or {}).get("rows", [])
                  if r["impl"].split()[0] in ("PyWavelets", "ssqueezepy")}
         if peers:
-            out += ["In an earlier run (`benchmarks/results/signal_cpu.md`), float64: "
-                    + "; ".join(f"{k} {g(r['ms'])} ms (error {err(r['mag_err_median'])})"
-                                for k, r in sorted(peers.items())) + ".", ""]
+            line += (" In an earlier run (`benchmarks/results/signal_cpu.md`), float64: "
+                     + "; ".join(f"{k} {g(r['ms'])} ms (error {err(r['mag_err_median'])})"
+                                 for k, r in sorted(peers.items())) + ".")
+        out += [line, ""]
     _batch(out)
 
 
@@ -464,29 +550,43 @@ def _batch(out: list[str]) -> None:
             "A batch of 1000 × 102 400 float32 signals through the public plan call "
             "(Gaussian of derivative order 0–2, or Morlet), against "
             "`cupyx.scipy.ndimage.gaussian_filter1d` in the same run (Gaussians with σ ≤ "
-            "64; its cost grows with σ); *% of copy*: bytes read and written per second as a "
-            "fraction of a plain device-to-device copy on the same GPU. Error: largest "
-            "error against float64, relative to the largest output.", ""]
-    keyed = [{(r["sigma"], r["order"]): r for r in d["jobs"]} for _, d in runs]
-    header = ["σ", "transform"]
-    for _, d in runs:
-        name = d["device"].replace("NVIDIA ", "").split()[0]
-        header += [f"{name} ms", f"{name} % of copy", f"{name} cupyx ms"]
-    header.append("error")
-    rows = []
-    for key, r0 in keyed[0].items():
-        if key[0] in (64, 4096) and key[1] == 0:
-            continue
-        what = "Morlet" if key[1] is None else f"Gaussian, order {key[1]}"
-        row = [g(key[0]), what]
-        for k in keyed:
-            r = k.get(key, {})
-            row += [g(r.get("public_ms")), f"{100 * r['public_fraction']:.0f} %" if r else "–",
-                    g(r.get("cupyx_ms"))]
-        row.append(err(r0.get("cuda_error") if r0.get("cuda_takes") else r0.get("triton_error")))
-        rows.append(row)
-    out += table(header, rows)
+            "64; its cost grows with σ): time per batch and, in brackets, bytes read and "
+            "written per second as a share of a plain device-to-device copy on the same "
+            "GPU. Error: largest error against float64, relative to the largest output "
+            "(the range over σ).", ""]
     for name, d in runs:
+        jobs = d["jobs"]
+        sigmas = sorted({r["sigma"] for r in jobs})
+        kinds = sorted({r["order"] for r in jobs}, key=lambda o: (o is None, o))
+
+        def what(order) -> str:
+            return "Morlet" if order is None else f"Gaussian, order {order}"
+
+        def error(r: dict) -> float:
+            return r.get("cuda_error") if r.get("cuda_takes") else r.get("triton_error")
+
+        def pct(x: float | None) -> str:
+            return "–" if x is None else f"{100 * x:.0f} %" if x >= 0.01 else f"{100 * x:.1g} %"
+
+        def span(v: list[float]) -> str:
+            return err(v[0]) if len(v) == 1 or err(min(v)) == err(max(v)) \
+                else f"{err(min(v))}–{err(max(v))}"
+
+        rows = []
+        for order in kinds:
+            at = {r["sigma"]: r for r in jobs if r["order"] == order}
+            rows.append([f"fastmoments, {what(order)}",
+                         *(f"{g(at[s]['public_ms'])} ms ({pct(at[s]['public_fraction'])})"
+                           if s in at else "–" for s in sigmas),
+                         span([error(r) for r in at.values() if error(r) is not None])])
+        for order in kinds:
+            at = {r["sigma"]: r for r in jobs if r["order"] == order and r.get("cupyx_ms")}
+            if at:
+                rows.append([f"cupyx, {what(order)}",
+                             *(f"{g(at[s]['cupyx_ms'])} ms "
+                               f"({pct(at[s].get('cupyx_fraction'))})"
+                               if s in at else "–" for s in sigmas), "–"])
+        out += table(["call", *(f"σ = {g(s)}" for s in sigmas), "error"], rows)
         out += [run_line(d, "signal_batch_cuda.py", name), ""]
 
 
@@ -514,6 +614,7 @@ def features(out: list[str]) -> None:
                      err(ours.get("max_err_rel_to_max")), err(peer.get("max_err_rel_to_max"))])
     if not rows:
         return
+    rows = [merged(rs) for rs in grouped(rows, lambda r: (r[1], r[2], r[3])).values()]
     out += ["## Moment features: the GB2312 character experiment", "",
             "The 6,763 GB2312 characters as 24 × 24 glyphs (the Zernike thesis's Chapter 6): "
             "features, and the all-pairs distance histogram, against a dense matrix product "
@@ -532,11 +633,14 @@ def scale_out(out: list[str]) -> None:
     out += ["## Scale-out: several GPUs, Dask, collections", ""]
     d = load("multigpu")
     if d is not None:
-        rows = [[r["what"], g(r["ms_1gpu"]), g(r["ms_2gpu"]), f"{r['speedup']:.2f}",
-                 err(r["rel_err_2_vs_1"])] for r in d["rows"] if not r["job"].endswith("'")]
         out += ["The same call with `device=\"cuda:0\"` and with two GPUs, same process, same "
-                "run; error: largest relative difference between the two results.", ""]
-        out += table(["job", "1 GPU ms", "2 GPUs ms", "speed-up", "difference"], rows)
+                "run: time with one GPU → with two; *host*: NumPy arrays in host memory in "
+                "(the copies timed), *on GPU 0*: a tensor already on the first GPU (also where "
+                "the result file marks no input); difference: largest relative difference "
+                "between the two results (host / on GPU 0 where they differ).", ""]
+        out += table(["job", "host: 1 → 2 GPUs, ms", "speed-up", "on GPU 0: 1 → 2 GPUs, ms",
+                      "speed-up", "speed-up target", "difference"],
+                     _multigpu_rows(d["rows"]))
         out += [run_line(d, "multigpu.py", "multigpu"), ""]
     rows = []
     for name in ("collection_gpu", "collection_cpu"):
@@ -558,17 +662,24 @@ def scale_out(out: list[str]) -> None:
                 ""]
     d = load("dask_cpu")
     if d is not None:
-        rows = [[r["job"], r["input"], r["workers"], r["what"].rsplit(", ", 1)[-1],
-                 g(r["single_s"]), g(r["dask_s"]),
-                 f"{r['dask_s'] / r['single_s']:.2f}"] for r in d["results"]
-                if r["workers"] == "2 processes x 1 thread"
-                and (r["job"] == "features" or "(auto)" in r["what"])]
-        out += ["Dask `LocalCluster` against one process on the same 2-core CPU "
-                "(`fastmoments.dask`; the results equal the one-process ones, which the "
-                "tests check):", ""]
-        out += table(["job", "data", "workers", "chunks", "one process s", "Dask s",
-                            "Dask / one"],
-                     rows)
+        workers = "2 processes x 1 thread"
+        sel = [r for r in d["results"] if r["workers"] == workers
+               and (r["job"] == "features" or "(auto)" in r["what"])]
+        inputs = list(dict.fromkeys(r["input"] for r in sel))
+        rows = []
+        for (job, chunks), rs in grouped(sel, lambda r: (
+                r["job"], r["what"].rsplit(", ", 1)[-1].removeprefix("chunks of "))).items():
+            at = {r["input"]: r for r in rs}
+            rows.append([job, chunks, *(c for i in inputs for c in (
+                [g(at[i]["single_s"]), g(at[i]["dask_s"]),
+                 f"{at[i]['dask_s'] / at[i]['single_s']:.2f}"] if i in at else ["–"] * 3))])
+        out += [f"Dask `LocalCluster` ({workers}) against one process on the same "
+                "2-core CPU, the data going from the client back to the client (`compute`) or "
+                "staying on the workers (`persist`); `fastmoments.dask`: the results equal the "
+                "one-process ones, which the tests check:", ""]
+        out += table(["job", "chunks", *(h for i in inputs for h in (
+            f"{i.rpartition('(')[2].rstrip(')') or i}: one process s", "Dask s",
+            "Dask / one"))], rows)
         out += [run_line(d, "dask_cpu.py", "dask_cpu"), ""]
     d = load("scaling_estimate")
     if d is not None:
@@ -578,6 +689,45 @@ def scale_out(out: list[str]) -> None:
                 + "; ".join(f"{n} GPUs {rows[n]['images_per_s']:.0f} images/s, "
                             f"{g(rows[n]['hours_for_1e9_images'])} h for 10⁹ images"
                             for n in sorted(rows) if n in (8, 64, 512)) + ".", ""]
+
+
+def _input_of(what: str) -> tuple[str, str, str]:
+    """A multi-GPU row's job, where its input starts (``"host"`` or ``"gpu"``) and what its
+    mark says: ``"(host NumPy in)"`` and the like mean host memory, ``"(tensor on GPU 0)"``
+    the first GPU; a row without such a mark starts on the first GPU."""
+    stem, sep, mark = what.rpartition(" (")
+    mark = mark.rstrip(")")
+    if not sep or not what.endswith(")"):
+        return what, "gpu", ""
+    if "tensor" in mark or "on GPU" in mark:
+        return stem, "gpu", mark
+    if "NumPy" in mark or "host" in mark:
+        return stem, "host", mark
+    return what, "gpu", ""
+
+
+def _multigpu_rows(rows: list[dict]) -> list[list[str]]:
+    """One line per job of ``multigpu.json`` (the paper's Table 8 rows, job letters with a
+    prime, left to its result file), host and GPU inputs side by side."""
+    cells: dict[tuple, dict] = {}
+    for r in rows:
+        if r["job"].endswith("'"):
+            continue
+        stem, where, mark = _input_of(r["what"])
+        cells.setdefault((r["job"], stem), {})[where] = (r, mark)
+    out = []
+    for (_, stem), c in cells.items():
+        mark = c.get("host", (None, "host NumPy in"))[1]
+        row = [stem if mark == "host NumPy in" else f"{stem} (host: {mark})"]
+        c = {where: c[where][0] for where in ("host", "gpu") if where in c}
+        for where in ("host", "gpu"):
+            r = c.get(where)
+            row += ([f"{g(r['ms_1gpu'])} → {g(r['ms_2gpu'])}", f"{r['speedup']:.2f}×"]
+                    if r else ["–", "–"])
+        targets = [f"≥ {g(r['target'])}×" if r.get("target") else "–" for r in c.values()]
+        row += [joined(targets), joined([err(r["rel_err_2_vs_1"]) for r in c.values()])]
+        out.append(row)
+    return out
 
 
 def ball(out: list[str]) -> None:
@@ -596,13 +746,14 @@ def ball(out: list[str]) -> None:
                      g(1e3 * t["density"]["median"]), g(1e3 * t["descriptor"]["median"]),
                      err(d["float32_vs_float64_descriptor_error"])])
         lines.append(run_line(d, "ball_retrieval.py", f"ball_retrieval_{kind}"))
+    if rows or load("ball_moments_cpu") or load("ball_moments_h200"):
+        out += ["## 3-D Zernike moments: protein retrieval, speed, peers and high orders", ""]
     if not rows:
         return
-    out += ["## 3-D Zernike descriptors: retrieval of real proteins", "",
-            "The 15 structures of Debian's mustang-testdata, each rotated at random (atoms "
-            "rotated, density rebuilt): the share of queries whose nearest descriptor "
-            "(Euclidean, raw or divided by its norm) is their own structure, and the time per "
-            "query.", ""]
+    out += ["Shape retrieval: the 15 structures of Debian's mustang-testdata, each rotated "
+            "at random (atoms rotated, density rebuilt): the share of queries whose nearest "
+            "descriptor (Euclidean, raw or divided by its norm) is their own structure, and the "
+            "time per query.", ""]
     out += table(["device", "queries", "volume", "top-1 raw", "top-1 normalised",
                   "density ms", "descriptor ms", "float32 error"], rows)
     out += [*lines, ""]
@@ -649,7 +800,6 @@ def ball_speed(out: list[str]) -> None:
     cpu, gpu = load("ball_moments_cpu"), load("ball_moments_h200")
     if cpu is None and gpu is None:
         return
-    out += ["## 3-D Zernike moments: speed, peers and high orders", ""]
     if cpu and cpu.get("peers"):
         rows = [[r["peer"], r["order"], g(r["peer_s"]), g(r["ours32_s"]), g(r["ours64_s"]),
                  ratio(r["peer_s"], r["ours32_s"]),
@@ -686,13 +836,23 @@ def ball_speed(out: list[str]) -> None:
             key = (dev, "×".join(map(str, r["shape"])) + (" proteins" if "proteins" in r
                                                           else ""), r["order"], r["dtype"])
             cells.setdefault(key, []).append(r)
-    rows = [[*key[:3], key[3], "; ".join(f"{r['batch']}: {g(r['volumes_per_s'])}" for r in rs),
-             err(max(r.get("descriptor_error") or 0 for r in rs))]
-            for key, rs in cells.items()]
+    devices = list(dict.fromkeys(key[0] for key in cells))
+    names = {dev: "CPU" if dev in ("x86_64", "cpu") else dev for dev in devices}
+    rows = []
+    for job in dict.fromkeys(key[1:] for key in cells):
+        row = list(job)
+        for dev in devices:
+            rs = cells.get((dev, *job))
+            row += ["; ".join(f"{r['batch']}: {g(r['volumes_per_s'])}" for r in rs),
+                    err(max(r.get("descriptor_error") or 0 for r in rs))] if rs else ["–"] * 2
+        rows.append(row)
     if rows:
-        out += ["Batches of volumes (random, or rotated protein densities):", ""]
-        out += table(["device", "volume", "order", "dtype", "batch: volumes/s",
-                      "descriptor error"], rows)
+        out += ["Batches of volumes (random, or rotated protein densities); *batch: volumes/s* "
+                "gives the volumes per second at each batch size:", ""]
+        out += table(["volume", "order", "dtype",
+                      *(h for dev in devices for h in (f"batch: volumes/s, {names[dev]}",
+                                                       f"descriptor error, {names[dev]}"))],
+                     rows)
     if gpu and gpu.get("high_order"):
         rows = []
         for r in gpu["high_order"]:
@@ -733,10 +893,12 @@ def objects_speed(out: list[str]) -> None:
         rows.append([f"{size}²", features, g(ours["median_s"]),
                      *(g(c[t]["median_s"]) if "median_s" in c.get(t, {}) else "not run"
                        for t in ("centrosome", "cp_measure")),
-                     f"{g(best['median_s'] / ours['median_s'])}× ({best['tool']})" if best
-                     else "–", f"{err(ours.get('max_abs_diff'))} ({ours.get('reference')})"])
+                     best["tool"] if best else "–",
+                     f"{g(best['median_s'] / ours['median_s'])}×" if best else "–",
+                     err(ours.get("max_abs_diff")), str(ours.get("reference"))])
+    rows = [merged(rs) for rs in grouped(rows, lambda r: r[0]).values()]
     out += table(["image", "features", "ours s", "centrosome s", "cp_measure s",
-                  "faster peer / ours", "our difference (from)"], rows)
+                  "faster peer", "its time / ours", "our difference", "from"], rows)
     out += [run_line(cpu, "objects_cpu.py", "objects_cpu"), ""]
     if gpu:
         rows = [[r.get("order", 9), r["convention"], g(r["total_ms"]), g(r["geometry_ms"]),
@@ -762,30 +924,29 @@ def signal_more(out: list[str]) -> None:
         rows.append([f"cwt + icwt (single integral), {r['signal']}, {r['n_scales']} "
                      f"scales{dtype}", g(_median(r["fm_single-integral_round_trip_s"])),
                      "ssqueezepy cwt + icwt", g(_median(r["ssq_round_trip_s"])),
-                     f"SNR {r['fm_single-integral_snr_band']:.1f} vs "
-                     f"{r['ssq_snr_band']:.1f} dB (band)"])
+                     "SNR in the band, dB", f"{r['fm_single-integral_snr_band']:.1f}",
+                     f"{r['ssq_snr_band']:.1f}"])
     d = load("signal_nan")
     for r in (d or {}).get("rows", []):
         rows.append([f"NaN-aware Gaussian, σ = {g(r['sigma'])}, 10 % NaN",
                      g(_median(r["fastmoments_ms"]) / 1e3), "astropy convolve",
-                     g(_median(r["astropy_ms"]) / 1e3),
-                     f"error {err(r['fastmoments_rel_rms_err'])} vs "
-                     f"{err(r['astropy_rel_rms_err'])}"])
+                     g(_median(r["astropy_ms"]) / 1e3), "relative RMS error",
+                     err(r["fastmoments_rel_rms_err"]), err(r["astropy_rel_rms_err"])])
     d = load("signal_dog")
     for r in (d or {}).get("rows", []):
         rows.append([f"CWT, {r['wavelet']}, {r['n_scales']} scales",
                      g(_median(r["fastmoments_s"])), "PyWavelets cwt", g(_median(r["pywt_s"])),
-                     f"error {err(r['fastmoments_err_max'])} vs {err(r['pywt_err_max'])}"])
+                     "largest error", err(r["fastmoments_err_max"]), err(r["pywt_err_max"])])
     for r in (d or {}).get("morse", []):
         rows.append([f"CWT, Morse β={g(r['beta'])} γ={g(r['gamma'])}, {r['n_scales']} scales, "
                      f"{r['dtype']}", g(_median(r["fastmoments_reflect_s"])),
                      "ssqueezepy cwt", g(_median(r["ssqueezepy_default_s"])),
-                     f"error {err(r['fastmoments_err'])} vs {err(r['ssqueezepy_err'])}"])
+                     "error", err(r["fastmoments_err"]), err(r["ssqueezepy_err"])])
     d = load("signal_stream")
     for r in (d or {}).get("rows", []):
         rows.append([f"stream, {r['method']} (delay {r['delay']})", g(r["stream_s"]),
-                     "one-shot call", g(r["one_shot_s"]),
-                     f"max difference {err(r['max_abs_diff'] / r['max_abs_ref'])}"])
+                     "one-shot call", g(r["one_shot_s"]), "largest difference between the two",
+                     err(r["max_abs_diff"] / r["max_abs_ref"]), "–"])
     d = load("signal_hop")
     for r in (d or {}).get("rows", []):
         if r["hop"] != 16:
@@ -793,16 +954,16 @@ def signal_more(out: list[str]) -> None:
         base = next((b for b in d["rows"] if b["wavelet"] == r["wavelet"] and b["hop"] == 1),
                     None)
         rows.append([f"CWT hop = {r['hop']}, {r['wavelet']}", g(r["seconds"]), "hop = 1",
-                     g(base["seconds"]) if base else "–",
-                     f"memory {g(r['peak_rss_growth_mb'])} vs "
-                     f"{g(base['peak_rss_growth_mb']) if base else '–'} MB"])
+                     g(base["seconds"]) if base else "–", "memory growth, MB",
+                     g(r["peak_rss_growth_mb"]), g(base["peak_rss_growth_mb"]) if base else "–"])
     if not rows:
         return
     out += ["### Inverse CWT, more wavelets, NaN-aware and streaming smoothing", "",
             "CPU, one thread, the peer in the same run (result files `signal_icwt`, "
             "`signal_nan`, `signal_dog`, `signal_stream`, `signal_hop`; each names its "
             "machine and load).", ""]
-    out += table(["job", "fastmoments s", "peer", "peer s", "accuracy"], _pair_dtypes(rows))
+    out += table(["job", "fastmoments s", "peer", "peer s", "measure", "fastmoments", "peer's"],
+                 merge_runs(_pair_dtypes(rows), keyed=False, same=(2, 4)))
 
 
 def _pair_dtypes(rows: list[list[str]]) -> list[list[str]]:
@@ -928,8 +1089,8 @@ def papers(out: list[str]) -> None:
                      str(sg.get("env", {}).get("device", "–")),
                      ratio(r["paper ms"], r["ours ms"]),
                      err(same[0]["rel_err"]) if len(same) == 1 else "–"])
-    out += table(["paper's hardware", "job", "published", "ours", "our GPU", "published / ours",
-                  "our error"], rows)
+    out += table(["job", "paper's hardware", "published", "ours", "our GPU", "published / ours",
+                  "our error"], merge_runs([[r[1], r[0], *r[2:]] for r in rows], same=(1, 4)))
     pages = sorted((RESULTS / "papers").glob("*.md"))
     if pages:
         out += ["Every table and figure of each paper, cell by cell, with the accuracy of "
@@ -951,7 +1112,9 @@ def main() -> int:
         "each table: the device, the date, the versions, the script that measured it and "
         "its result file, from which every number here is read. The CPU runs used a "
         "2-core x86_64 virtual machine shared with other jobs, so their times are upper "
-        "bounds (each result file records the load).", "",
+        "bounds (each result file records the load). Where a row gathers variants of one "
+        "job (`k=1 / 11`), its cells read `a / b` in the same order, or hold one value "
+        "that holds for each.", "",
     ]
     papers(out)
     gpu_targets(out)
@@ -970,8 +1133,8 @@ def main() -> int:
     text = "\n".join(out).rstrip() + "\n"
     if not PAGE.exists() or PAGE.read_text() != text:
         PAGE.write_text(text)
-    print(f"report_docs: {len(text.splitlines())} lines -> {PAGE.relative_to(ROOT)}",
-          file=sys.stderr)
+    where = PAGE.relative_to(ROOT) if PAGE.is_relative_to(ROOT) else PAGE
+    print(f"report_docs: {len(text.splitlines())} lines -> {where}", file=sys.stderr)
     return 0
 
 
