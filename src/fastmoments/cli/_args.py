@@ -157,10 +157,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return text
 
 
-def _fmt(v: float) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
 def _int(text: str) -> int:
     """An integer written as one: ``"2.5"``, ``"1e3"``, ``"true"`` are not integers."""
     try:

@@ -150,7 +150,6 @@ class _FusedTables:
         self.L = i32([g.L for g in groups])
         self.off = i32([g.off for g in groups])
         self.off_min = min(int(g.off) for g in groups)
-        self.g_first = int(np.argmin([g.off for g in groups]))  # its tiles read every sample
         self.ft = i32(ft)
         self.mt = i32([(g.L % bt) // c for g in groups])  # full chunks in the first L mod T
         self.channel = i32([g.channel for g in groups])
