@@ -394,7 +394,8 @@ def _default_batch(source: ImageSource) -> int:
     return 1024
 
 
-#: Chunks read ahead (each by its own thread) while one computes, in a run in this process:
+#: Chunks read ahead (each by its own thread, at most one thread fewer than the CPUs the
+#: process may use) while one computes, in a run in this process:
 #: the reads (Zarr decompression, the input checksum) release the GIL, and one reader could
 #: not keep up with a GPU (128^2 glyphs on an H200: 82 ms to read and checksum a chunk of
 #: 2,048 images on the 2-core development machine, 20 ms to compute their features).
@@ -415,7 +416,9 @@ def _run_local(source: ImageSource, writer: FeatureOutput, todo: list[int],
         images = read_task(spec)
         return {**spec, "kind": "preloaded", "images": images}, input_checksum(images)
 
-    ahead = max(1, min(READ_AHEAD, len(todo)))
+    from ._threads import usable_cpus  # (imports torch: not before the run's checks)
+
+    ahead = max(1, min(READ_AHEAD, len(todo), usable_cpus() - 1))
     with ThreadPoolExecutor(max_workers=ahead) as readers, \
             ThreadPoolExecutor(max_workers=1) as writing:
         reads = deque(readers.submit(load, i) for i in todo[:ahead])
