@@ -305,3 +305,37 @@ def test_an_integer_image_needs_no_finiteness_check_and_gives_its_float_features
     bad[tuple(np.argwhere(lab == 0)[-1])] = np.nan  # a background pixel: still refused
     with pytest.raises(ValueError, match="image contains NaN or infinity"):
         object_moments(lab, bad, order=6, convention="cellprofiler")
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+@pytest.mark.parametrize("order", [0, 3, 9, 10])
+def test_the_weighted_sums_from_the_rows_equal_the_row_sums(convention, order):
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk._numba_weighted import zernike_weighted_sums
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    img = np.random.default_rng(6).random(lab.shape)
+    img[lab == 0] = np.nan  # never read
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    cp = convention == "cellprofiler"
+    limit = 1.0 if cp else 1.0 + 1e-10
+    K = sum(n // 2 + 1 for n in range(order + 1))
+    table = rs.monomial_table(order, cp)
+    counts = (np.nan_to_num(img) * 1000).astype(np.uint16)
+    for f in (img, img.astype(np.float32), counts):
+        a = np.zeros((len(geo), K, 2))
+        b = np.zeros((len(geo), K, 2))
+        zernike_weighted_sums(lab, geo.labels, f, geo.bbox, geo.centre, geo.radius, order,
+                              limit, a, rows.first, rows.count, rows.row, rows.lo, rows.hi,
+                              rows.pixels, *table)
+        rs.zernike_row_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order,
+                            limit, b, np.arange(len(geo)), *table)
+        assert np.isfinite(a).all()
+        # the same terms |x^p y^q f| <= max f added in another order, times coefficients
+        # that grow with the degree: a bound per pixel of each object
+        tol = 1e-15 * max(1.0, float(np.abs(table[2]).max())) * float(np.nanmax(f))
+        err = np.abs(a - b).max(axis=(1, 2))
+        assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
+        one = geo.radius == 0
+        assert one.any() and not a[one].any()
