@@ -339,3 +339,24 @@ def test_the_weighted_sums_from_the_rows_equal_the_row_sums(convention, order):
         assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
         one = geo.radius == 0
         assert one.any() and not a[one].any()
+
+
+def test_the_weighted_sums_do_not_depend_on_the_threads():
+    from fastmoments._numba import threads
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk import _numba_weighted as nw
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    img = np.random.default_rng(7).random(lab.shape)
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    parts = (rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels)
+    table = rs.monomial_table(9, True)
+    args = (lab, geo.labels, img, geo.bbox, geo.centre, geo.radius, 9, 1.0)
+    one = np.zeros((len(geo), 30, 2))
+    nw._objects_sums(*args, one, *parts, *table, np.arange(len(geo)))
+    for count, runs in ((1, 1), (2, 3), (2, 1000)):
+        out = np.zeros_like(one)
+        with threads(count):
+            nw.zernike_weighted_sums(*args, out, *parts, *table, runs)
+        np.testing.assert_array_equal(out, one)  # each object's sums, whoever computes them

@@ -371,11 +371,10 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
             and pix is not None and img is not None and T <= ROW_ORDER):
         # intensity moments: each object's rows from the geometry's pass, a row's weights
         # added to per-column sums of the powers of y (:mod:`._numba_weighted`)
-        from ._numba_weighted import zernike_weighted_sums
+        from ._numba_weighted import weighted_sums
 
-        zernike_weighted_sums(arr, geo.labels, pix, geo.bbox, geo.centre, geo.radius, T,
-                              limit, out, rows.first, rows.count, rows.row, rows.lo, rows.hi,
-                              rows.pixels, *monomial_table(T, cp))
+        weighted_sums(arr, geo.labels, pix, geo.bbox, geo.centre, geo.radius, T, limit, out,
+                      rows, monomial_table(T, cp))
         return _complex(out, cdt)
     if boxes and origin == (0, 0) and arr is not None and pix is not None:
         box = geo.bbox
