@@ -360,3 +360,26 @@ def test_the_weighted_sums_do_not_depend_on_the_threads():
         with threads(count):
             nw.zernike_weighted_sums(*args, out, *parts, *table, runs)
         np.testing.assert_array_equal(out, one)  # each object's sums, whoever computes them
+
+
+def test_the_shape_sums_do_not_depend_on_the_threads():
+    from fastmoments._numba import threads
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk import _numba_weighted as nw
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    parts = (rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels)
+    table = rs.monomial_table(9, False)
+    args = (lab, geo.labels, geo.bbox, geo.centre, geo.radius, 9, 1.0 + 1e-10)
+    one = np.zeros((len(geo), 30, 2))
+    rs.zernike_run_sums(*args, one, *parts, *table)
+    for count, runs in ((1, 1), (2, 3), (2, 1000)):
+        out = np.zeros_like(one)
+        with threads(count):
+            nw._run_sums_parallel(*args, out, *parts, *table, runs)
+        np.testing.assert_array_equal(out, one)
+    out = np.zeros_like(one)
+    nw.run_sums(*args, out, rows, table)  # the dispatch, on the threads its work is worth
+    np.testing.assert_array_equal(out, one)

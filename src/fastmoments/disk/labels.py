@@ -403,17 +403,16 @@ def _rows_sums(lab: np.ndarray, pix: np.ndarray | None, geo: LabelGeometry, rows
                order: int, cp: bool, limit: float, out: np.ndarray) -> None:
     """The sums from each object's rows as the geometry's pass met them: shape moments
     (``pix`` None) from the rows' runs, the labels read only where a row holds more than
-    one run of the object (:func:`._numba_rowsums.zernike_run_sums`); intensity moments by
+    one run of the object (:func:`._numba_weighted.run_sums`); intensity moments by
     a row's weights added to per-column sums of the powers of y
     (:func:`._numba_weighted.weighted_sums`)."""
-    from ._numba_rowsums import monomial_table, zernike_run_sums
-    from ._numba_weighted import weighted_sums
+    from ._numba_rowsums import monomial_table
+    from ._numba_weighted import run_sums, weighted_sums
 
     table = monomial_table(order, cp)
     if pix is None:
-        zernike_run_sums(lab, geo.labels, geo.bbox, geo.centre, geo.radius, order, limit, out,
-                         rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels,
-                         *table)
+        run_sums(lab, geo.labels, geo.bbox, geo.centre, geo.radius, order, limit, out, rows,
+                 table)
     else:
         weighted_sums(lab, geo.labels, pix, geo.bbox, geo.centre, geo.radius, order, limit,
                       out, rows, table)
