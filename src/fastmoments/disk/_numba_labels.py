@@ -374,9 +374,10 @@ def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
         counts[k] = top
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def all_finite(img):  # pragma: no cover - compiled
-    """Whether every value of a 2-D float array is finite (no NaN, no infinity)."""
+    """Whether every value of a 2-D float array is finite (no NaN, no infinity). Releases
+    the GIL (it may run on a thread of its own beside the geometry's pass)."""
     ok = True
     for i in range(img.shape[0]):
         for j in range(img.shape[1]):
