@@ -405,3 +405,37 @@ def test_the_finiteness_check_beside_the_geometry_pass_keeps_its_errors(monkeypa
         object_moments(bad, img, order=6, convention="cellprofiler")
     with pytest.raises(ValueError, match="labels must be >= 0"):
         object_moments(bad, np.zeros(lab.shape), order=6, convention="cellprofiler")
+
+
+@pytest.mark.parametrize("bands", [2, 3, 7])
+def test_the_geometry_pass_in_bands_of_rows_equals_one_pass(monkeypatch, bands):
+    import fastmoments._threads as th
+    from fastmoments.disk import _host_geometry as hg
+    from fastmoments.disk import _numba_labels as nk
+
+    lab = awkward()
+    one = nk.row_runs(lab, 1 << 20, 1 << 20, 0)
+    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: bands)
+    got = hg._row_runs(lab, 1 << 20, 1 << 20)
+    assert got[0] == nk.PASS_OK and got[11] == one[11]
+    ids = np.flatnonzero(one[2])
+    np.testing.assert_array_equal(np.flatnonzero(got[2]), ids)
+    for a, b in zip(got[2:6], one[2:6], strict=True):
+        np.testing.assert_array_equal(a[ids], b[ids])
+    for a, b in zip(got[6:11], one[6:11], strict=True):  # the entries, in the rows' order
+        np.testing.assert_array_equal(a[: one[11]], b[: one[11]])
+    assert hg._row_runs(lab, 1 << 20, one[11] - 1)[0] == nk.PASS_TOO_LARGE
+    h = lab.shape[0] // 2  # the first band's arrays without room: the entries are copied
+    top = nk.row_runs(lab[:h], 1 << 20, 1 << 20, 0)
+    top = (*top[:6], *(e[: top[11]] for e in top[6:11]), top[11])
+    merged = hg._merge_runs([top, nk.row_runs(lab[h:], 1 << 20, 1 << 20, h)], 1 << 20)
+    for a, b in zip(merged[6:11], one[6:11], strict=True):
+        np.testing.assert_array_equal(a[: one[11]], b[: one[11]])
+    bad = lab.astype(np.int64)
+    bad[-1, -1] = -4  # in the last band
+    assert hg._row_runs(bad, 1 << 20, 1 << 20)[:2] == (nk.PASS_NEGATIVE, -4)
+    a = _hull_pass(lab, 2**30)
+    monkeypatch.undo()
+    b = _hull_pass(lab, 2**30)
+    for x, y in zip(a[:7], b[:7], strict=True):
+        np.testing.assert_array_equal(x, y)

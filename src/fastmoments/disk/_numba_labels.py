@@ -401,11 +401,12 @@ RUN_BLOCK = 16
 ENTRY_PIXELS = 16
 
 
-@njit(cache=True)
-def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def row_runs(lab, max_values, max_entries, row0=0):  # pragma: no cover - compiled
     """Everything the geometry of ``centre="enclosing"`` needs from the pixels, in one pass
     over a 2-D label image, run by run: each row is read once as runs of equal labels
-    (:func:`_row_runs`).
+    (:func:`_row_runs`). ``row0``: the image's row that ``lab``'s first row is (a band of
+    rows; the GIL is released, so that bands may go on threads of their own).
 
     By label value ``v`` (arrays that grow with the largest label met, up to
     ``max_values`` entries): the pixel count, the sums of rows and of columns (float64,
@@ -470,8 +471,8 @@ def row_runs(lab, max_values, max_entries):  # pragma: no cover - compiled
             ent_lo = _grow(ent_lo[:n_ent], cap, 0)
             ent_hi = _grow(ent_hi[:n_ent], cap, 0)
             ent_n = _grow(ent_n[:n_ent], cap, 0)
-        n_ent = _row_runs(lab[i], i, count, sums, low, high, last, ent_v, ent_i, ent_lo,
-                          ent_hi, ent_n, n_ent)
+        n_ent = _row_runs(lab[i], row0 + i, count, sums, low, high, last, ent_v, ent_i,
+                          ent_lo, ent_hi, ent_n, n_ent)
     return PASS_OK, 0, count, sums, low, high, ent_v, ent_i, ent_lo, ent_hi, ent_n, n_ent
 
 
