@@ -385,28 +385,6 @@ def test_the_shape_sums_do_not_depend_on_the_threads():
     np.testing.assert_array_equal(out, one)
 
 
-def test_the_finiteness_check_beside_the_geometry_pass_keeps_its_errors(monkeypatch):
-    import fastmoments._threads as th
-
-    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: 2)  # the thread
-    lab = awkward()
-    img = np.random.default_rng(9).random(lab.shape).astype(np.float32)
-    a = object_moments(lab, img, order=6, convention="cellprofiler")
-    monkeypatch.undo()
-    b = object_moments(lab, img, order=6, convention="cellprofiler")
-    np.testing.assert_array_equal(a.features, b.features)
-    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: 2)
-    img[tuple(np.argwhere(lab == 0)[-1])] = np.inf  # a background pixel: still refused
-    with pytest.raises(ValueError, match="image contains NaN or infinity"):
-        object_moments(lab, img, order=6, convention="cellprofiler")
-    bad = lab.astype(np.int64)
-    bad[0, 1] = -3  # the image's error first, as when it is checked before the labels
-    with pytest.raises(ValueError, match="image contains NaN or infinity"):
-        object_moments(bad, img, order=6, convention="cellprofiler")
-    with pytest.raises(ValueError, match="labels must be >= 0"):
-        object_moments(bad, np.zeros(lab.shape), order=6, convention="cellprofiler")
-
-
 @pytest.mark.parametrize("bands", [2, 3, 7])
 def test_the_geometry_pass_in_bands_of_rows_equals_one_pass(monkeypatch, bands):
     import fastmoments._threads as th

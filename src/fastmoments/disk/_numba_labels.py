@@ -374,10 +374,9 @@ def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
         counts[k] = top
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def all_finite(img):  # pragma: no cover - compiled
-    """Whether every value of a 2-D float array is finite (no NaN, no infinity). Releases
-    the GIL (it may run on a thread of its own beside the geometry's pass)."""
+    """Whether every value of a 2-D float array is finite (no NaN, no infinity)."""
     ok = True
     for i in range(img.shape[0]):
         for j in range(img.shape[1]):

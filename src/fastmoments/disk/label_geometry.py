@@ -690,53 +690,10 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
     return _disks(*parts, centre, circle_device), lut
 
 
-#: The work of a pixel of the label image in the geometry's pass and of the intensity
-#: image in its finiteness check together, in the unit of
-#: :data:`fastmoments._threads.GRAIN` (one thread, the 5120 x 5120 nuclei set: 22-33 ms and
-#: 7 ms for 26 million pixels).
-PASS_WORK = 2.5
-
-
-def _cpu_geometry(lab: Any, centre: str, budget: int, image: Any = None
+def _cpu_geometry(lab: Any, centre: str, budget: int
                   ) -> tuple[LabelGeometry, np.ndarray | None, ObjectRows | None]:
     """:func:`_geometry` by the compiled passes on the CPU, with the label lookup table and,
-    from the one pass of ``centre="enclosing"``, each object's rows (else None).
-
-    ``image``: the intensity image, checked for NaN and infinity first
-    (:func:`_check_finite`); where the work is worth two threads
-    (:func:`fastmoments._threads.threads_for`, :data:`PASS_WORK` a pixel) and the image is
-    a float host array, the check runs on a thread of its own while the geometry's pass
-    reads the labels (both compiled loops release the GIL), and its error still comes
-    first."""
-    if image is None:
-        return _cpu_geometry_of(lab, centre, budget)
-    from .._threads import threads_for
-
-    arr = _as_host_array(image)
-    if (arr is None or arr.dtype.kind != "f" or arr.dtype.itemsize < 4
-            or threads_for(PASS_WORK * arr.size) < 2):
-        _check_finite(image, torch.device("cpu"), budget)
-        return _cpu_geometry_of(lab, centre, budget)
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ._numba_labels import all_finite
-
-    with ThreadPoolExecutor(1) as pool:
-        finite = pool.submit(all_finite, arr)
-        try:
-            res = _cpu_geometry_of(lab, centre, budget)
-        except ValueError:
-            if not finite.result():
-                raise ValueError(NOT_FINITE) from None
-            raise
-        if not finite.result():
-            raise ValueError(NOT_FINITE)
-    return res
-
-
-def _cpu_geometry_of(lab: Any, centre: str, budget: int
-                     ) -> tuple[LabelGeometry, np.ndarray | None, ObjectRows | None]:
-    """:func:`_cpu_geometry` without an image."""
+    from the one pass of ``centre="enclosing"``, each object's rows (else None)."""
     if centre == "enclosing":
         res = _hull_pass(lab, budget)
         if res is not None:

@@ -635,12 +635,12 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     dt = working_dtype(dtype, in_dtype, name="image" if image is not None else "labels")
     dev = resolve_device(device, in_dev, name="labels")
     budget = memory_budget_bytes(dev, budget_arg)
-    route = choose_route(family, dev, method)
-    if img is not None and route.backend != "numba":
+    if img is not None:
         _check_finite(img, dev, budget)
+    route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
-    if route.backend == "numba":  # the image is checked there, beside the geometry's pass
-        geo, lut, rows = _cpu_geometry(lab, centre, budget, img)
+    if route.backend == "numba":
+        geo, lut, rows = _cpu_geometry(lab, centre, budget)
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True, rows=rows)
     else:
