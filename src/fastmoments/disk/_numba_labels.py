@@ -20,8 +20,9 @@ by rows of monomial moments (:mod:`._numba_rowsums`).
 
 The geometry has its compiled loops here too: one pass over the label image run by run
 (:func:`row_runs`) and the convex hulls from the row extremes (:func:`hulls_from_rows`);
-the steps of the minimum enclosing circles are in :mod:`._numba_circles`. All run on one
-thread.
+the steps of the minimum enclosing circles are in :mod:`._numba_circles`. Each runs on one
+thread (the pass over the image in bands of rows on several, where its work is worth them:
+:func:`._host_geometry._row_runs`).
 
 Imported lazily (``import fastmoments`` does not import numba); compiled with
 ``cache=True``.
