@@ -7,14 +7,17 @@ Science Bowl, 512 x 512, 125 nuclei; ``benchmarks/build_nuclei_set.py`` extracts
 stardist wheel and tiles them to 5120 x 5120, 12,500 nuclei; stardist is BSD-3-licensed). Each
 tool computes CellProfiler's 30 shape Zernike features of every object, then the intensity
 Zernikes (30 magnitudes and 30 phases of the image scaled to [0, 1], as CellProfiler scales
-it); each row gives the median time of a few runs after a warm-up (one thread:
-``OMP_NUM_THREADS=1``), the largest absolute difference from the reference's features
-(centrosome, CellProfiler's own code, where it runs; cp_measure on the 5120 x 5120 image,
-where centrosome's memory, 2.6 GB at 2048 x 2048, would grow past this machine's), and the
-peak resident memory of a fresh process that ran only that tool. ``--data synthetic`` runs
-the former synthetic ellipses instead.
+it); each row gives the median time of the runs after a warm-up (at least a second of
+them, :data:`MIN_SECONDS`), each tool with its defaults (``OMP_NUM_THREADS`` unset:
+fastmoments takes the threads its work is worth, ``fastmoments._threads``: one at
+512 x 512, up to two at 5120 x 5120 on this 2-core machine; the peers as they come), the
+largest absolute difference from the reference's features (centrosome, CellProfiler's own
+code, where it runs; cp_measure on the 5120 x 5120 image, where centrosome's memory, 2.6 GB
+at 2048 x 2048, would grow past this machine's), and the peak resident memory of a fresh
+process that ran only that tool. ``--data synthetic`` runs the former synthetic ellipses
+instead.
 
-Run from the repository root: ``OMP_NUM_THREADS=1 python benchmarks/objects_cpu.py``
+Run from the repository root: ``python benchmarks/objects_cpu.py``
 (``--quick`` for a smoke run). Writes ``benchmarks/results/objects_cpu.json`` and
 ``objects_cpu.md``.
 """
@@ -129,6 +132,13 @@ def run_cp_measure(lab: np.ndarray, degree: int, img: np.ndarray | None) -> np.n
 
 TOOLS = {"fastmoments": run_fastmoments, "centrosome": run_centrosome,
          "cp_measure": run_cp_measure}
+#: Each tool runs its ``--reps`` (fastmoments; the peers once) and then again until its
+#: timed runs add up to this many seconds (at most :data:`MAX_REPS` runs): a call of a few
+#: milliseconds is timed in its steady state, not in its first calls after the warm-up
+#: (on the 512 x 512 image fastmoments' first five took 1.6-2.8 ms, the next fifteen
+#: 0.9-1.6 ms).
+MIN_SECONDS = 1.0
+MAX_REPS = 1000
 
 
 def one(tool: str, data: str, size: int, step: int, degree: int, reps: int,
@@ -141,7 +151,7 @@ def one(tool: str, data: str, size: int, step: int, degree: int, reps: int,
     fn = TOOLS[tool]
     times = []
     feats = fn(lab, degree, img)  # warm-up (imports, first calls)
-    for _ in range(reps):
+    while len(times) < reps or (sum(times) < MIN_SECONDS and len(times) < MAX_REPS):
         t = time.perf_counter()
         feats = fn(lab, degree, img)
         times.append(time.perf_counter() - t)
@@ -207,6 +217,7 @@ def main() -> None:
     if args.quick:
         args.reps = 1
     rows, objects = [], {}
+    load_start = [round(x, 2) for x in os.getloadavg()]
     for size in sizes:
         lab, _img = dataset(args.data, size, args.step)
         objects[size] = int(len(np.unique(lab)) - 1)
@@ -233,14 +244,19 @@ def main() -> None:
                 print(tool, features, size, statistics.median(r["times_s"]), flush=True)
             compare(part, features)
             rows += part
+    import numba
     import torch
+
+    from fastmoments._threads import thread_limit
 
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": platform.platform(), "cpu_count": os.cpu_count(),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__, "data": args.data, "objects": objects,
-            "degree": args.degree,
+            "torch": torch.__version__, "numba": numba.__version__,
+            "torch_threads": torch.get_num_threads(), "thread_limit": thread_limit(),
+            "data": args.data, "objects": objects, "degree": args.degree,
+            "load_average_start_1_5_15": load_start,
             "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
             "note": "a shared CPU machine (2 cores, other jobs running): times are indicative"}
     out = {"meta": meta, "rows": rows}
@@ -255,8 +271,11 @@ def main() -> None:
              f"{what}; objects per image size: "
              + ", ".join(f"{s} x {s}: {n}" for s, n in objects.items())
              + f"; degree {args.degree}; {meta['note']} (load average "
-             f"{meta['load_average_1_5_15']} at the end of the run; "
-             f"OMP_NUM_THREADS={meta['omp_num_threads']}).", "",
+             f"{meta['load_average_start_1_5_15']} at the start of the run, "
+             f"{meta['load_average_1_5_15']} at its end; "
+             f"OMP_NUM_THREADS={meta['omp_num_threads']}: each tool's defaults, "
+             f"fastmoments on up to {meta['thread_limit']} threads where its work is worth "
+             "them).", "",
              "Shape: MeasureObjectSizeShape's 30 features. Intensity: "
              "MeasureObjectIntensityDistribution's 30 magnitudes and 30 phases of the image "
              "scaled to [0, 1] (centrosome row: that module's steps with centrosome's "

@@ -305,3 +305,115 @@ def test_an_integer_image_needs_no_finiteness_check_and_gives_its_float_features
     bad[tuple(np.argwhere(lab == 0)[-1])] = np.nan  # a background pixel: still refused
     with pytest.raises(ValueError, match="image contains NaN or infinity"):
         object_moments(lab, bad, order=6, convention="cellprofiler")
+
+
+@pytest.mark.parametrize("convention", ["standard", "cellprofiler"])
+@pytest.mark.parametrize("order", [0, 3, 9, 10])
+def test_the_weighted_sums_from_the_rows_equal_the_row_sums(convention, order):
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk._numba_weighted import zernike_weighted_sums
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    img = np.random.default_rng(6).random(lab.shape)
+    img[lab == 0] = np.nan  # never read
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    cp = convention == "cellprofiler"
+    limit = 1.0 if cp else 1.0 + 1e-10
+    K = sum(n // 2 + 1 for n in range(order + 1))
+    table = rs.monomial_table(order, cp)
+    counts = (np.nan_to_num(img) * 1000).astype(np.uint16)
+    for f in (img, img.astype(np.float32), counts):
+        a = np.zeros((len(geo), K, 2))
+        b = np.zeros((len(geo), K, 2))
+        zernike_weighted_sums(lab, geo.labels, f, geo.bbox, geo.centre, geo.radius, order,
+                              limit, a, rows.first, rows.count, rows.row, rows.lo, rows.hi,
+                              rows.pixels, *table)
+        rs.zernike_row_sums(lab, geo.labels, geo.bbox, f, geo.centre, geo.radius, order,
+                            limit, b, np.arange(len(geo)), *table)
+        assert np.isfinite(a).all()
+        # the same terms |x^p y^q f| <= max f added in another order, times coefficients
+        # that grow with the degree: a bound per pixel of each object
+        tol = 1e-15 * max(1.0, float(np.abs(table[2]).max())) * float(np.nanmax(f))
+        err = np.abs(a - b).max(axis=(1, 2))
+        assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
+        one = geo.radius == 0
+        assert one.any() and not a[one].any()
+
+
+def test_the_weighted_sums_do_not_depend_on_the_threads():
+    from fastmoments._numba import threads
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk import _numba_weighted as nw
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    img = np.random.default_rng(7).random(lab.shape)
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    parts = (rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels)
+    table = rs.monomial_table(9, True)
+    args = (lab, geo.labels, img, geo.bbox, geo.centre, geo.radius, 9, 1.0)
+    one = np.zeros((len(geo), 30, 2))
+    nw._objects_sums(*args, one, *parts, *table, np.arange(len(geo)))
+    for count, runs in ((1, 1), (2, 3), (2, 1000)):
+        out = np.zeros_like(one)
+        with threads(count):
+            nw.zernike_weighted_sums(*args, out, *parts, *table, runs)
+        np.testing.assert_array_equal(out, one)  # each object's sums, whoever computes them
+
+
+def test_the_shape_sums_do_not_depend_on_the_threads():
+    from fastmoments._numba import threads
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk import _numba_weighted as nw
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    lab = awkward()
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**30)
+    parts = (rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels)
+    table = rs.monomial_table(9, False)
+    args = (lab, geo.labels, geo.bbox, geo.centre, geo.radius, 9, 1.0 + 1e-10)
+    one = np.zeros((len(geo), 30, 2))
+    rs.zernike_run_sums(*args, one, *parts, *table)
+    for count, runs in ((1, 1), (2, 3), (2, 1000)):
+        out = np.zeros_like(one)
+        with threads(count):
+            nw._run_sums_parallel(*args, out, *parts, *table, runs)
+        np.testing.assert_array_equal(out, one)
+    out = np.zeros_like(one)
+    nw.run_sums(*args, out, rows, table)  # the dispatch, on the threads its work is worth
+    np.testing.assert_array_equal(out, one)
+
+
+@pytest.mark.parametrize("bands", [2, 3, 7])
+def test_the_geometry_pass_in_bands_of_rows_equals_one_pass(monkeypatch, bands):
+    import fastmoments._threads as th
+    from fastmoments.disk import _host_geometry as hg
+    from fastmoments.disk import _numba_labels as nk
+
+    lab = awkward()
+    one = nk.row_runs(lab, 1 << 20, 1 << 20, 0)
+    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: bands)
+    got = hg._row_runs(lab, 1 << 20, 1 << 20)
+    assert got[0] == nk.PASS_OK and got[11] == one[11]
+    ids = np.flatnonzero(one[2])
+    np.testing.assert_array_equal(np.flatnonzero(got[2]), ids)
+    for a, b in zip(got[2:6], one[2:6], strict=True):
+        np.testing.assert_array_equal(a[ids], b[ids])
+    for a, b in zip(got[6:11], one[6:11], strict=True):  # the entries, in the rows' order
+        np.testing.assert_array_equal(a[: one[11]], b[: one[11]])
+    assert hg._row_runs(lab, 1 << 20, one[11] - 1)[0] == nk.PASS_TOO_LARGE
+    h = lab.shape[0] // 2  # the first band's arrays without room: the entries are copied
+    top = nk.row_runs(lab[:h], 1 << 20, 1 << 20, 0)
+    top = (*top[:6], *(e[: top[11]] for e in top[6:11]), top[11])
+    merged = hg._merge_runs([top, nk.row_runs(lab[h:], 1 << 20, 1 << 20, h)], 1 << 20)
+    for a, b in zip(merged[6:11], one[6:11], strict=True):
+        np.testing.assert_array_equal(a[: one[11]], b[: one[11]])
+    bad = lab.astype(np.int64)
+    bad[-1, -1] = -4  # in the last band
+    assert hg._row_runs(bad, 1 << 20, 1 << 20)[:2] == (nk.PASS_NEGATIVE, -4)
+    a = _hull_pass(lab, 2**30)
+    monkeypatch.undo()
+    b = _hull_pass(lab, 2**30)
+    for x, y in zip(a[:7], b[:7], strict=True):
+        np.testing.assert_array_equal(x, y)

@@ -323,8 +323,8 @@ class ObjectMoments:
 #: two passes over the image). On the 5120 x 5120 nuclei set (boxes 1.4 times the labelled
 #: pixels, 0.4 times the image; one thread, degree 9) the boxes pixel by pixel and the bands
 #: took the same time within this shared machine's noise (0.12-0.16 s each); the boxes row
-#: by row (:data:`ROW_ORDER`) take 0.04-0.06 s. Shape moments with the rows of the
-#: one-pass geometry skip the boxes (:func:`._numba_rowsums.zernike_run_sums`: 17 ms).
+#: by row (:data:`ROW_ORDER`) take 0.04-0.06 s. With the rows of the one-pass geometry the
+#: boxes are skipped (:func:`_rows_sums`, one thread: shape 17 ms, intensity 41-46 ms).
 BOX_COVER = 2.0
 #: Up to this degree the boxes go row by row through the monomial sums
 #: (:func:`._numba_rowsums.zernike_row_sums`); above it pixel by pixel
@@ -347,7 +347,7 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     object's rows from the geometry's pass (:class:`.label_geometry.ObjectRows`), read
     instead of the boxes when given."""
     from ._numba_labels import zernike_box_sums, zernike_image_sums, zernike_label_sums
-    from ._numba_rowsums import monomial_table, zernike_row_sums, zernike_run_sums
+    from ._numba_rowsums import monomial_table, zernike_row_sums
 
     h, w = lab.shape
     dev = torch.device("cpu")
@@ -359,15 +359,11 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
     arr = _as_host_array(lab)
     T = plan.index.max_order
     cp = convention == "cellprofiler"
-    if (rows is not None and boxes and origin == (0, 0) and arr is not None
-            and img is None and T <= ROW_ORDER):
-        # shape moments: each row's runs from the geometry's pass, the labels read only
-        # where a row holds more than one run of the object
-        zernike_run_sums(arr, geo.labels, geo.bbox, geo.centre, geo.radius, T, limit, out,
-                         rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels,
-                         *monomial_table(T, cp))
+    whole = boxes and origin == (0, 0) and arr is not None  # the geometry of lab itself
+    if whole and rows is not None and pix is not None and T <= ROW_ORDER:
+        _rows_sums(arr, pix if img is not None else None, geo, rows, T, cp, limit, out)
         return _complex(out, cdt)
-    if boxes and origin == (0, 0) and arr is not None and pix is not None:
+    if whole and pix is not None:
         box = geo.bbox
         cover = float(np.sum((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
         if cover <= BOX_COVER * h * w:
@@ -401,6 +397,25 @@ def _numba_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, conve
         bar.update(1)
     bar.close()
     return _complex(out, cdt)
+
+
+def _rows_sums(lab: np.ndarray, pix: np.ndarray | None, geo: LabelGeometry, rows: ObjectRows,
+               order: int, cp: bool, limit: float, out: np.ndarray) -> None:
+    """The sums from each object's rows as the geometry's pass met them: shape moments
+    (``pix`` None) from the rows' runs, the labels read only where a row holds more than
+    one run of the object (:func:`._numba_weighted.run_sums`); intensity moments by
+    a row's weights added to per-column sums of the powers of y
+    (:func:`._numba_weighted.weighted_sums`)."""
+    from ._numba_rowsums import monomial_table
+    from ._numba_weighted import run_sums, weighted_sums
+
+    table = monomial_table(order, cp)
+    if pix is None:
+        run_sums(lab, geo.labels, geo.bbox, geo.centre, geo.radius, order, limit, out, rows,
+                 table)
+    else:
+        weighted_sums(lab, geo.labels, pix, geo.bbox, geo.centre, geo.radius, order, limit,
+                      out, rows, table)
 
 
 def _complex(out: np.ndarray, cdt: torch.dtype) -> torch.Tensor:
