@@ -869,6 +869,15 @@ def ball_speed(out: list[str]) -> None:
         out += [run_line(gpu, "ball_moments.py", "ball_moments_h200"), ""]
 
 
+def _objects_threads(cpu: dict) -> str:
+    """The per-object CPU run's thread setting, as its result file records it."""
+    meta = cpu.get("meta", {})
+    if meta.get("omp_num_threads"):
+        return f"OMP_NUM_THREADS={meta['omp_num_threads']}"
+    limit = meta.get("thread_limit")
+    return "OMP_NUM_THREADS unset" + (f", {limit} CPUs usable" if limit else "")
+
+
 def objects_speed(out: list[str]) -> None:
     """Per-object Zernike features against CellProfiler's code and cp_measure."""
     cpu, gpu = load("objects_cpu"), load("objects_gpu_h200")
@@ -876,10 +885,11 @@ def objects_speed(out: list[str]) -> None:
         return
     out += ["## Per-object features", "",
             "Zernike features of every nucleus of stardist's nuclei image (512², 125 objects) "
-            "and its 5120² tiling (12,500 objects), degree 9, CellProfiler's convention, one "
-            "thread; *difference*: our largest absolute difference from the reference tool "
-            "(centrosome, CellProfiler's code, where it runs; its memory grows past the "
-            "machine's at 5120²).", ""]
+            "and its 5120² tiling (12,500 objects), degree 9, CellProfiler's convention, each "
+            f"tool with its default threads ({_objects_threads(cpu)}); *difference*: our "
+            "largest absolute difference from the reference tool (centrosome, CellProfiler's "
+            "code, where it runs; its memory grows past the machine's at 5120²). Times on this "
+            "shared machine move between runs (features.md gives the range over four).", ""]
     cells: dict[tuple, dict] = {}
     for r in cpu["rows"]:
         cells.setdefault((r["size"], r["features"]), {})[r["tool"]] = r
