@@ -78,6 +78,17 @@ def _prefetch_box(lab, img, weighted, b0, b1, c0, c1):  # pragma: no cover - com
             _prefetch(img, i, c1 - 1)
 
 
+@njit(cache=True, inline="always")
+def disk_span(x2, dy2, limit, a, b):  # pragma: no cover - compiled
+    """The columns ``a..b`` of a row (offsets in its box) trimmed at both ends to the pixels
+    with ``x2[t] + dy2 <= limit``, the disk being convex: ``a > b`` when none is left."""
+    while a <= b and not x2[a] + dy2 <= limit:
+        a += 1
+    while b >= a and not x2[b] + dy2 <= limit:
+        b -= 1
+    return a, b
+
+
 @functools.lru_cache(maxsize=32)
 def monomial_table(order: int, cellprofiler: bool) -> tuple[np.ndarray, np.ndarray,
                                                             np.ndarray]:
@@ -267,12 +278,7 @@ def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, n
             dy2 = dy * dy
             if not dy2 <= limit:  # no pixel of the row passes
                 continue
-            a = lo[g] - j0
-            b = hi[g] - j0
-            while a <= b and not x2[a] + dy2 <= limit:
-                a += 1
-            while b >= a and not x2[b] + dy2 <= limit:
-                b -= 1
+            a, b = disk_span(x2, dy2, limit, lo[g] - j0, hi[g] - j0)
             if a > b:
                 continue
             if npx[g] == hi[g] - lo[g] + 1:  # one run: nothing to look up

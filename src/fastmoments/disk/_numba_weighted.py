@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ._numba_rowsums import _prefetch, zernike_run_sums
+from ._numba_rowsums import _prefetch, disk_span, zernike_run_sums
 
 __all__ = ["CHUNKS", "LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
            "zernike_weighted_sums"]
@@ -179,12 +179,7 @@ def _objects_sums(lab, ids, img, bbox, centre, radius, order, limit, out, first,
             dy2 = dy * dy
             if not dy2 <= limit:  # no pixel of the row passes
                 continue
-            a = lo[g] - j0
-            b = hi[g] - j0
-            while a <= b and not x2[a] + dy2 <= limit:
-                a += 1
-            while b >= a and not x2[b] + dy2 <= limit:
-                b -= 1
+            a, b = disk_span(x2, dy2, limit, lo[g] - j0, hi[g] - j0)
             if a <= b:
                 _add_row(lab, img, ids[k], i, j0, a, b, npx[g] == hi[g] - lo[g] + 1, dy, P,
                          Wp, wrow, G)
