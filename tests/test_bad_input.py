@@ -1,4 +1,4 @@
-"""Property-based bad-input suite over every public function and plan (issue 13).
+"""Property-based bad-input suite over every public function and plan.
 
 Each public entry point has a valid small call in :data:`TARGETS`. Hypothesis perturbs its
 array argument: dtype (ints, uint8, bool, float16, float32, float64, complex, big-endian; torch

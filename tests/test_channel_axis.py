@@ -1,4 +1,4 @@
-"""``channel_axis`` (scikit-image's convention) on every image function (issue 15): the
+"""``channel_axis`` (scikit-image's convention) on every image function: the
 channels become the last batch axis of the moments and of the feature rows, reconstructions
 put them back where they were, and a colour image given without ``channel_axis`` gets an
 error about colour channels."""

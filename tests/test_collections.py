@@ -23,6 +23,8 @@ from fastmoments.collections import (
     run_features,
 )
 
+from .scripts import load_benchmark
+
 OPTS = {"family": "zernike", "orders": 6, "kind": "magnitude"}
 
 
@@ -285,20 +287,10 @@ def test_parse_orders_refuses(text):
         parse_orders(text)
 
 
-def _benchmark(name: str):
-    import importlib.util
-
-    path = Path(__file__).parents[1] / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_glyph_store_is_deterministic_and_labelled(tmp_path):
     import zarr
 
-    gs = _benchmark("build_glyph_store")
+    gs = load_benchmark("build_glyph_store")
     fonts = gs.installed_fonts()[:2]
     if not fonts:
         pytest.skip("no CJK font installed")

@@ -1,4 +1,4 @@
-"""First calls (issue 15): the chunked engine's tables of a CWT are computed from the ``C``
+"""First calls: the chunked engine's tables of a CWT are computed from the ``C``
 distinct lags of each row group (signal/chunked.py ``group_tables``), not from the whole
 ``C x C`` grid of lags; they must be bit for bit what the whole-grid formula gives. They are
 cheap enough to compute on every first call, so nothing but the fits goes to the disk cache."""

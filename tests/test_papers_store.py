@@ -1,28 +1,17 @@
 """The cell store of ``benchmarks/papers.py``: measured cells are kept per paper in
 ``<out>/<paper>_cells.json``, reused by later runs of the same device type and timed again with
-``--fresh`` (issue 17). CPU only, fast: the cells are tiny stand-in jobs."""
+``--fresh``. CPU only, fast: the cells are tiny stand-in jobs."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .scripts import load_benchmark
 
-
-def _load_papers():
-    spec = importlib.util.spec_from_file_location("papers_bench",
-                                                  ROOT / "benchmarks" / "papers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-papers = _load_papers()
+papers = load_benchmark("papers")
 
 KEY = ("box", (256, 256, 256), 100, 1, 0.3, 0.7, None)
 

@@ -4,21 +4,9 @@ its result file holds, and the page from the committed results stays within its 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from .scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("report_docs",
-                                                  ROOT / "benchmarks" / "report_docs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-report = _load()
+report = load_benchmark("report_docs")
 
 
 def test_merge_label_keyed_and_free():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -19,9 +18,11 @@ from fastmoments.ball.proteins import (
     protein_set,
 )
 
+from ..scripts import load_benchmark
+
 FILES = protein_files()
 needs_pdbs = pytest.mark.skipif(not FILES, reason="Debian's mustang-testdata is not installed")
-ROOT = Path(__file__).resolve().parents[2]
+
 
 
 def _pick(name: str) -> Path:
@@ -99,10 +100,7 @@ def test_protein_set_matches_one_by_one(tmp_path):
 
 @needs_pdbs
 def test_build_script_writes_volumes_and_index(tmp_path):
-    spec = importlib.util.spec_from_file_location("build_protein_set",
-                                                  ROOT / "benchmarks" / "build_protein_set.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark("build_protein_set")
     assert mod.main(["--size", "8", "--out", str(tmp_path)]) == 0
     index = json.loads((tmp_path / "index.json").read_text())
     assert len(index["volumes"]) == len(FILES) and index["shape"] == [8, 8, 8]
@@ -131,10 +129,7 @@ def test_no_files_and_bad_input(tmp_path):
 
 @needs_pdbs
 def test_retrieval_benchmark_runs(tmp_path):
-    spec = importlib.util.spec_from_file_location("ball_retrieval",
-                                                  ROOT / "benchmarks" / "ball_retrieval.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark("ball_retrieval")
     rot = mod.random_rotation(np.random.default_rng(0))
     assert np.allclose(rot @ rot.T, np.eye(3), atol=1e-12) and np.linalg.det(rot) > 0
     assert mod.main(["--size", "16", "--order", "6", "--rotations", "1",

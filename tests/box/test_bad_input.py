@@ -1,4 +1,4 @@
-"""Property-based bad-input suite for the box moments API (issue 13).
+"""Property-based bad-input suite for the box moments API.
 
 Every call gets a mix of good and bad values for each parameter. The suite decides from its
 own rules (written here, not taken from the code) whether the call is valid; a valid call must

@@ -1,4 +1,4 @@
-"""Clipping 3-D reconstructions by planes (Jacobi thesis Sec. 6.2, Figs. 17 and 19; issue 17).
+"""Clipping 3-D reconstructions by planes (Jacobi thesis Sec. 6.2, Figs. 17 and 19).
 
 The reference is independent of the package: the truncated series summed term by term in
 float64 with scipy's Jacobi polynomials at the voxel centres, and the kept voxels decided in

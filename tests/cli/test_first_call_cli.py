@@ -1,4 +1,4 @@
-"""First calls of the command line (issue 15): ``fastmoments scalogram`` draws its figure
+"""First calls of the command line: ``fastmoments scalogram`` draws its figure
 without pyplot and without mathtext (whose parser alone cost a first call ~0.1 s), and labels
 its logarithmic frequency axis with plain numbers."""
 

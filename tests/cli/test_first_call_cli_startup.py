@@ -1,4 +1,4 @@
-"""First calls of the command line (issue 15): the program pauses the garbage collector while
+"""First calls of the command line: the program pauses the garbage collector while
 it imports and freezes what the imports made (a caller's ``main(argv)`` keeps its collector);
 a small scalogram runs on one CPU thread and gives the same coefficients bit for bit."""
 
