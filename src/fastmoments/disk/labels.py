@@ -640,6 +640,10 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
     if route.backend == "numba":
+        # the compiled passes read C-ordered copies of views (np.rot90(labels, 3) gave
+        # wrong sums for one object in some processes when read through its strides)
+        lab = np.ascontiguousarray(lab) if isinstance(lab, np.ndarray) else lab
+        img = np.ascontiguousarray(img) if isinstance(img, np.ndarray) else img
         geo, lut, rows = _cpu_geometry(lab, centre, budget)
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True, rows=rows)
