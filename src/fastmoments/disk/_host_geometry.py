@@ -17,12 +17,15 @@ __all__ = ["ObjectRows"]
 
 
 def _as_host_array(x: Any) -> np.ndarray | None:
-    """``x`` as a NumPy array without a copy when it is one or a CPU tensor, else None."""
+    """``x`` as a C-ordered NumPy array for the compiled loops (no copy when it is one, or a
+    contiguous CPU tensor), else None. Strided views are copied: read through their strides,
+    ``np.rot90(labels, 3)`` gave one object's sums wrong in some processes (cause not
+    found; ``tests/recognition/test_object_features.py``, the quarter turns)."""
     if isinstance(x, torch.Tensor):
         if x.device.type != "cpu" or x.dtype in (torch.uint16, torch.uint32, torch.uint64):
             return None
-        return x.numpy()
-    return x if x.dtype.isnative else None
+        x = x.numpy()
+    return np.ascontiguousarray(x) if x.dtype.isnative else None
 
 
 def _fused_pass(lab: Any, budget: int) -> tuple[np.ndarray, ...] | None:

@@ -433,7 +433,7 @@ def _host_image(img: Any) -> np.ndarray | None:
     arr = img.numpy() if isinstance(img, torch.Tensor) else img
     if (arr.dtype.kind == "f" and arr.dtype.itemsize < 4) or not arr.dtype.isnative:
         return None
-    return arr
+    return np.ascontiguousarray(arr)  # as the labels (_as_host_array)
 
 
 def _kernel_sums(lab: Any, img: Any, geo: LabelGeometry, plan: _MomentPlan, convention: str,
@@ -640,10 +640,8 @@ def object_moments(labels: Any, image: Any = None, *, family: str = "zernike", o
     route = choose_route(family, dev, method)
     plan = _moment_plan(family, order)
     if route.backend == "numba":
-        # the compiled passes read C-ordered copies of views (np.rot90(labels, 3) gave
-        # wrong sums for one object in some processes when read through its strides)
-        lab = np.ascontiguousarray(lab) if isinstance(lab, np.ndarray) else lab
-        img = np.ascontiguousarray(img) if isinstance(img, np.ndarray) else img
+        host = _as_host_array(lab) if isinstance(lab, np.ndarray) else None
+        lab = lab if host is None else host  # a strided view copied once, not in each pass
         geo, lut, rows = _cpu_geometry(lab, centre, budget)
         sums = _numba_sums(lab, img, geo, plan, convention, dt, budget, show, lut,
                            boxes=True, rows=rows)
