@@ -266,6 +266,8 @@ def host_values(x: Any) -> int | None:
     array-like), ``x.numel()`` of a CPU tensor, ``None`` for a tensor on another device.
     A moments object counts by its ``data`` tensor (never converted: on a GPU that would copy
     the moments to the host)."""
+    if type(x) is torch.Tensor:  # (the usual input, without the checks below)
+        return None if x.device.type != "cpu" else x.numel()
     data = getattr(x, "data", None)
     if isinstance(data, torch.Tensor) and not isinstance(x, torch.Tensor):
         x = data

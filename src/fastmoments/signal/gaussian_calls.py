@@ -609,6 +609,25 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0, outp
     >>> int(np.isnan(y).sum())                       # 3 + 2 * ceil(4 * 2)
     19
     """
+    if not (type(axis) is int and type(sigma) in _PLAIN and type(order) is int
+            and radius is None):  # (the usual call needs none of these checks)
+        axis = _scalar_arguments(axis, sigma, order, radius)
+    if (type(axis) is int and type(x) in (np.ndarray, torch.Tensor)
+            and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor
+        ax = axis
+    else:
+        ndim = len(_shape(x))
+        if ndim < 1:
+            as_signal(x)
+        ax = normalize_axis(axis, ndim)
+    return _public(x, (ax,), None, sigma, order, output, mode, cval, truncate, radius,
+                   method, kernel, terms, shift, engine, memory_budget, out, progress,
+                   nan_policy, min_weight)
+
+
+def _scalar_arguments(axis: Any, sigma: Any, order: Any, radius: Any) -> Any:
+    """:func:`gaussian_filter1d`'s checks that ``axis``, ``sigma``, ``order`` and ``radius``
+    are single values (scipy.ndimage's errors for sequences); the axis, a 0-d array read."""
     if isinstance(axis, (Sequence, np.ndarray)) and not isinstance(axis, str) and not (
             isinstance(axis, np.ndarray) and axis.ndim == 0):
         raise TypeError(f"axis must be an integer (gaussian_filter1d filters one axis; "
@@ -623,17 +642,7 @@ def gaussian_filter1d(x: Any, sigma: float, axis: int = -1, order: int = 0, outp
         raise TypeError(f"order must be an integer for gaussian_filter1d, got {order!r}")
     if isinstance(radius, (Sequence, np.ndarray)) and not isinstance(radius, str):
         raise ValueError(f"radius must be a non-negative integer, got {radius!r}")
-    if (type(axis) is int and type(x) in (np.ndarray, torch.Tensor)
-            and -x.ndim <= axis < x.ndim):  # the usual call: a NumPy array or a tensor
-        ax = axis
-    else:
-        ndim = len(_shape(x))
-        if ndim < 1:
-            as_signal(x)
-        ax = normalize_axis(axis, ndim)
-    return _public(x, (ax,), None, sigma, order, output, mode, cval, truncate, radius,
-                   method, kernel, terms, shift, engine, memory_budget, out, progress,
-                   nan_policy, min_weight)
+    return axis
 
 
 def _public(x: Any, axes: Any, channel_axis: Any, sigma: Any, order: Any, output: Any,
