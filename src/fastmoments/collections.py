@@ -442,7 +442,10 @@ def _run_local(source: ImageSource, writer: FeatureOutput, todo: list[int],
 def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: list[int],
                 options: dict[str, Any], fn: ChunkFunction,
                 finish: Callable[[int, np.ndarray, str], None]) -> None:
-    """One task per chunk on a Dask cluster; the client writes each result as it comes."""
+    """One task per chunk on a Dask cluster; the client writes each result as it comes, in
+    one writing thread, while it fetches the next (``finish`` and ``on_chunk`` run there; as
+    in :func:`_run_local`, an error of a write is raised once the next result has come, and
+    a chunk computed but not written is computed again on resume)."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
@@ -453,9 +456,15 @@ def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: l
                             key=f"fastmoments-chunk-{token}-{i}", pure=False)
         futures[fut] = i
     try:
-        for fut in as_completed(list(futures)):
-            rows, checksum = fut.result()
-            finish(futures[fut], rows, checksum)
-            fut.release()
+        with ThreadPoolExecutor(max_workers=1) as writing:
+            written = None
+            for fut in as_completed(list(futures)):
+                rows, checksum = fut.result()
+                fut.release()
+                if written is not None:
+                    written.result()
+                written = writing.submit(finish, futures[fut], rows, checksum)
+            if written is not None:
+                written.result()
     finally:
         client.cancel([f for f in futures if not f.done()])
