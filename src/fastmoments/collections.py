@@ -58,6 +58,7 @@ import hashlib
 import math
 import os
 import re
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -262,6 +263,8 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = F
     width = len(columns)
     n_done = len(done)
 
+    counting = threading.Lock()  # (a Dask run writes chunks from several threads)
+
     def finish(i: int, rows: np.ndarray, checksum: str) -> None:
         nonlocal n_done
         s, e = writer._rows(i)
@@ -275,11 +278,12 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = F
             raise ValueError(f"--out {str(out)!r}: cannot write chunk {i} (images {s}:{e}): "
                              f"{exc.strerror or exc}"
                              + (f" ({exc.filename})" if exc.filename else "")) from exc
-        n_done += 1
-        report.computed += 1
-        bar.update(1)
-        if on_chunk is not None:
-            on_chunk(i, n_done, writer.n_chunks)
+        with counting:
+            n_done += 1
+            report.computed += 1
+            bar.update(1)
+            if on_chunk is not None:
+                on_chunk(i, n_done, writer.n_chunks)
 
     try:
         if client is None:
@@ -439,13 +443,21 @@ def _run_local(source: ImageSource, writer: FeatureOutput, todo: list[int],
                 f.cancel()
 
 
+#: Chunks a Dask run's client writes at once, each in its own thread: every chunk goes to
+#: files of its own (a Zarr chunk of each array, or a Parquet part), and a write waits mostly
+#: on the disk's ``fsync``. With one writing thread the client wrote 16,900 glyph images/s
+#: on 2 x H200 while the workers computed 27,000 (``benchmarks/collection_gpu.py``).
+CLIENT_WRITERS = 4
+
+
 def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: list[int],
                 options: dict[str, Any], fn: ChunkFunction,
                 finish: Callable[[int, np.ndarray, str], None]) -> None:
     """One task per chunk on a Dask cluster; the client writes each result as it comes, in
-    one writing thread, while it fetches the next (``finish`` and ``on_chunk`` run there; as
-    in :func:`_run_local`, an error of a write is raised once the next result has come, and
-    a chunk computed but not written is computed again on resume)."""
+    up to :data:`CLIENT_WRITERS` writing threads, while it fetches the next ones (``finish``
+    and ``on_chunk`` run there; as in :func:`_run_local`, an error of a write is raised once
+    later results have come, and a chunk computed but not written is computed again on
+    resume)."""
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
@@ -456,15 +468,15 @@ def _run_client(client: Any, source: ImageSource, writer: FeatureOutput, todo: l
                             key=f"fastmoments-chunk-{token}-{i}", pure=False)
         futures[fut] = i
     try:
-        with ThreadPoolExecutor(max_workers=1) as writing:
-            written = None
+        with ThreadPoolExecutor(max_workers=CLIENT_WRITERS) as writing:
+            written: deque = deque()
             for fut in as_completed(list(futures)):
                 rows, checksum = fut.result()
                 fut.release()
-                if written is not None:
-                    written.result()
-                written = writing.submit(finish, futures[fut], rows, checksum)
-            if written is not None:
-                written.result()
+                if len(written) == CLIENT_WRITERS:  # (at most that many results held here)
+                    written.popleft().result()
+                written.append(writing.submit(finish, futures[fut], rows, checksum))
+            while written:
+                written.popleft().result()
     finally:
         client.cancel([f for f in futures if not f.done()])
