@@ -688,7 +688,10 @@ def scale_out(out: list[str]) -> None:
                 "extrapolates the two-GPU measurements above; its result file has the table): "
                 + "; ".join(f"{n} GPUs {rows[n]['images_per_s']:.0f} images/s, "
                             f"{g(rows[n]['hours_for_1e9_images'])} h for 10⁹ images"
-                            for n in sorted(rows) if n in (8, 64, 512)) + ".", ""]
+                            for n in sorted(rows) if n in (8, 64, 512))
+                + " (through Dask arrays, whose workers write their chunks; `run_features` "
+                "writes every chunk from the client, a limit not measured past the two-GPU "
+                "run).", ""]
 
 
 def _input_of(what: str) -> tuple[str, str, str]:

@@ -66,8 +66,8 @@ def estimate() -> dict:
         "rows": [],
     }
     for gpus in (1, 2, 8, 64, 512):
-        # workers are independent (each reads, computes and writes its chunks) until the
-        # scheduler dispatches one task per TASK_OVERHEAD_S
+        # workers are independent (each reads and computes its chunks) until the scheduler
+        # dispatches one task per TASK_OVERHEAD_S (the client's writes: see the notes)
         rate = min(gpus * per_worker, batch / TASK_OVERHEAD_S)
         tasks = rate / batch
         out["rows"].append({
@@ -123,9 +123,16 @@ def _markdown(est: dict) -> str:
         "",
         f"* End to end, a GPU is idle {100 * est['gpu_idle_fraction_end_to_end']:.0f}% of the "
         "time: each worker is bound by reading and decoding its Zarr chunks and writing the "
-        "features, not by the moments. Workers are independent (one task reads, computes and "
-        "writes its own chunk), so throughput grows with the number of workers until storage "
+        "features, not by the moments. Workers are independent (one task reads and computes "
+        "its own chunk), so throughput grows with the number of workers until storage "
         "bandwidth or the scheduler runs out.",
+        "* `run_features` with a client (`fastmoments features --scheduler`) writes every chunk "
+        "from the client, up to four at once: the client's write rate is one more limit, "
+        "measured only as far as the 2-GPU run took it "
+        f"({2 * i['end_to_end_images_per_s_per_dask_worker']:,.0f} images/s, "
+        f"{2 * i['end_to_end_images_per_s_per_dask_worker'] * i['bytes_out_per_image'] / 1e9:.2f}"
+        " GB/s). Through Dask arrays (`fastmoments.dask.features(...).to_zarr(...)`) the "
+        "workers write their own chunks.",
         f"* The scheduler saturates (one task per {i['task_overhead_s_assumed'] * 1e3:.0f} ms) "
         f"at about {est['scheduler_limit_gpus']:,.0f} GPUs with tasks of "
         f"{i['images_per_task']} images; larger tasks push that further.",
