@@ -156,6 +156,16 @@ _staging: dict[tuple, list[torch.Tensor]] = {}
 STAGING_BUFFERS = 2
 
 
+_slot_locks: dict[tuple, threading.Lock] = {}
+
+
+def _slot_lock(dev: torch.device, slot: int) -> threading.Lock:
+    """The lock held while a stream uses the staging buffers of ``(dev, slot)`` (two threads
+    streaming through the same single-device plan's slot take turns)."""
+    with _lock:
+        return _slot_locks.setdefault((dev.index, slot), threading.Lock())
+
+
 def _buffers(dev: torch.device, slot: int, shape: tuple[int, ...], dtype: torch.dtype
              ) -> list[torch.Tensor]:
     """:data:`STAGING_BUFFERS` pinned host buffers per device entry, kept for the next call of
@@ -204,6 +214,14 @@ def transfer_batches(x: Any, dev: torch.device, slot: int, fn: Callable[[torch.T
     per = max(per, -(-n // 64))  # at most 64 sub-batches (after the ramp)
     if dev.type != "cuda" or src is None or n <= 1 or per >= n:
         return [out(fn(to_device(x, dev)))]
+    with _slot_lock(dev, slot):
+        return _staged(src, dev, slot, fn, out, per)
+
+
+def _staged(src: torch.Tensor, dev: torch.device, slot: int, fn: Callable[[torch.Tensor], Any],
+            out: Callable[[Any], Any], per: int) -> list[Any]:
+    """The body of :func:`transfer_batches` on a GPU (its staging buffers held)."""
+    n = int(src.shape[0])
     compute = torch.cuda.current_stream(dev)
     copy = _stream(dev, slot, "copy")
     bufs = _buffers(dev, slot, (per, *src.shape[1:]), src.dtype)
