@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -41,17 +42,18 @@ class IndexSet:
     def n_cols(self) -> int:
         return len(self.ms)
 
-    @property
+    # (the set is frozen: these are computed once; a plan's every call reads them)
+    @cached_property
     def n_rows(self) -> int:
         """Rows of the dense layout (the longest column)."""
         return max((len(c) for c in self.ns), default=0)
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Number of stored moments."""
         return sum(len(c) for c in self.ns)
 
-    @property
+    @cached_property
     def max_order(self) -> int:
         return max((c[-1] for c in self.ns if c), default=0)
 
