@@ -160,11 +160,18 @@ class PolarHarmonicTransform(DiskTransform):
         return base[base < partner], base[base == partner]
 
     def kernel_pixels(self) -> int:
-        """Columns of the dense kernel: about half the pixels with the 180-degree fold."""
-        if not self._fold:
-            return int(self._kernel_base().size)
-        rep, centre = self._fold_pixels()
-        return int(rep.size + centre.size)
+        """Columns of the dense kernel: about half the pixels with the 180-degree fold
+        (counted once: the route of every call reads it)."""
+        counted = self.__dict__.setdefault("_kernel_pixels", {})
+        n = counted.get(self._fold)
+        if n is None:
+            if not self._fold:
+                n = int(self._kernel_base().size)
+            else:
+                rep, centre = self._fold_pixels()
+                n = int(rep.size + centre.size)
+            counted[self._fold] = n
+        return n
 
     def kernel_bytes(self) -> int:
         """Bytes of the dense kernel matrix of the ``"gemm"`` method."""
