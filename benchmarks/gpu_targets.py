@@ -265,15 +265,17 @@ def main() -> None:
             "commit": args.commit or _git(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     stem = args.out or "gpu_targets_" + name.split()[-1].lower()
-    rows: list[dict] = kept_rows(RESULTS / f"{stem}.json", args.skip)
-    if "disk" not in args.skip:
-        rows += disk_rows(dev)
-    if "box" not in args.skip:
-        rows += box_rows(dev)
-    if "signal" not in args.skip:
-        srows, extra = signal_rows(dev)
-        rows += srows
-        meta.update(extra)
+    kept = kept_rows(RESULTS / f"{stem}.json", args.skip)
+    rows: list[dict] = []
+    for fam, measure in (("disk", disk_rows), ("box", box_rows), ("signal", signal_rows)):
+        if fam in args.skip:  # the family's rows of the existing file, in the same place
+            rows += [r for r in kept if family(r["job"]) == fam]
+        elif fam == "signal":
+            srows, extra = measure(dev)
+            rows += srows
+            meta.update(extra)
+        else:
+            rows += measure(dev)
     RESULTS.mkdir(exist_ok=True)
     result = {"meta": meta, "rows": rows}
     before = {}
