@@ -204,7 +204,8 @@ def run_features(source: ImageSource, out: str | os.PathLike, *, family: str = F
     progress : bool, optional
         A progress bar over chunks (``None``: shown for long runs).
     on_chunk : callable, optional
-        Called as ``on_chunk(i, done, total)`` after chunk ``i`` is on disk.
+        Called as ``on_chunk(i, done, total)`` after chunk ``i`` is on disk, from a writing
+        thread (with a ``client``, from one of several: one call at a time).
     chunk_function : callable, optional
         Replaces :func:`compute_chunk` (same signature; must be picklable for a client), for
         instrumentation and tests. It is given the chunk's images already read (``spec["kind"]
