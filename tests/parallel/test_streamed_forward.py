@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from fastmoments import JacobiTransform, Zernike3DTransform, ZernikeTransform
+from fastmoments import (
+    JacobiTransform,
+    PolarHarmonicTransform,
+    Zernike3DTransform,
+    ZernikeTransform,
+)
 from fastmoments.parallel import plans, runner
 from fastmoments.parallel.runner import SUB_BATCH_BYTES
 
@@ -18,13 +23,20 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def _plans(device):
     return [(ZernikeTransform(16, 6, device=device), (7, 16, 16)),
             (JacobiTransform((6, 5, 4), 4, alpha=0.3, beta=0.3, device=device), (7, 6, 5, 4)),
-            (Zernike3DTransform((8, 8, 8), 4, device=device), (7, 8, 8, 8))]
+            (Zernike3DTransform((8, 8, 8), 4, device=device), (7, 8, 8, 8)),
+            (PolarHarmonicTransform("pcet", 16, nmax=3, lmax=3, device=device), (7, 16, 16))]
 
 
 class _Plan:
     """Stands for a plan on a GPU in the decision (no GPU needed to build it)."""
 
     device = torch.device("cuda", 0)
+
+
+def test_every_plan_family_streams():
+    """The plans whose classes define forward, subclasses included, take the stream."""
+    for cls in (ZernikeTransform, JacobiTransform, Zernike3DTransform, PolarHarmonicTransform):
+        assert cls.forward.__code__.co_filename == plans.__file__
 
 
 def test_streams_only_large_host_batches_on_a_gpu_without_options():
@@ -44,7 +56,7 @@ def test_streams_only_large_host_batches_on_a_gpu_without_options():
     assert not plans._streams(gpu, t, {})  # autograd keeps the whole-batch call
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_gathered_parts_are_the_whole_batch(index, monkeypatch):
     """The gather of sub-batches (cut here by a stand-in for the GPU's staging) gives the
     whole batch's moments, in order, as one object of the plan, NumPy in and out."""
@@ -69,7 +81,7 @@ def test_gathered_parts_are_the_whole_batch(index, monkeypatch):
 
 
 @cuda
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_streamed_forward_on_a_gpu(index, monkeypatch):
     """With sub-batches made small, a host batch runs in pieces through the pinned staging
     buffers and gives the moments of the same batch sent whole."""

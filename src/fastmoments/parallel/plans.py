@@ -331,7 +331,22 @@ def _stream_host_batches(cls: type, split: Callable[[Any], WorkSplit]) -> None:
     products run on fewer items at a time). On an H200, 2,048 volumes of 100³ to order 20
     took 1.31 s uploaded whole and 0.29 s streamed (``benchmarks/results/multigpu.md``).
     Calls with options other than ``progress`` (``channel_axis``, say) run as before.
+    Subclasses that define their own ``forward`` (the polar harmonic plans) are wrapped when
+    they are made.
     """
+    _wrap_forward(cls, split)
+
+    def init_subclass(sub: type, **kwargs: Any) -> None:
+        super(cls, sub).__init_subclass__(**kwargs)
+        if "forward" in sub.__dict__:
+            _wrap_forward(sub, split)
+
+    cls.__init_subclass__ = classmethod(init_subclass)  # type: ignore[assignment]
+
+
+def _wrap_forward(cls: type, split: Callable[[Any], WorkSplit]) -> None:
+    """``cls.forward`` (and ``__call__`` where it is the same) wrapped as
+    :func:`_stream_host_batches` says."""
     base = cls.forward
 
     @functools.wraps(base)
