@@ -45,7 +45,7 @@ def test_streams_only_large_host_batches_on_a_gpu_without_options():
     gpu = _Plan()
     assert plans._streams(gpu, big, {})
     assert plans._streams(gpu, big, {"progress": False})
-    assert not plans._streams(gpu, big, {"progress": True})  # one bar, not one per piece
+    assert plans._streams(gpu, big, {"progress": True})  # one bar over the whole batch
     assert not plans._streams(gpu, big, {"channel_axis": -1})
     assert not plans._streams(gpu, big[:4], {})  # small
     assert not plans._streams(gpu, [[1.0]], {})  # not an array
@@ -71,7 +71,7 @@ def test_gathered_parts_are_the_whole_batch(index, monkeypatch):
     whole = plan.forward(x2)
     base = type(plan).forward
     got = plans._streamed_forward(plan, lambda p, t, **o: base(p, t, **o), x2,
-                                  len(shape) - 1, {})
+                                  len(shape) - 1, {}, False)
     assert got.plan is plan
     assert got.data.shape == whole.data.shape
     scale = float(np.abs(whole.data.numpy()).max())
@@ -95,3 +95,26 @@ def test_streamed_forward_on_a_gpu(index, monkeypatch):
     scale = float(whole.data.abs().max())
     torch.testing.assert_close(got.data, whole.data, rtol=0, atol=1e-5 * scale)
     assert got.data.device == whole.data.device
+
+
+def test_one_progress_bar_over_the_whole_batch(monkeypatch, capsys):
+    """progress=True: one bar counting the batch's items, the pieces run without bars."""
+
+    def pieces(x, dev, slot, fn, item_bytes, host_out=False):
+        return [fn(torch.as_tensor(x[a:a + 3])) for a in range(0, x.shape[0], 3)]
+
+    monkeypatch.setattr(plans, "transfer_batches", pieces)
+    plan = ZernikeTransform(16, 6)
+    seen = []
+    base = type(plan).forward
+
+    def forward(p, t, **options):
+        seen.append(options.get("progress"))
+        return base(p, t, **options)
+
+    x = np.random.default_rng(0).random((7, 16, 16)).astype(np.float32)
+    plans._streamed_forward(plan, forward, x, 2, {"progress": True}, True)
+    err = capsys.readouterr().err
+    assert seen == [False, False, False]
+    assert "7/7" in err and err.count("ZernikeTransform.forward") >= 1
+    assert "3/3" not in err  # no bar of a piece

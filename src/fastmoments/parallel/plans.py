@@ -330,9 +330,10 @@ def _stream_host_batches(cls: type, split: Callable[[Any], WorkSplit]) -> None:
     gathered into one object of the plan; they equal the whole batch's to rounding (the
     products run on fewer items at a time). On an H200, 2,048 volumes of 100³ to order 20
     took 1.31 s uploaded whole and 0.29 s streamed (``benchmarks/results/multigpu.md``).
-    Calls with options other than ``progress`` (``channel_axis``, say) run as before.
-    Subclasses that define their own ``forward`` (the polar harmonic plans) are wrapped when
-    they are made.
+    Calls with options other than ``progress`` (``channel_axis``, say) run as before. A plan
+    that shows a progress bar shows one over the whole batch (its items), not one per
+    sub-batch. Subclasses that define their own ``forward`` (the polar harmonic plans) are
+    wrapped when they are made.
     """
     _wrap_forward(cls, split)
 
@@ -348,13 +349,14 @@ def _wrap_forward(cls: type, split: Callable[[Any], WorkSplit]) -> None:
     """``cls.forward`` (and ``__call__`` where it is the same) wrapped as
     :func:`_stream_host_batches` says."""
     base = cls.forward
+    bar = "progress" in inspect.signature(base).parameters
 
     @functools.wraps(base)
     def forward(self: Any, *args: Any, **options: Any) -> Any:
         if len(args) == 1 and _streams(self, args[0], options):
             core = split(self).core_ndim
             if len(_shape(args[0])) > core:
-                return _streamed_forward(self, base, args[0], core, options)
+                return _streamed_forward(self, base, args[0], core, options, bar)
         return base(self, *args, **options)
 
     cls.forward = forward
@@ -365,7 +367,7 @@ def _wrap_forward(cls: type, split: Callable[[Any], WorkSplit]) -> None:
 def _streams(plan: Any, x: Any, options: dict) -> bool:
     """Whether ``plan.forward(x, **options)`` streams ``x`` (see
     :func:`_stream_host_batches`)."""
-    if set(options) - {"progress"} or options.get("progress") not in (None, False):
+    if set(options) - {"progress"}:
         return False
     dev = getattr(plan, "device", None)
     if not isinstance(dev, torch.device) or dev.type != "cuda":
@@ -381,15 +383,29 @@ def _streams(plan: Any, x: Any, options: dict) -> bool:
     return nbytes >= 2 * SUB_BATCH_BYTES
 
 
-def _streamed_forward(plan: Any, base: Callable, x: Any, core: int, options: dict) -> Any:
+def _streamed_forward(plan: Any, base: Callable, x: Any, core: int, options: dict,
+                      bar: bool) -> Any:
     """``base(plan, x)`` over sub-batches of the flattened batch whose uploads overlap the
-    compute, the moments gathered on the plan's device into one object of ``plan``."""
+    compute, the moments gathered on the plan's device into one object of ``plan``; with
+    ``bar`` (the plan shows progress bars), one bar over the batch's items."""
+    from .._progress import progress_bar
+
     shape = _shape(x)
     lead, item = shape[:-core], shape[-core:]
     b = math.prod(lead)
-    parts = transfer_batches(_reshape(x, (b, *item)), plan.device, STREAM_SLOT,
-                             lambda t: base(plan, t, **options),
-                             math.prod(item) * _itemsize(x))
+    steps = progress_bar(b, desc=f"{type(plan).__name__}.forward", unit="item",
+                         show=options.get("progress") if bar else False)
+
+    def part(t: torch.Tensor) -> Any:
+        out = base(plan, t, **({**options, "progress": False} if bar else options))
+        steps.update(int(t.shape[0]))
+        return out
+
+    try:
+        parts = transfer_batches(_reshape(x, (b, *item)), plan.device, STREAM_SLOT, part,
+                                 math.prod(item) * _itemsize(x))
+    finally:
+        steps.close()
     return _gather_moments(parts, plan, plan.device, lead, _kind(x))
 
 
