@@ -171,6 +171,15 @@ def test_inputs_are_not_modified(imgs):
 
 
 # ---------------------------------------------------------------------- errors
+def test_bad_calls_with_a_device_name_the_function():
+    """A call that does not fit the signature raises Python's own error (naming the
+    function), with device= given too, not the signature binding's."""
+    with pytest.raises(TypeError, match=r"features\(\) takes 1 positional"):
+        features(np.zeros((2, 8, 8)), "zernike", 4, device="cpu")
+    with pytest.raises(TypeError, match=r"gaussian_filter1d\(\) takes"):
+        gaussian_filter1d(np.zeros(8), 1.0, -1, 0, None, "reflect", 0.0, 4.0, 3, device="cpu")
+
+
 def test_device_errors():
     with pytest.raises(ValueError, match="device"):
         ZernikeTransform(16, 4, device=[])

@@ -463,22 +463,20 @@ def batched(*, name: str, split_axis: SplitAxis, out_offset: int = 0,
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if has_device:
+            # (device is keyword-only in every one-call function: no binding without it)
+            device = kwargs.get("device") if has_device else kwargs.pop("device", None)
+            if device is None:
+                return fn(*args, **kwargs)
+            try:
                 bound = sig.bind(*args, **kwargs)
-                device = bound.arguments.get("device")
-                if device is None:
+            except TypeError:  # a bad call: the function's own error, naming it
+                return fn(*args, **kwargs)
+            if has_device and not is_multi(device):
+                dev = resolve_device(device)
+                bound.apply_defaults()
+                if not _pipelined_upload(bound.arguments, name, dev, split_axis):
                     return fn(*args, **kwargs)
-                if not is_multi(device):
-                    dev = resolve_device(device)
-                    bound.apply_defaults()
-                    if not _pipelined_upload(bound.arguments, name, dev, split_axis):
-                        return fn(*args, **kwargs)
-                    return _run(fn, bound, (dev,))
-            else:
-                device = kwargs.pop("device", None)
-                if device is None:
-                    return fn(*args, **kwargs)
-                bound = sig.bind(*args, **kwargs)
+                return _run(fn, bound, (dev,))
             devs = device_list(device) if is_multi(device) else (resolve_device(device),)
             bound.apply_defaults()
             return _run(fn, bound, devs)
