@@ -79,14 +79,37 @@ def _prefetch_box(lab, img, weighted, b0, b1, c0, c1):  # pragma: no cover - com
 
 
 @njit(cache=True, inline="always")
-def disk_span(x2, dy2, limit, a, b):  # pragma: no cover - compiled
-    """The columns ``a..b`` of a row (offsets in its box) trimmed at both ends to the pixels
-    with ``x2[t] + dy2 <= limit``, the disk being convex: ``a > b`` when none is left."""
+def disk_span(x2, limit, i, ci, r, a, b):  # pragma: no cover - compiled
+    r"""Row ``i`` of an object (centre row ``ci``, radius ``r``): :math:`\hat y` and its
+    columns ``a..b`` (offsets in the box) trimmed at both ends to the pixels with
+    ``x2[t]`` + :math:`\hat y^2 \le` ``limit``, the disk being convex; ``a > b`` when none
+    is left (all of them when :math:`\hat y^2 >` ``limit``)."""
+    dy = (i - ci) / r
+    dy2 = dy * dy
+    if not dy2 <= limit:  # no pixel of the row passes
+        return dy, b + 1, b
     while a <= b and not x2[a] + dy2 <= limit:
         a += 1
     while b >= a and not x2[b] + dy2 <= limit:
         b -= 1
-    return a, b
+    return dy, a, b
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc"})
+def _column_powers(X, x2, j0, W, cj, r, P, limit):  # pragma: no cover - compiled
+    r"""An object's columns ``j0 .. j0 + W - 1`` (centre column ``cj``, radius ``r``):
+    ``x2[t]`` = :math:`\hat x_t^2` and ``X[p, t]`` = :math:`\hat x_t^p`, 0 in the columns
+    where :math:`\hat x^2 >` ``limit`` (no pixel of them passes the test)."""
+    for t in range(W):
+        dx = (j0 + t - cj) / r
+        d2 = dx * dx
+        x2[t] = d2
+        ok = d2 <= limit  # else x^2 + y^2 > limit in the whole column
+        X[0, t] = 1.0 if ok else 0.0
+        X[1, t] = dx if ok else 0.0
+    for p in range(2, P):
+        for t in range(W):
+            X[p, t] = X[p - 1, t] * X[1, t]
 
 
 @functools.lru_cache(maxsize=32)
@@ -179,16 +202,7 @@ def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, vis
         cj = centre[k, 1]
         j0 = bbox[k, 1]
         W = bbox[k, 3] - j0
-        for t in range(W):
-            dx = (j0 + t - cj) / r
-            d2 = dx * dx
-            x2[t] = d2
-            ok = d2 <= limit  # else x^2 + y^2 > limit in the whole column
-            X[0, t] = 1.0 if ok else 0.0
-            X[1, t] = dx if ok else 0.0
-        for p in range(2, P):
-            for t in range(W):
-                X[p, t] = X[p - 1, t] * X[1, t]
+        _column_powers(X, x2, j0, W, cj, r, P, limit)
         M[:] = 0.0
         for i in range(bbox[k, 0], bbox[k, 2]):
             ia = na0 + i - bbox[k, 0]
@@ -256,16 +270,7 @@ def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, n
         cj = centre[k, 1]
         j0 = bbox[k, 1]
         W = bbox[k, 3] - j0
-        for t in range(W):
-            dx = (j0 + t - cj) / r
-            d2 = dx * dx
-            x2[t] = d2
-            ok = d2 <= limit  # else x^2 + y^2 > limit in the whole column
-            X[0, t] = 1.0 if ok else 0.0
-            X[1, t] = dx if ok else 0.0
-        for p in range(2, P):
-            for t in range(W):
-                X[p, t] = X[p - 1, t] * X[1, t]
+        _column_powers(X, x2, j0, W, cj, r, P, limit)
         for p in range(P):
             C[0, p] = 0.0
         for t in range(W):  # the powers side by side: independent additions
@@ -274,11 +279,7 @@ def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, n
         M[:] = 0.0
         for g in range(first[k], first[k] + nrow[k]):
             i = row[g]
-            dy = (i - ci) / r
-            dy2 = dy * dy
-            if not dy2 <= limit:  # no pixel of the row passes
-                continue
-            a, b = disk_span(x2, dy2, limit, lo[g] - j0, hi[g] - j0)
+            dy, a, b = disk_span(x2, limit, i, ci, r, lo[g] - j0, hi[g] - j0)
             if a > b:
                 continue
             if npx[g] == hi[g] - lo[g] + 1:  # one run: nothing to look up

@@ -175,11 +175,7 @@ def _objects_sums(lab, ids, img, bbox, centre, radius, order, limit, out, first,
                 _prefetch_rows(lab, img, row, lo, hi, npx, ahead, ahead + 1)
                 ahead += 1
             i = row[g]
-            dy = (i - ci) / r
-            dy2 = dy * dy
-            if not dy2 <= limit:  # no pixel of the row passes
-                continue
-            a, b = disk_span(x2, dy2, limit, lo[g] - j0, hi[g] - j0)
+            dy, a, b = disk_span(x2, limit, i, ci, r, lo[g] - j0, hi[g] - j0)
             if a <= b:
                 _add_row(lab, img, ids[k], i, j0, a, b, npx[g] == hi[g] - lo[g] + 1, dy, P,
                          Wp, wrow, G)

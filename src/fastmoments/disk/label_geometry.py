@@ -119,6 +119,15 @@ def _block(x: Any, r0: int, r1: int, device: torch.device, dtype: torch.dtype | 
     return part.to(device=device, dtype=dtype if dtype is not None else part.dtype)
 
 
+def _whole_on_device(lab: Any, dev: torch.device, budget: int) -> bool:
+    """Whether the whole label image may be on ``dev`` at once: it is already there, or it
+    takes at most half the budget (larger labels are read in row blocks)."""
+    if isinstance(lab, torch.Tensor) and lab.device == dev:
+        return True
+    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
+    return lab.shape[0] * lab.shape[1] * item <= budget // 2
+
+
 def _signed(part: np.ndarray) -> np.ndarray:
     """Unsigned labels (torch computes little on uint16-64) as int64, checked to fit."""
     if part.dtype == np.uint64 and part.size and int(part.max()) > np.iinfo(np.int64).max:
@@ -302,11 +311,9 @@ def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: 
 
     if not tk.available(dev) or len(ids) == 0:
         return None
-    h, w = lab.shape
-    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
-    on_device = isinstance(lab, torch.Tensor) and lab.device == dev
+    h = lab.shape[0]
     top = int(ids[-1])
-    if (not on_device and h * w * item > budget // 2) or (top + 1) * 48 > budget // 4:
+    if not _whole_on_device(lab, dev, budget) or (top + 1) * 48 > budget // 4:
         return None
     t = _block(lab, 0, h, dev).contiguous()
     if t.dtype not in tk.LABEL_DTYPES:
@@ -381,10 +388,8 @@ def _triton_geometry(lab: Any, dev: torch.device, budget: int) -> LabelGeometry 
 
     if not tk.available(dev):
         return None
-    h, w = lab.shape
-    on_device = isinstance(lab, torch.Tensor) and lab.device == dev
-    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
-    if not on_device and h * w * item > budget // 2:
+    h = lab.shape[0]
+    if not _whole_on_device(lab, dev, budget):
         return None
     t = _block(lab, 0, h, dev).contiguous()
     if t.dtype not in tk.LABEL_DTYPES:

@@ -118,6 +118,7 @@ from .label_geometry import (
     _Mapper,
     _pixels,
     _row_blocks,
+    _whole_on_device,
     label_geometry,
     memory_budget_bytes,
 )
@@ -666,8 +667,7 @@ def _geometry_on_device(lab: Any, dev: torch.device, budget: int, route: Route) 
     Labels over half the budget stay on the host (the passes then read row blocks)."""
     if route.backend != "triton" or (isinstance(lab, torch.Tensor) and lab.device == dev):
         return False
-    item = lab.element_size() if isinstance(lab, torch.Tensor) else lab.dtype.itemsize
-    return lab.shape[0] * lab.shape[1] * item <= budget // 2
+    return _whole_on_device(lab, dev, budget)
 
 
 def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, budget: int,
