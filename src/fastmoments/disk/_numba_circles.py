@@ -2,8 +2,9 @@
 once (:func:`fastmoments.disk.enclosing.minimum_enclosing_circles` drives them with
 ``method="numba"``): the start, each step's cosines, the best vertex and the finish, for
 every object of the active set in one call, with NumPy's ``arccos`` so that the bits are
-those of the lock-step NumPy reference (``method="numpy"``, centrosome's). One thread;
-imported lazily, compiled with ``cache=True``."""
+those of the lock-step NumPy reference (``method="numpy"``, centrosome's). Between two
+``arccos`` calls, one compiled call (:func:`circle_round`) ends a step and begins the next.
+One thread; imported lazily, compiled with ``cache=True``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_start"]
+__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "circle_start"]
 
 
 @njit(cache=True)
@@ -193,3 +194,26 @@ def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres
             keep[n_keep] = k
             n_keep += 1
     return keep[:n_keep]
+
+
+@njit(cache=True)
+def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, slot_of,
+                 row_of, best, centres, radii):  # pragma: no cover - compiled
+    """The rest of a step and the start of the next, in one call: :func:`circle_best` and
+    :func:`circle_finish` of the step whose ``m`` candidates' angles are ``angles[0, :m]``
+    (at ``S1``) and ``angles[1, :m]`` (at ``S0``), then :func:`circle_cosines` of the next
+    step into ``angles`` (which the caller turns into angles with NumPy's ``arccos``).
+
+    Returns ``(done, active, m)``: the objects still active and their candidates; ``done``
+    False when :func:`circle_best` needs ``order`` (NumPy's sort of ``at_v[:m]``, written
+    first): nothing else is changed, and the call is made again with it."""
+    ang1 = angles[0, :m]
+    ang0 = angles[1, :m]
+    if not circle_best(active, py, px, start, counts, s0, s1, at_v[:m], ang1, ang0,
+                       slot_of, order, row_of, best):
+        return False, active, m
+    active = circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres,
+                           radii, slot_of)
+    m = circle_cosines(active, py, px, start, counts, s0, s1, angles[0], angles[1],
+                       slot_of, row_of)
+    return True, active, m

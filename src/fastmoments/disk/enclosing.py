@@ -270,24 +270,25 @@ def _circles_compiled(points: np.ndarray, counts: np.ndarray
     s1 = np.ones(n, np.int64)
     active = np.flatnonzero(counts > 2)
     size = int(np.maximum(counts - 2, 0).sum())
-    cos = np.empty((2, size))
-    at_v_all = np.empty(size)
+    angles = np.empty((2, size))  # each step's cosines, then (in place) their angles
+    at_v = np.empty(size)
     slot, row_of = np.empty(size, np.int64), np.empty(size, np.int64)
     best = np.empty(n, np.int64)
     no_order = np.zeros(0, np.int64)
+    m = nk.circle_cosines(active, py, px, start, counts, s0, s1, angles[0], angles[1],
+                          slot, row_of)
     while active.size:
-        m = nk.circle_cosines(active, py, px, start, counts, s0, s1, cos[0], cos[1], slot,
-                              row_of)
         # as _angle: NumPy's arccos (its absolute value is itself: arccos >= +0 or NaN),
         # both cosines in one call
-        angles = np.arccos(cos[:, :m], out=cos[:, :m])
-        at_s1, at_s0, at_v = angles[0], angles[1], at_v_all[:m]
-        if not nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0,
-                              slot, no_order, row_of, best):
-            nk.circle_best(active, py, px, start, counts, s0, s1, at_v, at_s1, at_s0, slot,
-                           np.argsort(at_v), row_of, best)
-        active = nk.circle_finish(active, py, px, start, s0, s1, at_v, at_s1, at_s0, best,
-                                  centres, radii, slot)
+        np.arccos(angles[:, :m], out=angles[:, :m])
+        done, nxt, m_nxt = nk.circle_round(active, py, px, start, counts, s0, s1, angles,
+                                           m, at_v, no_order, slot, row_of, best, centres,
+                                           radii)
+        if not done:
+            done, nxt, m_nxt = nk.circle_round(active, py, px, start, counts, s0, s1,
+                                               angles, m, at_v, np.argsort(at_v[:m]), slot,
+                                               row_of, best, centres, radii)
+        active, m = nxt, m_nxt
     return centres, radii
 
 
