@@ -339,6 +339,18 @@ def environment(devs: list[torch.device]) -> dict[str, Any]:
     return env
 
 
+def _head() -> str | None:
+    """The short commit of this source tree, or None where git cannot say."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], check=True, text=True,
+                              capture_output=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def _span(r: list[float] | None) -> str:
     """`` (min-max)`` of a row's times, or nothing where the run did not record them."""
     return "" if r is None else f" ({r[0]:.2f}-{r[1]:.2f})"
@@ -393,6 +405,9 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--jobs", default="a,b,t8,d,e,c")
+    ap.add_argument("--commit", default=None,
+                    help="the commit measured, recorded with the run (default: the tree's "
+                         "HEAD, where git can read it)")
     args = ap.parse_args()
     if args.small or torch.cuda.device_count() < 2:
         if not args.small:
@@ -420,8 +435,10 @@ def main() -> None:
         errors = [e for e in prev["errors"] if e.split(":")[0] not in mine]
         pe = prev["environment"]
         runs = pe.get("runs") or [{"date": pe["date"], "jobs": sorted({r["job"] for r in rows})}]
-        env["runs"] = [{"date": r["date"], "jobs": [j for j in r["jobs"] if j not in mine]}
-                       for r in runs] + [{"date": env["date"], "jobs": sorted(mine)}]
+        kept = [dict(r, jobs=[j for j in r["jobs"] if j not in mine]) for r in runs]
+        env["runs"] = [r for r in kept if r["jobs"]] + [
+            {"date": env["date"], "jobs": sorted("b'" if j == "t8" else j for j in mine),
+             "commit": args.commit or _head()}]
     runs = {
         "a": lambda: job_features(one, two, cfg["n_img"], cfg["size"], cfg["order"],
                                   args.reps),
