@@ -84,6 +84,30 @@ def test_the_one_pass_geometry_refuses_negative_labels_and_gives_way_to_large_on
     assert _hull_pass(awkward(), 4000) is None  # (object, row) pairs past the budget
 
 
+@pytest.mark.parametrize("hull, followed", [
+    # a nucleus of the stardist image: two vertices tie as moves of the first side, and
+    # both roads end on the same circle (centre exact, the same radius bits)
+    ([[248, 508], [247, 509], [247, 510], [258, 510], [258, 509], [257, 508]], True),
+    # a small blob whose tied roads are not settled in one step: NumPy's sort decides
+    ([[2, 1], [1, 2], [1, 4], [4, 4], [5, 3], [5, 2], [4, 1]], False),
+])
+def test_tied_smallest_angles_are_followed_or_sorted_to_the_reference_bits(hull, followed):
+    from fastmoments.disk.enclosing import _circle_steps
+
+    pts = np.array(hull, dtype=float)
+    counts = np.array([len(pts)])
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    steps = (np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
+             np.zeros(1, np.int64), counts)
+    sorted_ = _circle_steps(*steps, follow=False)
+    followed_ = _circle_steps(*steps, follow=True)
+    assert (followed_ is not None) == followed
+    for got in (sorted_, followed_, minimum_enclosing_circles(pts, counts)):
+        if got is not None:
+            np.testing.assert_array_equal(got[0], ref[0])
+            np.testing.assert_array_equal(got[1], ref[1])
+
+
 @pytest.mark.parametrize("seed, step", [(1, 40), (8, 10), (11, 12)])
 def test_the_compiled_circles_equal_the_lock_step_ones_to_the_bit(seed, step):
     # ellipses and squares: many objects have vertices that see the side under the same

@@ -13,7 +13,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "circle_start"]
+__all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "circle_start",
+           "circle_ties"]
 
 
 @njit(cache=True)
@@ -217,3 +218,43 @@ def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, 
     m = circle_cosines(active, py, px, start, counts, s0, s1, angles[0], angles[1],
                        slot_of, row_of)
     return True, active, m
+
+
+@njit(cache=True)
+def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, best,
+                tie_a, tie_e):  # pragma: no cover - compiled
+    """:func:`circle_best` without NumPy's sort, for a step that needs it: each active
+    object takes the first of its equal smallest angles (in hull order) into ``best``, and
+    each other one of them that would give another circle or move is listed (``tie_a``:
+    the object's position in ``active``, ``tie_e``: the entry), so that the caller can
+    follow it too. Returns the number listed, or -1 when an angle is NaN."""
+    for e in range(at_v.shape[0]):
+        at_v[e] = (np.pi - ang1[e]) - ang0[e]
+    n_ties = 0
+    e = 0
+    for a in range(active.shape[0]):
+        k = active[a]
+        c = counts[k] - 2
+        b = e
+        v = at_v[e]
+        for q in range(e, e + c):
+            x = at_v[q]
+            if x != x:
+                return -1
+            if x < v:
+                v = x
+                b = q
+        best[a] = b
+        s = start[k]
+        kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], v, ang1[b],
+                                       ang0[b])
+        for q in range(b + 1, e + c):
+            if at_v[q] == v:
+                kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q],
+                                                   at_v[q], ang1[q], ang0[q])
+                if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
+                    tie_a[n_ties] = a
+                    tie_e[n_ties] = q
+                    n_ties += 1
+        e += c
+    return n_ties
