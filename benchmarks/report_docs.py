@@ -892,7 +892,7 @@ def objects_speed(out: list[str]) -> None:
             f"tool with its default threads ({_objects_threads(cpu)}); *difference*: our "
             "largest absolute difference from the reference tool (centrosome, CellProfiler's "
             "code, where it runs; its memory grows past the machine's at 5120²). Times on this "
-            "shared machine move between runs (features.md gives the range over four).", ""]
+            "shared machine move between runs (features.md gives their range).", ""]
     cells: dict[tuple, dict] = {}
     for r in cpu["rows"]:
         cells.setdefault((r["size"], r["features"]), {})[r["tool"]] = r
