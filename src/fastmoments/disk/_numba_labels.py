@@ -339,40 +339,48 @@ def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
     entries ``first[k] .. first[k] + ncol[k] - 1``; its vertices go to
     ``out_*[2 first[k] ...]``, their number to ``counts[k]``)."""
     for k in range(first.shape[0]):
-        s = first[k]
-        last = s + ncol[k] - 1
-        base = 2 * s
-        top = 0
-        for e in range(s, last + 1):  # lower chain
-            x = col[e]
-            y = row_min[e]
-            while top >= 2 and not _turns_left(out_col[base + top - 2], out_row[base + top - 2],
-                                               out_col[base + top - 1], out_row[base + top - 1],
-                                               x, y):
-                top -= 1
-            out_col[base + top] = x
-            out_row[base + top] = y
-            top += 1
-        lower = top
-        if row_max[last] == row_min[last]:
-            start = top - 1  # the last column's pixel begins the upper chain
-            e_begin = last - 1
-        else:
-            start = top
-            e_begin = last
-        for e in range(e_begin, s - 1, -1):  # upper chain
-            x = col[e]
-            y = row_max[e]
-            while top - start >= 2 and not _turns_left(
-                    out_col[base + top - 2], out_row[base + top - 2],
-                    out_col[base + top - 1], out_row[base + top - 1], x, y):
-                top -= 1
-            out_col[base + top] = x
-            out_row[base + top] = y
-            top += 1
-        if top > lower and row_max[s] == row_min[s]:
-            top -= 1  # the upper chain ended on the lower chain's first pixel
-        counts[k] = top
+        counts[k] = _hull_chain(first[k], ncol[k], col, row_min, row_max, out_row, out_col,
+                                2 * first[k])
+
+
+@njit(cache=True, inline="always")
+def _hull_chain(s, n, col, row_min, row_max, out_row, out_col,
+                base):  # pragma: no cover - compiled
+    """One object's strict convex hull vertices by Andrew's monotone chain
+    (:func:`convex_hulls_by_object`) from its columns ``s .. s + n - 1``, written to
+    ``out_*[base ...]``; returns their number."""
+    last = s + n - 1
+    top = 0
+    for e in range(s, last + 1):  # lower chain
+        x = col[e]
+        y = row_min[e]
+        while top >= 2 and not _turns_left(out_col[base + top - 2], out_row[base + top - 2],
+                                           out_col[base + top - 1], out_row[base + top - 1],
+                                           x, y):
+            top -= 1
+        out_col[base + top] = x
+        out_row[base + top] = y
+        top += 1
+    lower = top
+    if row_max[last] == row_min[last]:
+        start = top - 1  # the last column's pixel begins the upper chain
+        e_begin = last - 1
+    else:
+        start = top
+        e_begin = last
+    for e in range(e_begin, s - 1, -1):  # upper chain
+        x = col[e]
+        y = row_max[e]
+        while top - start >= 2 and not _turns_left(
+                out_col[base + top - 2], out_row[base + top - 2],
+                out_col[base + top - 1], out_row[base + top - 1], x, y):
+            top -= 1
+        out_col[base + top] = x
+        out_row[base + top] = y
+        top += 1
+    if top > lower and row_max[s] == row_min[s]:
+        top -= 1  # the upper chain ended on the lower chain's first pixel
+    return top
 
 
 @njit(cache=True)
@@ -550,7 +558,7 @@ def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
     ``(x, y) = (col, row)`` plane from the vertex of smallest ``(col, row)``.
 
     The entries are put object by object (a counting sort, rows stay in order) and each
-    object's go through Andrew's monotone chain (:func:`convex_hulls_by_object`) with rows
+    object's go through Andrew's monotone chain (:func:`_hull_chain`, in its own scratch) with rows
     and columns swapped; the swap turns the vertices clockwise, so each object's are
     read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(points,
     counts, first, nrow, row, lo, hi, npx)``: the vertices (``(2, P)`` float64 rows and
@@ -584,15 +592,11 @@ def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
         mrow = max(mrow, nrow[k])
     out_c = np.empty(2 * mrow, np.int64)  # one object's; swapped: its "rows" are columns
     out_r = np.empty(2 * mrow, np.int64)
-    one = np.zeros(1, np.int64)
-    cnt = np.zeros(1, np.int64)
     counts = np.zeros(n_objects, np.int64)
     pts = np.empty((2, 2 * n_e))  # the vertices' rows and columns (exact in float64)
     at = 0
     for k in range(n_objects):
-        g = slice(first[k], first[k] + nrow[k])
-        convex_hulls_by_object(one, nrow[k:k + 1], srow[g], slo[g], shi[g], out_c, out_r, cnt)
-        c = cnt[0]
+        c = _hull_chain(first[k], nrow[k], srow, slo, shi, out_c, out_r, 0)
         s = 0  # the vertex of smallest (col, row)
         for t in range(1, c):
             if (out_c[t] < out_c[s]
