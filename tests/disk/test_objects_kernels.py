@@ -88,28 +88,62 @@ def test_the_one_pass_geometry_refuses_negative_labels_and_gives_way_to_large_on
     # a nucleus of the stardist image: two vertices tie as moves of the first side, and
     # both roads end on the same circle (centre exact, the same radius bits)
     ([[248, 508], [247, 509], [247, 510], [258, 510], [258, 509], [257, 508]], True),
-    # a small blob whose tied roads are not settled in one step: NumPy's sort decides
-    ([[2, 1], [1, 2], [1, 4], [4, 4], [5, 3], [5, 2], [4, 1]], False),
+    # a small blob whose ties come in two steps: copies of copies, all on one circle
+    ([[2, 1], [1, 2], [1, 4], [4, 4], [5, 3], [5, 2], [4, 1]], True),
+    # a small ellipse whose tied roads end on circles of other bits: NumPy's sort decides
+    ([[44, 23], [43, 24], [43, 26], [45, 28], [46, 28], [48, 26], [47, 24], [46, 23]],
+     False),
 ])
-def test_tied_smallest_angles_are_followed_or_sorted_to_the_reference_bits(hull, followed):
-    from fastmoments.disk.enclosing import _circle_steps
+def test_tied_smallest_angles_are_followed_or_sorted_to_the_reference_bits(
+        monkeypatch, hull, followed):
+    from fastmoments.disk import enclosing
 
     pts = np.array(hull, dtype=float)
     counts = np.array([len(pts)])
     ref = minimum_enclosing_circles(pts, counts, method="numpy")
     steps = (np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
              np.zeros(1, np.int64), counts)
-    sorted_ = _circle_steps(*steps, follow=False)
-    followed_ = _circle_steps(*steps, follow=True)
-    assert (followed_ is not None) == followed
-    for got in (sorted_, followed_, minimum_enclosing_circles(pts, counts)):
+    answers = [enclosing._circle_steps(*steps, follow=False),
+               enclosing._circle_steps(*steps, follow=True),  # one object of one: sorted
+               minimum_enclosing_circles(pts, counts)]
+    monkeypatch.setattr(enclosing, "FOLLOW_SHARE", 1.0)  # follow whatever the share
+    answers.append(enclosing._circle_steps(*steps, follow=True))
+    assert (answers[-1] is not None) == followed
+    for got in answers:
         if got is not None:
             np.testing.assert_array_equal(got[0], ref[0])
             np.testing.assert_array_equal(got[1], ref[1])
 
 
+@pytest.mark.parametrize("share", [None, 1.0])
+def test_ties_followed_among_many_objects_give_the_reference_bits(monkeypatch, share):
+    from fastmoments.disk import enclosing
+
+    lab = ellipses((240, 260), seed=1, step=40)
+    *_, pts, counts = column_pass(lab)
+    tie = np.array([[248, 508], [247, 509], [247, 510], [258, 510], [258, 509], [257, 508]])
+    pts = np.concatenate([pts, *(tie + np.array([300 + 20 * t, 7 * t]) for t in range(3))])
+    counts = np.concatenate([counts, [len(tie)] * 3])
+    pts = pts.astype(float)
+    if share is not None:
+        monkeypatch.setattr(enclosing, "FOLLOW_SHARE", share)
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    got = enclosing._circle_steps(np.ascontiguousarray(pts[:, 0]),
+                                  np.ascontiguousarray(pts[:, 1]),
+                                  np.cumsum(counts) - counts, counts, follow=True)
+    assert got is not None  # followed (share 1) or sorted from the step (3 of 39 tied)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+
+
+@pytest.mark.parametrize("share", [None, 1.0])
 @pytest.mark.parametrize("seed, step", [(1, 40), (8, 10), (11, 12)])
-def test_the_compiled_circles_equal_the_lock_step_ones_to_the_bit(seed, step):
+def test_the_compiled_circles_equal_the_lock_step_ones_to_the_bit(monkeypatch, seed, step,
+                                                                  share):
+    from fastmoments.disk import enclosing
+
+    if share is not None:  # follow every tie: copies that differ, then the sort
+        monkeypatch.setattr(enclosing, "FOLLOW_SHARE", share)
     # ellipses and squares: many objects have vertices that see the side under the same
     # computed angle, where NumPy's sort of all the angles decides (module notes)
     lab = ellipses((240, 260), seed=seed, step=step)

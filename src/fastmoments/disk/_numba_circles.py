@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "circle_start",
-           "circle_ties"]
+           "circle_ties", "finish_checked"]
 
 
 @njit(cache=True)
@@ -197,27 +197,75 @@ def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres
     return keep[:n_keep]
 
 
+#: :func:`circle_round`'s answers: the step is made; it needs NumPy's sort; a copy of an
+#: object followed through a tie ended on another circle than the object.
+ROUND_DONE, ROUND_SORT, ROUND_DIFFERS = 0, 1, 2
+
+
 @njit(cache=True)
 def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, slot_of,
-                 row_of, best, centres, radii):  # pragma: no cover - compiled
+                 row_of, best, centres, radii, root, finished,
+                 followed):  # pragma: no cover - compiled
     """The rest of a step and the start of the next, in one call: :func:`circle_best` and
     :func:`circle_finish` of the step whose ``m`` candidates' angles are ``angles[0, :m]``
     (at ``S1``) and ``angles[1, :m]`` (at ``S0``), then :func:`circle_cosines` of the next
     step into ``angles`` (which the caller turns into angles with NumPy's ``arccos``).
+    ``root``, ``finished``, ``followed``: as for :func:`finish_checked` (empty: no copies).
 
-    Returns ``(done, active, m)``: the objects still active and their candidates; ``done``
-    False when :func:`circle_best` needs ``order`` (NumPy's sort of ``at_v[:m]``, written
-    first): nothing else is changed, and the call is made again with it."""
+    Returns ``(status, active, m)``: :data:`ROUND_DONE` and the objects still active and
+    their candidates; :data:`ROUND_SORT` when :func:`circle_best` needs ``order`` (NumPy's
+    sort of ``at_v[:m]``, written first): nothing else is changed, and the call is made
+    again with it; :data:`ROUND_DIFFERS` from :func:`finish_checked`."""
     ang1 = angles[0, :m]
     ang0 = angles[1, :m]
     if not circle_best(active, py, px, start, counts, s0, s1, at_v[:m], ang1, ang0,
                        slot_of, order, row_of, best):
-        return False, active, m
-    active = circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres,
-                           radii, slot_of)
+        return ROUND_SORT, active, m
+    same, active = finish_checked(active, py, px, start, s0, s1, at_v, ang1, ang0, best,
+                                  centres, radii, slot_of, root, finished, followed)
+    if not same:
+        return ROUND_DIFFERS, active, m
     m = circle_cosines(active, py, px, start, counts, s0, s1, angles[0], angles[1],
                        slot_of, row_of)
-    return True, active, m
+    return ROUND_DONE, active, m
+
+
+@njit(cache=True)
+def finish_checked(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
+                   slot_of, root, finished, followed):  # pragma: no cover - compiled
+    """:func:`circle_finish`, and whether every copy of an object (objects ``n`` on, ``n =
+    len(followed)``; ``root``: the object each follows) that has its circle now, and whose
+    object has its own, ends on the same circle (``finished``: which have theirs, updated;
+    ``followed``: the objects with copies). Returns ``(same, active)``."""
+    keep = circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres,
+                         radii, slot_of)
+    if root.shape[0] == 0:
+        return True, keep
+    n = followed.shape[0]
+    q = 0
+    for a in range(active.shape[0]):
+        k = active[a]
+        if q < keep.shape[0] and keep[q] == k:
+            q += 1
+            continue
+        finished[k] = True  # its circle is found in this step
+        r = root[k]
+        if k >= n:
+            if finished[r] and not _same_circle(centres, radii, k, r):
+                return False, keep
+        elif followed[k]:
+            for c in range(n, root.shape[0]):
+                if root[c] == k and finished[c] and not _same_circle(centres, radii, c, k):
+                    return False, keep
+    return True, keep
+
+
+@njit(cache=True, inline="always")
+def _same_circle(centres, radii, a, b):  # pragma: no cover - compiled
+    """Whether objects ``a`` and ``b`` have equal circles (the caller compares the bits at
+    the end; this is the early test)."""
+    return (centres[a, 0] == centres[b, 0] and centres[a, 1] == centres[b, 1]
+            and radii[a] == radii[b])
 
 
 @njit(cache=True)
