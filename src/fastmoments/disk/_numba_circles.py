@@ -86,53 +86,21 @@ def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
     first in NumPy's sort of all the step's entries. Without ``order`` (an empty array):
     the smallest of each object's entries, when it is the only one or when every one of
     the equal smallest gives the same bits (each makes the diameter circle, or each the
-    same circumcircle); else returns False, leaving ``best`` incomplete. With ``order``
-    (that sort, ``np.argsort(at_v)``) and ``row_of`` (:func:`circle_cosines`): each
-    object's first entry in it."""
-    n = active.shape[0]
+    same circumcircle), by :func:`circle_ties`; else returns False, leaving ``best``
+    incomplete. With ``order`` (that sort, ``np.argsort(at_v)``) and ``row_of``
+    (:func:`circle_cosines`): each object's first entry in it."""
+    if not order.shape[0]:  # (empty: no tie is listed, the first one stops it)
+        return circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of,
+                           best, order, order) == 0
     for e in range(at_v.shape[0]):
         at_v[e] = (np.pi - ang1[e]) - ang0[e]
-    if order.shape[0]:
-        for a in range(n):
-            best[a] = -1
-        for q in range(order.shape[0]):
-            e = order[q]
-            a = row_of[e]
-            if best[a] < 0:
-                best[a] = e
-        return True
-    e = 0
-    for a in range(n):
-        k = active[a]
-        c = counts[k] - 2
-        b = e
-        v = at_v[e]
-        tied = False
-        nan = v != v
-        for q in range(e + 1, e + c):
-            x = at_v[q]
-            if x < v:
-                v = x
-                b = q
-                tied = False
-            elif x == v:
-                tied = True
-            elif x != x:
-                nan = True
-        if nan:
-            return False
-        if tied:
-            s = start[k]
-            kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], at_v[b],
-                                           ang1[b], ang0[b])
-            for q in range(b + 1, e + c):
-                if at_v[q] == v:
-                    kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q],
-                                                       at_v[q], ang1[q], ang0[q])
-                    if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
-                        return False
-        best[a] = b
-        e += c
+    for a in range(active.shape[0]):
+        best[a] = -1
+    for q in range(order.shape[0]):
+        e = order[q]
+        a = row_of[e]
+        if best[a] < 0:
+            best[a] = e
     return True
 
 
@@ -271,11 +239,13 @@ def _same_circle(centres, radii, a, b):  # pragma: no cover - compiled
 @njit(cache=True)
 def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, best,
                 tie_a, tie_e):  # pragma: no cover - compiled
-    """:func:`circle_best` without NumPy's sort, for a step that needs it: each active
-    object takes the first of its equal smallest angles (in hull order) into ``best``, and
-    each other one of them that would give another circle or move is listed (``tie_a``:
-    the object's position in ``active``, ``tie_e``: the entry), so that the caller can
-    follow it too. Returns the number listed, or -1 when an angle is NaN."""
+    """:func:`circle_best` without NumPy's sort: each active object takes the first of its
+    equal smallest angles (in hull order) into ``best``, and each other one of them that
+    would give another circle or move is listed (``tie_a``: the object's position in
+    ``active``, ``tie_e``: the entry), so that the caller can follow it too; with empty
+    ``tie_a``, ``tie_e`` the first such one stops it (``best`` is then incomplete).
+    Returns the number listed (1 for the one that stopped it), or -1 when an angle is
+    NaN."""
     for e in range(at_v.shape[0]):
         at_v[e] = (np.pi - ang1[e]) - ang0[e]
     n_ties = 0
@@ -294,15 +264,20 @@ def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
                 b = q
         best[a] = b
         s = start[k]
-        kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], v, ang1[b],
-                                       ang0[b])
+        kind, cy, cx, r = -1, 0.0, 0.0, 0.0  # the smallest one's circle, at the first tie
         for q in range(b + 1, e + c):
-            if at_v[q] == v:
-                kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q],
-                                                   at_v[q], ang1[q], ang0[q])
-                if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
-                    tie_a[n_ties] = a
-                    tie_e[n_ties] = q
-                    n_ties += 1
+            if at_v[q] != v:
+                continue
+            if kind < 0:
+                kind, cy, cx, r = _circle_case(py, px, s, s0[k], s1[k], slot_of[b], v,
+                                               ang1[b], ang0[b])
+            kind2, cy2, cx2, r2 = _circle_case(py, px, s, s0[k], s1[k], slot_of[q], at_v[q],
+                                               ang1[q], ang0[q])
+            if kind2 != kind or kind == 2 or cy2 != cy or cx2 != cx or r2 != r:
+                if tie_a.shape[0] == 0:
+                    return 1
+                tie_a[n_ties] = a
+                tie_e[n_ties] = q
+                n_ties += 1
         e += c
     return n_ties
