@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ._numba_rowsums import _prefetch, disk_span, zernike_run_sums
+from ._numba_rowsums import _column_powers, _prefetch, disk_span, zernike_run_sums
 
 __all__ = ["CHUNKS", "LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
            "zernike_weighted_sums"]
@@ -149,7 +149,7 @@ def _objects_sums(lab, ids, img, bbox, centre, radius, order, limit, out, first,
         wmax = max(wmax, bbox[k, 3] - bbox[k, 1])
     wpad = (wmax + LANES - 1) // LANES * LANES
     x2 = np.empty(wpad)
-    X = np.zeros((P, wpad))  # X[p, t] = x_t^p
+    X = np.zeros((max(P, 2), wpad))  # X[p, t] = x_t^p
     G = np.zeros((P, wpad))  # G[q, t]: the column sums of f y^q
     wrow = np.zeros(wpad)  # one row's weights, 0 outside the object's pixels
     M = np.zeros(P * P)
@@ -169,7 +169,7 @@ def _objects_sums(lab, ids, img, bbox, centre, radius, order, limit, out, first,
             continue
         ci = centre[k, 0]
         j0 = bbox[k, 1]
-        Wp = _columns(X, x2, G, j0, bbox[k, 3] - j0, centre[k, 1], r, P)
+        Wp = _columns(X, x2, G, j0, bbox[k, 3] - j0, centre[k, 1], r, P, limit)
         for g in range(first[k], first[k] + nrow[k]):
             if ahead < ahead_end:
                 _prefetch_rows(lab, img, row, lo, hi, npx, ahead, ahead + 1)
@@ -184,18 +184,13 @@ def _objects_sums(lab, ids, img, bbox, centre, radius, order, limit, out, first,
 
 
 @njit(cache=True, inline="always")
-def _columns(X, x2, G, j0, W, cj, r, P):  # pragma: no cover - compiled
-    r"""An object's columns ``j0 .. j0 + W - 1``: ``x2[t]`` = :math:`\hat x_t^2` and
-    ``X[p, t]`` = :math:`\hat x_t^p` (0 up to the width rounded up to :data:`LANES`, which
-    is returned), ``G`` set to 0."""
+def _columns(X, x2, G, j0, W, cj, r, P, limit):  # pragma: no cover - compiled
+    r"""An object's columns ``j0 .. j0 + W - 1``: ``x2`` and ``X`` by
+    :func:`._numba_rowsums._column_powers` (0 in the columns no pixel of which passes the
+    test), and 0 up to the width rounded up to :data:`LANES`, which is returned; ``G`` set
+    to 0."""
+    _column_powers(X, x2, j0, W, cj, r, P, limit)
     Wp = (W + LANES - 1) // LANES * LANES
-    for t in range(W):
-        dx = (j0 + t - cj) / r
-        x2[t] = dx * dx
-        xp = 1.0
-        for p in range(P):
-            X[p, t] = xp
-            xp *= dx
     for p in range(P):
         for t in range(W, Wp):
             X[p, t] = 0.0
