@@ -329,7 +329,8 @@ def _stream_host_batches(cls: type, split: Callable[[Any], WorkSplit]) -> None:
     upload of the whole batch from pageable memory before any compute. The moments are
     gathered into one object of the plan; they equal the whole batch's to rounding (the
     products run on fewer items at a time). On an H200, 2,048 volumes of 100³ to order 20
-    took 1.31 s uploaded whole and 0.29 s streamed (``benchmarks/results/multigpu.md``).
+    took 1.31 s uploaded whole; streamed, 0.39 s in a later run on another host
+    (``benchmarks/results/multigpu.md``, job e, holds the later run).
     Calls with options other than ``progress`` (``channel_axis``, say) run as before. A plan
     that shows a progress bar shows one over the whole batch (its items), not one per
     sub-batch. Subclasses that define their own ``forward`` (the polar harmonic plans) are
