@@ -5,7 +5,7 @@ sums are its monomial moments :math:`M_{pq} = \sum f \hat x^p \hat y^q` times th
 coefficients; :math:`\hat y` is one number a row, so a row costs ``degree + 1`` dot
 products of its pixels with the column powers of :math:`\hat x` (:func:`zernike_row_sums`).
 While an object computes, the rows of the next object's box are asked for ahead
-(:func:`_prefetch`, LLVM's prefetch hint through numba's public ``intrinsic`` extension).
+(:func:`._numba_intrinsics.prefetch`, LLVM's prefetch hint).
 
 Without an image (shape moments) each object's rows come from the one-pass geometry
 (:func:`zernike_run_sums`): a row of one run adds the differences of two prefix sums of the
@@ -24,58 +24,29 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from llvmlite import ir
-from llvmlite.binding import llvm_version_info
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from ._numba_intrinsics import prefetch
 
 __all__ = ["monomial_table", "zernike_row_sums"]
 
 
-#: LLVM's name of its prefetch for a pointer of address space 0: mangled with the pointee
-#: type while pointers were typed (LLVM before 16, numba before 0.61), not since.
-_PREFETCH = ("llvm.prefetch.p0" if llvm_version_info[0] >= 16 else "llvm.prefetch.p0i8")
-
-
-@intrinsic
-def _prefetch(typingctx, a, i, j):  # pragma: no cover - compiled
-    """Ask the processor to bring element ``(i, j)`` of the 2-D array ``a`` into the caches
-    (LLVM's ``llvm.prefetch``: a hint, no load, no fault; nothing is returned)."""
-    sig = types.void(a, i, j)
-
-    def codegen(context, builder, signature, args):
-        aty = signature.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [args[1], args[2]],
-                                       wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            _PREFETCH)
-        # read, highest locality, data cache
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 @njit(cache=True)
 def _prefetch_box(lab, img, weighted, b0, b1, c0, c1):  # pragma: no cover - compiled
-    """:func:`_prefetch` the rows ``b0 .. b1 - 1``, columns ``c0 .. c1 - 1`` of ``lab``
-    (and of ``img`` when ``weighted``), a cache line (64 bytes) at a time."""
+    """:func:`._numba_intrinsics.prefetch` the rows ``b0 .. b1 - 1``, columns ``c0 .. c1 -
+    1`` of ``lab`` (and of ``img`` when ``weighted``), a cache line (64 bytes) at a
+    time."""
     sl = max(1, 64 // lab.itemsize)
     for i in range(b0, b1):
         for j in range(c0, c1, sl):
-            _prefetch(lab, i, j)
-        _prefetch(lab, i, c1 - 1)
+            prefetch(lab, i, j)
+        prefetch(lab, i, c1 - 1)
     if weighted:
         si = max(1, 64 // img.itemsize)
         for i in range(b0, b1):
             for j in range(c0, c1, si):
-                _prefetch(img, i, j)
-            _prefetch(img, i, c1 - 1)
+                prefetch(img, i, j)
+            prefetch(img, i, c1 - 1)
 
 
 @njit(cache=True, inline="always")

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ._numba_rowsums import _column_powers, _prefetch, disk_span, zernike_run_sums
+from ._numba_intrinsics import prefetch
+from ._numba_rowsums import _column_powers, disk_span, zernike_run_sums
 
 __all__ = ["CHUNKS", "LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
            "zernike_weighted_sums"]
@@ -243,12 +244,12 @@ def _prefetch_rows(lab, img, row, lo, hi, npx, g0, g1):  # pragma: no cover - co
     for g in range(g0, g1):
         i = row[g]
         for j in range(lo[g], hi[g] + 1, max(1, 64 // img.itemsize)):
-            _prefetch(img, i, j)
-        _prefetch(img, i, hi[g])
+            prefetch(img, i, j)
+        prefetch(img, i, hi[g])
         if npx[g] != hi[g] - lo[g] + 1:
             for j in range(lo[g], hi[g] + 1, max(1, 64 // lab.itemsize)):
-                _prefetch(lab, i, j)
-            _prefetch(lab, i, hi[g])
+                prefetch(lab, i, j)
+            prefetch(lab, i, hi[g])
 
 
 
