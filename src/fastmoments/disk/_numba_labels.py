@@ -565,26 +565,30 @@ def _end_run(q, i, start, c, count, sums, low, high, last, ent_v, ent_i, ent_lo,
 
 
 @njit(cache=True)
-def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
-                    n_objects):  # pragma: no cover - compiled
-    """Strict convex hull vertices of every object from its row extremes (the first
-    ``n_e`` entries of :func:`row_runs`, in the order of the rows; ``lut``: the object
-    index of each label), in the order of
+def hulls_from_rows(bands, lut, n_objects):  # pragma: no cover - compiled
+    """Strict convex hull vertices of every object from its row extremes, in the order of
     :func:`fastmoments.disk.enclosing.convex_hulls`: counter-clockwise in the
-    ``(x, y) = (col, row)`` plane from the vertex of smallest ``(col, row)``.
+    ``(x, y) = (col, row)`` plane from the vertex of smallest ``(col, row)``. ``bands``:
+    the entries of :func:`row_runs` on consecutive bands of rows, a tuple of ``(ent_v,
+    ent_i, ent_lo, ent_hi, ent_n, n_ent)``, read where each band's pass left them (one
+    band: the whole image); ``lut``: the object index of each label.
 
     The entries are put object by object (a counting sort, rows stay in order) and each
-    object's go through Andrew's monotone chain (:func:`_hull_chain`, in its own scratch) with rows
-    and columns swapped; the swap turns the vertices clockwise, so each object's are
-    read back in reverse, from the vertex of smallest ``(col, row)``. Returns ``(points,
-    counts, first, nrow, row, lo, hi, npx)``: the vertices (``(2, P)`` float64 rows and
-    columns, exact), their number per object,
-    and the entries object by object (object ``k``'s are ``first[k] .. first[k] + nrow[k]
-    - 1`` of ``row``, ``lo``, ``hi``, ``npx``: the row, its first and last column of the
-    object, the object's pixels in it)."""
+    object's go through Andrew's monotone chain (:func:`_hull_chain`, in its own scratch)
+    with rows and columns swapped; the swap turns the vertices clockwise, so each
+    object's are read back in reverse, from the vertex of smallest ``(col, row)``.
+    Returns ``(points, counts, first, nrow, row, lo, hi, npx)``: the vertices (``(2, P)``
+    float64 rows and columns, exact), their number per object, and the entries object by
+    object (object ``k``'s are ``first[k] .. first[k] + nrow[k] - 1`` of ``row``, ``lo``,
+    ``hi``, ``npx``: the row, its first and last column of the object, the object's
+    pixels in it)."""
     nrow = np.zeros(n_objects, np.int64)
-    for e in range(n_e):
-        nrow[lut[ent_v[e]]] += 1
+    n_e = 0
+    for b in range(len(bands)):
+        ent_v = bands[b][0]
+        for e in range(bands[b][5]):
+            nrow[lut[ent_v[e]]] += 1
+        n_e += bands[b][5]
     first = np.empty(n_objects, np.int64)
     acc = 0
     for k in range(n_objects):
@@ -595,14 +599,16 @@ def hulls_from_rows(ent_v, ent_i, ent_lo, ent_hi, ent_n, n_e, lut,
     slo = np.empty(n_e, np.int64)
     shi = np.empty(n_e, np.int64)
     sn = np.empty(n_e, np.int64)
-    for e in range(n_e):
-        k = lut[ent_v[e]]
-        q = fill[k]
-        srow[q] = ent_i[e]
-        slo[q] = ent_lo[e]
-        shi[q] = ent_hi[e]
-        sn[q] = ent_n[e]
-        fill[k] = q + 1
+    for b in range(len(bands)):
+        ent_v, ent_i, ent_lo, ent_hi, ent_n, n_b = bands[b]
+        for e in range(n_b):
+            k = lut[ent_v[e]]
+            q = fill[k]
+            srow[q] = ent_i[e]
+            slo[q] = ent_lo[e]
+            shi[q] = ent_hi[e]
+            sn[q] = ent_n[e]
+            fill[k] = q + 1
     mrow = 1
     for k in range(n_objects):
         mrow = max(mrow, nrow[k])
