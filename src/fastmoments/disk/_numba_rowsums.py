@@ -282,3 +282,21 @@ def _runs_of(lab, i, j0, a, b, v, C, S, P):  # pragma: no cover - compiled
             for p in range(P):
                 S[p] += C[t, p] - C[s, p]
             s = -1
+
+
+@njit(cache=True, error_model="numpy")
+def cellprofiler_magnitudes(re, im, divisor, radius, feats):  # pragma: no cover - compiled
+    r"""CellProfiler's magnitudes :math:`\sqrt{\Re S^2 + \Im S^2} / d_k` of the sums ``re``,
+    ``im`` (``(n, K)``, any strides) into ``feats[:, :K]``, NaN for the objects of radius
+    0: the operations of NumPy's ``sqrt(re * re + im * im) / d`` in their order (no
+    contraction into fused multiply-adds), so the same bits, without its temporary
+    arrays."""
+    n, K = re.shape
+    for k in range(n):
+        d = divisor[k]
+        for j in range(K):
+            m = re[k, j] * re[k, j]
+            m += im[k, j] * im[k, j]
+            feats[k, j] = np.sqrt(m) / d
+        if radius[k] == 0:
+            feats[k, :K] = np.nan
