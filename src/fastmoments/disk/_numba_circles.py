@@ -4,7 +4,9 @@ once (:func:`fastmoments.disk.enclosing.minimum_enclosing_circles` drives them w
 every object of the active set in one call, with NumPy's ``arccos`` so that the bits are
 those of the lock-step NumPy reference (``method="numpy"``, centrosome's). Between two
 ``arccos`` calls, one compiled call (:func:`circle_round`) ends a step and begins the next.
-One thread; imported lazily, compiled with ``cache=True``."""
+Each call is on one thread and releases the GIL (groups of objects may go on threads of
+their own: :func:`fastmoments.disk.enclosing._circles_compiled`); imported lazily, compiled
+with ``cache=True``."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ __all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "ci
            "circle_ties", "finish_checked"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - compiled
     """The circles of objects of one or two hull vertices (the others are left)."""
     for k in range(counts.shape[0]):
@@ -35,7 +37,7 @@ def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - c
             radii[k] = math.sqrt(dy * dy + dx * dx)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
                    row_of):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, first part: for every active object (in order) and
@@ -74,7 +76,7 @@ def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
     return e
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, order,
                 row_of, best):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, second part: each active object's candidate of
@@ -136,7 +138,7 @@ def _circle_case(py, px, s, t0, t1, t2, min_v, b_s1, b_s0):  # pragma: no cover 
     return 2, 0.0, 0.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
                   slot_of):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, last part (:func:`_circle_case` for each active
@@ -170,7 +172,7 @@ def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres
 ROUND_DONE, ROUND_SORT, ROUND_DIFFERS = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, slot_of,
                  row_of, best, centres, radii, root, finished,
                  followed):  # pragma: no cover - compiled
@@ -198,7 +200,7 @@ def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, 
     return ROUND_DONE, active, m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def finish_checked(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
                    slot_of, root, finished, followed):  # pragma: no cover - compiled
     """:func:`circle_finish`, and whether every copy of an object (objects ``n`` on, ``n =
@@ -236,7 +238,7 @@ def _same_circle(centres, radii, a, b):  # pragma: no cover - compiled
             and radii[a] == radii[b])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, best,
                 tie_a, tie_e):  # pragma: no cover - compiled
     """:func:`circle_best` without NumPy's sort: each active object takes the first of its
