@@ -338,11 +338,15 @@ def convex_hulls_by_object(first, ncol, col, row_min, row_max, out_row, out_col,
     while the path does not turn strictly left. An end column of one pixel is that pixel in
     both chains: it is shared, not repeated. Gives the vertices of
     :func:`fastmoments.disk.enclosing.convex_hulls`, in its order (object ``k``'s columns are
-    entries ``first[k] .. first[k] + ncol[k] - 1``; its vertices go to
-    ``out_*[2 first[k] ...]``, their number to ``counts[k]``)."""
+    entries ``first[k] .. first[k] + ncol[k] - 1``), object after object in ``out_*``
+    (each object's stack takes at most twice its columns: ``out_*`` hold twice all the
+    columns), their number to ``counts[k]``; returns the number of vertices."""
+    at = 0
     for k in range(first.shape[0]):
         counts[k] = _hull_chain(first[k], ncol[k], col, row_min, row_max, out_row, out_col,
-                                2 * first[k])
+                                at)
+        at += counts[k]
+    return at
 
 
 @njit(cache=True, inline="always")

@@ -142,12 +142,12 @@ def _hulls_compiled(ncol: np.ndarray, col: np.ndarray, row_min: np.ndarray,
     out_row = np.empty(size, np.int64)
     out_col = np.empty(size, np.int64)
     counts = np.zeros(len(ncol), np.int64)
-    convex_hulls_by_object(first, ncol.astype(np.int64), np.ascontiguousarray(col, np.int64),
-                           np.ascontiguousarray(row_min, np.int64),
-                           np.ascontiguousarray(row_max, np.int64), out_row, out_col, counts)
-    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    at = np.repeat(2 * first - start, counts) + np.arange(int(counts.sum()))
-    return np.stack([out_row[at], out_col[at]], axis=1), counts
+    at = convex_hulls_by_object(first, ncol.astype(np.int64),
+                                np.ascontiguousarray(col, np.int64),
+                                np.ascontiguousarray(row_min, np.int64),
+                                np.ascontiguousarray(row_max, np.int64), out_row, out_col,
+                                counts)
+    return np.stack([out_row[:at], out_col[:at]], axis=1), counts
 
 
 def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
