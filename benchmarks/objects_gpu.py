@@ -5,12 +5,12 @@ files of the set suffice, the tiling is made in memory) on the GPU, through
 :func:`fastmoments.disk.labels.object_moments` at degree 9 (CellProfiler's convention and the
 standard one) and degree 20: the whole call, the geometry alone as the call computes it (the
 standard convention: all on the GPU, ``label_geometry._device_geometry``; CellProfiler's:
-counts, sums and column extremes on the GPU, the hulls and circles by the host's compiled
-steps, which keep CellProfiler's bits), the moment sums alone (``labels._kernel_sums``),
-objects per second, the peak GPU memory, the largest difference from the CPU's result
-(features; for the standard convention, also the radii), and the same call by the torch
-route (``method="torch"``: torch passes over row blocks, the geometry of the standard
-convention in torch too) as the peer. Best of five calls after one warm-up.
+counts, sums, column extremes and each object's convex hull on the GPU, the circles by the
+host's compiled steps, which keep CellProfiler's bits), the moment sums alone
+(``labels._kernel_sums``), objects per second, the peak GPU memory, the largest difference
+from the CPU's result (features; for the standard convention, also the radii), and the same
+call by the torch route (``method="torch"``: torch passes over row blocks, the geometry of
+the standard convention in torch too) as the peer. Best of five calls after one warm-up.
 
 Run on a CUDA machine from the repository root (with the folder ``nuclei_set`` made by
 ``python benchmarks/build_nuclei_set.py``)::
@@ -55,9 +55,9 @@ def markdown(data: dict) -> str:
              "*geometry*: the centres and radii as the call computes them (standard "
              "convention: all on the GPU, Triton kernels: counts, sums and boxes run by run, "
              "then each object's minimum enclosing circle in one program; CellProfiler's: "
-             "counts, sums and column extremes by the Triton kernels, the hulls and circles "
-             "by the host's compiled steps, CellProfiler's bits); *sums*: the moment sums "
-             "alone (one Triton program per object's box); *total*: the whole call; *torch "
+             "counts, sums, column extremes and convex hulls by the Triton kernels, the "
+             "circles by the host's compiled steps, CellProfiler's bits); *sums*: the moment "
+             "sums alone (one Triton program per object's box); *total*: the whole call; *torch "
              "route*: the same call with `method=\"torch\"` (torch passes over row blocks); "
              "*from the host*: the whole call on NumPy labels with `device=\"cuda\"` (the "
              "labels cross to the GPU once, NumPy features come back); "

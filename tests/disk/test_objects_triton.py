@@ -18,8 +18,9 @@ pytest.importorskip("triton")
 CHECKS = textwrap.dedent("""
     import numpy as np, torch
     from fastmoments.disk import _triton_labels as tk
+    from fastmoments.disk.enclosing import convex_hulls
     from fastmoments.disk.label_geometry import (_fused_pass, _geometry, _triton_geometry,
-                                                 _triton_geometry_pass)
+                                                 _triton_geometry_pass, _triton_hull_pass)
     from fastmoments.disk.labels import ON_CIRCLE, _kernel_sums, _moment_plan
     from tests.disk.test_objects_kernels import awkward
     from tests.disk.test_objects_labels import ellipses
@@ -39,6 +40,11 @@ CHECKS = textwrap.dedent("""
         got = _triton_geometry_pass(t, parts[0], dev, 2**30)
         for a, b in zip(got, parts[1:8], strict=True):
             np.testing.assert_array_equal(a, b)
+        # the hulls on the device: the host's vertices, in its order
+        hull = _triton_hull_pass(t, dev, 2**30)
+        want = (*parts[:4], *convex_hulls(*parts[4:8], len(parts[0])))
+        for a, b in zip(hull, want, strict=True):
+            np.testing.assert_array_equal(a, b)  # (the vertices in float64: exact)
         img = np.random.default_rng(lab.size).random(lab.shape)
         for order in orders:
             plan = _moment_plan("zernike", order)

@@ -52,7 +52,8 @@ import torch
 from .._launches import launch
 from .._triton import HAVE_TRITON, available, tl, triton
 
-__all__ = ["available", "circles", "column_extremes", "label_stats", "zernike_box_sums"]
+__all__ = ["available", "circles", "column_extremes", "hulls", "label_stats",
+           "zernike_box_sums"]
 
 #: Pixels a program of the moment sums reads at most from one object's box: larger boxes
 #: are cut into pieces of whole rows, added by atomic operations.
@@ -266,6 +267,66 @@ if HAVE_TRITON:
             s += BLOCK
 
     @triton.jit
+    def _turn_pops(hr_ptr, hc_ptr, base, top, start, x, y):
+        """The stack's new top before ``(x, y)`` is pushed: its top is dropped while the
+        path through its last two vertices and ``(x, y)`` does not turn strictly left
+        (the cross product, exact in int64), and it holds more than two past ``start``."""
+        pop = top - start >= 2
+        while pop:
+            ay = tl.load(hr_ptr + base + top - 2).to(tl.int64)
+            ax = tl.load(hc_ptr + base + top - 2).to(tl.int64)
+            by = tl.load(hr_ptr + base + top - 1).to(tl.int64)
+            bx = tl.load(hc_ptr + base + top - 1).to(tl.int64)
+            left = (bx - ax) * (y - by) - (x - bx) * (by - ay) > 0
+            top = tl.where(left, top, top - 1)
+            pop = (left == 0) & (top - start >= 2)
+        return top
+
+    @triton.jit
+    def _hull_kernel(box_ptr, off_ptr, rmin_ptr, rmax_ptr, hr_ptr, hc_ptr, cnt_ptr):
+        o = tl.program_id(0).to(tl.int64)
+        c0 = tl.load(box_ptr + 4 * o + 1).to(tl.int64)
+        bw = tl.load(box_ptr + 4 * o + 3).to(tl.int64) - c0 + 1
+        off = tl.load(off_ptr + o)
+        base = 2 * off
+        first = bw
+        last = bw * 0 - 1
+        e = bw * 0
+        while e < bw:  # the first and the last column that hold a pixel
+            hit = tl.load(rmax_ptr + off + e) >= 0
+            first = tl.where(hit & (first == bw), e, first)
+            last = tl.where(hit, e, last)
+            e += 1
+        top = bw * 0
+        e = first
+        while e <= last:  # the lower chain: each column's top pixel, left to right
+            y = tl.load(rmin_ptr + off + e).to(tl.int64)
+            if tl.load(rmax_ptr + off + e) >= 0:
+                top = _turn_pops(hr_ptr, hc_ptr, base, top, 0, c0 + e, y)
+                tl.store(hr_ptr + base + top, y)
+                tl.store(hc_ptr + base + top, c0 + e)
+                top += 1
+            e += 1
+        lower = top
+        start = top
+        e = last
+        if tl.load(rmax_ptr + off + last) == tl.load(rmin_ptr + off + last):
+            start = top - 1  # the last column's one pixel begins the upper chain
+            e = last - 1
+        while e >= first:  # the upper chain: each column's bottom pixel, right to left
+            y = tl.load(rmax_ptr + off + e).to(tl.int64)
+            if y >= 0:
+                top = _turn_pops(hr_ptr, hc_ptr, base, top, start, c0 + e, y)
+                tl.store(hr_ptr + base + top, y)
+                tl.store(hc_ptr + base + top, c0 + e)
+                top += 1
+            e -= 1
+        if (top > lower) & (tl.load(rmax_ptr + off + first)
+                            == tl.load(rmin_ptr + off + first)):
+            top -= 1  # the upper chain ended on the lower chain's first pixel
+        tl.store(cnt_ptr + o, top)
+
+    @triton.jit
     def _zernike_box_kernel(lab_ptr, img_ptr, W, item_ptr, ids_ptr, box_ptr, disk_ptr,
                             coef_ptr, slot_ptr, out_ptr, K, limit_ptr,
                             HAS_IMAGE: tl.constexpr, CELLPROFILER: tl.constexpr,
@@ -403,6 +464,31 @@ def column_extremes(lab: torch.Tensor, ids: torch.Tensor, box: torch.Tensor
         launch(_column_kernel, (n,), lab, lab.shape[1], ids, box.contiguous(), offset, rmin,
                rmax, BLOCK=32, num_warps=1)
     return offset, rmin, rmax
+
+
+def hulls(box: torch.Tensor, offset: torch.Tensor, rmin: torch.Tensor, rmax: torch.Tensor
+          ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Strict convex hull vertices of every object from its column extremes
+    (:func:`column_extremes`), one program per object: Andrew's monotone chain as
+    :func:`._numba_labels.convex_hulls_by_object` runs it (the lower chain over the columns
+    that hold a pixel, then the upper one; integers, so the same vertices in the same
+    order), its stack in twice the box's width of scratch. Returns ``(points, counts)``:
+    ``(P, 2)`` int64 ``(row, col)`` vertices object after object, as
+    :func:`.enclosing.convex_hulls` gives them, and ``(n,)`` int64 counts."""
+    n = len(box)
+    dev = box.device
+    total = 2 * (int(offset[-1]) + int(box[-1, 3] - box[-1, 1] + 1)) if n else 0
+    hr = torch.empty(total, dtype=torch.int32, device=dev)
+    hc = torch.empty(total, dtype=torch.int32, device=dev)
+    counts = torch.zeros(n, dtype=torch.int64, device=dev)
+    if n == 0:
+        return torch.zeros(0, 2, dtype=torch.int64, device=dev), counts
+    launch(_hull_kernel, (n,), box.contiguous(), offset, rmin, rmax, hr, hc, counts,
+           num_warps=1)
+    start = torch.cumsum(counts, 0) - counts
+    obj = torch.repeat_interleave(torch.arange(n, device=dev), counts)
+    at = 2 * offset[obj] + torch.arange(len(obj), device=dev) - start[obj]
+    return torch.stack([hr[at], hc[at]], 1).to(torch.int64), counts
 
 
 def jacobi_table(top_m: int, top_j: int, block_m: int) -> np.ndarray:

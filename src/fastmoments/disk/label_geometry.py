@@ -301,12 +301,14 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
             rmax.cpu().numpy())
 
 
-def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
-                          ) -> tuple[np.ndarray, ...] | None:
-    """:func:`_geometry_pass` by :func:`._triton_labels.label_stats` (counts, sums, boxes of
-    every label value, run by run) and :func:`._triton_labels.column_extremes` (one program
-    per object over the columns of its box); the same integers. None where they cannot run
-    (as :func:`_triton_geometry`)."""
+def _triton_columns(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
+                    ) -> tuple[torch.Tensor, ...] | None:
+    """On the device, by :func:`._triton_labels.label_stats` (counts, sums, boxes of every
+    label value, run by run) and :func:`._triton_labels.column_extremes` (one program per
+    object over the columns of its box): ``(count, sums, box, offset, rmin, rmax)`` of the
+    objects ``ids`` (``box`` int32 with inclusive ends; ``offset``, ``rmin``, ``rmax`` as
+    :func:`~._triton_labels.column_extremes` gives them). None where they cannot run (as
+    :func:`_triton_geometry`)."""
     from . import _triton_labels as tk
 
     if not tk.available(dev) or len(ids) == 0:
@@ -322,15 +324,51 @@ def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: 
     idx = torch.from_numpy(ids).to(dev)
     box = box[idx]
     offset, rmin, rmax = tk.column_extremes(t, idx, box)
+    sums = torch.stack([srow[idx], scol[idx]], 1).to(torch.float64)
+    return count[idx], sums, box, offset, rmin, rmax
+
+
+def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
+                          ) -> tuple[np.ndarray, ...] | None:
+    """:func:`_geometry_pass` by the Triton kernels (:func:`_triton_columns`); the same
+    integers. None where they cannot run."""
+    res = _triton_columns(lab, ids, dev, budget)
+    if res is None:
+        return None
+    count, sums, box, offset, rmin, rmax = res
     width = (box[:, 3] - box[:, 1] + 1).to(torch.int64)
     obj = torch.repeat_interleave(torch.arange(len(ids), device=dev), width)
     col = torch.arange(len(obj), device=dev) - offset[obj] + box[obj, 1]
     keep = rmax >= 0
-    sums = torch.stack([srow[idx], scol[idx]], 1).to(torch.float64)
     bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
-    return (count[idx].cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(),
+    return (count.cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(),
             obj[keep].cpu().numpy(), col[keep].cpu().numpy(),
             rmin[keep].to(torch.int64).cpu().numpy(), rmax[keep].to(torch.int64).cpu().numpy())
+
+
+def _triton_hull_pass(lab: Any, dev: torch.device, budget: int
+                      ) -> tuple[np.ndarray, ...] | None:
+    """The parts of :func:`_hull_disks` on the device: the labels present, counts, sums,
+    boxes (:func:`_triton_columns`) and each object's convex hull vertices from its column
+    extremes (:func:`._triton_labels.hulls`: integers, the host's vertices in the host's
+    order), so that only the vertices cross to the host for the circles, not the column
+    extremes and the hulls' steps (``benchmarks/objects_gpu.py``). None where the kernels
+    cannot run, or without labels."""
+    from . import _triton_labels as tk
+
+    if not tk.available(dev):
+        return None
+    ids = _present_labels(lab, dev, budget)
+    res = _triton_columns(lab, ids, dev, budget)
+    if res is None:
+        return None
+    count, sums, box, offset, rmin, rmax = res
+    pts, counts = tk.hulls(box, offset, rmin, rmax)
+    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
+    # (P, 2) float64 with contiguous columns, as the circles read them (no copy on the host)
+    pts = pts.t().to(torch.float64).contiguous().cpu().numpy().T
+    return (ids, count.cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(), pts,
+            counts.cpu().numpy())
 
 
 #: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every
@@ -691,6 +729,10 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
         if res is not None:
             *parts, lut, _rows = res
             return _hull_disks(*parts, circle_device), lut
+    if dev.type == "cuda" and centre == "enclosing" and circle_device is None:
+        res = _triton_hull_pass(lab, dev, budget)
+        if res is not None:
+            return _hull_disks(*res), None
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 
