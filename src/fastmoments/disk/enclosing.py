@@ -254,9 +254,11 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
 
 
 #: The work of the compiled circles a hull vertex, in the unit of
-#: :data:`fastmoments._threads.GRAIN`: the 5120 x 5120 nuclei set (201,700 vertices) took
-#: 12-20 ms on one thread of this 2-core machine, about 180 multiply-adds' time a vertex.
-CIRCLE_WORK = 180.0
+#: :data:`fastmoments._threads.GRAIN` (16.7 million multiply-adds for 5-10 ms of one
+#: core): the 5120 x 5120 nuclei set (201,700 vertices) took 17.8-20 ms on one thread of
+#: this 2-core machine in runs taken in turns, about 90 ns, or 300 multiply-adds' time, a
+#: vertex (three groups there on a machine of three CPUs or more, two here).
+CIRCLE_WORK = 300.0
 
 
 def _circles_compiled(points: np.ndarray, counts: np.ndarray
