@@ -722,7 +722,8 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
               ) -> tuple[LabelGeometry, np.ndarray | None]:
     """The geometry, and the label lookup table when the compiled pass made it (None
     otherwise). ``fused``: the compiled passes may be used (CPU only; for
-    ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can);
+    ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can; on CUDA the
+    hulls on the device, :func:`_triton_hull_pass`, when the Triton kernels run);
     ``circle_device``: as for :func:`_disks`."""
     if fused and dev.type == "cpu" and centre == "enclosing":
         res = _hull_pass(lab, budget)
