@@ -63,9 +63,12 @@ def test_the_one_pass_geometry_equals_the_column_extreme_pass(dtype):
 @given(st.integers(0, 2**32 - 1))
 def test_the_one_pass_geometry_equals_the_column_extreme_pass_on_random_labels(seed):
     rng = np.random.default_rng(seed)
-    shape = tuple(rng.integers(1, 24, size=2))
+    # rows narrower and wider than one vector comparison of the labels (64 bytes: 64
+    # labels of uint8 down to 8 of int64), in the labels' own dtype
+    shape = (int(rng.integers(1, 24)), int(rng.integers(1, 150)))
     lab = rng.integers(0, 5, size=shape) * (rng.random(shape) < rng.uniform(0.2, 1))
-    lab = lab * int(rng.integers(1, 400))
+    lab = lab * int(rng.integers(1, 60))
+    lab = lab.astype(rng.choice([np.uint8, np.uint16, np.int32, np.int64, np.uint64]))
     res = _hull_pass(lab, 2**30)
     if not lab.any():
         assert len(res[0]) == 0 and len(res[4]) == 0
