@@ -118,16 +118,22 @@ def test_tied_smallest_angles_are_followed_or_sorted_to_the_reference_bits(
             np.testing.assert_array_equal(got[1], ref[1])
 
 
-@pytest.mark.parametrize("share", [None, 1.0])
-def test_ties_followed_among_many_objects_give_the_reference_bits(monkeypatch, share):
-    from fastmoments.disk import enclosing
-
+def ellipses_and_tied_nuclei() -> tuple[np.ndarray, np.ndarray]:
+    """Hull vertices (float) and counts of 39 ellipses (3 of them with ties that need the
+    sort) and three copies of a stardist nucleus whose ties settle."""
     lab = ellipses((240, 260), seed=1, step=40)
     *_, pts, counts = column_pass(lab)
     tie = np.array([[248, 508], [247, 509], [247, 510], [258, 510], [258, 509], [257, 508]])
     pts = np.concatenate([pts, *(tie + np.array([300 + 20 * t, 7 * t]) for t in range(3))])
     counts = np.concatenate([counts, [len(tie)] * 3])
-    pts = pts.astype(float)
+    return pts.astype(float), counts
+
+
+@pytest.mark.parametrize("share", [None, 1.0])
+def test_ties_followed_among_many_objects_give_the_reference_bits(monkeypatch, share):
+    from fastmoments.disk import enclosing
+
+    pts, counts = ellipses_and_tied_nuclei()
     if share is not None:
         monkeypatch.setattr(enclosing, "FOLLOW_SHARE", share)
     ref = minimum_enclosing_circles(pts, counts, method="numpy")
@@ -149,12 +155,7 @@ def test_circles_in_groups_of_objects_on_threads_give_the_reference_bits(monkeyp
     # ellipses (3 of 39 objects tie: more than FOLLOW_SHARE, so a group that meets them
     # would need the sort of all the angles, and hands the set back to one call) and three
     # nuclei whose ties settle; with share 1 every tie is followed, and the groups finish
-    lab = ellipses((240, 260), seed=1, step=40)
-    *_, pts, counts = column_pass(lab)
-    tie = np.array([[248, 508], [247, 509], [247, 510], [258, 510], [258, 509], [257, 508]])
-    pts = np.concatenate([pts, *(tie + np.array([300 + 20 * t, 7 * t]) for t in range(3))])
-    counts = np.concatenate([counts, [len(tie)] * 3])
-    pts = pts.astype(float)
+    pts, counts = ellipses_and_tied_nuclei()
     if share is not None:
         monkeypatch.setattr(enclosing, "FOLLOW_SHARE", share)
     ref = minimum_enclosing_circles(pts, counts, method="numpy")
