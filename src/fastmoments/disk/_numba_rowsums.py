@@ -287,10 +287,10 @@ def _runs_of(lab, i, j0, a, b, v, C, S, P):  # pragma: no cover - compiled
 @njit(cache=True, error_model="numpy")
 def cellprofiler_magnitudes(re, im, divisor, radius, feats):  # pragma: no cover - compiled
     r"""CellProfiler's magnitudes :math:`\sqrt{\Re S^2 + \Im S^2} / d_k` of the sums ``re``,
-    ``im`` (``(n, K)``, any strides) into ``feats[:, :K]``, NaN for the objects of radius
-    0: the operations of NumPy's ``sqrt(re * re + im * im) / d`` in their order (no
-    contraction into fused multiply-adds), so the same bits, without its temporary
-    arrays."""
+    ``im`` (``(n, K)``, any strides) into ``feats[:, :K]``, and NaN in the whole row of
+    ``feats`` (the phases too) for the objects of radius 0: the operations of NumPy's
+    ``sqrt(re * re + im * im) / d`` in their order (no contraction into fused
+    multiply-adds), so the same bits, without its temporary arrays."""
     n, K = re.shape
     for k in range(n):
         d = divisor[k]
@@ -299,4 +299,4 @@ def cellprofiler_magnitudes(re, im, divisor, radius, feats):  # pragma: no cover
             m += im[k, j] * im[k, j]
             feats[k, j] = np.sqrt(m) / d
         if radius[k] == 0:
-            feats[k, :K] = np.nan
+            feats[k, :] = np.nan

@@ -477,7 +477,7 @@ def hulls(box: torch.Tensor, offset: torch.Tensor, rmin: torch.Tensor, rmax: tor
     :func:`.enclosing.convex_hulls` gives them, and ``(n,)`` int64 counts."""
     n = len(box)
     dev = box.device
-    total = 2 * (int(offset[-1]) + int(box[-1, 3] - box[-1, 1] + 1)) if n else 0
+    total = 2 * len(rmin)  # twice every object's box columns
     hr = torch.empty(total, dtype=torch.int32, device=dev)
     hc = torch.empty(total, dtype=torch.int32, device=dev)
     counts = torch.zeros(n, dtype=torch.int64, device=dev)

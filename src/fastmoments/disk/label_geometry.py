@@ -303,10 +303,11 @@ def _geometry_pass(lab: Any, ids: np.ndarray, mapper: _Mapper, dev: torch.device
 
 def _triton_columns(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
                     ) -> tuple[torch.Tensor, ...] | None:
-    """On the device, by :func:`._triton_labels.label_stats` (counts, sums, boxes of every
-    label value, run by run) and :func:`._triton_labels.column_extremes` (one program per
-    object over the columns of its box): ``(count, sums, box, offset, rmin, rmax)`` of the
-    objects ``ids`` (``box`` int32 with inclusive ends; ``offset``, ``rmin``, ``rmax`` as
+    """By :func:`._triton_labels.label_stats` (counts, sums, boxes of every label value,
+    run by run) and :func:`._triton_labels.column_extremes` (one program per object over
+    the columns of its box), for the objects ``ids``: ``(host, box, offset, rmin, rmax)``,
+    ``host`` the counts, sums and boxes (end excluded) as NumPy arrays, the rest on the
+    device (``box`` int32 with inclusive ends; ``offset``, ``rmin``, ``rmax`` as
     :func:`~._triton_labels.column_extremes` gives them). None where they cannot run (as
     :func:`_triton_geometry`)."""
     from . import _triton_labels as tk
@@ -325,7 +326,9 @@ def _triton_columns(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
     box = box[idx]
     offset, rmin, rmax = tk.column_extremes(t, idx, box)
     sums = torch.stack([srow[idx], scol[idx]], 1).to(torch.float64)
-    return count[idx], sums, box, offset, rmin, rmax
+    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
+    host = (count[idx].cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy())
+    return host, box, offset, rmin, rmax
 
 
 def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: int
@@ -335,14 +338,12 @@ def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: 
     res = _triton_columns(lab, ids, dev, budget)
     if res is None:
         return None
-    count, sums, box, offset, rmin, rmax = res
+    host, box, offset, rmin, rmax = res
     width = (box[:, 3] - box[:, 1] + 1).to(torch.int64)
     obj = torch.repeat_interleave(torch.arange(len(ids), device=dev), width)
     col = torch.arange(len(obj), device=dev) - offset[obj] + box[obj, 1]
     keep = rmax >= 0
-    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
-    return (count.cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(),
-            obj[keep].cpu().numpy(), col[keep].cpu().numpy(),
+    return (*host, obj[keep].cpu().numpy(), col[keep].cpu().numpy(),
             rmin[keep].to(torch.int64).cpu().numpy(), rmax[keep].to(torch.int64).cpu().numpy())
 
 
@@ -362,13 +363,11 @@ def _triton_hull_pass(lab: Any, dev: torch.device, budget: int
     res = _triton_columns(lab, ids, dev, budget)
     if res is None:
         return None
-    count, sums, box, offset, rmin, rmax = res
+    host, box, offset, rmin, rmax = res
     pts, counts = tk.hulls(box, offset, rmin, rmax)
-    bbox = torch.cat([box[:, :2], box[:, 2:] + 1], 1).to(torch.int64)
     # (P, 2) float64 with contiguous columns, as the circles read them (no copy on the host)
     pts = pts.t().to(torch.float64).contiguous().cpu().numpy().T
-    return (ids, count.cpu().numpy(), sums.cpu().numpy(), bbox.cpu().numpy(), pts,
-            counts.cpu().numpy())
+    return (ids, *host, pts, counts.cpu().numpy())
 
 
 #: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every

@@ -754,7 +754,6 @@ def _finish_host(sums: np.ndarray, geo: LabelGeometry, plan: _MomentPlan, intens
     if intensity:
         divisor = geo.area.astype(np.float64)
         np.arctan2(sums.real, sums.imag, out=feats[:, K:])
-        feats[geo.radius == 0, K:] = np.nan
     else:
         divisor = np.pi * geo.radius * geo.radius
     cellprofiler_magnitudes(sums.real, sums.imag, divisor, geo.radius, feats)
