@@ -168,8 +168,119 @@ def test_circles_in_groups_of_objects_on_threads_give_the_reference_bits(monkeyp
 
     monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: groups)
     monkeypatch.setattr(enclosing, "_circle_groups", spy)
-    got = minimum_enclosing_circles(pts, counts)
+    got = enclosing._lock_step(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
+                               np.cumsum(counts) - counts, counts)
     assert len(calls) == 1 and (calls[0] is not None) == (share == 1.0)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+
+
+def settled(pts, counts, angle_margin, cosine_margin):
+    """``circles_settled`` of every object: centres, radii and the unsettled objects."""
+    from fastmoments.disk import _numba_circles as nk
+
+    n = len(counts)
+    centres, radii, left = np.zeros((n, 2)), np.zeros(n), np.empty(n, np.int64)
+    m = nk.circles_settled(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
+                           np.cumsum(counts) - counts, counts.astype(np.int64), centres,
+                           radii, angle_margin, cosine_margin, left)
+    return centres, radii, left[:m]
+
+
+#: A small ellipse's hull whose tied roads end on circles of other bits (NumPy's sort of
+#: every object's angles decides which one CellProfiler's code takes).
+SORTED_HULL = [[44, 23], [43, 24], [43, 26], [45, 28], [46, 28], [48, 26], [47, 24], [46, 23]]
+
+
+def test_the_settled_circles_are_the_reference_bits_and_leave_the_doubtful_objects():
+    from fastmoments.disk import _numba_circles as nk
+
+    pts, counts = ellipses_and_tied_nuclei()
+    pts = np.concatenate([pts, np.array(SORTED_HULL, dtype=float) + 300])
+    counts = np.append(counts, len(SORTED_HULL))
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    # the product's margins: the ties of the ellipses and the nuclei settle (every road
+    # ends on one circle); the small ellipse's do not
+    centres, radii, left = settled(pts, counts, nk.ANGLE_MARGIN, nk.COSINE_MARGIN)
+    assert left.tolist() == [len(counts) - 1]
+    np.testing.assert_array_equal(centres[:-1], ref[0][:-1])
+    np.testing.assert_array_equal(radii[:-1], ref[1][:-1])
+    # wide margins: more roads are followed and more objects left, never a wrong bit
+    centres, radii, left = settled(pts, counts, 0.05, 0.05)
+    ok = np.ones(len(counts), bool)
+    ok[left] = False
+    assert len(left) > 1 and ok.sum() > 5
+    np.testing.assert_array_equal(centres[ok], ref[0][ok])
+    np.testing.assert_array_equal(radii[ok], ref[1][ok])
+    # a cosine of exactly 0 is the angle pi/2 in any arccos: a nucleus of the stardist
+    # image whose first side has a right angle at S0 settles with any margin
+    hull = np.array([[99, 0], [99, 2], [100, 4], [101, 5], [103, 6], [106, 6], [118, 4],
+                     [121, 3], [123, 2], [126, 0]], dtype=float)
+    one = settled(hull, np.array([len(hull)]), 1e-3, 1e-3)
+    ref = minimum_enclosing_circles(hull, np.array([len(hull)]), method="numpy")
+    assert len(one[2]) == 0
+    np.testing.assert_array_equal(one[0], ref[0])
+    np.testing.assert_array_equal(one[1], ref[1])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("margin", [None, 0.05])
+def test_the_objects_left_by_the_settled_circles_get_the_reference_bits(monkeypatch, threads,
+                                                                       margin):
+    import fastmoments._threads as th
+    from fastmoments.disk import _numba_circles as nk
+    from fastmoments.disk import enclosing
+
+    pts, counts = ellipses_and_tied_nuclei()
+    if margin is not None:  # many objects left, each settled by its own lock steps
+        monkeypatch.setattr(nk, "ANGLE_MARGIN", margin)
+        monkeypatch.setattr(nk, "COSINE_MARGIN", margin)
+    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: threads)
+    lock_step = []
+    real = enclosing._lock_step
+
+    def spy(*args):
+        lock_step.append(real(*args))
+        return lock_step[-1]
+
+    monkeypatch.setattr(enclosing, "_lock_step", spy)
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    got = minimum_enclosing_circles(pts, counts)
+    assert not lock_step
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+    # with the small ellipse, NumPy's sort of every object's angles decides: all the
+    # objects go through the lock-step steps together, once
+    pts = np.concatenate([pts, np.array(SORTED_HULL, dtype=float) + 300])
+    counts = np.append(counts, len(SORTED_HULL))
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    got = minimum_enclosing_circles(pts, counts)
+    assert len(lock_step) == 1
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_settled_circles_of_points_off_the_grid_are_the_reference_bits(seed):
+    # convex polygons of float vertices: on circles (every vertex sees a side under
+    # nearly the same angle, ties to the last bits), on ellipses, and on circles rounded
+    # to quarter pixels (exact ties)
+    rng = np.random.default_rng(seed)
+    polys = []
+    for k in range(300):
+        m = int(rng.integers(3, 40))
+        t = np.sort(rng.uniform(0, 2 * np.pi, m))
+        a, b = rng.uniform(1, 60), rng.uniform(1, 60)
+        if k % 3 == 0:
+            b = a
+        p = np.stack([a * np.sin(t), b * np.cos(t)], 1) + rng.uniform(-500, 500, 2)
+        if k % 3 == 2:
+            p = np.round(p * 4) / 4
+        polys.append(p[np.r_[True, np.any(np.diff(p, axis=0) != 0, axis=1)]])
+    pts = np.concatenate(polys)
+    counts = np.array([len(p) for p in polys])
+    ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    got = minimum_enclosing_circles(pts, counts)
     np.testing.assert_array_equal(got[0], ref[0])
     np.testing.assert_array_equal(got[1], ref[1])
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 __all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "circle_start",
-           "circle_ties", "finish_checked"]
+           "circle_ties", "circles_settled", "circles_settled_parallel", "finish_checked"]
 
 
 @njit(cache=True, nogil=True)
@@ -283,3 +283,251 @@ def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
                 n_ties += 1
         e += c
     return n_ties
+
+
+#: :func:`circles_settled` treats two of its angles (radians) closer than this, or an
+#: angle this close to :math:`\pi/2`, as ones that may compare either way in the
+#: reference, and follows both ways. Its angles come from the reference's cosines (the same
+#: bits) through ``math.acos`` instead of NumPy's ``arccos`` (a vector library's on some
+#: processors); both are within a few units in the last place of the true arccos (4.4e-16
+#: at :math:`\pi/2`), so a difference in an angle ``(pi - a1) - a0`` stays below 1e-14.
+ANGLE_MARGIN = 1e-12
+#: The same for cosines: :func:`circles_settled` compares the cosines of the candidates'
+#: angles at ``V`` (:func:`_angle_cosine`, within about 2e-15 of the cosine of the
+#: reference's angle) and takes the reference's decision without an ``arccos`` only where
+#: they are further apart than this.
+COSINE_MARGIN = 1e-12
+#: :func:`circles_settled` follows at most this many ways of one object at a time.
+MAX_WAYS = 64
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def circles_settled(py, px, start, counts, centres, radii, angle_margin, cosine_margin,
+                    unsettled):  # pragma: no cover - compiled
+    r"""The circles of every object whose steps the reference's ``arccos`` cannot change,
+    one object after another with no ``arccos`` of NumPy's; the others are listed in
+    ``unsettled`` (their number is returned) and left to the lock-step steps.
+
+    Each step computes the candidates' cosines at ``S1`` and ``S0`` with the reference's
+    operations (the same bits as :func:`circle_cosines`) and from them the cosine of the
+    angle at ``V`` (:func:`_angle_cosine`), which orders the candidates as the angles do.
+    Where one candidate's is above the others' by more than ``cosine_margin``, and no
+    cosine that decides the step is within ``cosine_margin`` of 0 (an exact 0 is the exact
+    angle :math:`\pi/2` in any ``arccos``), the step is the reference's. Otherwise the near
+    candidates' angles come from ``math.acos`` and every way that they allow within
+    ``angle_margin`` (a tie, an angle at :math:`\pi/2`) is followed (:func:`_ways`): the
+    object is settled when every way ends on the same circle to the bit, and its circle is
+    then the reference's, which takes one of those ways. The circles' arithmetic is
+    :func:`_circle_case`'s."""
+    n = counts.shape[0]
+    kmax = 2
+    for k in range(n):
+        kmax = max(kmax, counts[k])
+    q1 = np.empty(kmax)
+    q0 = np.empty(kmax)
+    cv = np.empty(kmax)
+    way0 = np.empty(MAX_WAYS, np.int64)
+    way1 = np.empty(MAX_WAYS, np.int64)
+    circle = np.empty(3)
+    n_unsettled = 0
+    for k in range(n):
+        c = counts[k]
+        s = start[k]
+        if c == 1:
+            centres[k, 0] = py[s]
+            centres[k, 1] = px[s]
+        elif c == 2:
+            cy = (py[s] + py[s + 1]) / 2
+            cx = (px[s] + px[s + 1]) / 2
+            centres[k, 0] = cy
+            centres[k, 1] = cx
+            dy = cy - py[s]
+            dx = cx - px[s]
+            radii[k] = math.sqrt(dy * dy + dx * dx)
+        elif _settle(py, px, s, c, angle_margin, cosine_margin, q1, q0, cv, way0, way1,
+                     circle):
+            centres[k, 0] = circle[0]
+            centres[k, 1] = circle[1]
+            radii[k] = circle[2]
+        else:
+            unsettled[n_unsettled] = k
+            n_unsettled += 1
+    return n_unsettled
+
+
+
+@njit(cache=True, parallel=True)
+def circles_settled_parallel(py, px, start, counts, centres, radii, angle_margin,
+                             cosine_margin, unsettled, found):  # pragma: no cover - compiled
+    """:func:`circles_settled` of ``len(found)`` runs of consecutive objects (run ``p``:
+    objects ``p n // parts`` to ``(p + 1) n // parts``), shared by numba's threads: each
+    run lists its unsettled objects from its own first place in ``unsettled`` and their
+    number in ``found[p]``."""
+    n = counts.shape[0]
+    parts = found.shape[0]
+    for p in prange(parts):
+        k0 = p * n // parts
+        k1 = (p + 1) * n // parts
+        m = circles_settled(py, px, start[k0:k1], counts[k0:k1], centres[k0:k1],
+                            radii[k0:k1], angle_margin, cosine_margin, unsettled[k0:k1])
+        for q in range(m):
+            unsettled[k0 + q] += k0
+        found[p] = m
+
+@njit(cache=True, inline="always")
+def _angle_cosine(a, b):  # pragma: no cover - compiled
+    r"""The cosine of :math:`\pi - \arccos a - \arccos b`, :math:`\sqrt{(1 - a^2)(1 - b^2)}
+    - a b`, with :math:`1 - a^2 = (1 - a)(1 + a)` (no cancellation): within about 8 units
+    in the last place of the exact value for these ``a``, ``b``; NaN where ``|a|`` or
+    ``|b|`` is above 1."""
+    return math.sqrt(((1.0 - a) * (1.0 + a)) * ((1.0 - b) * (1.0 + b))) - a * b
+
+
+@njit(cache=True, inline="always")
+def _maybe_obtuse(q, margin):  # pragma: no cover - compiled
+    """Whether the reference's ``arccos(q) > pi/2`` may hold (``arccos(0)`` is ``pi/2``)."""
+    return q < margin and q != 0.0
+
+
+@njit(cache=True, inline="always")
+def _maybe_acute(q, margin):  # pragma: no cover - compiled
+    """Whether the reference's ``arccos(q) <= pi/2`` may hold."""
+    return q > -margin or q == 0.0
+
+
+@njit(cache=True, inline="always")
+def _same_or_first(found, circle, cy, cx, r):  # pragma: no cover - compiled
+    """Records the circle a way ends on; False when an earlier way ended on another."""
+    if found and not (cy == circle[0] and cx == circle[1] and r == circle[2]):
+        return False
+    circle[0] = cy
+    circle[1] = cx
+    circle[2] = r
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _settle(py, px, s, c, angle_margin, cosine_margin, q1, q0, cv, way0, way1,
+            circle):  # pragma: no cover - compiled
+    """:func:`circles_settled` of one object of ``c > 2`` hull vertices from ``s``: its
+    circle into ``circle`` (centre row, column, radius) and True, or False."""
+    half_pi = np.pi / 2
+    way0[0] = 0
+    way1[0] = 1
+    ways = 1
+    found = False
+    steps = 0
+    while ways > 0:
+        ways -= 1
+        t0 = way0[ways]
+        t1 = way1[ways]
+        steps += 1
+        if steps > 8 * c + 64:  # (ways that go round: left to the reference)
+            return False
+        y0 = py[s + t0]
+        x0 = px[s + t0]
+        y1 = py[s + t1]
+        x1 = px[s + t1]
+        sy = y0 - y1
+        sx = x0 - x1
+        l01 = sy * sy + sx * sx
+        for t in range(c):  # (NaN at S0 and S1, set aside below)
+            vy = py[s + t] - y1
+            vx = px[s + t] - x1
+            num = sy * vy
+            num += sx * vx
+            a = num / math.sqrt(l01 * (vy * vy + vx * vx))
+            vy = py[s + t] - y0
+            vx = px[s + t] - x0
+            num = -sy * vy
+            num += -sx * vx
+            b = num / math.sqrt(l01 * (vy * vy + vx * vx))
+            q1[t] = a
+            q0[t] = b
+            cv[t] = _angle_cosine(a, b)
+        cv[t0] = -np.inf
+        cv[t1] = -np.inf
+        top = -np.inf
+        best = 0
+        for t in range(c):
+            x = cv[t]
+            if x != x:  # a cosine beyond 1: the reference's angle is NaN
+                return False
+            if x > top:
+                top = x
+                best = t
+        near = 0
+        for t in range(c):
+            near += cv[t] >= top - cosine_margin
+        a = q1[best]
+        b = q0[best]
+        if not (near == 1 and abs(top) > cosine_margin
+                and (a == 0.0 or abs(a) > cosine_margin)
+                and (b == 0.0 or abs(b) > cosine_margin)):
+            ways, found = _ways(py, px, s, c, t0, t1, top - cosine_margin, angle_margin,
+                                cosine_margin, q1, q0, cv, way0, way1, ways, found, circle)
+            if ways < 0:
+                return False
+            continue
+        # one candidate and clear signs: the reference's step, with no arccos
+        if top < 0:  # the angle at V is obtuse: the diameter circle
+            _, cy, cx, r = _circle_case(py, px, s, t0, t1, best, half_pi, 0.0, 0.0)
+        elif a >= 0 and b >= 0:  # no obtuse angle: the circumcircle
+            _, cy, cx, r = _circle_case(py, px, s, t0, t1, best, 0.0, 0.0, 0.0)
+        else:  # V replaces the end whose angle is obtuse
+            way0[ways] = best if b < 0 else t0
+            way1[ways] = t1 if b < 0 else best
+            ways += 1
+            continue
+        if not _same_or_first(found, circle, cy, cx, r):
+            return False
+        found = True
+    return found
+
+
+@njit(cache=True, error_model="numpy")
+def _ways(py, px, s, c, t0, t1, low, angle_margin, cosine_margin, q1, q0, cv, way0, way1,
+          ways, found, circle):  # pragma: no cover - compiled
+    """A step of :func:`_settle` that is not clear: the candidates whose cosine is at least
+    ``low`` (among them every one that the reference may take) get their angles from
+    ``math.acos``; each one within ``angle_margin`` of the smallest, and each way its
+    angles allow, is followed: a way that ends gives its circle (:func:`_same_or_first`),
+    one that goes on is added to ``way0``, ``way1``. Returns ``(ways, found)``, ``ways``
+    -1 when two ways end on different circles or there are too many of them."""
+    half_pi = np.pi / 2
+    smallest = np.inf
+    for t in range(c):
+        if cv[t] >= low:
+            smallest = min(smallest, (np.pi - math.acos(q1[t])) - math.acos(q0[t]))
+    for t in range(c):
+        if not cv[t] >= low:
+            continue
+        a = q1[t]
+        b = q0[t]
+        v = (np.pi - math.acos(a)) - math.acos(b)
+        if not v <= smallest + angle_margin:
+            continue
+        if v >= half_pi - angle_margin:  # may be the diameter circle
+            _, cy, cx, r = _circle_case(py, px, s, t0, t1, t, half_pi, 0.0, 0.0)
+            if not _same_or_first(found, circle, cy, cx, r):
+                return -1, found
+            found = True
+        if not v < half_pi + angle_margin:
+            continue
+        if _maybe_acute(a, cosine_margin) and _maybe_acute(b, cosine_margin):
+            _, cy, cx, r = _circle_case(py, px, s, t0, t1, t, 0.0, 0.0, 0.0)
+            if not _same_or_first(found, circle, cy, cx, r):
+                return -1, found
+            found = True
+        if _maybe_obtuse(a, cosine_margin) or _maybe_obtuse(b, cosine_margin):
+            for end in range(2):  # S0 replaced where its angle may be obtuse, else S1
+                if end == 0 and not _maybe_obtuse(b, cosine_margin):
+                    continue
+                if end == 1 and not _maybe_acute(b, cosine_margin):
+                    continue
+                if ways >= way0.shape[0]:
+                    return -1, found
+                way0[ways] = t if end == 0 else t0
+                way1[ways] = t1 if end == 0 else t
+                ways += 1
+    return ways, found

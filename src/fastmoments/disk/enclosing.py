@@ -39,16 +39,23 @@ Minimum enclosing circle
 
 The circle is a small geometric problem on few points per object (the hull of an object of
 radius :math:`R` pixels has :math:`O(R^{2/3})` vertices). It runs on the host, where
-CellProfiler's bits are kept: by default each step goes object by object in compiled loops,
-with NumPy's ``arccos`` applied to all the step's candidates at once. NumPy's sort of all
-their angles decides only in a step where the vertices of an object's equal smallest angles
-would give different circles or moves (elsewhere which one is taken does not change a bit),
-and it is made only when following each of those vertices (a copy of the object for each)
-does not end on the same circle to the bit;
-``method="numpy"`` runs every object in lock step with array operations, the plain
-reference. :func:`minimum_enclosing_circles_torch` runs the same steps in
-torch on a GPU (the standard convention's route on CUDA, where the last bits of a centre do
-not decide which pixels count).
+CellProfiler's bits are kept. A step's decisions are the only place where the bits of the
+angles matter (the circle itself comes from the vertices), so by default
+(``method="numba"``) each object first runs on its own in compiled code, its candidates
+ordered by the cosines of their angles and its angles from ``math.acos``
+(:func:`._numba_circles.circles_settled`): where no decision is within a margin far above
+the two ``arccos``' difference (a tie, an angle at :math:`\pi/2`), or every way such a
+decision allows ends on the same circle to the bit, the circle is the reference's. The
+few objects left go through the reference's steps with NumPy's ``arccos``, in compiled
+loops, all of them at once. NumPy's sort of all their angles decides only in a step where
+the vertices of an object's equal smallest angles would give different circles or moves
+(elsewhere which one is taken does not change a bit), and it is made only when following
+each of those vertices (a copy of the object for each) does not end on the same circle to
+the bit; then every object goes through those steps, as one set. ``method="numpy"`` runs
+every object in lock step with array operations, the plain reference.
+:func:`minimum_enclosing_circles_torch` runs the same steps in torch on a GPU (the standard
+convention's route on CUDA, where the last bits of a centre do not decide which pixels
+count).
 """
 
 from __future__ import annotations
@@ -253,38 +260,87 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
     return centres, radii
 
 
-#: The work of the compiled circles a hull vertex, in the unit of
-#: :data:`fastmoments._threads.GRAIN` (16.7 million multiply-adds for 5-10 ms of one
-#: core): the 5120 x 5120 nuclei set (201,700 vertices) took 17.8-20 ms on one thread of
-#: this 2-core machine in runs taken in turns, about 90 ns, or 300 multiply-adds' time, a
-#: vertex (three groups there on a machine of three CPUs or more, two here).
-CIRCLE_WORK = 300.0
+#: The work of the settled circles (:func:`._numba_circles.circles_settled`) a hull
+#: vertex, in the unit of :data:`fastmoments._threads.GRAIN` (16.7 million multiply-adds
+#: for 5-10 ms of one core): the 5120 x 5120 nuclei set (201,700 vertices, 12,500 objects)
+#: took 6.7 ms on one thread of this 2-core machine, about 33 ns, or 110 multiply-adds'
+#: time, a vertex.
+CIRCLE_WORK = 110.0
+#: The lock-step steps (:func:`_circle_steps`) a hull vertex, in the same unit (17.8-20 ms
+#: for the 5120 x 5120 nuclei on one thread, about 90 ns a vertex).
+STEP_WORK = 300.0
+#: Runs of consecutive objects a thread of the settled circles: several, so that a thread
+#: whose CPU is busy takes fewer of them.
+CHUNKS = 4
 
 
 def _circles_compiled(points: np.ndarray, counts: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`minimum_enclosing_circles` by the compiled steps of
-    :mod:`fastmoments.disk._numba_circles`: first following each of an object's equal
-    smallest angles in the one step that needs NumPy's sort (:func:`_circle_steps`), else
-    (their circles differ, or a second step needs the sort) with the sort.
-
-    Where the work is worth several threads (:data:`CIRCLE_WORK` a vertex,
-    :func:`fastmoments._threads.threads_for`), consecutive groups of objects with about
-    as many vertices each follow their steps on threads of their own (the compiled steps
-    and NumPy's ``arccos`` release the GIL), none of them sorting: an object's steps
-    without a sort depend on its own vertices alone, so each group's circles are those of
-    one call. A group that would need the sort (whose order mixes every object's angles)
-    hands the whole set back to the one call."""
+    r""":func:`minimum_enclosing_circles` compiled: each object on its own with
+    ``math.acos`` where NumPy's ``arccos`` cannot change a step
+    (:func:`._numba_circles.circles_settled`, on the threads :data:`CIRCLE_WORK` is worth),
+    and the objects left (ties whose ways end on circles of other bits, angles at
+    :math:`\pi/2` whose ways do, NaN) by the lock-step steps with NumPy's ``arccos``
+    (:func:`_circle_steps`): first following each of an object's equal smallest angles
+    without NumPy's sort of every object's angles; where that sort decides, every object
+    goes through the lock-step steps with it, as one set."""
     n = len(counts)
     if n == 0:
         return np.zeros((n, 2)), np.zeros(n)
-    from .._threads import threads_for
-
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     py = np.ascontiguousarray(points[:, 0], dtype=np.float64)
     px = np.ascontiguousarray(points[:, 1], dtype=np.float64)
     start = np.cumsum(counts) - counts
-    groups = min(threads_for(CIRCLE_WORK * len(py)), n)
+    centres, radii, left = _settled(py, px, start, counts)
+    if left.size:
+        found = _circle_steps(py, px, start[left], counts[left], follow=True, sort=False)
+        if found is None:
+            return _lock_step(py, px, start, counts)
+        centres[left], radii[left] = found
+    return centres, radii
+
+
+def _settled(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`._numba_circles.circles_settled` of every object, on the threads its work is
+    worth (runs of consecutive objects, :data:`CIRCLE_WORK` a vertex): ``(centres,
+    radii, unsettled objects)``."""
+    from .._threads import threads_for
+    from . import _numba_circles as nk
+
+    n = len(counts)
+    centres = np.zeros((n, 2))
+    radii = np.zeros(n)
+    left = np.empty(n, np.int64)
+    count = min(threads_for(CIRCLE_WORK * len(py)), n)
+    if count == 1:
+        m = nk.circles_settled(py, px, start, counts, centres, radii, nk.ANGLE_MARGIN,
+                               nk.COSINE_MARGIN, left)
+        return centres, radii, left[:m]
+    from .._numba import threads
+
+    parts = min(n, CHUNKS * count)
+    found = np.empty(parts, np.int64)
+    with threads(count):
+        nk.circles_settled_parallel(py, px, start, counts, centres, radii, nk.ANGLE_MARGIN,
+                                    nk.COSINE_MARGIN, left, found)
+    firsts = np.arange(parts) * n // parts
+    return centres, radii, np.concatenate(
+        [left[a:a + m] for a, m in zip(firsts, found, strict=True)])
+
+
+def _lock_step(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Every object through :func:`_circle_steps`: where the work is worth several threads
+    (:data:`STEP_WORK` a vertex), consecutive groups of objects with about as many vertices
+    each follow their steps on threads of their own (the compiled steps and NumPy's
+    ``arccos`` release the GIL), none of them sorting: an object's steps without a sort
+    depend on its own vertices alone, so each group's circles are those of one call. A
+    group that would need the sort (whose order mixes every object's angles) hands the
+    whole set back to the one call."""
+    from .._threads import threads_for
+
+    groups = min(threads_for(STEP_WORK * len(py)), len(counts))
     if groups > 1:
         found = _circle_groups(py, px, start, counts, groups)
         if found is not None:
