@@ -19,8 +19,10 @@ CHECKS = textwrap.dedent("""
     import numpy as np, torch
     from fastmoments.disk import _triton_labels as tk
     from fastmoments.disk.enclosing import convex_hulls
+    from fastmoments.disk import label_geometry
     from fastmoments.disk.label_geometry import (_fused_pass, _geometry, _triton_geometry,
-                                                 _triton_geometry_pass, _triton_hull_pass)
+                                                 _triton_geometry_pass, _triton_hull_disks,
+                                                 _triton_hulls)
     from fastmoments.disk.labels import ON_CIRCLE, _kernel_sums, _moment_plan
     from tests.disk.test_objects_kernels import awkward
     from tests.disk.test_objects_labels import ellipses
@@ -41,10 +43,15 @@ CHECKS = textwrap.dedent("""
         for a, b in zip(got, parts[1:8], strict=True):
             np.testing.assert_array_equal(a, b)
         # the hulls on the device: the host's vertices, in its order
-        hull = _triton_hull_pass(t, dev, 2**30)
+        hull = _triton_hulls(t, dev, 2**30)
         want = (*parts[:4], *convex_hulls(*parts[4:8], len(parts[0])))
         for a, b in zip(hull, want, strict=True):
-            np.testing.assert_array_equal(a, b)  # (the vertices in float64: exact)
+            np.testing.assert_array_equal(torch.as_tensor(a).cpu().numpy(), b)
+        # CellProfiler's circles from them, on the device where their steps are clear:
+        # the host's bits
+        cp = _triton_hull_disks(t, dev, 2**30)
+        for field in ("labels", "area", "centroid", "bbox", "centre", "radius"):
+            np.testing.assert_array_equal(getattr(cp, field), getattr(ref, field))
         img = np.random.default_rng(lab.size).random(lab.shape)
         for order in orders:
             plan = _moment_plan("zernike", order)
@@ -95,6 +102,34 @@ INTERPRETED = CHECKS + textwrap.dedent("""
         check(lab.astype(np.int64), cpu, orders=(3,))
     empty = _triton_geometry(torch.zeros(5, 6, dtype=torch.int32), cpu, 2**30)
     assert len(empty) == 0 and empty.centre.shape == (0, 2)
+    # the device's circles: CellProfiler's bits where it settles them, the others left
+    from fastmoments.disk.enclosing import minimum_enclosing_circles
+    from tests.disk.test_objects_kernels import SORTED_HULL, ellipses_and_tied_nuclei
+    pts, counts = ellipses_and_tied_nuclei()
+    want = minimum_enclosing_circles(pts, counts, method="numpy")
+    c, r, ok = tk.settled_circles(torch.from_numpy(pts), torch.from_numpy(counts))
+    assert 0 < ok.sum() < len(counts)
+    np.testing.assert_array_equal(c.numpy()[ok.numpy()], want[0][ok.numpy()])
+    np.testing.assert_array_equal(r.numpy()[ok.numpy()], want[1][ok.numpy()])
+    # an object whose tied roads end on circles of other bits (its hull is SORTED_HULL):
+    # NumPy's sort of every object's angles decides, and all the circles go to the host
+    yy, xx = np.mgrid[:60, :60]
+    poly = np.array(SORTED_HULL)
+    inside = np.ones((60, 60), bool)
+    for (y0, x0), (y1, x1) in zip(poly, np.roll(poly, -1, 0)):
+        inside &= (x1 - x0) * (yy - y0) - (xx - x0) * (y1 - y0) >= 0
+    lab = ellipses((60, 60), seed=2, step=20)
+    lab[40:50, 21:31] = 0
+    lab[inside] = 77
+    ref, _ = _geometry(lab, "enclosing", cpu, 2**30)
+    calls = []
+    real = label_geometry.minimum_enclosing_circles
+    label_geometry.minimum_enclosing_circles = lambda *a: calls.append(1) or real(*a)
+    cp = _triton_hull_disks(torch.from_numpy(lab), cpu, 2**30)
+    label_geometry.minimum_enclosing_circles = real
+    assert calls == [1]
+    np.testing.assert_array_equal(cp.centre, ref.centre)
+    np.testing.assert_array_equal(cp.radius, ref.radius)
     print("ok")
 """)
 

@@ -53,7 +53,7 @@ from .._launches import launch
 from .._triton import HAVE_TRITON, available, tl, triton
 
 __all__ = ["available", "circles", "column_extremes", "hulls", "label_stats",
-           "zernike_box_sums"]
+           "settled_circles", "zernike_box_sums"]
 
 #: Pixels a program of the moment sums reads at most from one object's box: larger boxes
 #: are cut into pieces of whole rows, added by atomic operations.
@@ -327,6 +327,101 @@ if HAVE_TRITON:
         tl.store(cnt_ptr + o, top)
 
     @triton.jit
+    def _vertex(py_ptr, px_ptr, s, t):
+        """Vertex ``t`` of the object whose vertices start at ``s``: ``(row, col)``."""
+        return tl.load(py_ptr + s + t), tl.load(px_ptr + s + t)
+
+    @triton.jit
+    def _settled_circle_kernel(py_ptr, px_ptr, start_ptr, cnt_ptr, margin_ptr, out_ptr,
+                               ok_ptr, BLOCK: tl.constexpr):
+        o = tl.program_id(0).to(tl.int64)
+        s = tl.load(start_ptr + o)
+        c = tl.load(cnt_ptr + o)
+        margin = tl.load(margin_ptr)
+        offs = tl.arange(0, BLOCK)
+        inside = offs < c
+        y = tl.load(py_ptr + s + offs, mask=inside, other=0.0)
+        x = tl.load(px_ptr + s + offs, mask=inside, other=0.0)
+        y0, x0 = _vertex(py_ptr, px_ptr, s, 0)
+        cy = y0
+        cx = x0
+        r = y0 * 0.0
+        state = (c > BLOCK).to(tl.int32) * 2  # 0 steps left, 1 found, 2 left to the host
+        if c == 1:
+            state = 1
+        if c == 2:  # as circle_start: the midpoint and its distance to the first
+            y1, x1 = _vertex(py_ptr, px_ptr, s, 1)
+            cy = (y0 + y1) / 2.0
+            cx = (x0 + x1) / 2.0
+            dy = cy - y0
+            dx = cx - x0
+            r = tl.sqrt(dy * dy + dx * dx)
+            state = 1
+        t0 = c * 0
+        t1 = t0 + 1
+        steps = t0
+        while state == 0:
+            y0, x0 = _vertex(py_ptr, px_ptr, s, t0)
+            y1, x1 = _vertex(py_ptr, px_ptr, s, t1)
+            sy = y0 - y1
+            sx = x0 - x1
+            l01 = sy * sy + sx * sx
+            # the cosines at S1 and S0 with the host's operations: no fused multiply-add;
+            # float64 division and square root are IEEE (correctly rounded) on CUDA
+            vy = y - y1
+            vx = x - x1
+            num = sy * vy
+            num = num + sx * vx
+            a = num / tl.sqrt(l01 * (vy * vy + vx * vx))
+            vy = y - y0
+            vx = x - x0
+            num = -sy * vy
+            num = num + -sx * vx
+            b = num / tl.sqrt(l01 * (vy * vy + vx * vx))
+            cv = tl.sqrt(((1.0 - a) * (1.0 + a)) * ((1.0 - b) * (1.0 + b))) - a * b
+            cand = inside & (offs != t0) & (offs != t1)
+            nan = tl.sum((cand & (cv != cv)).to(tl.int32), 0)
+            cv = tl.where(cand, cv, -float("inf"))
+            top = tl.max(cv, 0)
+            best = tl.min(tl.where(cv == top, offs, BLOCK), 0).to(tl.int64)
+            near = tl.sum((cv >= top - margin).to(tl.int32), 0)
+            ab = tl.sum(tl.where(offs == best, a, 0.0), 0)  # (the sign of a 0 is lost:
+            bb = tl.sum(tl.where(offs == best, b, 0.0), 0)  # no test below reads it)
+            steps += 1
+            clear = ((nan == 0) & (near == 1) & (tl.abs(top) > margin)
+                     & ((ab == 0.0) | (tl.abs(ab) > margin))
+                     & ((bb == 0.0) | (tl.abs(bb) > margin)) & (steps <= 8 * c + 64))
+            if clear == 0:
+                state = 2
+            elif top < 0:  # the diameter circle, as _circle_case
+                dy = y0 - y1
+                dx = x0 - x1
+                cy = (y0 + y1) / 2.0
+                cx = (x0 + x1) / 2.0
+                r = tl.sqrt(dy * dy + dx * dx) / 2.0
+                state = 1
+            elif (ab >= 0) & (bb >= 0):  # the circumcircle, as _circle_case
+                y2, x2 = _vertex(py_ptr, px_ptr, s, best)
+                q0 = y0 * y0 + x0 * x0
+                q1 = y1 * y1 + x1 * x1
+                q2 = y2 * y2 + x2 * x2
+                den = 2.0 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
+                cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
+                cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
+                dy = y0 - cy
+                dx = x0 - cx
+                r = tl.sqrt(dy * dy + dx * dx)
+                state = 1
+            elif bb < 0:  # V replaces the end whose angle is obtuse
+                t0 = best
+            else:
+                t1 = best
+        tl.store(out_ptr + 3 * o, cy)
+        tl.store(out_ptr + 3 * o + 1, cx)
+        tl.store(out_ptr + 3 * o + 2, r)
+        tl.store(ok_ptr + o, (state == 1).to(tl.int8))
+
+    @triton.jit
     def _zernike_box_kernel(lab_ptr, img_ptr, W, item_ptr, ids_ptr, box_ptr, disk_ptr,
                             coef_ptr, slot_ptr, out_ptr, K, limit_ptr,
                             HAS_IMAGE: tl.constexpr, CELLPROFILER: tl.constexpr,
@@ -489,6 +584,38 @@ def hulls(box: torch.Tensor, offset: torch.Tensor, rmin: torch.Tensor, rmax: tor
     obj = torch.repeat_interleave(torch.arange(n, device=dev), counts)
     at = 2 * offset[obj] + torch.arange(len(obj), device=dev) - start[obj]
     return torch.stack([hr[at], hc[at]], 1).to(torch.int64), counts
+
+
+#: :func:`settled_circles` leaves objects of more hull vertices than this to the host.
+SETTLED_VERTICES = 256
+
+
+def settled_circles(points: torch.Tensor, counts: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """CellProfiler's minimum enclosing circle of every object whose steps are clear, one
+    program per object: the steps of :func:`._numba_circles.circles_settled` where one
+    candidate leads and no deciding cosine is near 0 (the same operations in float64, with
+    no fused multiply-add: the same bits as the host's), giving up (the flag) where the
+    host would follow several ways, at a NaN, or past :data:`SETTLED_VERTICES` vertices.
+    ``points``: ``(P, 2)`` hull vertices ``(row, col)`` object after object (any real or
+    integer dtype, :func:`hulls`); ``counts``: ``(n,)`` vertices an object. Returns
+    ``(centres, radii, settled)``: ``(n, 2)`` and ``(n,)`` float64, ``(n,)`` bool."""
+    from . import _numba_circles as nk
+
+    n = len(counts)
+    dev = points.device
+    out = torch.zeros(n, 3, dtype=torch.float64, device=dev)
+    ok = torch.zeros(n, dtype=torch.int8, device=dev)
+    if n:
+        py = points[:, 0].to(torch.float64).contiguous()
+        px = points[:, 1].to(torch.float64).contiguous()
+        counts = counts.to(torch.int64).contiguous()
+        start = torch.cumsum(counts, 0) - counts
+        block = triton.next_power_of_2(max(min(int(counts.max()), SETTLED_VERTICES), 2))
+        launch(_settled_circle_kernel, (n,), py, px, start, counts,
+               torch.tensor([nk.COSINE_MARGIN], dtype=torch.float64, device=dev), out, ok,
+               BLOCK=block, num_warps=1, enable_fp_fusion=False)
+    return out[:, :2], out[:, 2], ok.bool()
 
 
 def jacobi_table(top_m: int, top_j: int, block_m: int) -> np.ndarray:

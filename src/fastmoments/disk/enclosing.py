@@ -66,7 +66,8 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["convex_hulls", "minimum_enclosing_circles", "minimum_enclosing_circles_torch"]
+__all__ = ["convex_hulls", "independent_circles", "minimum_enclosing_circles",
+           "minimum_enclosing_circles_torch"]
 
 
 def convex_hulls(obj: np.ndarray, col: np.ndarray, row_min: np.ndarray, row_max: np.ndarray,
@@ -276,14 +277,45 @@ CHUNKS = 4
 
 def _circles_compiled(points: np.ndarray, counts: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
-    r""":func:`minimum_enclosing_circles` compiled: each object on its own with
-    ``math.acos`` where NumPy's ``arccos`` cannot change a step
-    (:func:`._numba_circles.circles_settled`, on the threads :data:`CIRCLE_WORK` is worth),
-    and the objects left (ties whose ways end on circles of other bits, angles at
-    :math:`\pi/2` whose ways do, NaN) by the lock-step steps with NumPy's ``arccos``
-    (:func:`_circle_steps`): first following each of an object's equal smallest angles
-    without NumPy's sort of every object's angles; where that sort decides, every object
-    goes through the lock-step steps with it, as one set."""
+    r""":func:`minimum_enclosing_circles` compiled: each object on its own where it can be
+    (:func:`independent_circles`); where NumPy's sort of every object's angles decides,
+    every object through the lock-step steps with it, as one set (:func:`_lock_step`)."""
+    found = independent_circles(points, counts)
+    if found is not None:
+        return found
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    return _lock_step(np.ascontiguousarray(points[:, 0], dtype=np.float64),
+                      np.ascontiguousarray(points[:, 1], dtype=np.float64),
+                      np.cumsum(counts) - counts, counts)
+
+
+def independent_circles(points: np.ndarray, counts: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    r"""The circles of :func:`minimum_enclosing_circles` (CellProfiler's bits) of every
+    object on its own, or None where one of them depends on the other objects.
+
+    Each object first goes through :func:`._numba_circles.circles_settled` (``math.acos``
+    where NumPy's ``arccos`` cannot change a step; on the threads :data:`CIRCLE_WORK` is
+    worth); the objects it leaves (ties whose ways end on circles of other bits, angles at
+    :math:`\pi/2` whose ways do, NaN) through the lock-step steps with NumPy's ``arccos``
+    (:func:`_circle_steps`), following each of an object's equal smallest angles without
+    NumPy's sort of every object's angles. None where that sort decides: its order mixes
+    the angles of every object of the set (the caller then runs them all through the
+    lock-step steps together, :func:`_lock_step`). Any subset of a set's objects gets
+    their circles in that set, where it gets any.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        ``(P, 2)`` hull vertices, object after object (:func:`convex_hulls`).
+    counts : numpy.ndarray
+        ``(n,)`` vertices per object (each at least 1).
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        ``(centres, radii)``: ``(n, 2)`` and ``(n,)`` float64; or None.
+    """
     n = len(counts)
     if n == 0:
         return np.zeros((n, 2)), np.zeros(n)
@@ -295,7 +327,7 @@ def _circles_compiled(points: np.ndarray, counts: np.ndarray
     if left.size:
         found = _circle_steps(py, px, start[left], counts[left], follow=True, sort=False)
         if found is None:
-            return _lock_step(py, px, start, counts)
+            return None
         centres[left], radii[left] = found
     return centres, radii
 

@@ -347,14 +347,11 @@ def _triton_geometry_pass(lab: Any, ids: np.ndarray, dev: torch.device, budget: 
             rmin[keep].to(torch.int64).cpu().numpy(), rmax[keep].to(torch.int64).cpu().numpy())
 
 
-def _triton_hull_pass(lab: Any, dev: torch.device, budget: int
-                      ) -> tuple[np.ndarray, ...] | None:
-    """The parts of :func:`_hull_disks` on the device: the labels present, counts, sums,
-    boxes (:func:`_triton_columns`) and each object's convex hull vertices from its column
-    extremes (:func:`._triton_labels.hulls`: integers, the host's vertices in the host's
-    order), so that only the vertices cross to the host for the circles, not the column
-    extremes and the hulls' steps (``benchmarks/objects_gpu.py``). None where the kernels
-    cannot run, or without labels."""
+def _triton_hulls(lab: Any, dev: torch.device, budget: int) -> tuple[Any, ...] | None:
+    """The labels present, counts, sums and boxes (:func:`_triton_columns`, NumPy) and each
+    object's convex hull vertices from its column extremes, on the device
+    (:func:`._triton_labels.hulls`: integers, the host's vertices in the host's order, and
+    their counts). None where the kernels cannot run, or without labels."""
     from . import _triton_labels as tk
 
     if not tk.available(dev):
@@ -364,10 +361,40 @@ def _triton_hull_pass(lab: Any, dev: torch.device, budget: int
     if res is None:
         return None
     host, box, offset, rmin, rmax = res
-    pts, counts = tk.hulls(box, offset, rmin, rmax)
-    # (P, 2) float64 with contiguous columns, as the circles read them (no copy on the host)
-    pts = pts.t().to(torch.float64).contiguous().cpu().numpy().T
-    return (ids, *host, pts, counts.cpu().numpy())
+    return (ids, *host, *tk.hulls(box, offset, rmin, rmax))
+
+
+def _triton_hull_disks(lab: Any, dev: torch.device, budget: int) -> LabelGeometry | None:
+    """``centre="enclosing"`` with CellProfiler's circles: the hulls (:func:`_triton_hulls`)
+    and the circles whose steps are clear (:func:`._triton_labels.settled_circles`) on the
+    device; the other objects' vertices cross to the host (:func:`.enclosing.
+    independent_circles`, or all of them where NumPy's sort decides). None where the
+    kernels cannot run."""
+    from . import _triton_labels as tk
+    from .enclosing import independent_circles
+
+    res = _triton_hulls(lab, dev, budget)
+    if res is None:
+        return None
+    ids, cnt, sums, bbox, pts, counts = res
+    cen, rad, ok = tk.settled_circles(pts, counts)
+    both = torch.cat([cen, rad[:, None], ok[:, None].to(torch.float64)], 1).cpu().numpy()
+    cen, rad = both[:, :2].copy(), both[:, 2].copy()
+    left = np.flatnonzero(both[:, 3] == 0)
+    if left.size:
+        per = counts.cpu().numpy()
+        start = np.cumsum(per) - per
+        take = per[left]
+        at = np.repeat(start[left] - (np.cumsum(take) - take), take) + np.arange(take.sum())
+        sub = pts[torch.from_numpy(at).to(dev)].to(torch.float64).cpu().numpy()
+        found = independent_circles(sub, take)
+        if found is None:  # NumPy's sort of every object's angles decides: all on the host
+            cen, rad = minimum_enclosing_circles(pts.to(torch.float64).cpu().numpy(), per)
+        else:
+            cen[left], rad[left] = found
+    centroid = sums / np.maximum(cnt, 1)[:, None]
+    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
+                         bbox.astype(np.int64), cen, rad, "enclosing")
 
 
 #: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every
@@ -722,7 +749,8 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
     """The geometry, and the label lookup table when the compiled pass made it (None
     otherwise). ``fused``: the compiled passes may be used (CPU only; for
     ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can; on CUDA the
-    hulls on the device, :func:`_triton_hull_pass`, when the Triton kernels run);
+    hulls and the circles on the device, :func:`_triton_hull_disks`, when the Triton
+    kernels run);
     ``circle_device``: as for :func:`_disks`."""
     if fused and dev.type == "cpu" and centre == "enclosing":
         res = _hull_pass(lab, budget)
@@ -730,9 +758,9 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
             *parts, lut, _rows = res
             return _hull_disks(*parts, circle_device), lut
     if dev.type == "cuda" and centre == "enclosing" and circle_device is None:
-        res = _triton_hull_pass(lab, dev, budget)
-        if res is not None:
-            return _hull_disks(*res), None
+        geo = _triton_hull_disks(lab, dev, budget)
+        if geo is not None:
+            return geo, None
     parts, lut = _geometry_parts(lab, dev, budget, fused)
     return _disks(*parts, centre, circle_device), lut
 

@@ -677,11 +677,12 @@ def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, b
     pass made one). On a GPU with ``centre="enclosing"``: the standard convention computes
     it all there (:func:`.label_geometry._device_geometry`: Triton kernels on the Triton
     route, torch operations on the torch route; circles equal to the host's to rounding);
-    CellProfiler's sums, boxes, column extremes and convex hulls there (exact integers,
-    :func:`.label_geometry._triton_hull_pass` where the Triton kernels run) and the circles
-    on the host, whose compiled steps keep CellProfiler's bits (measured on an H200
-    with ``benchmarks/objects_gpu.py``: copying the labels to the host for its one-pass
-    geometry took 208 ms of the call at 5120², 12,500 objects). Elsewhere
+    CellProfiler's sums, boxes, column extremes, convex hulls and the circles whose steps
+    are clear there (CellProfiler's bits, :func:`.label_geometry._triton_hull_disks` where
+    the Triton kernels run), the other circles on the host, whose compiled steps keep its
+    bits (measured on an H200 with ``benchmarks/objects_gpu.py``: copying the labels to the
+    host for its one-pass geometry took 208 ms of the call at 5120², 12,500 objects).
+    Elsewhere
     :func:`.label_geometry._geometry` (compiled on the CPU for the numba route)."""
     if dev.type == "cuda" and centre == "enclosing" and convention == "standard":
         return _device_geometry(lab, dev, budget, triton=route.backend == "triton"), None
