@@ -5,8 +5,9 @@ files of the set suffice, the tiling is made in memory) on the GPU, through
 :func:`fastmoments.disk.labels.object_moments` at degree 9 (CellProfiler's convention and the
 standard one) and degree 20: the whole call, the geometry alone as the call computes it (the
 standard convention: all on the GPU, ``label_geometry._device_geometry``; CellProfiler's:
-counts, sums, column extremes and each object's convex hull on the GPU, the circles by the
-host's compiled steps, which keep CellProfiler's bits), the moment sums alone
+counts, sums, column extremes, each object's convex hull and the circles whose steps are
+clear on the GPU, the others by the host's compiled steps, all with CellProfiler's bits;
+the share of circles solved on the GPU is reported), the moment sums alone
 (``labels._kernel_sums``), objects per second, the peak GPU memory, the largest difference
 from the CPU's result (features; for the standard convention, also the radii), and the same
 call by the torch route (``method="torch"``: torch passes over row blocks, the geometry of
@@ -55,8 +56,10 @@ def markdown(data: dict) -> str:
              "*geometry*: the centres and radii as the call computes them (standard "
              "convention: all on the GPU, Triton kernels: counts, sums and boxes run by run, "
              "then each object's minimum enclosing circle in one program; CellProfiler's: "
-             "counts, sums, column extremes and convex hulls by the Triton kernels, the "
-             "circles by the host's compiled steps, CellProfiler's bits); *sums*: the moment "
+             "counts, sums, column extremes, convex hulls and the circles whose steps are "
+             "clear by the Triton kernels, the other circles (ties, right angles) by the "
+             f"host's compiled steps, CellProfiler's bits: {data['meta']['device_circles']} "
+             "of the circles on the GPU); *sums*: the moment "
              "sums alone (one Triton program per object's box); *total*: the whole call; *torch "
              "route*: the same call with `method=\"torch\"` (torch passes over row blocks); "
              "*from the host*: the whole call on NumPy labels with `device=\"cuda\"` (the "
@@ -139,6 +142,11 @@ def main() -> None:
                          peak_MiB=peak,
                          max_diff_vs_cpu=diff, route=str(om.route)))
         print(rows[-1], flush=True)
+    from fastmoments.disk import _triton_labels as tk
+    from fastmoments.disk.label_geometry import _triton_hulls
+
+    *_, pts, counts = _triton_hulls(lab, dev, budget)
+    settled = int(tk.settled_circles(pts, counts)[2].sum())
     name = torch.cuda.get_device_name()
     try:
         import triton
@@ -148,7 +156,8 @@ def main() -> None:
         tver = None
     data = {"meta": {"device": name, "torch": torch.__version__, "triton": tver,
                      "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                         timespec="seconds")}, "rows": rows}
+                         timespec="seconds"),
+                     "device_circles": f"{settled:,} of {len(counts):,}"}, "rows": rows}
     stem = f"objects_gpu_{name.split()[-1].lower()}"
     (RESULTS / f"{stem}.json").write_text(json.dumps(data, indent=1))
     (RESULTS / f"{stem}.md").write_text(markdown(data))
