@@ -1,12 +1,18 @@
-"""numba steps of Chrystal's algorithm for the minimum enclosing circles of many objects at
-once (:func:`fastmoments.disk.enclosing.minimum_enclosing_circles` drives them with
-``method="numba"``): the start, each step's cosines, the best vertex and the finish, for
-every object of the active set in one call, with NumPy's ``arccos`` so that the bits are
-those of the lock-step NumPy reference (``method="numpy"``, centrosome's). Between two
-``arccos`` calls, one compiled call (:func:`circle_round`) ends a step and begins the next.
-Each call is on one thread and releases the GIL (groups of objects may go on threads of
-their own: :func:`fastmoments.disk.enclosing._circles_compiled`); imported lazily, compiled
-with ``cache=True``."""
+"""numba steps of Chrystal's algorithm for the minimum enclosing circles of many objects
+(:func:`fastmoments.disk.enclosing.minimum_enclosing_circles` drives them with
+``method="numba"``).
+
+:func:`circles_settled` runs each object on its own, with no NumPy call: its decisions come
+from the cosines of the reference's angles (the same bits), or from ``math.acos`` within a
+margin where they are close; it leaves the objects whose decisions ``arccos``'s last bits
+could change. The lock-step functions run the objects left, every object of the active set
+in one call a step (the start, each step's cosines, the best vertex and the finish), with
+NumPy's ``arccos`` between calls so that the bits are those of the lock-step NumPy
+reference (``method="numpy"``, centrosome's): one compiled call (:func:`circle_round`) ends
+a step and begins the next. Each call is on one thread and releases the GIL (objects may go
+on threads of their own: :func:`circles_settled_parallel`,
+:func:`fastmoments.disk.enclosing._lock_step`); imported lazily, compiled with
+``cache=True``."""
 
 from __future__ import annotations
 

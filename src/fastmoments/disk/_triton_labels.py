@@ -39,6 +39,14 @@ Three launches replace the torch passes of :func:`.label_geometry._device_geomet
   fused multiply-adds, so that :math:`\rho^2` rounds as NumPy rounds it and the same pixels
   pass :math:`\rho^2 \le 1`.
 
+CellProfiler's convention needs its circles to the bit, from the objects' convex hulls:
+:func:`_column_kernel` takes each object's column extremes, :func:`_hull_kernel` its hull by
+Andrew's monotone chain (exact integers, the host's vertices in its order), and
+:func:`_settled_circle_kernel` its circle by the steps of
+:func:`._numba_circles.circles_settled` where they are clear, with the host's operations and
+no fused multiply-add (float64 division and square root are correctly rounded), leaving the
+other objects to the host.
+
 The kernels run on CUDA, or on the CPU under ``TRITON_INTERPRET=1`` (how the tests check
 them without a GPU). Loops whose bounds are read from memory are ``while`` loops, which the
 interpreter runs too.
@@ -334,6 +342,8 @@ if HAVE_TRITON:
     @triton.jit
     def _settled_circle_kernel(py_ptr, px_ptr, start_ptr, cnt_ptr, margin_ptr, out_ptr,
                                ok_ptr, BLOCK: tl.constexpr):
+        """Object ``o``'s circle into ``out[o]`` (centre row, column, radius) and 1 into
+        ``ok[o]``, or 0 there where a step is not clear (:func:`settled_circles`)."""
         o = tl.program_id(0).to(tl.int64)
         s = tl.load(start_ptr + o)
         c = tl.load(cnt_ptr + o)
