@@ -29,18 +29,27 @@ __all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "ci
 def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - compiled
     """The circles of objects of one or two hull vertices (the others are left)."""
     for k in range(counts.shape[0]):
-        s = start[k]
-        if counts[k] == 1:
-            centres[k, 0] = py[s]
-            centres[k, 1] = px[s]
-        elif counts[k] == 2:
-            cy = (py[s] + py[s + 1]) / 2
-            cx = (px[s] + px[s + 1]) / 2
-            centres[k, 0] = cy
-            centres[k, 1] = cx
-            dy = cy - py[s]
-            dx = cx - px[s]
-            radii[k] = math.sqrt(dy * dy + dx * dx)
+        _small_circle(py, px, start[k], counts[k], centres, radii, k)
+
+
+@njit(cache=True, inline="always")
+def _small_circle(py, px, s, c, centres, radii, k):  # pragma: no cover - compiled
+    """Object ``k``'s circle when it has ``c`` = 1 or 2 hull vertices (from ``s``): the
+    point, or the midpoint and its distance to the first; returns whether it had."""
+    if c == 1:
+        centres[k, 0] = py[s]
+        centres[k, 1] = px[s]
+        return True
+    if c == 2:
+        cy = (py[s] + py[s + 1]) / 2
+        cx = (px[s] + px[s + 1]) / 2
+        centres[k, 0] = cy
+        centres[k, 1] = cx
+        dy = cy - py[s]
+        dx = cx - px[s]
+        radii[k] = math.sqrt(dy * dy + dx * dx)
+        return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -339,18 +348,9 @@ def circles_settled(py, px, start, counts, centres, radii, angle_margin, cosine_
     for k in range(n):
         c = counts[k]
         s = start[k]
-        if c == 1:
-            centres[k, 0] = py[s]
-            centres[k, 1] = px[s]
-        elif c == 2:
-            cy = (py[s] + py[s + 1]) / 2
-            cx = (px[s] + px[s + 1]) / 2
-            centres[k, 0] = cy
-            centres[k, 1] = cx
-            dy = cy - py[s]
-            dx = cx - px[s]
-            radii[k] = math.sqrt(dy * dy + dx * dx)
-        elif _settle(py, px, s, c, angle_margin, cosine_margin, q1, q0, cv, way0, way1,
+        if _small_circle(py, px, s, c, centres, radii, k):
+            continue
+        if _settle(py, px, s, c, angle_margin, cosine_margin, q1, q0, cv, way0, way1,
                      circle):
             centres[k, 0] = circle[0]
             centres[k, 1] = circle[1]

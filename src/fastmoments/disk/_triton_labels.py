@@ -403,25 +403,13 @@ if HAVE_TRITON:
                      & ((bb == 0.0) | (tl.abs(bb) > margin)) & (steps <= 8 * c + 64))
             if clear == 0:
                 state = 2
-            elif top < 0:  # the diameter circle, as _circle_case
-                dy = y0 - y1
-                dx = x0 - x1
-                cy = (y0 + y1) / 2.0
-                cx = (x0 + x1) / 2.0
-                r = tl.sqrt(dy * dy + dx * dx) / 2.0
+            elif top < 0:  # the diameter circle (_circle_case's operations)
+                cy, cx, r = _diameter(y0, x0, y1, x1)
                 state = 1
-            elif (ab >= 0) & (bb >= 0):  # the circumcircle, as _circle_case
+            elif (ab >= 0) & (bb >= 0):  # the circumcircle (the same)
                 y2, x2 = _vertex(py_ptr, px_ptr, s, best)
-                q0 = y0 * y0 + x0 * x0
-                q1 = y1 * y1 + x1 * x1
-                q2 = y2 * y2 + x2 * x2
-                den = 2.0 * (x0 * (y1 - y2) + x1 * (y2 - y0) + x2 * (y0 - y1))
-                cx = (q0 * (y1 - y2) + q1 * (y2 - y0) + q2 * (y0 - y1)) / den
-                cy = (q0 * (x2 - x1) + q1 * (x0 - x2) + q2 * (x1 - x0)) / den
-                dy = y0 - cy
-                dx = x0 - cx
-                r = tl.sqrt(dy * dy + dx * dx)
-                state = 1
+                cy, cx, r, good = _circumcircle(y0, x0, y1, x1, y2, x2)
+                state = tl.where(good, 1, 2)  # (three points on a line: the host's)
             elif bb < 0:  # V replaces the end whose angle is obtuse
                 t0 = best
             else:
