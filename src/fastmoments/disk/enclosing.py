@@ -301,8 +301,9 @@ def independent_circles(points: np.ndarray, counts: np.ndarray
     (:func:`_circle_steps`), following each of an object's equal smallest angles without
     NumPy's sort of every object's angles. None where that sort decides: its order mixes
     the angles of every object of the set (the caller then runs them all through the
-    lock-step steps together, :func:`_lock_step`). Any subset of a set's objects gets
-    their circles in that set, where it gets any.
+    lock-step steps together, :func:`_lock_step`). Where it gives circles, none depends on
+    the other objects passed with it: a subset of a set's objects gets the circles it gets
+    in the set.
 
     Parameters
     ----------
