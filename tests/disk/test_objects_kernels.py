@@ -285,6 +285,29 @@ def test_the_settled_circles_of_points_off_the_grid_are_the_reference_bits(seed)
     np.testing.assert_array_equal(got[1], ref[1])
 
 
+@pytest.mark.parametrize("kind", ["pixels", "floats", "half pixels"])
+def test_points_that_are_not_hulls_get_the_reference_bits_or_a_clear_error(kind):
+    # clouds with points inside and repeated points: the compiled steps (NumPy's error
+    # model: inf and NaN, no exception) give the lock-step reference's bits, NaN included
+    rng = np.random.default_rng({"pixels": 3, "floats": 4, "half pixels": 5}[kind])
+    counts = rng.integers(1, 30, 200)
+    shape = (int(counts.sum()), 2)
+    pts = {"pixels": rng.integers(0, 40, shape).astype(float),
+           "floats": rng.normal(0, 50, shape),
+           "half pixels": np.round(rng.normal(0, 10, shape) * 2) / 2}[kind]
+    with np.errstate(all="ignore"):
+        ref = minimum_enclosing_circles(pts, counts, method="numpy")
+    got = minimum_enclosing_circles(pts, counts)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+    # a repeated point as the first side: the steps would go round for ever
+    pts = np.array([[11.0, 6.0], [11.0, 6.0], [2.0, 18.0]])
+    for method in ("numpy", "numba"):
+        with pytest.raises(ValueError, match=r"points: .* convex hull"), \
+                np.errstate(all="ignore"):
+            minimum_enclosing_circles(pts, np.array([3]), method=method)
+
+
 @pytest.mark.parametrize("share", [None, 1.0])
 @pytest.mark.parametrize("seed, step", [(1, 40), (8, 10), (11, 12)])
 def test_the_compiled_circles_equal_the_lock_step_ones_to_the_bit(monkeypatch, seed, step,

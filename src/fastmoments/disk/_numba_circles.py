@@ -12,7 +12,8 @@ reference (``method="numpy"``, centrosome's): one compiled call (:func:`circle_r
 a step and begins the next. Each call is on one thread and releases the GIL (objects may go
 on threads of their own: :func:`circles_settled_parallel`,
 :func:`fastmoments.disk.enclosing._lock_step`); imported lazily, compiled with
-``cache=True``."""
+``cache=True`` and NumPy's error model (a division by 0 gives inf or NaN, as in the
+NumPy reference, not an exception: repeated vertices)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,14 @@ __all__ = ["circle_best", "circle_cosines", "circle_finish", "circle_round", "ci
            "circle_ties", "circles_settled", "circles_settled_parallel", "finish_checked"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_start(py, px, start, counts, centres, radii):  # pragma: no cover - compiled
     """The circles of objects of one or two hull vertices (the others are left)."""
     for k in range(counts.shape[0]):
         _small_circle(py, px, start[k], counts[k], centres, radii, k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _small_circle(py, px, s, c, centres, radii, k):  # pragma: no cover - compiled
     """Object ``k``'s circle when it has ``c`` = 1 or 2 hull vertices (from ``s``): the
     point, or the midpoint and its distance to the first; returns whether it had."""
@@ -52,7 +53,7 @@ def _small_circle(py, px, s, c, centres, radii, k):  # pragma: no cover - compil
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
                    row_of):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, first part: for every active object (in order) and
@@ -91,7 +92,7 @@ def circle_cosines(active, py, px, start, counts, s0, s1, cos1, cos0, slot_of,
     return e
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, order,
                 row_of, best):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, second part: each active object's candidate of
@@ -121,7 +122,7 @@ def circle_best(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _circle_case(py, px, s, t0, t1, t2, min_v, b_s1, b_s0):  # pragma: no cover - compiled
     """What a step of Chrystal's algorithm does with the side ``S0 S1`` (hull slots ``t0``,
     ``t1`` from ``s``) and the candidate ``V`` (slot ``t2``) of smallest angle ``min_v``
@@ -153,7 +154,7 @@ def _circle_case(py, px, s, t0, t1, t2, min_v, b_s1, b_s0):  # pragma: no cover 
     return 2, 0.0, 0.0, 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
                   slot_of):  # pragma: no cover - compiled
     """One step of Chrystal's algorithm, last part (:func:`_circle_case` for each active
@@ -187,7 +188,7 @@ def circle_finish(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres
 ROUND_DONE, ROUND_SORT, ROUND_DIFFERS = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, slot_of,
                  row_of, best, centres, radii, root, finished,
                  followed):  # pragma: no cover - compiled
@@ -215,7 +216,7 @@ def circle_round(active, py, px, start, counts, s0, s1, angles, m, at_v, order, 
     return ROUND_DONE, active, m
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def finish_checked(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centres, radii,
                    slot_of, root, finished, followed):  # pragma: no cover - compiled
     """:func:`circle_finish`, and whether every copy of an object (objects ``n`` on, ``n =
@@ -245,7 +246,7 @@ def finish_checked(active, py, px, start, s0, s1, at_v, ang1, ang0, best, centre
     return True, keep
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _same_circle(centres, radii, a, b):  # pragma: no cover - compiled
     """Whether objects ``a`` and ``b`` have equal circles (the caller compares the bits at
     the end; this is the early test)."""
@@ -253,7 +254,7 @@ def _same_circle(centres, radii, a, b):  # pragma: no cover - compiled
             and radii[a] == radii[b])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def circle_ties(active, py, px, start, counts, s0, s1, at_v, ang1, ang0, slot_of, best,
                 tie_a, tie_e):  # pragma: no cover - compiled
     """:func:`circle_best` without NumPy's sort: each active object takes the first of its
@@ -362,7 +363,7 @@ def circles_settled(py, px, start, counts, centres, radii, angle_margin, cosine_
 
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def circles_settled_parallel(py, px, start, counts, centres, radii, angle_margin,
                              cosine_margin, unsettled, found):  # pragma: no cover - compiled
     """:func:`circles_settled` of ``len(found)`` runs of consecutive objects (run ``p``:
@@ -380,7 +381,7 @@ def circles_settled_parallel(py, px, start, counts, centres, radii, angle_margin
             unsettled[k0 + q] += k0
         found[p] = m
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _angle_cosine(a, b):  # pragma: no cover - compiled
     r"""The cosine of :math:`\pi - \arccos a - \arccos b`, :math:`\sqrt{(1 - a^2)(1 - b^2)}
     - a b`, with :math:`1 - a^2 = (1 - a)(1 + a)` (no cancellation): within about 8 units
@@ -389,19 +390,19 @@ def _angle_cosine(a, b):  # pragma: no cover - compiled
     return math.sqrt(((1.0 - a) * (1.0 + a)) * ((1.0 - b) * (1.0 + b))) - a * b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _maybe_obtuse(q, margin):  # pragma: no cover - compiled
     """Whether the reference's ``arccos(q) > pi/2`` may hold (``arccos(0)`` is ``pi/2``)."""
     return q < margin and q != 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _maybe_acute(q, margin):  # pragma: no cover - compiled
     """Whether the reference's ``arccos(q) <= pi/2`` may hold."""
     return q > -margin or q == 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _same_or_first(found, circle, cy, cx, r):  # pragma: no cover - compiled
     """Records the circle a way ends on; False when an earlier way ended on another."""
     if found and not (cy == circle[0] and cx == circle[1] and r == circle[2]):

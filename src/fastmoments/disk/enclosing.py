@@ -218,7 +218,9 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
     half_pi = np.pi / 2
     pad_y = np.ascontiguousarray(pad[..., 0])  # the coordinates apart: contiguous rows
     pad_x = np.ascontiguousarray(pad[..., 1])
+    rounds = 0
     while active.size:
+        rounds = _next_round(rounds, kmax)
         py, px = pad_y[active], pad_x[active]
         a0 = pad[active, s0[active]]
         a1 = pad[active, s1[active]]
@@ -456,7 +458,10 @@ def _circle_steps(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.
     followed = np.zeros(len(root), np.bool_)
     m = nk.circle_cosines(active, py, px, start, counts, s0, s1, angles[0], angles[1],
                           slot, row_of)
+    rounds = 0
+    kmax = int(counts.max()) if n else 0
     while active.size:
+        rounds = _next_round(rounds, kmax)
         # as _angle: NumPy's arccos (its absolute value is itself: arccos >= +0 or NaN),
         # both cosines in one call
         np.arccos(angles[:, :m], out=angles[:, :m])
@@ -517,6 +522,24 @@ def _circle_steps(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.
         if not np.array_equal(bits[n:], bits[root[n:]]):
             return None
     return centres[:n], radii[:n]
+
+
+#: The steps of an object of ``k`` hull vertices end within ``k * k + MAX_ROUNDS`` rounds:
+#: each step's smallest angle is larger than the last one's, so no side comes twice (at
+#: most ``k (k - 1) / 2`` steps; the 5120 x 5120 nuclei need at most 9 rounds). On points
+#: that are not their objects' hulls (repeated points, points inside) the steps may go
+#: round for ever, as CellProfiler's would: an error instead.
+MAX_ROUNDS = 100
+
+
+def _next_round(rounds: int, kmax: int) -> int:
+    """``rounds + 1``, or ValueError when that passes ``kmax * kmax +``
+    :data:`MAX_ROUNDS` (the points are not the objects' convex hulls)."""
+    if rounds >= kmax * kmax + MAX_ROUNDS:
+        raise ValueError(f"points: the steps of the minimum enclosing circles did not end "
+                         f"after {rounds} rounds; pass each object's convex hull vertices, "
+                         f"as convex_hulls gives them")
+    return rounds + 1
 
 
 def _angle(ay: np.ndarray, ax: np.ndarray, l01: np.ndarray, vy: np.ndarray, vx: np.ndarray
