@@ -8,7 +8,12 @@ from contextlib import contextmanager
 
 import numba
 
-__all__ = ["set_threads", "threads"]
+__all__ = ["CHUNKS", "set_threads", "threads"]
+
+#: Parallel loops over objects cut them into this many runs of consecutive objects a thread
+#: (:func:`threads` hands the runs out one at a time): several, so that a thread whose CPU
+#: is busy takes fewer of them.
+CHUNKS = 4
 
 
 def set_threads(count: int) -> None:

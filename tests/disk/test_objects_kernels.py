@@ -145,36 +145,6 @@ def test_ties_followed_among_many_objects_give_the_reference_bits(monkeypatch, s
     np.testing.assert_array_equal(got[1], ref[1])
 
 
-@pytest.mark.parametrize("groups", [2, 3, 40])
-@pytest.mark.parametrize("share", [None, 1.0])
-def test_circles_in_groups_of_objects_on_threads_give_the_reference_bits(monkeypatch, groups,
-                                                                        share):
-    import fastmoments._threads as th
-    from fastmoments.disk import enclosing
-
-    # ellipses (3 of 39 objects tie: more than FOLLOW_SHARE, so a group that meets them
-    # would need the sort of all the angles, and hands the set back to one call) and three
-    # nuclei whose ties settle; with share 1 every tie is followed, and the groups finish
-    pts, counts = ellipses_and_tied_nuclei()
-    if share is not None:
-        monkeypatch.setattr(enclosing, "FOLLOW_SHARE", share)
-    ref = minimum_enclosing_circles(pts, counts, method="numpy")
-    calls = []
-    real = enclosing._circle_groups
-
-    def spy(*args):
-        calls.append(real(*args))
-        return calls[-1]
-
-    monkeypatch.setattr(th, "threads_for", lambda work, grain=th.GRAIN: groups)
-    monkeypatch.setattr(enclosing, "_circle_groups", spy)
-    got = enclosing._lock_step(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]),
-                               np.cumsum(counts) - counts, counts)
-    assert len(calls) == 1 and (calls[0] is not None) == (share == 1.0)
-    np.testing.assert_array_equal(got[0], ref[0])
-    np.testing.assert_array_equal(got[1], ref[1])
-
-
 def settled(pts, counts, angle_margin, cosine_margin):
     """``circles_settled`` of every object: centres, radii and the unsettled objects."""
     from fastmoments.disk import _numba_circles as nk

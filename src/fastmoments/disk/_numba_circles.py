@@ -7,13 +7,12 @@ from the cosines of the reference's angles (the same bits), or from ``math.acos`
 margin where they are close; it leaves the objects whose decisions ``arccos``'s last bits
 could change. The lock-step functions run the objects left, every object of the active set
 in one call a step (the start, each step's cosines, the best vertex and the finish), with
-NumPy's ``arccos`` between calls so that the bits are those of the lock-step NumPy
-reference (``method="numpy"``, centrosome's): one compiled call (:func:`circle_round`) ends
-a step and begins the next. Each call is on one thread and releases the GIL (objects may go
-on threads of their own: :func:`circles_settled_parallel`,
-:func:`fastmoments.disk.enclosing._lock_step`); imported lazily, compiled with
-``cache=True`` and NumPy's error model (a division by 0 gives inf or NaN, as in the
-NumPy reference, not an exception: repeated vertices)."""
+NumPy's ``arccos`` between calls so that the bits are those of the lock-step NumPy reference
+(``method="numpy"``, centrosome's): one compiled call (:func:`circle_round`) ends a step and
+begins the next. Each call is on one thread and releases the GIL (runs of objects may go on
+threads of their own: :func:`circles_settled_parallel`); imported lazily, compiled with
+``cache=True`` and NumPy's error model (a division by 0 gives inf or NaN, as in the NumPy
+reference, not an exception: repeated vertices)."""
 
 from __future__ import annotations
 

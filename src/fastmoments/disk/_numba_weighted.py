@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from .._numba import CHUNKS
 from ._numba_intrinsics import prefetch
 from ._numba_rowsums import _column_powers, disk_span, zernike_run_sums
 
-__all__ = ["CHUNKS", "LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
+__all__ = ["LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
            "zernike_weighted_sums"]
 
 #: The buffers' widths are multiples of this many float64 (one 512-bit vector).
@@ -47,9 +48,6 @@ LANES = 8
 #: stay in the caches (512 x 512 nuclei, one thread: 0.27 against 0.31 ms with the
 #: prefetch; 5120 x 5120: 41 against 79 ms without).
 PREFETCH_BYTES = 1 << 24
-#: Runs of consecutive objects (in the order of their first rows) a thread: several, so
-#: that a thread whose CPU is busy takes fewer of them.
-CHUNKS = 4
 #: Rows added to :math:`G` together (:func:`_add_rows`, written out for four; eight took
 #: as long).
 ROWS = 4
@@ -133,8 +131,9 @@ def zernike_weighted_sums(lab, ids, img, bbox, centre, radius, order, limit, out
     agree with it to rounding.
 
     The objects are taken in the order of their first rows, in ``parts`` runs of
-    consecutive ones that numba's threads share (:data:`CHUNKS` a thread); each object
-    writes only its own sums, so the result does not depend on the threads."""
+    consecutive ones that numba's threads share (:data:`fastmoments._numba.CHUNKS` a
+    thread); each object writes only its own sums, so the result does not depend on the
+    threads."""
     visit = _by_first_row(bbox, lab.shape[0])
     n = visit.shape[0]
     parts = max(1, min(n, parts))

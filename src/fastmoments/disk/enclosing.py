@@ -60,7 +60,6 @@ count).
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -269,12 +268,6 @@ def minimum_enclosing_circles(points: np.ndarray, counts: np.ndarray, *,
 #: took 6.7 ms on one thread of this 2-core machine, about 33 ns, or 110 multiply-adds'
 #: time, a vertex.
 CIRCLE_WORK = 110.0
-#: The lock-step steps (:func:`_circle_steps`) a hull vertex, in the same unit (17.8-20 ms
-#: for the 5120 x 5120 nuclei on one thread, about 90 ns a vertex).
-STEP_WORK = 300.0
-#: Runs of consecutive objects a thread of the settled circles: several, so that a thread
-#: whose CPU is busy takes fewer of them.
-CHUNKS = 4
 
 
 def _circles_compiled(points: np.ndarray, counts: np.ndarray
@@ -352,7 +345,7 @@ def _settled(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarr
         m = nk.circles_settled(py, px, start, counts, centres, radii, nk.ANGLE_MARGIN,
                                nk.COSINE_MARGIN, left)
         return centres, radii, left[:m]
-    from .._numba import threads
+    from .._numba import CHUNKS, threads
 
     parts = min(n, CHUNKS * count)
     found = np.empty(parts, np.int64)
@@ -366,48 +359,13 @@ def _settled(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarr
 
 def _lock_step(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Every object through :func:`_circle_steps`: where the work is worth several threads
-    (:data:`STEP_WORK` a vertex), consecutive groups of objects with about as many vertices
-    each follow their steps on threads of their own (the compiled steps and NumPy's
-    ``arccos`` release the GIL), none of them sorting: an object's steps without a sort
-    depend on its own vertices alone, so each group's circles are those of one call. A
-    group that would need the sort (whose order mixes every object's angles) hands the
-    whole set back to the one call."""
-    from .._threads import threads_for
-
-    groups = min(threads_for(STEP_WORK * len(py)), len(counts))
-    if groups > 1:
-        found = _circle_groups(py, px, start, counts, groups)
-        if found is not None:
-            return found
+    """Every object through :func:`_circle_steps` in one call: following ties first, else
+    with NumPy's sort of every step's angles. It runs only where
+    :func:`independent_circles` met an object whose steps need that sort (their order mixes
+    every object's angles), so the objects are not split into groups on threads: each
+    group would meet the same object and hand the set back."""
     found = _circle_steps(py, px, start, counts, follow=True)
     return found if found is not None else _circle_steps(py, px, start, counts, follow=False)
-
-
-def _circle_groups(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarray,
-                   groups: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`_circle_steps` (``follow``, never sorting) of ``groups`` runs of consecutive
-    objects, cut where the vertices reach equal shares, each on a thread of its own; None
-    when a group would need the sort."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    ends = np.cumsum(counts)
-    cuts = [0, *np.searchsorted(ends, ends[-1] * np.arange(1, groups) / groups).tolist(),
-            len(counts)]
-    parts = [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
-    if len(parts) < 2:
-        return None
-
-    def group(a: int, b: int) -> tuple[np.ndarray, np.ndarray] | None:
-        return _circle_steps(py, px, start[a:b], counts[a:b], follow=True, sort=False)
-
-    with ThreadPoolExecutor(len(parts) - 1) as pool:
-        later = [pool.submit(group, a, b) for a, b in parts[1:]]
-        found = [group(*parts[0])] + [f.result() for f in later]
-    if any(f is None for f in found):
-        return None
-    return (np.concatenate([f[0] for f in found]),  # type: ignore[index]
-            np.concatenate([f[1] for f in found]))  # type: ignore[index]
 
 
 #: :func:`_circle_steps` follows ties with at most as many copies as there are objects, or
@@ -433,9 +391,10 @@ def _circle_steps(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.
     changed it. Returns None when one differs, when the copies would outnumber the objects
     (:data:`MAX_COPIES`), or when an angle is NaN (the caller then sorts); without
     ``follow``, or when the first such step has ties in more than :data:`FOLLOW_SHARE` of
-    its objects, the sort is made in each step that needs it; with ``sort=False`` None is
-    returned instead (the objects are a group of a larger set, whose sort would mix the
-    other objects' angles in: :func:`_circle_groups`)."""
+    its objects, the sort is made in each step that needs it. With ``sort=False`` (and
+    ``follow``) every tie is followed, whatever its share, and None is returned where only
+    the sort could decide (the objects are some of a larger set, whose sort would mix the
+    other objects' angles in: :func:`independent_circles`)."""
     from . import _numba_circles as nk
 
     n = len(counts)
@@ -482,11 +441,10 @@ def _circle_steps(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.
             if n_ties < 0 or len(root) + n_ties > n + max(n, MAX_COPIES):
                 return None
             copy_of = active[tie_a[:n_ties]]
-            if len(root) == n and len(np.unique(copy_of)) > FOLLOW_SHARE * len(active):
+            if (sort and len(root) == n
+                    and len(np.unique(copy_of)) > FOLLOW_SHARE * len(active)):
                 # ties in many objects (small ones): sorted, this step and the next ones,
                 # as without follow (no copy is made yet)
-                if not sort:
-                    return None
                 follow, root = False, no_order
                 finished = followed = np.zeros(0, np.bool_)
                 status, nxt, m_nxt = nk.circle_round(
