@@ -585,6 +585,25 @@ def test_the_shape_sums_do_not_depend_on_the_threads():
     np.testing.assert_array_equal(out, one)
 
 
+
+def test_the_one_pass_geometry_grows_its_entries_and_tables():
+    """An entry per pixel: each column a label of its own, in rows of 3,000 columns, and
+    labels from 1 to 3,000 met in one row: both the entries (room for one per
+    :data:`ENTRY_PIXELS` pixels at first) and the tables by label (1,024) grow, between
+    rows; the numbers equal the column-extreme pass's."""
+    from fastmoments.disk import _numba_labels as nk
+
+    rows, cols = 40, 3000
+    lab = np.broadcast_to(np.arange(1, cols + 1, dtype=np.int32), (rows, cols)).copy()
+    lab[::7] = 0  # rows without labels between the others
+    lab[5, 100:200] = 2  # a label met twice in a row: one entry
+    start = nk.row_runs(lab, 1 << 20, 1 << 20, 0)
+    assert start[0] == nk.PASS_OK
+    assert start[11] > max(1 << 12, rows * cols // nk.ENTRY_PIXELS)  # the entries grew
+    ids, cnt, sums, bbox, pts, counts, _lut, _rows = _hull_pass(lab, 2**30)
+    for a, b in zip((ids, cnt, sums, bbox, pts, counts), column_pass(lab), strict=True):
+        np.testing.assert_array_equal(a, b)
+
 @pytest.mark.parametrize("bands", [2, 3, 7])
 def test_the_geometry_pass_in_bands_of_rows_equals_one_pass(monkeypatch, bands):
     import fastmoments._threads as th

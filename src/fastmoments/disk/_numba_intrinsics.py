@@ -51,20 +51,20 @@ def prefetch(typingctx, a, i, j):  # pragma: no cover - compiled
 
 
 @intrinsic
-def changes(typingctx, row, j):  # pragma: no cover - compiled
-    """Bit ``t`` (``0 <= t < CHANGE_BYTES // row.itemsize``) set where ``row[j + t] !=
-    row[j + t - 1]``, as a ``uint64``: two unaligned vector loads of a C-contiguous 1-D
-    integer array and one comparison. The caller keeps ``1 <= j`` and ``j + lanes <=
-    len(row)``."""
-    if not (isinstance(row, types.Array) and row.ndim == 1 and row.layout == "C"
-            and isinstance(row.dtype, (types.Integer, types.Boolean))):
+def changes(typingctx, lab, i, j):  # pragma: no cover - compiled
+    """Bit ``t`` (``0 <= t < CHANGE_BYTES // lab.itemsize``) set where ``lab[i, j + t] !=
+    lab[i, j + t - 1]``, as a ``uint64``: two unaligned vector loads of a C-contiguous 2-D
+    integer array, read in place (no view of the row), and one comparison. The caller
+    keeps ``1 <= j`` and ``j + lanes <= lab.shape[1]``."""
+    if not (isinstance(lab, types.Array) and lab.ndim == 2 and lab.layout == "C"
+            and isinstance(lab.dtype, (types.Integer, types.Boolean))):
         return None
-    sig = types.uint64(row, j)
+    sig = types.uint64(lab, i, j)
 
     def codegen(context, builder, signature, args):
         aty = signature.args[0]
         ary = context.make_array(aty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [args[1]],
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [args[1], args[2]],
                                        wraparound=False)
         ety = context.get_data_type(aty.dtype)
         lanes = CHANGE_BYTES // (ety.width // 8)
