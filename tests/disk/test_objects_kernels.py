@@ -541,6 +541,34 @@ def test_the_weighted_sums_from_the_rows_equal_the_row_sums(convention, order):
         assert one.any() and not a[one].any()
 
 
+def test_the_weighted_sums_of_an_image_past_the_prefetch_size_equal_the_row_sums():
+    """Past :data:`PREFETCH_BYTES` the rows of the next object are asked for while one
+    computes (objects of radius 0 among them): the sums are those of the boxes' rows."""
+    from fastmoments.disk import _numba_rowsums as rs
+    from fastmoments.disk import _numba_weighted as nw
+    from fastmoments.disk.label_geometry import _cpu_geometry
+
+    tile = awkward()
+    reps = (12, 12)
+    offsets = np.arange(np.prod(reps)).reshape(reps) * (int(tile.max()) + 1)
+    lab = np.block([[np.where(tile > 0, tile + o, 0) for o in row] for row in offsets])
+    img = np.random.default_rng(9).random(lab.shape)
+    assert lab.nbytes + img.nbytes > nw.PREFETCH_BYTES
+    geo, _lut, rows = _cpu_geometry(lab, "enclosing", 2**31)
+    table = rs.monomial_table(9, True)
+    a = np.zeros((len(geo), 30, 2))
+    b = np.zeros_like(a)
+    nw._objects_sums(lab, geo.labels, img, geo.bbox, geo.centre, geo.radius, 9, 1.0, a,
+                     rows.first, rows.count, rows.row, rows.lo, rows.hi, rows.pixels, *table,
+                     nw._by_first_row(geo.bbox, lab.shape[0]))
+    rs.zernike_row_sums(lab, geo.labels, geo.bbox, img, geo.centre, geo.radius, 9, 1.0, b,
+                        np.arange(len(geo)), *table)
+    tol = 1e-15 * float(np.abs(table[2]).max())  # as for the awkward objects above
+    err = np.abs(a - b).max(axis=(1, 2))
+    assert (err <= tol * np.maximum(geo.area, 1)).all(), (err / geo.area).max()
+    assert (geo.radius == 0).any()
+
+
 def test_the_weighted_sums_do_not_depend_on_the_threads():
     from fastmoments._numba import threads
     from fastmoments.disk import _numba_rowsums as rs
