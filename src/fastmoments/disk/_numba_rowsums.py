@@ -129,6 +129,16 @@ def monomial_table(order: int, cellprofiler: bool) -> tuple[np.ndarray, np.ndarr
     return dst, src, coef
 
 
+@njit(cache=True, inline="always")
+def add_table(flat, base, M, dst, src, coef):  # pragma: no cover - compiled
+    """An object's monomial moments ``M`` times the table of :func:`monomial_table`, added
+    to its sums ``flat[base:]``, by unsigned indices: numba's index by a signed integer
+    that may be negative wraps around, and LLVM then gathers and scatters."""
+    ub = np.uint64(base)
+    for c in range(dst.shape[0]):
+        flat[ub + np.uint64(dst[c])] += coef[c] * M[np.uint64(src[c])]
+
+
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, visit, dst, src,
                      coef):  # pragma: no cover - compiled
@@ -199,9 +209,7 @@ def zernike_row_sums(lab, ids, bbox, img, centre, radius, order, limit, out, vis
                 yq *= dy
         _prefetch_box(lab, img, weighted, max(na0, na0 + bbox[k, 2] - bbox[k, 0]), na1,
                       bbox[nx, 1], bbox[nx, 3])
-        base = k * K2
-        for c in range(dst.shape[0]):
-            flat[base + dst[c]] += coef[c] * M[src[c]]
+        add_table(flat, k * K2, M, dst, src, coef)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
@@ -263,9 +271,7 @@ def zernike_run_sums(lab, ids, bbox, centre, radius, order, limit, out, first, n
                 for p in range(P - q):
                     M[p * P + q] += S[p] * yq
                 yq *= dy
-        base = k * K2
-        for c in range(dst.shape[0]):
-            flat[base + dst[c]] += coef[c] * M[src[c]]
+        add_table(flat, k * K2, M, dst, src, coef)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})

@@ -36,7 +36,7 @@ from numba import njit, prange
 
 from .._numba import CHUNKS
 from ._numba_intrinsics import prefetch
-from ._numba_rowsums import _column_powers, disk_span, zernike_run_sums
+from ._numba_rowsums import _column_powers, add_table, disk_span, zernike_run_sums
 
 __all__ = ["LANES", "PREFETCH_BYTES", "RUN_ROW_WORK", "run_sums", "weighted_sums",
            "zernike_weighted_sums"]
@@ -258,17 +258,15 @@ def _add_rows(B, ys, nb, P, Wp, G):  # pragma: no cover - compiled
 @njit(cache=True, inline="always", fastmath={"reassoc", "contract"})
 def _add_object(X, G, M, P, Wp, flat, base, dst, src, coef):  # pragma: no cover - compiled
     r"""The object's moments :math:`M_{pq} = \sum_t X_{pt} G_{qt}` (:math:`p + q < P`),
-    times the monomial table, added to its sums ``flat[base:]`` (by unsigned indices,
-    which do not wrap around)."""
+    times the monomial table, added to its sums ``flat[base:]``
+    (:func:`._numba_rowsums.add_table`)."""
     for p in range(P):
         for q in range(P - p):
             s = 0.0
             for t in range(Wp):
                 s += X[p, t] * G[q, t]
             M[p * P + q] = s
-    ub = np.uint64(base)
-    for c in range(dst.shape[0]):
-        flat[ub + np.uint64(dst[c])] += coef[c] * M[np.uint64(src[c])]
+    add_table(flat, base, M, dst, src, coef)
 
 
 @njit(cache=True, inline="always")
