@@ -338,22 +338,29 @@ def _near_blocks(out, b, ch, n, xe, lo, ere, eim, c_from, c_to, gt, rows, ch_ptr
         for k in range(g1 - g0):
             g = gt[ch_groups[g0 + k]]
             big_l, off = g[3], g[4]
-            for lane in range(w):
-                base = (c0 + lane) * chunk + off - lo
-                for i in range(chunk):
-                    xa[i, lane] = xe[base + i]
-                    xb[i, lane] = xe[base + big_l + i]
+            # sample i of the w chunks into row i of xa, xb: each row written whole, the
+            # chunks read at their stride; unsigned indices, which numba does not wrap
+            # around (chunk by chunk into the columns, with signed indices, LLVM wrote the
+            # columns with vector scatters: 64 signals of 100,000 samples, sigma 20, one
+            # call 34.8 against 29.7 ms)
+            base = np.uint64(c0 * chunk + off - lo)
+            for i in range(chunk):
+                at = base + np.uint64(i)
+                for lane in range(w):
+                    xa[i, lane] = xe[at]
+                    xb[i, lane] = xe[at + np.uint64(big_l)]
+                    at += np.uint64(chunk)
             _near(xa, xb, ere[k], eim[k], c0, w, rows, g[0], g[1], yr, yi, chunk, cplx)
         for lane in range(w):
             start = (c0 + lane) * chunk
             stop = min(start + chunk, n)
-            if cplx:
-                for j in range(start, stop):
-                    out[b, ch, 2 * j] = yr[j - start, lane]
-                    out[b, ch, 2 * j + 1] = yi[j - start, lane]
-            else:
-                for j in range(start, stop):
-                    out[b, ch, j] = yr[j - start, lane]
+            for t in range(np.uint64(stop - start)):
+                j = np.uint64(start) + t
+                if cplx:
+                    out[b, ch, np.uint64(2) * j] = yr[t, lane]
+                    out[b, ch, np.uint64(2) * j + np.uint64(1)] = yi[t, lane]
+                else:
+                    out[b, ch, j] = yr[t, lane]
 
 
 @njit(cache=True, nogil=True, parallel=True)
