@@ -361,7 +361,6 @@ def circles_settled(py, px, start, counts, centres, radii, angle_margin, cosine_
     return n_unsettled
 
 
-
 @njit(cache=True, parallel=True, error_model="numpy")
 def circles_settled_parallel(py, px, start, counts, centres, radii, angle_margin,
                              cosine_margin, unsettled, found):  # pragma: no cover - compiled
@@ -379,6 +378,7 @@ def circles_settled_parallel(py, px, start, counts, centres, radii, angle_margin
         for q in range(m):
             unsettled[k0 + q] += k0
         found[p] = m
+
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _angle_cosine(a, b):  # pragma: no cover - compiled

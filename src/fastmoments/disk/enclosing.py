@@ -275,13 +275,9 @@ def _circles_compiled(points: np.ndarray, counts: np.ndarray
     r""":func:`minimum_enclosing_circles` compiled: each object on its own where it can be
     (:func:`independent_circles`); where NumPy's sort of every object's angles decides,
     every object through the lock-step steps with it, as one set (:func:`_lock_step`)."""
-    found = independent_circles(points, counts)
-    if found is not None:
-        return found
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    return _lock_step(np.ascontiguousarray(points[:, 0], dtype=np.float64),
-                      np.ascontiguousarray(points[:, 1], dtype=np.float64),
-                      np.cumsum(counts) - counts, counts)
+    vertices = _vertex_arrays(points, counts)
+    found = _independent(*vertices)
+    return found if found is not None else _lock_step(*vertices)
 
 
 def independent_circles(points: np.ndarray, counts: np.ndarray
@@ -312,13 +308,26 @@ def independent_circles(points: np.ndarray, counts: np.ndarray
     tuple of numpy.ndarray or None
         ``(centres, radii)``: ``(n, 2)`` and ``(n,)`` float64; or None.
     """
+    return _independent(*_vertex_arrays(points, counts))
+
+
+def _vertex_arrays(points: np.ndarray, counts: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(py, px, start, counts)``: the vertices' rows and columns (contiguous float64),
+    each object's first vertex and its number of vertices (int64), as the compiled steps
+    read them."""
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    return (np.ascontiguousarray(points[:, 0], dtype=np.float64),
+            np.ascontiguousarray(points[:, 1], dtype=np.float64),
+            np.cumsum(counts) - counts, counts)
+
+
+def _independent(py: np.ndarray, px: np.ndarray, start: np.ndarray, counts: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`independent_circles` of the arrays of :func:`_vertex_arrays`."""
     n = len(counts)
     if n == 0:
         return np.zeros((n, 2)), np.zeros(n)
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    py = np.ascontiguousarray(points[:, 0], dtype=np.float64)
-    px = np.ascontiguousarray(points[:, 1], dtype=np.float64)
-    start = np.cumsum(counts) - counts
     centres, radii, left = _settled(py, px, start, counts)
     if left.size:
         found = _circle_steps(py, px, start[left], counts[left], follow=True, sort=False)

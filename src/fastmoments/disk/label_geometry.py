@@ -392,9 +392,7 @@ def _triton_hull_disks(lab: Any, dev: torch.device, budget: int) -> LabelGeometr
             cen, rad = minimum_enclosing_circles(pts.to(torch.float64).cpu().numpy(), per)
         else:
             cen[left], rad[left] = found
-    centroid = sums / np.maximum(cnt, 1)[:, None]
-    return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
-                         bbox.astype(np.int64), cen, rad, "enclosing")
+    return _enclosing_geometry(ids, cnt, sums, bbox, cen, rad)
 
 
 #: The directions (in the ``(x, y) = (col, row)`` plane, integer vectors so that every
@@ -731,7 +729,6 @@ def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.nda
                 circle_device: torch.device | None = None) -> LabelGeometry:
     """The geometry of ``centre="enclosing"`` from the objects' convex hull vertices
     (:func:`.enclosing.convex_hulls`): each object's minimum enclosing circle."""
-    centroid = sums / np.maximum(cnt, 1)[:, None]
     if circle_device is not None:
         c, r = minimum_enclosing_circles_torch(
             torch.from_numpy(pts.astype(np.float64)).to(circle_device),
@@ -739,6 +736,14 @@ def _hull_disks(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray, bbox: np.nda
         cen, rad = c.cpu().numpy(), r.cpu().numpy()
     else:
         cen, rad = minimum_enclosing_circles(np.asarray(pts, dtype=np.float64), counts)
+    return _enclosing_geometry(ids, cnt, sums, bbox, cen, rad)
+
+
+def _enclosing_geometry(ids: np.ndarray, cnt: np.ndarray, sums: np.ndarray,
+                        bbox: np.ndarray, cen: np.ndarray, rad: np.ndarray) -> LabelGeometry:
+    """The geometry of ``centre="enclosing"`` from the pass's labels, counts, sums and
+    boxes and the objects' minimum enclosing circles."""
+    centroid = sums / np.maximum(cnt, 1)[:, None]
     return LabelGeometry(ids.astype(np.int64), cnt.astype(np.int64), centroid,
                          bbox.astype(np.int64), cen, rad, "enclosing")
 
@@ -750,8 +755,7 @@ def _geometry(lab: Any, centre: str, dev: torch.device, budget: int, fused: bool
     otherwise). ``fused``: the compiled passes may be used (CPU only; for
     ``centre="enclosing"``, the one pass of :func:`_hull_pass` when it can; on CUDA the
     hulls and the circles on the device, :func:`_triton_hull_disks`, when the Triton
-    kernels run);
-    ``circle_device``: as for :func:`_disks`."""
+    kernels run); ``circle_device``: as for :func:`_disks`."""
     if fused and dev.type == "cpu" and centre == "enclosing":
         res = _hull_pass(lab, budget)
         if res is not None:

@@ -682,8 +682,7 @@ def _route_geometry(lab: Any, centre: str, convention: str, dev: torch.device, b
     the Triton kernels run), the other circles on the host, whose compiled steps keep its
     bits (measured on an H200 with ``benchmarks/objects_gpu.py``: copying the labels to the
     host for its one-pass geometry took 208 ms of the call at 5120², 12,500 objects).
-    Elsewhere
-    :func:`.label_geometry._geometry` (compiled on the CPU for the numba route)."""
+    Elsewhere :func:`.label_geometry._geometry` (compiled on the CPU for the numba route)."""
     if dev.type == "cuda" and centre == "enclosing" and convention == "standard":
         return _device_geometry(lab, dev, budget, triton=route.backend == "triton"), None
     return _geometry(lab, centre, dev, budget, fused=route.backend == "numba")
